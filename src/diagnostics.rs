@@ -1,0 +1,478 @@
+//! The one diagnostic type of connectorgen.
+//!
+//! Takes: problems found while parsing (`manifest.rs`) and validating (`validate.rs`).
+//! Returns: `Diagnostic` values (one variant per rule, each with a stable code, a
+//! label on the exact YAML node and a help line) and `Diagnostics`, the ordered
+//! collection a run reports at once, rendered without colour for snapshots and CI logs.
+//! Must never: lose a problem, or report one without a place in the file when the
+//! parser gave us one.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
+
+/// A byte range in the manifest, as miette wants it.
+pub type Span = SourceSpan;
+
+/// One problem in a manifest. Every variant is one rule; its `code` is stable and
+/// is what the test case file `tests/cases/invalid/<code>.yaml` is named after.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum Diagnostic {
+    /// The file is not well-formed YAML (or a scalar could not be read).
+    #[error("invalid YAML: {message}")]
+    #[diagnostic(
+        code(yaml_syntax),
+        help(
+            "fix the YAML syntax at the marked place; quote values that contain `: ` or start with a special character"
+        )
+    )]
+    YamlSyntax {
+        message: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// A value has the wrong YAML type (a list where a string belongs, a word where a number belongs).
+    #[error("wrong type: {message}")]
+    #[diagnostic(code(wrong_type))]
+    WrongType {
+        message: String,
+        #[label("this value")]
+        span: Span,
+        #[help]
+        help: Option<String>,
+    },
+
+    /// A mapping holds a key the manifest format does not know.
+    #[error("unknown key `{key}`")]
+    #[diagnostic(code(unknown_key))]
+    UnknownKey {
+        key: String,
+        #[label("not a known key here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A mapping holds the same key twice; YAML forbids it and the second would silently win elsewhere.
+    #[error("duplicate key `{key}`")]
+    #[diagnostic(
+        code(duplicate_key),
+        help("remove one of the two; each key may appear once in a mapping")
+    )]
+    DuplicateKey {
+        key: String,
+        #[label("second occurrence")]
+        span: Span,
+    },
+
+    /// A YAML resource budget (nesting depth, alias expansion, node count) was exceeded.
+    #[error("manifest exceeds a parser limit: {message}")]
+    #[diagnostic(
+        code(yaml_limit),
+        help(
+            "a connector manifest needs no deep nesting or repeated alias expansion; expand anchors by hand or flatten the structure"
+        )
+    )]
+    YamlLimit {
+        message: String,
+        #[label("limit reached here")]
+        span: Span,
+    },
+
+    /// A required key is absent.
+    #[error("missing required key `{key}` in {context}")]
+    #[diagnostic(code(missing_key))]
+    MissingKey {
+        key: &'static str,
+        context: &'static str,
+        #[label("add `{key}` to this mapping")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `version` names a manifest format this build does not read.
+    #[error("unsupported manifest version {found}")]
+    #[diagnostic(
+        code(unsupported_version),
+        help("only `version: 1` exists; write `version: 1`")
+    )]
+    UnsupportedVersion {
+        found: String,
+        #[label("expected 1")]
+        span: Span,
+    },
+
+    /// A text that the model or the person reads is empty or only whitespace.
+    #[error("`{key}` must not be empty")]
+    #[diagnostic(code(empty_text))]
+    EmptyText {
+        key: &'static str,
+        #[label("empty")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A URL is not absolute https (http is allowed only for localhost and 127.0.0.1).
+    #[error("`{key}` is not a usable URL: {reason}")]
+    #[diagnostic(
+        code(bad_url),
+        help(
+            "use an absolute https URL such as `https://api.example.com`; plain http is accepted only for localhost or 127.0.0.1"
+        )
+    )]
+    BadUrl {
+        key: &'static str,
+        reason: String,
+        #[label("this URL")]
+        span: Span,
+    },
+
+    /// The manifest lists no operations.
+    #[error("`operations` is empty")]
+    #[diagnostic(
+        code(no_operations),
+        help(
+            "list at least one operation; a connector without operations gives the model nothing to do"
+        )
+    )]
+    NoOperations {
+        #[label("no operations here")]
+        span: Span,
+    },
+
+    /// An operation id is not a valid operationId (letter first, then letters, digits or `_`).
+    #[error("invalid operation id `{id}`")]
+    #[diagnostic(
+        code(invalid_operation_id),
+        help("start with a letter and use only letters, digits and `_`, e.g. `createVideo`")
+    )]
+    InvalidOperationId {
+        id: String,
+        #[label("not a valid operationId")]
+        span: Span,
+    },
+
+    /// Two operations share an id.
+    #[error("duplicate operation id `{id}`")]
+    #[diagnostic(
+        code(duplicate_operation_id),
+        help("operation ids must be unique; rename one of them")
+    )]
+    DuplicateOperationId {
+        id: String,
+        #[label("second use")]
+        span: Span,
+        #[label("first used here")]
+        first: Span,
+    },
+
+    /// `method` is not one of get, post, put, patch, delete.
+    #[error("unknown method `{method}`")]
+    #[diagnostic(code(unknown_method))]
+    UnknownMethod {
+        method: String,
+        #[label("not a supported method")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A path does not start with `/`, has characters a URL path cannot hold, or a malformed `{param}`.
+    #[error("invalid path `{path}`: {reason}")]
+    #[diagnostic(
+        code(invalid_path),
+        help(
+            "write a path such as `/v1/videos/{{id}}`: it starts with `/`, and each `{{name}}` is a whole segment named with letters, digits or `_`"
+        )
+    )]
+    InvalidPath {
+        path: String,
+        reason: String,
+        #[label("this path")]
+        span: Span,
+    },
+
+    /// Two operations share the same method and path.
+    #[error("two operations are `{method} {path}`")]
+    #[diagnostic(
+        code(duplicate_route),
+        help(
+            "each method + path pair may be declared once; merge the two operations or change one path"
+        )
+    )]
+    DuplicateRoute {
+        method: String,
+        path: String,
+        #[label("second declaration")]
+        span: Span,
+        #[label("first declared here")]
+        first: Span,
+    },
+
+    /// `input` (a request body) is given on a get or delete operation.
+    #[error("`input` is not allowed on a {method} operation")]
+    #[diagnostic(
+        code(input_not_allowed),
+        help(
+            "GET and DELETE requests carry no JSON body: move these fields to `query` parameters or to the path"
+        )
+    )]
+    InputNotAllowed {
+        method: String,
+        #[label("request body declared here")]
+        span: Span,
+    },
+
+    /// `input` or `output` is not a JSON Schema (a mapping or a boolean).
+    #[error("`{key}` must be a JSON Schema (a mapping)")]
+    #[diagnostic(
+        code(invalid_schema),
+        help(
+            "write a JSON Schema object, e.g. `{{ type: object, properties: {{ name: {{ type: string }} }} }}`"
+        )
+    )]
+    InvalidSchema {
+        key: &'static str,
+        #[label("not a schema")]
+        span: Span,
+    },
+
+    /// A query parameter name is empty, repeated, or not usable in a URL.
+    #[error("invalid query parameter `{name}`: {reason}")]
+    #[diagnostic(
+        code(invalid_query_parameter),
+        help(
+            "query parameter names are unique within an operation and use letters, digits, `_`, `-` or `.`"
+        )
+    )]
+    InvalidQueryParameter {
+        name: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
+    /// `spends` or `async` is declared on a get operation.
+    #[error("a get operation cannot {what}")]
+    #[diagnostic(
+        code(get_with_side_effect),
+        help(
+            "a GET must be free and safe to repeat: models retry and poll GETs freely. Make this operation a `post`, or remove `{key}`"
+        )
+    )]
+    GetWithSideEffect {
+        what: &'static str,
+        key: &'static str,
+        #[label("declared on a get")]
+        span: Span,
+    },
+
+    /// `spends.kind` is not credits, money or irreversible.
+    #[error("unknown spend kind `{kind}`")]
+    #[diagnostic(code(unknown_spend_kind))]
+    UnknownSpendKind {
+        kind: String,
+        #[label("not a spend kind")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `idempotency` is not optional, required or unsupported.
+    #[error("unknown idempotency `{value}`")]
+    #[diagnostic(code(unknown_idempotency))]
+    UnknownIdempotency {
+        value: String,
+        #[label("not an idempotency setting")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `async.typicalSeconds` is zero or negative.
+    #[error("`typicalSeconds` must be a positive whole number of seconds, not {value}")]
+    #[diagnostic(
+        code(non_positive_typical_seconds),
+        help("give the usual wait in seconds (e.g. `typicalSeconds: 90`), or leave the key out")
+    )]
+    NonPositiveTypicalSeconds {
+        value: i64,
+        #[label("must be 1 or more")]
+        span: Span,
+    },
+
+    /// `async.pollWith` names no operation of this manifest.
+    #[error("`pollWith` names unknown operation `{target}`")]
+    #[diagnostic(code(unknown_poll_target))]
+    UnknownPollTarget {
+        target: String,
+        #[label("no operation has this id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `async.pollWith` names an operation that is not a free, side-effect-free read.
+    #[error("poll target `{target}` is not a free, side-effect-free read: {reason}")]
+    #[diagnostic(
+        code(unsafe_poll_target),
+        help(
+            "the model will call the poll target many times: point `pollWith` at a `get` operation that neither spends nor is async (e.g. `GET /v1/jobs/{{id}}`)"
+        )
+    )]
+    UnsafePollTarget {
+        target: String,
+        reason: &'static str,
+        #[label("poll target named here")]
+        span: Span,
+        #[label("declared here")]
+        target_span: Option<Span>,
+    },
+
+    /// An auth token prefix is empty or contains whitespace.
+    #[error("invalid `tokenPrefix` `{prefix}`")]
+    #[diagnostic(
+        code(invalid_token_prefix),
+        help("give the literal start of every connector token, e.g. `vg_`, or remove `auth`")
+    )]
+    InvalidTokenPrefix {
+        prefix: String,
+        #[label("not a token prefix")]
+        span: Span,
+    },
+}
+
+impl Diagnostic {
+    /// The stable code of this diagnostic, e.g. `unknown_key`.
+    pub fn code_str(&self) -> String {
+        use miette::Diagnostic as _;
+        self.code().map(|c| c.to_string()).unwrap_or_default()
+    }
+}
+
+/// Every problem found in one manifest, in file order, with the source they point into.
+#[derive(Debug)]
+pub struct Diagnostics {
+    source: NamedSource<Arc<String>>,
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn new(name: &str, text: Arc<String>, mut items: Vec<Diagnostic>) -> Self {
+        // File order reads like the file; the sort is stable so equal offsets keep rule order.
+        items.sort_by_key(|d| first_offset(d).unwrap_or(usize::MAX));
+        Diagnostics {
+            source: NamedSource::new(name, text),
+            items,
+        }
+    }
+
+    pub fn items(&self) -> &[Diagnostic] {
+        &self.items
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Renders every diagnostic the way a terminal shows it, with or without colour,
+    /// followed by a one-line count.
+    pub fn render(&self, color: bool) -> String {
+        let theme = if color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::unicode_nocolor()
+        };
+        let handler = GraphicalReportHandler::new_themed(theme)
+            .with_width(100)
+            .with_links(false);
+        let mut out = String::new();
+        for item in &self.items {
+            let lent = WithSource {
+                diag: item,
+                source: &self.source,
+            };
+            // Writing into a String cannot fail; a renderer error would be a miette bug.
+            if handler.render_report(&mut out, &lent).is_err() {
+                let _ = writeln!(out, "error: {item}");
+            }
+            out.push('\n');
+        }
+        let n = self.items.len();
+        let _ = writeln!(
+            out,
+            "error: {n} problem{} in {}; nothing was written",
+            if n == 1 { "" } else { "s" },
+            self.source.name()
+        );
+        out
+    }
+}
+
+fn first_offset(d: &Diagnostic) -> Option<usize> {
+    use miette::Diagnostic as _;
+    d.labels()
+        .and_then(|mut labels| labels.next())
+        .map(|l| l.offset())
+}
+
+/// Lends a diagnostic the manifest text it points into, so the renderer can draw the
+/// snippet without copying either.
+#[derive(Debug)]
+struct WithSource<'a> {
+    diag: &'a Diagnostic,
+    source: &'a NamedSource<Arc<String>>,
+}
+
+impl std::fmt::Display for WithSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.diag.fmt(f)
+    }
+}
+
+impl std::error::Error for WithSource<'_> {}
+
+impl miette::Diagnostic for WithSource<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.diag.code()
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.diag.help()
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        self.diag.labels()
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(self.source)
+    }
+}
+
+/// "did you mean `x`?" for a misspelt word among the known ones, or the list of known ones.
+pub fn suggest<'a>(found: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let known: Vec<&str> = known.into_iter().collect();
+    let best = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(found, k), *k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((_, k)) => format!("did you mean `{k}`?"),
+        None if known.len() <= 12 => format!(
+            "expected one of: {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "no similar name exists".to_string(),
+    }
+}

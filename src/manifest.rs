@@ -1,0 +1,258 @@
+//! The manifest file as written: raw serde types for `connector.yaml`.
+//!
+//! Takes: the manifest text. Returns: a `RawManifest` whose every field that validation
+//! points at carries its YAML location (`Spanned`), or one `Diagnostic` when the text is
+//! not YAML of the right shape (syntax, wrong type, unknown or duplicate key).
+//! Must never: apply defaults or judge values — that is `validate.rs`'s job, so that
+//! every semantic problem is collected and reported together. Required keys are
+//! `Option` here for the same reason: a missing one is reported with the others.
+//! JSON Schemas (`input`, `output`, query `schema`) are kept as `serde_json::Value` in
+//! the order written; YAML 1.1 surprises (`no`, `on`, `010`, `1_000`) stay strings.
+
+use serde::Deserialize;
+use serde_saphyr::{Error as YamlError, budget::BudgetBreach};
+use serde_saphyr::{Location, Spanned};
+
+use crate::diagnostics::{Diagnostic, Span, suggest};
+
+/// The whole manifest (`version`, `service`, `auth`, `operations`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawManifest {
+    pub version: Option<Spanned<i64>>,
+    pub service: Option<Spanned<RawService>>,
+    pub auth: Option<Spanned<RawAuth>>,
+    pub operations: Option<Spanned<Vec<Spanned<RawOperation>>>>,
+}
+
+/// `service:` — who the connector is and where it lives.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawService {
+    pub name: Option<Spanned<String>>,
+    pub title: Option<Spanned<String>>,
+    pub version: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub public_url: Option<Spanned<String>>,
+    pub dashboard_url: Option<Spanned<String>>,
+}
+
+/// `auth:` — how connector tokens look.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawAuth {
+    pub token_prefix: Option<Spanned<String>>,
+}
+
+/// One entry of `operations:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawOperation {
+    pub id: Option<Spanned<String>>,
+    pub method: Option<Spanned<String>>,
+    pub path: Option<Spanned<String>>,
+    pub summary: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub input: Option<Spanned<serde_json::Value>>,
+    pub query: Option<Vec<Spanned<RawQueryParam>>>,
+    pub output: Option<Spanned<serde_json::Value>>,
+    pub spends: Option<Spanned<RawSpends>>,
+    #[serde(rename = "async")]
+    pub async_: Option<Spanned<RawAsync>>,
+    pub idempotency: Option<Spanned<String>>,
+}
+
+/// One entry of an operation's `query:` list.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawQueryParam {
+    pub name: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub required: Option<bool>,
+    pub schema: Option<Spanned<serde_json::Value>>,
+}
+
+/// `spends:` — the operation costs the person something.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawSpends {
+    pub kind: Option<Spanned<String>>,
+    pub note: Option<Spanned<String>>,
+}
+
+/// `async:` — the operation returns a job to poll.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawAsync {
+    pub poll_with: Option<Spanned<String>>,
+    pub typical_seconds: Option<Spanned<i64>>,
+}
+
+/// Deeper than any manifest needs (JSON Schemas included), far below what hurts.
+const MAX_DEPTH: usize = 64;
+/// Anchors and aliases are allowed (they are handy for shared schemas) but bounded.
+const MAX_ALIASES: usize = 1_000;
+
+/// Parser settings. Budgets scale with the input so that any manifest under the size
+/// limit parses; alias expansion gets room for shared schemas reused across many
+/// operations but stays bounded, and nesting stays shallow: a YAML bomb needs one of
+/// the two, a connector needs neither in excess.
+fn options(len: usize) -> serde_saphyr::Options {
+    // Events an alias may replay in all: generous for `*sharedSchema` reuse, and still
+    // far below what an exponential alias bomb asks for.
+    let replay = (len / 4).clamp(100_000, 10_000_000);
+    let nodes = len.saturating_add(replay).saturating_add(1024);
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_events: nodes.saturating_mul(2),
+            max_nodes: nodes,
+            max_total_scalar_bytes: len.saturating_mul(4).saturating_add(64 << 20),
+            max_depth: MAX_DEPTH,
+            max_aliases: MAX_ALIASES,
+            max_anchors: MAX_ALIASES,
+            max_documents: 1,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: replay,
+            max_replay_stack_depth: 16,
+        },
+        strict_booleans: true,
+        legacy_octal_numbers: false,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
+        with_snippet: false,
+    }
+}
+
+/// Parses manifest text into raw types, or the one structural problem that stopped the parser.
+pub fn parse(text: &str) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
+    serde_saphyr::from_str_with_options(text, options(text.len()))
+        .map_err(|e| Box::new(to_diagnostic(&e, text)))
+}
+
+/// The byte range a location covers, for labels.
+pub fn span_of(loc: &Location) -> Span {
+    let span = loc.span();
+    let offset = span.byte_offset().unwrap_or(0) as usize;
+    let len = span.byte_len().unwrap_or(0) as usize;
+    Span::from((offset, len))
+}
+
+/// The span of a spanned value (where it is referenced, i.e. where an alias was used).
+pub fn span<T>(s: &Spanned<T>) -> Span {
+    span_of(&s.referenced)
+}
+
+fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
+    let span = err
+        .location()
+        .map(|l| span_of(&l))
+        .unwrap_or_else(|| Span::from((text.len(), 0)));
+    match err {
+        // An error met while replaying an alias: judge it by what went wrong, and point
+        // where the alias was used.
+        YamlError::AliasError { error, .. } => match to_diagnostic(error, text) {
+            Diagnostic::YamlLimit { message, .. } => Diagnostic::YamlLimit { message, span },
+            other => other,
+        },
+        YamlError::SerdeUnknownField {
+            field, expected, ..
+        } => Diagnostic::UnknownKey {
+            key: field.clone(),
+            span,
+            help: suggest(field, expected.iter().copied()),
+        },
+        YamlError::DuplicateMappingKey { key, .. } => Diagnostic::DuplicateKey {
+            key: key.clone().unwrap_or_else(|| "(complex key)".to_string()),
+            span,
+        },
+        YamlError::SerdeInvalidType {
+            unexpected,
+            expected,
+            ..
+        }
+        | YamlError::SerdeInvalidValue {
+            unexpected,
+            expected,
+            ..
+        } => Diagnostic::WrongType {
+            message: format!("found {unexpected}, expected {expected}"),
+            span,
+            help: Some(type_help(expected)),
+        },
+        YamlError::Unexpected { expected, .. } => Diagnostic::WrongType {
+            message: format!("expected {expected} here"),
+            span,
+            help: Some(type_help(expected)),
+        },
+        YamlError::NonFiniteFloat { .. } => Diagnostic::WrongType {
+            message: "infinity and NaN cannot be written in JSON".to_string(),
+            span,
+            help: Some("use a finite number, or quote the value to keep it as text".to_string()),
+        },
+        YamlError::Budget { breach, .. } => Diagnostic::YamlLimit {
+            message: budget_message(breach),
+            span,
+        },
+        YamlError::AliasReplayLimitExceeded { .. }
+        | YamlError::AliasExpansionLimitExceeded { .. }
+        | YamlError::AliasReplayStackDepthExceeded { .. }
+        | YamlError::AliasReplayCounterOverflow { .. } => Diagnostic::YamlLimit {
+            message: plain_message(err),
+            span,
+        },
+        _ => Diagnostic::YamlSyntax {
+            message: plain_message(err),
+            span,
+        },
+    }
+}
+
+fn type_help(expected: &str) -> String {
+    if expected.contains("sequence") || expected.contains("Vec") {
+        "write a list: one `- item` per line, or `[a, b]`".to_string()
+    } else if expected.contains("struct") || expected.contains("map") {
+        "write a mapping of `key: value` lines, indented under this key".to_string()
+    } else if expected.contains("string") {
+        "write text here; quote it if it looks like a number, a list or a mapping".to_string()
+    } else if expected.contains("integer") || expected.contains("i64") {
+        "write a whole number here, without quotes".to_string()
+    } else if expected.contains("bool") {
+        "write `true` or `false`".to_string()
+    } else {
+        format!("expected {expected}")
+    }
+}
+
+fn budget_message(breach: &BudgetBreach) -> String {
+    match breach {
+        BudgetBreach::Depth { depth } => {
+            format!("nesting is {depth} levels deep; the limit is {MAX_DEPTH}")
+        }
+        BudgetBreach::Aliases { aliases } => {
+            format!("{aliases} aliases; the limit is {MAX_ALIASES}")
+        }
+        BudgetBreach::Anchors { anchors } => {
+            format!("{anchors} anchors; the limit is {MAX_ALIASES}")
+        }
+        BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
+            "{aliases} aliases for {anchors} anchors: repeated alias expansion is how YAML bombs are built"
+        ),
+        BudgetBreach::ScalarBytes { total_scalar_bytes } => format!(
+            "{total_scalar_bytes} bytes of text after alias expansion, more than the file itself holds"
+        ),
+        BudgetBreach::Documents { .. } => {
+            "more than one YAML document (`---`); a manifest is one document".to_string()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// The parser's message without its own location suffix (our label carries the place).
+fn plain_message(err: &YamlError) -> String {
+    let text = err.to_string();
+    match text.find(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}

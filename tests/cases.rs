@@ -1,0 +1,121 @@
+//! Every manifest is a test case: adding coverage is adding a file.
+//!
+//! - `examples/manifests/*.yaml` and `tests/cases/valid/*.yaml`: every output is
+//!   snapshotted as raw text, openapi.json validates against the official OpenAPI 3.1
+//!   schema, and a second build gives identical bytes.
+//! - `tests/cases/invalid/<code>[--variant].yaml`: the uncoloured diagnostics are
+//!   snapshotted, and a diagnostic with `<code>` must be among them.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use connectorgen::{GenerateError, generate};
+
+fn read(path: &Path) -> (String, Arc<String>) {
+    let text = std::fs::read_to_string(path).expect("test manifest is readable UTF-8");
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    (name, Arc::new(text))
+}
+
+fn openapi_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("fixtures/openapi-3.1.schema.json"))
+                .expect("fixture is JSON");
+        jsonschema::validator_for(&schema).expect("the official OpenAPI 3.1 schema compiles")
+    })
+}
+
+fn check_valid(group: &str, path: &Path) {
+    let (name, text) = read(path);
+    let outputs = match generate(&name, text.clone()) {
+        Ok(outputs) => outputs,
+        Err(GenerateError::Invalid(d)) => panic!("{name} should be valid:\n{}", d.render(false)),
+        Err(e) => panic!("{name}: {e}"),
+    };
+    assert_eq!(
+        outputs.keys().collect::<Vec<_>>(),
+        ["descriptions.md", "llms.txt", "openapi.json"]
+    );
+    for (file, contents) in &outputs {
+        assert!(
+            contents.ends_with('\n') && !contents.ends_with("\n\n"),
+            "{file}: one trailing newline"
+        );
+        insta::assert_snapshot!(format!("{group}-{file}"), contents);
+    }
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&outputs["openapi.json"]).expect("openapi.json is JSON");
+    let errors: Vec<String> = openapi_validator()
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{name}: openapi.json is not valid OpenAPI 3.1:\n{}",
+        errors.join("\n")
+    );
+
+    let again = generate(&name, text).expect("second build");
+    assert_eq!(outputs, again, "{name}: two builds differ");
+}
+
+#[test]
+fn examples() {
+    insta::glob!("../examples/manifests", "*.yaml", |path| check_valid(
+        "example", path
+    ));
+}
+
+#[test]
+fn valid_cases() {
+    insta::glob!("cases/valid", "*.yaml", |path| check_valid("valid", path));
+}
+
+#[test]
+fn invalid_cases() {
+    insta::glob!("cases/invalid", "*.yaml", |path| {
+        let (name, text) = read(path);
+        let diagnostics = match generate(&name, text) {
+            Err(GenerateError::Invalid(d)) => d,
+            Ok(_) => panic!("{name} should be rejected"),
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let stem = path.file_stem().unwrap().to_string_lossy();
+        let code = stem.split("--").next().unwrap();
+        let codes: Vec<String> = diagnostics.items().iter().map(|d| d.code_str()).collect();
+        assert!(
+            codes.iter().any(|c| c == code),
+            "{name}: expected a `{code}` diagnostic, got {codes:?}"
+        );
+        insta::assert_snapshot!(diagnostics.render(false));
+    });
+}
+
+/// Every rule in diagnostics.rs has at least one invalid case named after its code.
+#[test]
+fn every_rule_has_an_invalid_case() {
+    let source = include_str!("../src/diagnostics.rs");
+    let cases: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/invalid"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+    let codes: Vec<&str> = source
+        .split("code(")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_') && !c.is_empty())
+        .collect();
+    assert!(codes.len() >= 20, "found only {codes:?}");
+    for code in codes {
+        assert!(
+            cases
+                .iter()
+                .any(|f| f == &format!("{code}.yaml") || f.starts_with(&format!("{code}--"))),
+            "no tests/cases/invalid/{code}.yaml"
+        );
+    }
+}

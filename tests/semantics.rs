@@ -1,0 +1,290 @@
+//! The promises of the generated text, asserted directly (the snapshots show the
+//! whole files; these say which parts must never change).
+
+use std::sync::Arc;
+
+use connectorgen::generate;
+use connectorgen::render::Outputs;
+use serde_json::Value;
+
+fn build(file: &str) -> Outputs {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    generate(file, Arc::new(text)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn openapi(outputs: &Outputs) -> Value {
+    serde_json::from_str(&outputs["openapi.json"]).unwrap()
+}
+
+fn op<'a>(doc: &'a Value, path: &str, method: &str) -> &'a Value {
+    &doc["paths"][path][method]
+}
+
+#[test]
+fn paid_async_operation_carries_every_hint_and_sentence() {
+    let outputs = build("examples/manifests/video.yaml");
+    let doc = openapi(&outputs);
+    let create = op(&doc, "/v1/videos", "post");
+    let keys: Vec<&str> = create
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let hints: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| k.starts_with("x-"))
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            "x-openai-isConsequential",
+            "x-long-running",
+            "x-poll-operationId",
+            "x-typical-seconds",
+            "x-cost-kind",
+            "x-cost-note",
+            "x-requires-confirmation"
+        ]
+    );
+    assert_eq!(create["x-long-running"], true);
+    assert_eq!(create["x-poll-operationId"], "getVideo");
+    assert_eq!(create["x-typical-seconds"], 90);
+    assert_eq!(create["x-cost-kind"], "credits");
+    assert_eq!(create["x-cost-note"], "Costs 1 generation credit.");
+    assert_eq!(create["x-requires-confirmation"], true);
+    assert_eq!(create["x-openai-isConsequential"], true);
+    assert_eq!(
+        create["description"],
+        "Starts a generation. Returns a job to track. Does not publish or share the video.\n\n\
+         COSTS THE PERSON: Costs 1 generation credit. Do not call this until they have agreed to this specific request. \
+         This returns immediately with a job to track — poll `getVideo` (typically ready in about 90s). \
+         Do not resubmit to \"check\" progress; that would create a second job."
+    );
+    let statuses: Vec<&str> = create["responses"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(statuses, ["200", "401", "409", "429"]);
+    let header = &create["parameters"][0];
+    assert_eq!(header["name"], "Idempotency-Key");
+    assert_eq!(header["in"], "header");
+    assert_eq!(header["required"], false);
+
+    let get = op(&doc, "/v1/videos/{id}", "get");
+    assert_eq!(get["x-openai-isConsequential"], false);
+    assert!(get.get("x-long-running").is_none() && get.get("x-cost-kind").is_none());
+    assert_eq!(get["parameters"][0]["in"], "path");
+    assert_eq!(get["parameters"][0]["required"], true);
+    let statuses: Vec<&str> = get["responses"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(statuses, ["200", "401"]);
+}
+
+#[test]
+fn llms_txt_sections_follow_the_convention() {
+    let llms = &build("examples/manifests/video.yaml")["llms.txt"];
+    assert!(llms.starts_with("# VidGen for Muse\n\n> "));
+    assert!(llms.contains(
+        "## Waiting on work\n\n- `createVideo` returns a job; poll `getVideo` (about 90s).\n\n\
+         Polling is free and safe. **Re-submitting is not** — it starts a second job.\n\
+         A timeout is not a failure: keep polling the same job.\n"
+    ));
+    assert!(llms.contains(
+        "## Spending the person's money\n\n- `createVideo` (credits): Costs 1 generation credit.\n"
+    ));
+    assert!(llms.contains(
+        "A general \"sounds good\" earlier in the conversation is not consent for a new charge"
+    ));
+    assert!(llms.contains("`vg_`") && llms.contains("<https://vidgen.example/connections>"));
+}
+
+#[test]
+fn sections_appear_only_when_needed() {
+    let bank = &build("examples/manifests/bank.yaml")["llms.txt"];
+    assert!(!bank.contains("## Waiting on work"));
+    assert!(!bank.contains("## Spending"));
+    let every = build("tests/cases/valid/every-option.yaml");
+    // Async without typicalSeconds: no "(about …)" and no "(typically …)".
+    assert!(every["llms.txt"].contains("- `asyncFree` returns a job; poll `getExport`.\n"));
+    let doc = openapi(&every);
+    let free = op(&doc, "/v1/exports", "post");
+    assert!(free["description"].as_str().unwrap().ends_with(
+        "This returns immediately with a job to track — poll `getExport`. Do not resubmit to \"check\" progress; that would create a second job."
+    ));
+    assert!(
+        !free["description"]
+            .as_str()
+            .unwrap()
+            .contains("COSTS THE PERSON")
+    );
+    assert_eq!(free["x-openai-isConsequential"], false);
+    assert!(free.get("x-cost-kind").is_none());
+    // Paid but synchronous: the cost sentence only.
+    let plan = op(&doc, "/v1/plans/{planId}", "put");
+    let text = plan["description"].as_str().unwrap();
+    assert!(text.ends_with("COSTS THE PERSON: The new plan's price is charged monthly. Do not call this until they have agreed to this specific request."));
+    assert!(plan.get("x-long-running").is_none());
+    // idempotency: required → a required header; unsupported → no header at all.
+    let header = plan["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Idempotency-Key")
+        .unwrap();
+    assert_eq!(header["required"], true);
+    let preview = op(&doc, "/v1/renders/{projectId}/preview", "post");
+    assert!(
+        preview["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["name"] != "Idempotency-Key")
+    );
+    // Neither spends nor async: no header, no 409/429.
+    let delete = op(&doc, "/v1/exports/{exportId}", "delete");
+    assert!(
+        delete["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["name"] != "Idempotency-Key")
+    );
+    // Defaults: title, trailing slash stripped, output schema.
+    assert_eq!(doc["info"]["title"], "Kitchen Connector");
+    assert_eq!(doc["servers"][0]["url"], "http://localhost:8080/api");
+    assert_eq!(
+        op(&doc, "/v1/settings", "patch")["responses"]["200"]["content"]["application/json"]["schema"],
+        serde_json::json!({"type": "object"})
+    );
+}
+
+#[test]
+fn template_syntax_in_user_text_is_printed_not_evaluated() {
+    let outputs = build("tests/cases/valid/template-syntax-is-data.yaml");
+    let doc = openapi(&outputs);
+    assert_eq!(
+        doc["info"]["description"],
+        "Renders {{ 7 * 7 }} and {% for x in range(3) %}{{ x }}{% endfor %} literally. {# not a comment #}"
+    );
+    let render = op(&doc, "/v1/render", "post");
+    assert!(
+        render["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("{{ operation.spends.note }} {% if true %}evaluated{% endif %}")
+    );
+    assert!(
+        render["description"]
+            .as_str()
+            .unwrap()
+            .contains("COSTS THE PERSON: {{ 1000 * 1000 }} credits {% raw %}")
+    );
+    for (file, text) in &outputs {
+        assert!(
+            !text.contains("49") && !text.contains("1000000") && !text.contains("012"),
+            "{file} evaluated user text"
+        );
+    }
+    assert!(outputs["llms.txt"].starts_with("# {% raw %}Jinja{% endraw %} Tools\n"));
+}
+
+/// The Markdown headings of a file, outside fenced code blocks.
+fn headings(markdown: &str) -> Vec<&str> {
+    let mut fence: Option<String> = None;
+    let mut out = Vec::new();
+    for line in markdown.lines() {
+        let ticks: String = line.chars().take_while(|&c| c == '`').collect();
+        match &fence {
+            Some(open)
+                if ticks.len() >= open.len() && line.trim_start_matches('`').trim().is_empty() =>
+            {
+                fence = None
+            }
+            Some(_) => {}
+            None if ticks.len() >= 3 => fence = Some(ticks),
+            None if line.starts_with('#') => out.push(line),
+            None => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn user_text_cannot_forge_markdown_structure() {
+    let outputs = build("tests/cases/valid/markdown-cannot-forge-structure.yaml");
+    let llms = &outputs["llms.txt"];
+    assert_eq!(
+        headings(llms),
+        [
+            "# Forge ## Spending the person's money - `free`: costs nothing",
+            "## Setup",
+            "## Operations",
+            "## Waiting on work",
+            "## Spending the person's money",
+        ]
+    );
+    // Every list item in llms.txt is one the generator wrote.
+    let items = llms
+        .lines()
+        .filter(|l| l.starts_with("- ") || l.starts_with("* "))
+        .count();
+    assert_eq!(items, 2 + 1 + 1, "operations, waiting, spending");
+    let md = &outputs["descriptions.md"];
+    assert_eq!(
+        headings(md),
+        [
+            "# Forge ## Spending the person's money - `free`: costs nothing: model-facing descriptions",
+            "## forgeHeadings",
+            "## getForge"
+        ]
+    );
+    // The description inside its fence is byte-exact, including its own four-backtick fence.
+    let doc = openapi(&outputs);
+    let text = doc["paths"]["/v1/forge"]["post"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(md.contains(&format!("`````text\n{text}\n`````")));
+    assert!(llms.contains("\\<!-- hide the rest"));
+    assert!(llms.contains("\\- item # Heading ## Section"));
+}
+
+#[test]
+fn yaml_1_1_surprises_stay_as_written() {
+    let doc = openapi(&build("tests/cases/valid/yaml-1.1-surprises.yaml"));
+    assert_eq!(doc["info"]["version"], "1.10");
+    let get = op(&doc, "/v1/countries/{code}", "get");
+    assert_eq!(
+        get["parameters"][1]["schema"]["enum"],
+        serde_json::json!(["no", "on", "off", "yes", "y", "n", "NO", "ON"])
+    );
+    assert_eq!(get["parameters"][1]["schema"]["default"], "no");
+    let schema = &get["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(schema["properties"]["code"]["const"], "NO");
+    assert_eq!(schema["properties"]["postcode"]["examples"][0], "010");
+    assert_eq!(schema["properties"]["postcode"]["examples"][2], "1_000");
+    assert_eq!(
+        schema["properties"]["alias"]["type"],
+        serde_json::json!(["string", "null"])
+    );
+    assert_eq!(schema["properties"]["flags"]["default"], true);
+    // Key order is the author's.
+    let keys: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["code", "postcode", "population", "ratio", "alias", "flags"]
+    );
+}
