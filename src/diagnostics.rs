@@ -17,12 +17,13 @@ pub type Span = SourceSpan;
 
 /// One problem in a manifest. Every variant is one rule; its `code` is stable and
 /// is what the test case file `tests/cases/invalid/<code>.yaml` is named after.
+/// Codes are kebab-case, like lint ids.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum Diagnostic {
     /// The file is not well-formed YAML (or a scalar could not be read).
     #[error("invalid YAML: {message}")]
     #[diagnostic(
-        code(yaml_syntax),
+        code("yaml-syntax"),
         help(
             "fix the YAML syntax at the marked place; quote values that contain `: ` or start with a special character"
         )
@@ -35,7 +36,7 @@ pub enum Diagnostic {
 
     /// A value has the wrong YAML type (a list where a string belongs, a word where a number belongs).
     #[error("wrong type: {message}")]
-    #[diagnostic(code(wrong_type))]
+    #[diagnostic(code("wrong-type"))]
     WrongType {
         message: String,
         #[label("this value")]
@@ -46,7 +47,7 @@ pub enum Diagnostic {
 
     /// A mapping holds a key the manifest format does not know.
     #[error("unknown key `{key}`")]
-    #[diagnostic(code(unknown_key))]
+    #[diagnostic(code("unknown-key"))]
     UnknownKey {
         key: String,
         #[label("not a known key here")]
@@ -58,7 +59,7 @@ pub enum Diagnostic {
     /// A mapping holds the same key twice; YAML forbids it and the second would silently win elsewhere.
     #[error("duplicate key `{key}`")]
     #[diagnostic(
-        code(duplicate_key),
+        code("duplicate-key"),
         help("remove one of the two; each key may appear once in a mapping")
     )]
     DuplicateKey {
@@ -70,7 +71,7 @@ pub enum Diagnostic {
     /// A YAML resource budget (nesting depth, alias expansion, node count) was exceeded.
     #[error("manifest exceeds a parser limit: {message}")]
     #[diagnostic(
-        code(yaml_limit),
+        code("yaml-limit"),
         help(
             "a connector manifest needs no deep nesting or repeated alias expansion; expand anchors by hand or flatten the structure"
         )
@@ -83,7 +84,7 @@ pub enum Diagnostic {
 
     /// A required key is absent.
     #[error("missing required key `{key}` in {context}")]
-    #[diagnostic(code(missing_key))]
+    #[diagnostic(code("missing-key"))]
     MissingKey {
         key: &'static str,
         context: &'static str,
@@ -96,7 +97,7 @@ pub enum Diagnostic {
     /// `version` names a manifest format this build does not read.
     #[error("unsupported manifest version {found}")]
     #[diagnostic(
-        code(unsupported_version),
+        code("unsupported-version"),
         help("only `version: 1` exists; write `version: 1`")
     )]
     UnsupportedVersion {
@@ -107,7 +108,7 @@ pub enum Diagnostic {
 
     /// A text that the model or the person reads is empty or only whitespace.
     #[error("`{key}` must not be empty")]
-    #[diagnostic(code(empty_text))]
+    #[diagnostic(code("empty-text"))]
     EmptyText {
         key: &'static str,
         #[label("empty")]
@@ -119,7 +120,7 @@ pub enum Diagnostic {
     /// A URL is not absolute https (http is allowed only for localhost and 127.0.0.1).
     #[error("`{key}` is not a usable URL: {reason}")]
     #[diagnostic(
-        code(bad_url),
+        code("bad-url"),
         help(
             "use an absolute https URL such as `https://api.example.com`; plain http is accepted only for localhost or 127.0.0.1"
         )
@@ -134,7 +135,7 @@ pub enum Diagnostic {
     /// The manifest lists no operations.
     #[error("`operations` is empty")]
     #[diagnostic(
-        code(no_operations),
+        code("no-operations"),
         help(
             "list at least one operation; a connector without operations gives the model nothing to do"
         )
@@ -147,7 +148,7 @@ pub enum Diagnostic {
     /// An operation id is not a valid operationId (letter first, then letters, digits or `_`).
     #[error("invalid operation id `{id}`")]
     #[diagnostic(
-        code(invalid_operation_id),
+        code("invalid-operation-id"),
         help("start with a letter and use only letters, digits and `_`, e.g. `createVideo`")
     )]
     InvalidOperationId {
@@ -159,7 +160,7 @@ pub enum Diagnostic {
     /// Two operations share an id.
     #[error("duplicate operation id `{id}`")]
     #[diagnostic(
-        code(duplicate_operation_id),
+        code("duplicate-operation-id"),
         help("operation ids must be unique; rename one of them")
     )]
     DuplicateOperationId {
@@ -172,7 +173,7 @@ pub enum Diagnostic {
 
     /// `method` is not one of get, post, put, patch, delete.
     #[error("unknown method `{method}`")]
-    #[diagnostic(code(unknown_method))]
+    #[diagnostic(code("unknown-method"))]
     UnknownMethod {
         method: String,
         #[label("not a supported method")]
@@ -184,7 +185,7 @@ pub enum Diagnostic {
     /// A path does not start with `/`, has characters a URL path cannot hold, or a malformed `{param}`.
     #[error("invalid path `{path}`: {reason}")]
     #[diagnostic(
-        code(invalid_path),
+        code("invalid-path"),
         help(
             "write a path such as `/v1/videos/{{id}}`: it starts with `/`, and each `{{name}}` is a whole segment named with letters, digits or `_`"
         )
@@ -199,7 +200,7 @@ pub enum Diagnostic {
     /// Two operations share the same method and path.
     #[error("two operations are `{method} {path}`")]
     #[diagnostic(
-        code(duplicate_route),
+        code("duplicate-route"),
         help(
             "each method + path pair may be declared once; merge the two operations or change one path"
         )
@@ -216,7 +217,7 @@ pub enum Diagnostic {
     /// `input` (a request body) is given on a get or delete operation.
     #[error("`input` is not allowed on a {method} operation")]
     #[diagnostic(
-        code(input_not_allowed),
+        code("input-not-allowed"),
         help(
             "GET and DELETE requests carry no JSON body: move these fields to `query` parameters or to the path"
         )
@@ -230,7 +231,7 @@ pub enum Diagnostic {
     /// `input` or `output` is not a JSON Schema (a mapping or a boolean).
     #[error("`{key}` must be a JSON Schema (a mapping)")]
     #[diagnostic(
-        code(invalid_schema),
+        code("invalid-schema"),
         help(
             "write a JSON Schema object, e.g. `{{ type: object, properties: {{ name: {{ type: string }} }} }}`"
         )
@@ -244,7 +245,7 @@ pub enum Diagnostic {
     /// A query parameter name is empty, repeated, or not usable in a URL.
     #[error("invalid query parameter `{name}`: {reason}")]
     #[diagnostic(
-        code(invalid_query_parameter),
+        code("invalid-query-parameter"),
         help(
             "query parameter names are unique within an operation and use letters, digits, `_`, `-` or `.`"
         )
@@ -259,7 +260,7 @@ pub enum Diagnostic {
     /// `spends` or `async` is declared on a get operation.
     #[error("a get operation cannot {what}")]
     #[diagnostic(
-        code(get_with_side_effect),
+        code("get-with-side-effect"),
         help(
             "a GET must be free and safe to repeat: models retry and poll GETs freely. Make this operation a `post`, or remove `{key}`"
         )
@@ -273,7 +274,7 @@ pub enum Diagnostic {
 
     /// `spends.kind` is not credits, money or irreversible.
     #[error("unknown spend kind `{kind}`")]
-    #[diagnostic(code(unknown_spend_kind))]
+    #[diagnostic(code("unknown-spend-kind"))]
     UnknownSpendKind {
         kind: String,
         #[label("not a spend kind")]
@@ -284,7 +285,7 @@ pub enum Diagnostic {
 
     /// `idempotency` is not optional, required or unsupported.
     #[error("unknown idempotency `{value}`")]
-    #[diagnostic(code(unknown_idempotency))]
+    #[diagnostic(code("unknown-idempotency"))]
     UnknownIdempotency {
         value: String,
         #[label("not an idempotency setting")]
@@ -296,7 +297,7 @@ pub enum Diagnostic {
     /// `async.typicalSeconds` is zero or negative.
     #[error("`typicalSeconds` must be a positive whole number of seconds, not {value}")]
     #[diagnostic(
-        code(non_positive_typical_seconds),
+        code("non-positive-typical-seconds"),
         help("give the usual wait in seconds (e.g. `typicalSeconds: 90`), or leave the key out")
     )]
     NonPositiveTypicalSeconds {
@@ -307,7 +308,7 @@ pub enum Diagnostic {
 
     /// `async.pollWith` names no operation of this manifest.
     #[error("`pollWith` names unknown operation `{target}`")]
-    #[diagnostic(code(unknown_poll_target))]
+    #[diagnostic(code("unknown-poll-target"))]
     UnknownPollTarget {
         target: String,
         #[label("no operation has this id")]
@@ -319,7 +320,7 @@ pub enum Diagnostic {
     /// `async.pollWith` names an operation that is not a free, side-effect-free read.
     #[error("poll target `{target}` is not a free, side-effect-free read: {reason}")]
     #[diagnostic(
-        code(unsafe_poll_target),
+        code("unsafe-poll-target"),
         help(
             "the model will call the poll target many times: point `pollWith` at a `get` operation that neither spends nor is async (e.g. `GET /v1/jobs/{{id}}`)"
         )
@@ -336,7 +337,7 @@ pub enum Diagnostic {
     /// An auth token prefix is empty or contains whitespace.
     #[error("invalid `tokenPrefix` `{prefix}`")]
     #[diagnostic(
-        code(invalid_token_prefix),
+        code("invalid-token-prefix"),
         help("give the literal start of every connector token, e.g. `vg_`, or remove `auth`")
     )]
     InvalidTokenPrefix {
@@ -347,7 +348,7 @@ pub enum Diagnostic {
 }
 
 impl Diagnostic {
-    /// The stable code of this diagnostic, e.g. `unknown_key`.
+    /// The stable code of this diagnostic, e.g. `unknown-key`.
     pub fn code_str(&self) -> String {
         use miette::Diagnostic as _;
         self.code().map(|c| c.to_string()).unwrap_or_default()

@@ -104,10 +104,9 @@ fn every_rule_has_an_invalid_case() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
     let codes: Vec<&str> = source
-        .split("code(")
+        .split("code(\"")
         .skip(1)
-        .filter_map(|rest| rest.split(')').next())
-        .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase() || ch == '_') && !c.is_empty())
+        .filter_map(|rest| rest.split('"').next())
         .collect();
     assert!(codes.len() >= 20, "found only {codes:?}");
     for code in codes {

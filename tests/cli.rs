@@ -82,7 +82,7 @@ fn invalid_manifest_exits_1_and_leaves_existing_outputs_untouched() {
     let out = connectorgen(dir.path(), &["build"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("unknown_poll_target"), "{stderr}");
+    assert!(stderr.contains("unknown-poll-target"), "{stderr}");
     assert!(
         stderr.contains("connector.yaml:"),
         "names file, line and column: {stderr}"
