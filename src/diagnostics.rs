@@ -1,16 +1,15 @@
 //! The one diagnostic type of connectorgen.
 //!
-//! Takes: problems found while parsing (`manifest.rs`) and validating (`validate.rs`).
-//! Returns: `Diagnostic` values (one variant per rule, each with a stable code, a
-//! label on the exact YAML node and a help line) and `Diagnostics`, the ordered
-//! collection a run reports at once, rendered without colour for snapshots and CI logs.
+//! Takes: problems found while parsing (`manifest.rs`), validating (`validate.rs`) and
+//! linting (`lint.rs`). Returns: `Diagnostic` values (one variant per rule, each with a
+//! stable kebab-case code, a label on the exact YAML node and a help line) and
+//! `Diagnostics`, the ordered collection of findings a run reports at once.
 //! Must never: lose a problem, or report one without a place in the file when the
 //! parser gave us one.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
+use miette::{NamedSource, SourceSpan};
 
 /// A byte range in the manifest, as miette wants it.
 pub type Span = SourceSpan;
@@ -345,6 +344,138 @@ pub enum Diagnostic {
         #[label("not a token prefix")]
         span: Span,
     },
+
+    /// An unknown lint id in `lint:` or `lintAllow:`.
+    #[error("unknown lint `{id}`")]
+    #[diagnostic(code("unknown-lint"))]
+    UnknownLint {
+        id: String,
+        #[label("not a lint id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A lint level that is not allow, warn or deny, or a `max` that is not a positive number.
+    #[error("invalid lint setting for `{id}`: {reason}")]
+    #[diagnostic(
+        code("invalid-lint-setting"),
+        help(
+            "write `allow`, `warn` or `deny`, or for description-too-long `{{ level: warn, max: 300 }}`"
+        )
+    )]
+    InvalidLintSetting {
+        id: String,
+        reason: String,
+        #[label("this setting")]
+        span: Span,
+    },
+
+    // ---- Safety lints: valid manifests that may still mislead a model. ----
+    /// The description does not say what the call will not do.
+    #[error("`{id}`: the description does not say what the call will not do")]
+    #[diagnostic(
+        code("missing-limit"),
+        help(
+            "say what the call cannot do, e.g. \"Reads your balance\" → \"Read-only. This cannot move funds.\"; \"Gets your tasks\" → \"Returns tasks. Does not create, edit or complete them.\"; \"Manages your account\" → \"Lists connected accounts. Cannot change billing or delete anything.\""
+        )
+    )]
+    MissingLimit {
+        id: String,
+        #[label("no \"read-only\", \"cannot\", \"does not\", \"never\" or \"only\" here")]
+        span: Span,
+    },
+
+    /// The summary is under three words or starts with a catch-all verb.
+    #[error("`{id}`: the summary is vague: {reason}")]
+    #[diagnostic(
+        code("vague-summary"),
+        help(
+            "name the action and its object in three words or more, e.g. \"Generate a video from a prompt\", not \"Manages videos\""
+        )
+    )]
+    VagueSummary {
+        id: String,
+        reason: String,
+        #[label("vague")]
+        span: Span,
+    },
+
+    /// An operation that spends declares `idempotency: unsupported`.
+    #[error("`{id}` spends but cannot recognise a retry")]
+    #[diagnostic(
+        code("spend-without-idempotency"),
+        help(
+            "a retry after a timeout charges the person again; have the provider honour an Idempotency-Key and set `idempotency: optional` or `required`"
+        )
+    )]
+    SpendWithoutIdempotency {
+        id: String,
+        #[label("declared unsupported here")]
+        span: Span,
+    },
+
+    /// The poll target's path has no `{param}` to name the job.
+    #[error("poll target `{target}` has no path parameter to name the job")]
+    #[diagnostic(
+        code("poll-target-without-id"),
+        help(
+            "poll a path that names the job, e.g. `GET /v1/jobs/{{id}}`; without one the model cannot tell which job it is polling"
+        )
+    )]
+    PollTargetWithoutId {
+        target: String,
+        #[label("polls `{target}`")]
+        span: Span,
+        #[label("no `{{param}}` in this path")]
+        target_path: Span,
+    },
+
+    /// The description the model reads is longer than the configured maximum.
+    #[error(
+        "`{id}`: the description the model reads is {length} characters, over the {max} configured"
+    )]
+    #[diagnostic(
+        code("description-too-long"),
+        help(
+            "shorten the author's description (the cost and polling sentences are generated and must stay), or raise `lint: {{ description-too-long: {{ max: … }} }}`"
+        )
+    )]
+    DescriptionTooLong {
+        id: String,
+        length: usize,
+        max: usize,
+        #[label("{length} characters with the generated sentences")]
+        span: Span,
+    },
+
+    /// A non-GET operation that does not spend does not say what it will not do.
+    #[error("`{id}` changes things but its description does not say what it will not do")]
+    #[diagnostic(
+        code("mutating-without-limit"),
+        help(
+            "bound the change, e.g. \"Cancels the order. Cannot cancel an order already in production and never charges anything.\""
+        )
+    )]
+    MutatingWithoutLimit {
+        id: String,
+        #[label("no \"cannot\", \"does not\", \"never\" or \"only\" here")]
+        span: Span,
+    },
+
+    /// An operation spends but is not async.
+    #[error("`{id}` spends and answers synchronously")]
+    #[diagnostic(
+        code("paid-sync-operation"),
+        help(
+            "allowed; if the call can take long, make it `async` with a free poll target so a timeout does not tempt the model to resubmit"
+        )
+    )]
+    PaidSyncOperation {
+        id: String,
+        #[label("spends here")]
+        span: Span,
+    },
 }
 
 impl Diagnostic {
@@ -355,66 +486,80 @@ impl Diagnostic {
     }
 }
 
-/// Every problem found in one manifest, in file order, with the source they point into.
+/// How much a finding matters: errors stop `build` and fail `check`; warnings are
+/// printed and fail only under `--deny-warnings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A diagnostic with the severity it has in this run (lint levels decide it for lints).
+#[derive(Debug)]
+pub struct Finding {
+    pub diagnostic: Diagnostic,
+    pub severity: Severity,
+}
+
+impl Finding {
+    pub fn error(diagnostic: Diagnostic) -> Self {
+        Finding {
+            diagnostic,
+            severity: Severity::Error,
+        }
+    }
+}
+
+/// Every finding in one manifest, in file order, with the text they point into.
 #[derive(Debug)]
 pub struct Diagnostics {
     source: NamedSource<Arc<String>>,
-    items: Vec<Diagnostic>,
+    text: Arc<String>,
+    items: Vec<Finding>,
 }
 
 impl Diagnostics {
-    pub fn new(name: &str, text: Arc<String>, mut items: Vec<Diagnostic>) -> Self {
+    pub fn new(name: &str, text: Arc<String>, mut items: Vec<Finding>) -> Self {
         // File order reads like the file; the sort is stable so equal offsets keep rule order.
-        items.sort_by_key(|d| first_offset(d).unwrap_or(usize::MAX));
+        items.sort_by_key(|f| first_offset(&f.diagnostic).unwrap_or(usize::MAX));
         Diagnostics {
-            source: NamedSource::new(name, text),
+            source: NamedSource::new(name, text.clone()),
+            text,
             items,
         }
     }
 
-    pub fn items(&self) -> &[Diagnostic] {
+    pub fn items(&self) -> &[Finding] {
         &self.items
     }
 
-    pub fn len(&self) -> usize {
-        self.items.len()
+    /// The manifest's name as the user gave it.
+    pub fn name(&self) -> &str {
+        self.source.name()
+    }
+
+    /// The manifest text the spans point into.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn source(&self) -> &NamedSource<Arc<String>> {
+        &self.source
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
+        self.items.iter().filter(|f| f.severity == severity).count()
     }
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
-    /// Renders every diagnostic the way a terminal shows it, with or without colour,
-    /// followed by a one-line count.
+    /// Every finding drawn the way a terminal shows it (rustc-style snippet, caret under
+    /// the value, help line), with or without colour.
     pub fn render(&self, color: bool) -> String {
-        let theme = if color {
-            GraphicalTheme::unicode()
-        } else {
-            GraphicalTheme::unicode_nocolor()
-        };
-        let handler = GraphicalReportHandler::new_themed(theme)
-            .with_width(100)
-            .with_links(false);
-        let mut out = String::new();
-        for item in &self.items {
-            let lent = WithSource {
-                diag: item,
-                source: &self.source,
-            };
-            // Writing into a String cannot fail; a renderer error would be a miette bug.
-            if handler.render_report(&mut out, &lent).is_err() {
-                let _ = writeln!(out, "error: {item}");
-            }
-            out.push('\n');
-        }
-        let n = self.items.len();
-        let _ = writeln!(
-            out,
-            "error: {n} problem{} in {}; nothing was written",
-            if n == 1 { "" } else { "s" },
-            self.source.name()
-        );
-        out
+        crate::report::human_findings(self, color)
     }
 }
 
@@ -423,37 +568,6 @@ fn first_offset(d: &Diagnostic) -> Option<usize> {
     d.labels()
         .and_then(|mut labels| labels.next())
         .map(|l| l.offset())
-}
-
-/// Lends a diagnostic the manifest text it points into, so the renderer can draw the
-/// snippet without copying either.
-#[derive(Debug)]
-struct WithSource<'a> {
-    diag: &'a Diagnostic,
-    source: &'a NamedSource<Arc<String>>,
-}
-
-impl std::fmt::Display for WithSource<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.diag.fmt(f)
-    }
-}
-
-impl std::error::Error for WithSource<'_> {}
-
-impl miette::Diagnostic for WithSource<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        self.diag.code()
-    }
-    fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        self.diag.help()
-    }
-    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        self.diag.labels()
-    }
-    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(self.source)
-    }
 }
 
 /// "did you mean `x`?" for a misspelt word among the known ones, or the list of known ones.

@@ -3,47 +3,103 @@
 //! agent needs to act safely on a person's behalf.
 //!
 //! The pipeline runs one way: `manifest` (parse) → `validate` (raw → `model`) →
-//! `render` (model → `Outputs`) → `output` (write). `generate` runs the first three.
+//! `render` (model → `Outputs`) → `lint` → `output` (write, for `build`) or `check`
+//! (compare with disk). `analyze` runs everything up to the writing; `report` turns
+//! its findings into text for people and CI tools.
 
+pub mod check;
 pub mod diagnostics;
+pub mod lint;
 pub mod manifest;
 pub mod model;
 pub mod output;
 pub mod render;
+pub mod report;
 pub mod validate;
 
 use std::sync::Arc;
 
-use diagnostics::Diagnostics;
+use diagnostics::{Diagnostics, Finding, Severity};
 use model::Connector;
 use render::{Outputs, RenderError};
+
+/// What one manifest gives: every finding, and the outputs whenever the manifest is
+/// valid (a lint set to `deny` is an error, but the outputs still exist, so `check` can
+/// report drift alongside it; `build` writes nothing when there is any error).
+#[derive(Debug)]
+pub struct Analysis {
+    pub diagnostics: Diagnostics,
+    pub outputs: Option<Outputs>,
+}
+
+impl Analysis {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.count(Severity::Error) > 0
+    }
+}
+
+/// Parses, validates, renders and lints manifest text. `name` is how findings name the
+/// file. A render error is a bug in a template, not a problem of the manifest.
+pub fn analyze(name: &str, text: Arc<String>) -> Result<Analysis, RenderError> {
+    let invalid = |findings: Vec<Finding>| Analysis {
+        diagnostics: Diagnostics::new(name, text.clone(), findings),
+        outputs: None,
+    };
+    let raw = match manifest::parse(&text) {
+        Ok(raw) => raw,
+        Err(d) => return Ok(invalid(vec![Finding::error(*d)])),
+    };
+    let connector = match validate::validate(&raw) {
+        Ok(connector) => connector,
+        Err(problems) => return Ok(invalid(problems.into_iter().map(Finding::error).collect())),
+    };
+    let rendered = render::render(&connector, &file_name(name))?;
+    let findings = lint::run(&raw, &connector, &rendered.descriptions);
+    Ok(Analysis {
+        diagnostics: Diagnostics::new(name, text.clone(), findings),
+        outputs: Some(rendered.outputs),
+    })
+}
 
 /// Why a manifest produced no outputs.
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
-    /// The manifest has problems; every one found is listed.
-    #[error("the manifest has {} problem(s)", .0.len())]
+    /// The manifest has errors (problems, or lints set to `deny`); every finding is listed.
+    #[error("the manifest has {} error(s)", .0.count(Severity::Error))]
     Invalid(Diagnostics),
     /// A template failed to render (a bug in a template, not in the manifest).
     #[error(transparent)]
     Render(#[from] RenderError),
 }
 
-/// Parses and validates manifest text. `name` is how diagnostics name the file.
+/// Manifest text → every output file's contents, or the findings that prevent them.
+pub fn generate(name: &str, text: Arc<String>) -> Result<Outputs, GenerateError> {
+    let analysis = analyze(name, text)?;
+    match analysis.outputs {
+        Some(outputs) if !analysis.has_errors() => Ok(outputs),
+        _ => Err(GenerateError::Invalid(analysis.diagnostics)),
+    }
+}
+
+/// Parses and validates manifest text into the model (no rendering, no lints).
 pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
     let raw = match manifest::parse(&text) {
         Ok(raw) => raw,
-        Err(d) => return Err(Diagnostics::new(name, text, vec![*d])),
+        Err(d) => return Err(Diagnostics::new(name, text, vec![Finding::error(*d)])),
     };
-    validate::validate(&raw).map_err(|problems| Diagnostics::new(name, text, problems))
+    validate::validate(&raw).map_err(|problems| {
+        Diagnostics::new(
+            name,
+            text,
+            problems.into_iter().map(Finding::error).collect(),
+        )
+    })
 }
 
-/// Parses, validates and renders: manifest text → every output file's contents.
-pub fn generate(name: &str, text: Arc<String>) -> Result<Outputs, GenerateError> {
-    let connector = load(name, text).map_err(GenerateError::Invalid)?;
-    let file_name = std::path::Path::new(name)
+/// The file name outputs mention: never the directory, which depends on where it ran.
+fn file_name(name: &str) -> String {
+    std::path::Path::new(name)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.to_string());
-    Ok(render::render(&connector, &file_name)?)
+        .unwrap_or_else(|| name.to_string())
 }

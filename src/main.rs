@@ -1,22 +1,24 @@
 //! The `connectorgen` command line: subcommands, file reading and exit codes only.
 //!
-//! Exit codes: 0 ok; 1 the manifest has problems (nothing written); 2 could not run
-//! (usage, unreadable manifest, unwritable output folder).
+//! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
+//! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder).
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
-use connectorgen::{GenerateError, generate, output};
+use clap::{Args, Parser, Subcommand};
+use connectorgen::diagnostics::Severity;
+use connectorgen::report::{Format, Report};
+use connectorgen::{Analysis, analyze, check, output};
 
 #[derive(Parser)]
 #[command(
     name = "connectorgen",
     version,
     about = "Generate openapi.json, llms.txt and model-facing descriptions for an AI-agent connector from one YAML manifest",
-    after_help = "Exit codes: 0 ok, 1 the manifest has problems (nothing written), 2 could not run."
+    after_help = "Exit codes: 0 ok; 1 errors, denied warnings or (check) drift; 2 could not run (usage, unreadable file, unwritable folder)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -27,16 +29,62 @@ struct Cli {
 enum Command {
     /// Validate a manifest and write openapi.json, llms.txt and descriptions.md
     #[command(
-        after_help = "Examples:\n  connectorgen build\n  connectorgen build examples/manifests/video.yaml\n  connectorgen build connector.yaml --out public/"
+        after_help = "Warnings are printed but do not block unless --deny-warnings.\n\n\
+Examples:\n  connectorgen build\n  connectorgen build examples/manifests/video.yaml\n  connectorgen build connector.yaml --out public/\n\n\
+Exit codes: 0 written; 1 errors (or warnings with --deny-warnings), nothing written; 2 could not run."
     )]
     Build {
-        /// The manifest to read
-        #[arg(default_value = "connector.yaml")]
-        manifest: PathBuf,
-        /// Output folder [default: `generated/` beside the manifest]
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
     },
+    /// Check a manifest in CI: validation, safety lints and drift of the generated files; writes nothing
+    #[command(
+        after_help = "Examples:\n  connectorgen check\n  connectorgen check connector.yaml --format github\n  connectorgen check --format sarif > connectorgen.sarif\n  connectorgen check --deny-warnings\n\n\
+Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied warnings or drift; 2 could not run."
+    )]
+    Check {
+        #[command(flatten)]
+        common: Common,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+}
+
+#[derive(Args)]
+struct Common {
+    /// The manifest to read
+    #[arg(default_value = "connector.yaml")]
+    manifest: PathBuf,
+    /// Output folder [default: `generated/` beside the manifest]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Treat warnings as errors
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+impl Common {
+    fn out_dir(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| default_out(&self.manifest))
+    }
+
+    /// The command that regenerates the outputs this run looked at.
+    fn build_command(&self) -> String {
+        let mut cmd = format!("connectorgen build {}", self.manifest.display());
+        if let Some(out) = &self.out {
+            cmd.push_str(&format!(" --out {}", out.display()));
+        }
+        cmd
+    }
+
+    fn analyze(&self) -> Result<Analysis, Fatal> {
+        let text = read_manifest(&self.manifest)?;
+        analyze(&self.manifest.display().to_string(), Arc::new(text))
+            .map_err(|e| Fatal(e.to_string()))
+    }
 }
 
 /// A failure to run at all (exit 2), as one line.
@@ -45,7 +93,8 @@ struct Fatal(String);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build { manifest, out } => build(&manifest, out),
+        Command::Build { common } => build(&common),
+        Command::Check { common, format } => check(&common, format),
     };
     match result {
         Ok(code) => code,
@@ -56,20 +105,44 @@ fn main() -> ExitCode {
     }
 }
 
-fn build(manifest: &Path, out: Option<PathBuf>) -> Result<ExitCode, Fatal> {
-    let text = read_manifest(manifest)?;
-    let name = manifest.display().to_string();
-    let outputs = match generate(&name, Arc::new(text)) {
-        Ok(outputs) => outputs,
-        Err(GenerateError::Invalid(diagnostics)) => {
-            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            let _ = std::io::stderr().write_all(diagnostics.render(color).as_bytes());
+fn color_for(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn build(common: &Common) -> Result<ExitCode, Fatal> {
+    let analysis = common.analyze()?;
+    let diagnostics = &analysis.diagnostics;
+    let mut stderr = std::io::stderr();
+    if !diagnostics.is_empty() {
+        let _ = stderr.write_all(diagnostics.render(color_for(&stderr)).as_bytes());
+    }
+    let errors = diagnostics.count(Severity::Error);
+    let warnings = diagnostics.count(Severity::Warning);
+    let blocked = errors > 0 || (common.deny_warnings && warnings > 0);
+    let outputs = match &analysis.outputs {
+        Some(outputs) if !blocked => outputs,
+        _ => {
+            let summary = Report {
+                diagnostics,
+                drift: &[],
+                fix: String::new(),
+            }
+            .summary();
+            let why = if errors == 0 {
+                " (--deny-warnings)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                stderr,
+                "error: {summary} in {}{why}; nothing was written",
+                common.manifest.display()
+            );
             return Ok(ExitCode::from(1));
         }
-        Err(GenerateError::Render(e)) => return Err(Fatal(e.to_string())),
     };
-    let out = out.unwrap_or_else(|| default_out(manifest));
-    output::write_all(&out, &outputs).map_err(|e| Fatal(e.to_string()))?;
+    let out = common.out_dir();
+    output::write_all(&out, outputs).map_err(|e| Fatal(e.to_string()))?;
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
     // A closed stdout (`connectorgen build | head -0`) is not a failure of the build.
     let _ = writeln!(
@@ -79,6 +152,33 @@ fn build(manifest: &Path, out: Option<PathBuf>) -> Result<ExitCode, Fatal> {
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn check(common: &Common, format: Format) -> Result<ExitCode, Fatal> {
+    let analysis = common.analyze()?;
+    let drift = match &analysis.outputs {
+        Some(outputs) => {
+            check::drift(&common.out_dir(), outputs).map_err(|e| Fatal(e.to_string()))?
+        }
+        None => Vec::new(),
+    };
+    let report = Report {
+        diagnostics: &analysis.diagnostics,
+        drift: &drift,
+        fix: common.build_command(),
+    };
+    let mut stdout = std::io::stdout();
+    let text = report.render(format, color_for(&stdout));
+    // A closed stdout (`connectorgen check | head -1`) must not turn into a panic.
+    let _ = stdout.write_all(text.as_bytes());
+    let warnings = analysis.diagnostics.count(Severity::Warning);
+    let failed =
+        analysis.has_errors() || !drift.is_empty() || (common.deny_warnings && warnings > 0);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `generated/` beside the manifest.

@@ -9,6 +9,7 @@
 //! JSON Schemas (`input`, `output`, query `schema`) are kept as `serde_json::Value` in
 //! the order written; YAML 1.1 surprises (`no`, `on`, `010`, `1_000`) stay strings.
 
+use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_saphyr::{Error as YamlError, budget::BudgetBreach};
 use serde_saphyr::{Location, Spanned};
@@ -23,6 +24,27 @@ pub struct RawManifest {
     pub service: Option<Spanned<RawService>>,
     pub auth: Option<Spanned<RawAuth>>,
     pub operations: Option<Spanned<Vec<Spanned<RawOperation>>>>,
+    /// Lint id → level (or `{ level, max }`), as written.
+    pub lint: Option<Spanned<RawLints>>,
+}
+
+/// `lint:` — lint id → setting, in the order written.
+pub type RawLints = IndexMap<Spanned<String>, Spanned<RawLintSetting>>;
+
+/// One entry of `lint:`: a bare level, or a mapping for lints that take options.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawLintSetting {
+    Level(String),
+    Detailed(RawLintDetail),
+}
+
+/// `{ level: warn, max: 300 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLintDetail {
+    pub level: Option<String>,
+    pub max: Option<i64>,
 }
 
 /// `service:` — who the connector is and where it lives.
@@ -60,6 +82,8 @@ pub struct RawOperation {
     #[serde(rename = "async")]
     pub async_: Option<Spanned<RawAsync>>,
     pub idempotency: Option<Spanned<String>>,
+    /// Lint ids not to report for this operation.
+    pub lint_allow: Option<Vec<Spanned<String>>>,
 }
 
 /// One entry of an operation's `query:` list.

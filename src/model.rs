@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::lint::{Lint, LintConfig};
+
 /// A whole connector, ready to render.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,6 +18,9 @@ pub struct Connector {
     pub token_prefix: Option<String>,
     /// In manifest order: outputs list operations in the order the author wrote them.
     pub operations: Vec<Operation>,
+    /// Lint levels from `lint:` over the defaults.
+    #[serde(skip)]
+    pub lint: LintConfig,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -159,6 +164,9 @@ pub struct Operation {
     #[serde(rename = "async")]
     pub async_: Option<Async>,
     pub idempotency: Idempotency,
+    /// Lints not reported for this operation (`lintAllow`).
+    #[serde(skip)]
+    pub lint_allow: Vec<Lint>,
 }
 
 impl Operation {

@@ -11,8 +11,10 @@ use std::collections::HashMap;
 use serde_saphyr::Spanned;
 
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lint::{Level, Lint, LintConfig};
 use crate::manifest::{
-    RawAsync, RawAuth, RawManifest, RawOperation, RawQueryParam, RawService, RawSpends, span,
+    RawAsync, RawAuth, RawLintSetting, RawLints, RawManifest, RawOperation, RawQueryParam,
+    RawService, RawSpends, span,
 };
 use crate::model::{
     Async, Connector, Idempotency, Method, Operation, QueryParam, Service, SpendKind, Spends,
@@ -71,11 +73,14 @@ pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>
         }
     };
 
+    let lint = v.lint_config(&raw.lint);
+
     match (v.problems.is_empty(), service) {
         (true, Some(service)) => Ok(Connector {
             service,
             token_prefix,
             operations,
+            lint,
         }),
         _ => Err(v.problems),
     }
@@ -483,6 +488,13 @@ impl Validator {
             },
         };
 
+        let lint_allow = raw
+            .lint_allow
+            .iter()
+            .flatten()
+            .filter_map(|id| self.lint_id(id))
+            .collect();
+
         if self.problems.len() > before {
             // Still hand back what cross-operation checks need (id, method, path, and
             // whether it spends or polls) so one bad field does not hide a duplicate id,
@@ -502,6 +514,7 @@ impl Validator {
                         spends: None,
                         async_: None,
                         idempotency: Idempotency::Optional,
+                        lint_allow: Vec::new(),
                     },
                     raw: s,
                     poll: poll_of(raw),
@@ -524,6 +537,7 @@ impl Validator {
                 spends: spends.flatten(),
                 async_: async_.flatten(),
                 idempotency: idempotency?,
+                lint_allow,
             },
             raw: s,
             poll: poll_of(raw),
@@ -542,6 +556,83 @@ impl Validator {
                 None
             }
         }
+    }
+
+    fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
+        let found = Lint::from_id(id.value.trim());
+        if found.is_none() {
+            self.push(Diagnostic::UnknownLint {
+                id: id.value.clone(),
+                span: span(id),
+                help: suggest(id.value.trim(), Lint::ALL.iter().map(|l| l.id())),
+            });
+        }
+        found
+    }
+
+    fn lint_level(&mut self, id: &str, level: &str, at: Span) -> Option<Level> {
+        let found = Level::ALL
+            .iter()
+            .find(|(n, _)| *n == level.trim())
+            .map(|(_, l)| *l);
+        if found.is_none() {
+            self.push(Diagnostic::InvalidLintSetting {
+                id: id.to_string(),
+                reason: format!(
+                    "`{level}` is not a level; {}",
+                    suggest(level.trim(), Level::ALL.iter().map(|(n, _)| *n))
+                ),
+                span: at,
+            });
+        }
+        found
+    }
+
+    fn lint_config(&mut self, raw: &Option<Spanned<RawLints>>) -> LintConfig {
+        let mut config = LintConfig::default();
+        let Some(raw) = raw else { return config };
+        for (id, setting) in &raw.value {
+            let Some(lint) = self.lint_id(id) else {
+                continue;
+            };
+            let at = span(setting);
+            match &setting.value {
+                RawLintSetting::Level(level) => {
+                    if let Some(level) = self.lint_level(&id.value, level, at) {
+                        config.set(lint, level);
+                    }
+                }
+                RawLintSetting::Detailed(detail) => {
+                    // `{ max: 200 }` alone means "check, with this maximum".
+                    let level = match &detail.level {
+                        Some(level) => self.lint_level(&id.value, level, at),
+                        None => Some(Level::Warn),
+                    };
+                    if let Some(level) = level {
+                        config.set(lint, level);
+                    }
+                    let reason = match (detail.max, lint) {
+                        (None, _) => None,
+                        (Some(max), Lint::DescriptionTooLong) if max > 0 => {
+                            config.description_max = usize::try_from(max).unwrap_or(usize::MAX);
+                            None
+                        }
+                        (Some(max), Lint::DescriptionTooLong) => Some(format!(
+                            "`max` must be a positive number of characters, not {max}"
+                        )),
+                        (Some(_), _) => Some("only description-too-long takes `max`".to_string()),
+                    };
+                    if let Some(reason) = reason {
+                        self.push(Diagnostic::InvalidLintSetting {
+                            id: id.value.clone(),
+                            reason,
+                            span: at,
+                        });
+                    }
+                }
+            }
+        }
+        config
     }
 
     fn query(&mut self, raw: &[Spanned<RawQueryParam>]) -> Option<Vec<QueryParam>> {

@@ -9,6 +9,7 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use connectorgen::diagnostics::Severity;
 use connectorgen::{GenerateError, generate};
 
 fn read(path: &Path) -> (String, Arc<String>) {
@@ -23,7 +24,13 @@ fn openapi_validator() -> &'static jsonschema::Validator {
         let schema: serde_json::Value =
             serde_json::from_str(include_str!("fixtures/openapi-3.1.schema.json"))
                 .expect("fixture is JSON");
-        jsonschema::validator_for(&schema).expect("the official OpenAPI 3.1 schema compiles")
+        let validator =
+            jsonschema::validator_for(&schema).expect("the official OpenAPI 3.1 schema compiles");
+        // The validator is live: an operation without `responses` is not OpenAPI 3.1.
+        let broken = serde_json::json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" },
+            "paths": { "/a": { "get": { "operationId": "a", "responses": {} } } } });
+        assert!(!validator.is_valid(&broken), "schema fixture rejects an empty responses map");
+        validator
     })
 }
 
@@ -85,7 +92,11 @@ fn invalid_cases() {
         };
         let stem = path.file_stem().unwrap().to_string_lossy();
         let code = stem.split("--").next().unwrap();
-        let codes: Vec<String> = diagnostics.items().iter().map(|d| d.code_str()).collect();
+        let codes: Vec<String> = diagnostics
+            .items()
+            .iter()
+            .map(|f| f.diagnostic.code_str())
+            .collect();
         assert!(
             codes.iter().any(|c| c == code),
             "{name}: expected a `{code}` diagnostic, got {codes:?}"
@@ -94,15 +105,49 @@ fn invalid_cases() {
     });
 }
 
-/// Every rule in diagnostics.rs has at least one invalid case named after its code.
+/// `tests/cases/lint/<lint-id>[--variant].yaml`: valid manifests on which that lint
+/// fires (as an error in `--deny` variants); the findings are snapshotted.
+#[test]
+fn lint_cases() {
+    insta::glob!("cases/lint", "*.yaml", |path| {
+        let (name, text) = read(path);
+        let analysis = connectorgen::analyze(&name, text).expect("renders");
+        assert!(
+            analysis.outputs.is_some(),
+            "{name} must be a valid manifest"
+        );
+        let stem = path.file_stem().unwrap().to_string_lossy();
+        let mut parts = stem.split("--");
+        let code = parts.next().unwrap();
+        let expected = if parts.any(|v| v == "deny") {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let found: Vec<(String, Severity)> = analysis
+            .diagnostics
+            .items()
+            .iter()
+            .map(|f| (f.diagnostic.code_str(), f.severity))
+            .collect();
+        assert!(
+            found.iter().any(|(c, s)| c == code && *s == expected),
+            "{name}: expected `{code}` as {expected:?}, got {found:?}"
+        );
+        insta::assert_snapshot!(analysis.diagnostics.render(false));
+    });
+}
+
+/// Every rule in diagnostics.rs has at least one invalid or lint case named after its code.
 #[test]
 fn every_rule_has_an_invalid_case() {
     let source = include_str!("../src/diagnostics.rs");
-    let cases: Vec<String> =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/invalid"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let cases: Vec<String> = ["invalid", "lint"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     let codes: Vec<&str> = source
         .split("code(\"")
         .skip(1)
@@ -114,7 +159,14 @@ fn every_rule_has_an_invalid_case() {
             cases
                 .iter()
                 .any(|f| f == &format!("{code}.yaml") || f.starts_with(&format!("{code}--"))),
-            "no tests/cases/invalid/{code}.yaml"
+            "no tests/cases/invalid/{code}.yaml or tests/cases/lint/{code}.yaml"
         );
+        if connectorgen::lint::Lint::from_id(code).is_none() {
+            assert_ne!(
+                connectorgen::report::problem_summary(code),
+                "A problem in the manifest.",
+                "`{code}` has no SARIF rule description"
+            );
+        }
     }
 }

@@ -27,8 +27,15 @@ pub struct RenderError {
     pub source: minijinja::Error,
 }
 
+/// Everything rendered for one connector.
+pub struct Rendered {
+    pub outputs: Outputs,
+    /// Each operation's model-facing description, in manifest order (lints measure them).
+    pub descriptions: Vec<String>,
+}
+
 /// Renders every output for one connector.
-pub fn render(connector: &Connector, manifest_name: &str) -> Result<Outputs, RenderError> {
+pub fn render(connector: &Connector, manifest_name: &str) -> Result<Rendered, RenderError> {
     let prose = prose::Prose::new()?;
     let descriptions = connector
         .operations
@@ -48,5 +55,8 @@ pub fn render(connector: &Connector, manifest_name: &str) -> Result<Outputs, Ren
         "descriptions.md".to_string(),
         prose.descriptions_md(connector, &descriptions, manifest_name)?,
     );
-    Ok(outputs)
+    Ok(Rendered {
+        outputs,
+        descriptions,
+    })
 }

@@ -1,0 +1,66 @@
+//! Outputs ↔ disk: what `connectorgen check` calls drift.
+//!
+//! Takes: the outputs a manifest generates now and the output folder. Returns: one
+//! `Drift` per file that is missing or differs, with a unified diff (disk → expected).
+//! Must never: write anything. Files in the folder that connectorgen does not generate
+//! are not its business and are ignored.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use crate::render::Outputs;
+
+/// One generated file that does not match what the manifest generates now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// The file on disk, as `--out` names it.
+    pub path: PathBuf,
+    pub missing: bool,
+    /// Unified diff from the file on disk to what the manifest generates; empty when missing.
+    pub diff: String,
+}
+
+/// Why the output folder could not be compared.
+#[derive(Debug, thiserror::Error)]
+#[error("could not read {}: {source}", path.display())]
+pub struct CheckError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Compares every output with the file of the same name in `dir`.
+pub fn drift(dir: &Path, outputs: &Outputs) -> Result<Vec<Drift>, CheckError> {
+    let mut found = Vec::new();
+    for (name, expected) in outputs {
+        let path = dir.join(name);
+        let (actual, missing) = match std::fs::read(&path) {
+            Ok(bytes) => (String::from_utf8_lossy(&bytes).into_owned(), false),
+            Err(e) if e.kind() == ErrorKind::NotFound => (String::new(), true),
+            Err(source) => return Err(CheckError { path, source }),
+        };
+        if !missing && actual == *expected {
+            continue;
+        }
+        // A missing file's diff would be the whole file: saying "missing" is clearer.
+        let diff = if missing {
+            String::new()
+        } else {
+            let shown = path.display();
+            similar::TextDiff::from_lines(actual.as_str(), expected.as_str())
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("{shown} (on disk)"),
+                    &format!("{shown} (generated)"),
+                )
+                .to_string()
+        };
+        found.push(Drift {
+            path,
+            missing,
+            diff,
+        });
+    }
+    Ok(found)
+}

@@ -1,0 +1,335 @@
+//! Safety lints: a valid manifest that may still mislead a model.
+//!
+//! Takes: the raw manifest (for spans), the validated connector (same operations, same
+//! order) and each operation's model-facing description. Returns: findings, each with
+//! the severity its configured level gives it (`allow`ed lints return nothing).
+//! Must never: fail or change the model; a lint only reports.
+
+use serde_saphyr::Spanned;
+
+use crate::diagnostics::{Diagnostic, Finding, Severity, Span};
+use crate::manifest::{RawManifest, RawOperation, span};
+use crate::model::{Connector, Idempotency, Method, Operation};
+
+/// Every lint, with its stable id and default level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lint {
+    MissingLimit,
+    VagueSummary,
+    SpendWithoutIdempotency,
+    PollTargetWithoutId,
+    DescriptionTooLong,
+    MutatingWithoutLimit,
+    PaidSyncOperation,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Allow,
+    Warn,
+    Deny,
+}
+
+impl Level {
+    pub const ALL: [(&'static str, Level); 3] = [
+        ("allow", Level::Allow),
+        ("warn", Level::Warn),
+        ("deny", Level::Deny),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Allow => "allow",
+            Level::Warn => "warn",
+            Level::Deny => "deny",
+        }
+    }
+}
+
+/// OpenAI GPT Actions cut operation descriptions at 300 characters.
+pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
+
+impl Lint {
+    pub const ALL: [Lint; 7] = [
+        Lint::MissingLimit,
+        Lint::VagueSummary,
+        Lint::SpendWithoutIdempotency,
+        Lint::PollTargetWithoutId,
+        Lint::DescriptionTooLong,
+        Lint::MutatingWithoutLimit,
+        Lint::PaidSyncOperation,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Lint::MissingLimit => "missing-limit",
+            Lint::VagueSummary => "vague-summary",
+            Lint::SpendWithoutIdempotency => "spend-without-idempotency",
+            Lint::PollTargetWithoutId => "poll-target-without-id",
+            Lint::DescriptionTooLong => "description-too-long",
+            Lint::MutatingWithoutLimit => "mutating-without-limit",
+            Lint::PaidSyncOperation => "paid-sync-operation",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Lint> {
+        Lint::ALL.into_iter().find(|l| l.id() == id)
+    }
+
+    pub fn default_level(self) -> Level {
+        match self {
+            Lint::DescriptionTooLong | Lint::PaidSyncOperation => Level::Allow,
+            _ => Level::Warn,
+        }
+    }
+
+    /// One line on what the lint looks for (SARIF rule descriptions, `--help`).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Lint::MissingLimit => "The description does not say what the call will not do.",
+            Lint::VagueSummary => {
+                "The summary is under three words or starts with a catch-all verb."
+            }
+            Lint::SpendWithoutIdempotency => {
+                "An operation that spends declares `idempotency: unsupported`."
+            }
+            Lint::PollTargetWithoutId => "The poll target's path has no {param} to name the job.",
+            Lint::DescriptionTooLong => {
+                "The description the model reads exceeds the configured number of characters."
+            }
+            Lint::MutatingWithoutLimit => {
+                "A non-GET that does not spend does not say what it will not do."
+            }
+            Lint::PaidSyncOperation => "An operation spends but is not async.",
+        }
+    }
+}
+
+/// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
+#[derive(Debug, Clone)]
+pub struct LintConfig {
+    levels: [Level; 7],
+    pub description_max: usize,
+}
+
+impl Default for LintConfig {
+    fn default() -> Self {
+        LintConfig {
+            levels: Lint::ALL.map(Lint::default_level),
+            description_max: DEFAULT_DESCRIPTION_MAX,
+        }
+    }
+}
+
+impl LintConfig {
+    pub fn level(&self, lint: Lint) -> Level {
+        self.levels[lint as usize]
+    }
+
+    pub fn set(&mut self, lint: Lint, level: Level) {
+        self.levels[lint as usize] = level;
+    }
+}
+
+/// Words that bound what a call does ("Read-only", "cannot", "does not", "never", "only", …).
+const LIMIT_WORDS: [&str; 12] = [
+    "read-only",
+    "read only",
+    "cannot",
+    "can't",
+    "can not",
+    "does not",
+    "doesn't",
+    "do not",
+    "never",
+    "only",
+    "will not",
+    "won't",
+];
+
+/// Catch-all verbs that say nothing about what a call does.
+const VAGUE_STARTS: [&str; 6] = [
+    "manages",
+    "handles",
+    "processes",
+    "gets",
+    "does",
+    "deals with",
+];
+
+fn states_limit(description: &str) -> bool {
+    let lower = description.to_lowercase();
+    LIMIT_WORDS.iter().any(|w| {
+        lower.match_indices(w).any(|(i, _)| {
+            // Whole words only: "only" must not match "commonly".
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + w.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
+}
+
+fn vague_reason(summary: &str) -> Option<String> {
+    let words = summary.split_whitespace().count();
+    if words < 3 {
+        return Some(format!("{words} word{}", if words == 1 { "" } else { "s" }));
+    }
+    let lower = summary.to_lowercase();
+    VAGUE_STARTS
+        .iter()
+        .find(|v| {
+            lower.starts_with(*v)
+                && lower[v.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric())
+        })
+        .map(|v| format!("starts with the catch-all \"{v}\""))
+}
+
+/// Runs every lint that is not `allow`ed, globally or by the operation's `lintAllow`.
+pub fn run(
+    raw: &Spanned<RawManifest>,
+    connector: &Connector,
+    descriptions: &[String],
+) -> Vec<Finding> {
+    let config = &connector.lint;
+    let raw_ops: &[Spanned<RawOperation>] = raw
+        .value
+        .operations
+        .as_ref()
+        .map(|o| o.value.as_slice())
+        .unwrap_or_default();
+    let by_id: std::collections::HashMap<&str, (&Operation, &Spanned<RawOperation>)> = connector
+        .operations
+        .iter()
+        .zip(raw_ops)
+        .map(|(op, r)| (op.id.as_str(), (op, r)))
+        .collect();
+    let mut out = Vec::new();
+    for ((op, r), description) in connector.operations.iter().zip(raw_ops).zip(descriptions) {
+        let mut emit = |lint: Lint, diagnostic: Diagnostic| {
+            let severity = match config.level(lint) {
+                Level::Allow => return,
+                _ if op.lint_allow.contains(&lint) => return,
+                Level::Warn => Severity::Warning,
+                Level::Deny => Severity::Error,
+            };
+            out.push(Finding {
+                diagnostic,
+                severity,
+            });
+        };
+        let r = &r.value;
+        let at = |field: &Option<Spanned<String>>| field.as_ref().map_or(nowhere(), span);
+        let spends = op.spends.is_some();
+        let mutating = op.method != Method::Get;
+        if !states_limit(&op.description) {
+            if mutating && !spends {
+                emit(
+                    Lint::MutatingWithoutLimit,
+                    Diagnostic::MutatingWithoutLimit {
+                        id: op.id.clone(),
+                        span: at(&r.description),
+                    },
+                );
+            } else {
+                emit(
+                    Lint::MissingLimit,
+                    Diagnostic::MissingLimit {
+                        id: op.id.clone(),
+                        span: at(&r.description),
+                    },
+                );
+            }
+        }
+        if let Some(reason) = vague_reason(&op.summary) {
+            emit(
+                Lint::VagueSummary,
+                Diagnostic::VagueSummary {
+                    id: op.id.clone(),
+                    reason,
+                    span: at(&r.summary),
+                },
+            );
+        }
+        if spends && op.idempotency == Idempotency::Unsupported {
+            emit(
+                Lint::SpendWithoutIdempotency,
+                Diagnostic::SpendWithoutIdempotency {
+                    id: op.id.clone(),
+                    span: at(&r.idempotency),
+                },
+            );
+        }
+        if let Some(a) = &op.async_
+            && let Some((target, target_raw)) = by_id.get(a.poll_with.as_str())
+            && target.path_params.is_empty()
+        {
+            let poll_span = r
+                .async_
+                .as_ref()
+                .and_then(|a| a.value.poll_with.as_ref())
+                .map_or(nowhere(), span);
+            emit(
+                Lint::PollTargetWithoutId,
+                Diagnostic::PollTargetWithoutId {
+                    target: target.id.clone(),
+                    span: poll_span,
+                    target_path: at(&target_raw.value.path),
+                },
+            );
+        }
+        let length = description.chars().count();
+        if length > config.description_max {
+            emit(
+                Lint::DescriptionTooLong,
+                Diagnostic::DescriptionTooLong {
+                    id: op.id.clone(),
+                    length,
+                    max: config.description_max,
+                    span: at(&r.description),
+                },
+            );
+        }
+        if spends && op.async_.is_none() {
+            emit(
+                Lint::PaidSyncOperation,
+                Diagnostic::PaidSyncOperation {
+                    id: op.id.clone(),
+                    span: r.spends.as_ref().map_or(nowhere(), span),
+                },
+            );
+        }
+    }
+    out
+}
+
+/// Fields a lint points at exist on every valid operation; this only keeps the types total.
+fn nowhere() -> Span {
+    Span::from((0, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_whole_words() {
+        assert!(states_limit("Read-only. This cannot move funds."));
+        assert!(states_limit("Returns tasks. Does not create them."));
+        assert!(states_limit("Only lists."));
+        assert!(!states_limit("Commonly used to list things."));
+        assert!(!states_limit("Reads your balance."));
+    }
+
+    #[test]
+    fn vague_summaries() {
+        assert!(vague_reason("Manages your account").is_some());
+        assert!(vague_reason("Gets tasks for you").is_some());
+        assert!(vague_reason("Deals with invoices here").is_some());
+        assert!(vague_reason("List videos").is_some());
+        assert!(vague_reason("Getaway planner for trips").is_none());
+        assert!(vague_reason("Generate a video from a prompt").is_none());
+    }
+}

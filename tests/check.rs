@@ -1,0 +1,228 @@
+//! `connectorgen check` as CI runs it: exit codes, every output format, drift.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_connectorgen"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A folder holding `connector.yaml` (copied from `source`) and, when `built`, its outputs.
+fn workspace(source: &str, built: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join(source), dir.path().join("connector.yaml")).unwrap();
+    if built {
+        let out = run(dir.path(), &["build"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    dir
+}
+
+#[test]
+fn check_after_build_is_clean_for_every_example() {
+    for entry in std::fs::read_dir(root().join("examples/manifests")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = path.to_str().unwrap();
+        let built = run(dir.path(), &["build", manifest, "--out", "out"]);
+        assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+        assert!(
+            built.stderr.is_empty(),
+            "{manifest}: examples build without warnings: {}",
+            text(&built.stderr)
+        );
+        let out = run(
+            dir.path(),
+            &["check", manifest, "--out", "out", "--deny-warnings"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{manifest}: {}",
+            text(&out.stdout)
+        );
+        assert_eq!(text(&out.stdout), "0 errors, 0 warnings\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
+        assert_eq!(names.len(), 3, "check writes nothing");
+    }
+}
+
+#[test]
+fn drift_changed_and_missing_files() {
+    let dir = workspace("examples/manifests/video.yaml", true);
+    let generated = dir.path().join("generated");
+    let llms = std::fs::read_to_string(generated.join("llms.txt")).unwrap();
+    std::fs::write(
+        generated.join("llms.txt"),
+        llms.replace("(about 90s)", "(about 60s)"),
+    )
+    .unwrap();
+    std::fs::remove_file(generated.join("descriptions.md")).unwrap();
+    let before: Vec<_> = std::fs::read_dir(&generated)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+
+    let out = run(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("drift-human", text(&out.stdout));
+    let out = run(dir.path(), &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("drift-json", text(&out.stdout));
+    let out = run(dir.path(), &["check", "--format", "github"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("drift-github", text(&out.stdout));
+
+    let after: Vec<_> = std::fs::read_dir(&generated)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(before, after, "check never writes");
+    // The fix it suggests fixes it.
+    assert_eq!(
+        run(dir.path(), &["build", "connector.yaml"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(run(dir.path(), &["check"]).status.code(), Some(0));
+}
+
+#[test]
+fn warnings_pass_unless_denied() {
+    let dir = workspace("tests/cases/lint/vague-summary.yaml", true);
+    let built = run(dir.path(), &["build"]);
+    assert_eq!(built.status.code(), Some(0));
+    assert!(
+        text(&built.stderr).contains("vague-summary"),
+        "build prints warnings"
+    );
+    let out = run(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).ends_with("0 errors, 1 warning\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(dir.path(), &["check", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+    // build --deny-warnings writes nothing.
+    std::fs::remove_dir_all(dir.path().join("generated")).unwrap();
+    let out = run(dir.path(), &["build", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("(--deny-warnings); nothing was written"));
+    assert!(!dir.path().join("generated").exists());
+}
+
+#[test]
+fn denied_lint_is_an_error_everywhere() {
+    let dir = workspace("tests/cases/lint/missing-limit--deny.yaml", false);
+    let out = run(dir.path(), &["build"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.path().join("generated").exists());
+    let out = run(dir.path(), &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["diagnostics"][0]["code"], "missing-limit");
+    assert_eq!(doc["diagnostics"][0]["severity"], "error");
+    assert_eq!(doc["summary"]["errors"], 1);
+    assert_eq!(doc["summary"]["drifted"], 3, "outputs still compared");
+}
+
+#[test]
+fn invalid_manifest_in_every_format() {
+    let dir = workspace(
+        "tests/cases/invalid/unsafe-poll-target--among-many-problems.yaml",
+        false,
+    );
+    for format in ["human", "json", "github", "sarif"] {
+        let out = run(dir.path(), &["check", "--format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        insta::assert_snapshot!(format!("invalid-{format}"), text(&out.stdout));
+    }
+}
+
+#[test]
+fn json_positions_are_one_based_with_exclusive_ends() {
+    let dir = workspace("tests/cases/invalid/unknown-poll-target.yaml", false);
+    let out = run(dir.path(), &["check", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &doc["diagnostics"][0];
+    // Line 16 of the case file is `    async: { pollWith: getVidoe, typicalSeconds: 90 }`.
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(16), Some(24))
+    );
+    assert_eq!(
+        (d["endLine"].as_u64(), d["endColumn"].as_u64()),
+        (Some(16), Some(32))
+    );
+    assert_eq!(d["file"], "connector.yaml");
+    assert_eq!(d["help"], "did you mean `getVideo`?");
+}
+
+#[test]
+fn sarif_validates_against_the_sarif_2_1_0_schema() {
+    let fixture = root().join("tests/fixtures/sarif-2.1.0.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).expect("SARIF schema fixture"))
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    // The validator is live: a level SARIF does not know is rejected.
+    let broken = serde_json::json!({ "version": "2.1.0", "runs": [{ "tool": { "driver": { "name": "x" } },
+        "results": [{ "level": "fatal", "message": { "text": "m" } }] }] });
+    assert!(!validator.is_valid(&broken));
+    for (source, built) in [
+        (
+            "tests/cases/invalid/unsafe-poll-target--among-many-problems.yaml",
+            false,
+        ),
+        ("tests/cases/lint/vague-summary.yaml", false),
+        ("examples/manifests/video.yaml", true),
+    ] {
+        let dir = workspace(source, built);
+        let out = run(dir.path(), &["check", "--format", "sarif"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{source}: {}", errors.join("\n"));
+        let rules = doc["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap();
+        for lint in connectorgen::lint::Lint::ALL {
+            assert!(
+                rules.iter().any(|r| r["id"] == lint.id()),
+                "rule for {}",
+                lint.id()
+            );
+        }
+    }
+}
+
+#[test]
+fn could_not_run_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr).lines().count(), 1);
+    assert_eq!(
+        run(dir.path(), &["check", "--format", "xml"]).status.code(),
+        Some(2)
+    );
+}
