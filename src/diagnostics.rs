@@ -371,6 +371,73 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `targets:` names a platform connectorgen does not write for, or is empty.
+    #[error("unknown target `{target}`")]
+    #[diagnostic(code("unknown-target"))]
+    UnknownTarget {
+        target: String,
+        #[label("not a target")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// With the `mcp` target, two inputs of one operation (path, query, body property,
+    /// idempotencyKey) have the same name, so they cannot share one MCP `inputSchema`.
+    #[error(
+        "`{id}`: `{name}` is both {first} and {second}; an MCP tool takes one flat set of arguments"
+    )]
+    #[diagnostic(
+        code("mcp-input-collision"),
+        help(
+            "rename the query parameter or the body property so every input of the operation has its own name"
+        )
+    )]
+    McpInputCollision {
+        id: String,
+        name: String,
+        first: &'static str,
+        second: &'static str,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// With the `openapi30` target, a JSON Schema uses a construct OpenAPI 3.0 cannot express.
+    #[error("`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 cannot express")]
+    #[diagnostic(
+        code("openapi30-unsupported"),
+        help(
+            "rewrite the schema with 3.0-compatible keywords, or remove `openapi30` from `targets`"
+        )
+    )]
+    Openapi30Unsupported {
+        id: String,
+        pointer: String,
+        construct: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// With the `openai` target, a text was shortened to fit OpenAI's limits.
+    #[error(
+        "`{id}`: {what} is {length} characters; OpenAI allows {max}, so openapi.openai.json {action}"
+    )]
+    #[diagnostic(
+        code("description-too-long"),
+        help(
+            "shorten the author's text so nothing is cut; the cost and polling sentences are always kept"
+        )
+    )]
+    ShortenedForOpenai {
+        id: String,
+        what: &'static str,
+        length: usize,
+        max: usize,
+        action: &'static str,
+        #[label("this text")]
+        span: Span,
+    },
+
     // ---- Safety lints: valid manifests that may still mislead a model. ----
     /// The description does not say what the call will not do.
     #[error("`{id}`: the description does not say what the call will not do")]

@@ -9,6 +9,7 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod input;
 pub mod lint;
 pub mod manifest;
 pub mod model;
@@ -38,9 +39,25 @@ impl Analysis {
     }
 }
 
+/// How a run differs from what the manifest alone says.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Replaces the manifest's `targets:` when set (`--target`).
+    pub targets: Option<Vec<model::Target>>,
+}
+
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
 /// file. A render error is a bug in a template, not a problem of the manifest.
 pub fn analyze(name: &str, text: Arc<String>) -> Result<Analysis, RenderError> {
+    analyze_with(name, text, &Options::default())
+}
+
+/// `analyze`, with command-line options applied over the manifest.
+pub fn analyze_with(
+    name: &str,
+    text: Arc<String>,
+    options: &Options,
+) -> Result<Analysis, RenderError> {
     let invalid = |findings: Vec<Finding>| Analysis {
         diagnostics: Diagnostics::new(name, text.clone(), findings),
         outputs: None,
@@ -49,12 +66,18 @@ pub fn analyze(name: &str, text: Arc<String>) -> Result<Analysis, RenderError> {
         Ok(raw) => raw,
         Err(d) => return Ok(invalid(vec![Finding::error(*d)])),
     };
-    let connector = match validate::validate(&raw) {
+    let mut connector = match validate::validate(&raw) {
         Ok(connector) => connector,
         Err(problems) => return Ok(invalid(problems.into_iter().map(Finding::error).collect())),
     };
+    if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
+        connector.targets = targets.clone();
+        connector.targets.sort();
+        connector.targets.dedup();
+    }
     let rendered = render::render(&connector, &file_name(name))?;
-    let findings = lint::run(&raw, &connector, &rendered.descriptions);
+    let mut findings = lint::run(&raw, &connector, &rendered.descriptions);
+    findings.extend(rendered.findings);
     Ok(Analysis {
         diagnostics: Diagnostics::new(name, text.clone(), findings),
         outputs: Some(rendered.outputs),
@@ -74,7 +97,16 @@ pub enum GenerateError {
 
 /// Manifest text → every output file's contents, or the findings that prevent them.
 pub fn generate(name: &str, text: Arc<String>) -> Result<Outputs, GenerateError> {
-    let analysis = analyze(name, text)?;
+    generate_with(name, text, &Options::default())
+}
+
+/// `generate`, with command-line options applied over the manifest.
+pub fn generate_with(
+    name: &str,
+    text: Arc<String>,
+    options: &Options,
+) -> Result<Outputs, GenerateError> {
+    let analysis = analyze_with(name, text, options)?;
     match analysis.outputs {
         Some(outputs) if !analysis.has_errors() => Ok(outputs),
         _ => Err(GenerateError::Invalid(analysis.diagnostics)),

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use connectorgen::diagnostics::Severity;
+use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
-use connectorgen::{Analysis, analyze, check, output};
+use connectorgen::{Analysis, Options, analyze_with, check, input, output};
 
 #[derive(Parser)]
 #[command(
@@ -62,6 +63,17 @@ struct Common {
     /// Treat warnings as errors
     #[arg(long)]
     deny_warnings: bool,
+    /// Refuse a manifest larger than this, checked before reading (K, M, G suffixes: powers of 1024)
+    #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
+    max_bytes: u64,
+    /// Targets to produce instead of the manifest's `targets:` (repeat or comma-separate)
+    #[arg(
+        long = "target",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "TARGET"
+    )]
+    targets: Vec<Target>,
 }
 
 impl Common {
@@ -77,13 +89,25 @@ impl Common {
         if let Some(out) = &self.out {
             cmd.push_str(&format!(" --out {}", out.display()));
         }
+        if !self.targets.is_empty() {
+            let names: Vec<&str> = self.targets.iter().map(|t| t.as_str()).collect();
+            cmd.push_str(&format!(" --target {}", names.join(",")));
+        }
         cmd
     }
 
     fn analyze(&self) -> Result<Analysis, Fatal> {
-        let text = read_manifest(&self.manifest)?;
-        analyze(&self.manifest.display().to_string(), Arc::new(text))
-            .map_err(|e| Fatal(e.to_string()))
+        let text = input::read_manifest(&self.manifest, self.max_bytes)
+            .map_err(|e| Fatal(e.to_string()))?;
+        let options = Options {
+            targets: Some(self.targets.clone()),
+        };
+        analyze_with(
+            &self.manifest.display().to_string(),
+            Arc::new(text),
+            &options,
+        )
+        .map_err(|e| Fatal(e.to_string()))
     }
 }
 
@@ -187,22 +211,4 @@ fn default_out(manifest: &Path) -> PathBuf {
         Some(parent) if !parent.as_os_str().is_empty() => parent.join("generated"),
         _ => PathBuf::from("generated"),
     }
-}
-
-fn read_manifest(path: &Path) -> Result<String, Fatal> {
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| Fatal(format!("cannot read {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(Fatal(format!("{shown} is not a regular file")));
-    }
-    let bytes = std::fs::read(path).map_err(|e| Fatal(format!("cannot read {shown}: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let before = &e.as_bytes()[..at];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
-        Fatal(format!(
-            "{shown} is not UTF-8 text (invalid byte at line {line}, column {column}); save it as UTF-8"
-        ))
-    })
 }

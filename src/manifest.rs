@@ -26,6 +26,8 @@ pub struct RawManifest {
     pub operations: Option<Spanned<Vec<Spanned<RawOperation>>>>,
     /// Lint id → level (or `{ level, max }`), as written.
     pub lint: Option<Spanned<RawLints>>,
+    /// Which agent platforms to write for (default `[muse]`).
+    pub targets: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `lint:` — lint id → setting, in the order written.
@@ -132,6 +134,9 @@ fn options(len: usize) -> serde_saphyr::Options {
             max_nodes: nodes,
             max_total_scalar_bytes: len.saturating_mul(4).saturating_add(64 << 20),
             max_depth: MAX_DEPTH,
+            // The scanner's own cap on `[[[…` / `{{{…`, aligned with `max_depth` so a
+            // deep flow collection reports the same limit as a deep block one.
+            flow_nesting_limit: MAX_DEPTH,
             max_aliases: MAX_ALIASES,
             max_anchors: MAX_ALIASES,
             max_documents: 1,
@@ -218,13 +223,51 @@ fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
             message: budget_message(breach),
             span,
         },
-        YamlError::AliasReplayLimitExceeded { .. }
-        | YamlError::AliasExpansionLimitExceeded { .. }
-        | YamlError::AliasReplayStackDepthExceeded { .. }
-        | YamlError::AliasReplayCounterOverflow { .. } => Diagnostic::YamlLimit {
-            message: plain_message(err),
+        YamlError::AliasReplayLimitExceeded {
+            max_total_replayed_events,
+            ..
+        } => Diagnostic::YamlLimit {
+            message: format!(
+                "aliases expand to more than {max_total_replayed_events} parser events, the alias-expansion budget \
+                 (a quarter of the file size, at least 100,000); {RAISE_ALIASES}"
+            ),
             span,
         },
+        YamlError::AliasExpansionLimitExceeded {
+            max_expansions_per_anchor,
+            ..
+        } => Diagnostic::YamlLimit {
+            message: format!(
+                "one anchor is expanded more than {max_expansions_per_anchor} times, the per-anchor limit; {RAISE_ALIASES}"
+            ),
+            span,
+        },
+        YamlError::AliasReplayStackDepthExceeded { max_depth, .. } => Diagnostic::YamlLimit {
+            message: format!(
+                "aliases nest inside aliases more than {max_depth} deep, the alias-nesting limit; {RAISE_ALIASES}"
+            ),
+            span,
+        },
+        YamlError::AliasReplayCounterOverflow { .. } => Diagnostic::YamlLimit {
+            message: format!("aliases expand beyond what can be counted; {RAISE_ALIASES}"),
+            span,
+        },
+        // The scanner stops a deep flow collection (`[[[[…`) before any event reaches the
+        // depth budget: the same limit, reported the same way.
+        YamlError::ExternalMessage { source, .. }
+            if matches!(
+                &**source,
+                serde_saphyr::ExternalMessageSource::Parser(e)
+                    if matches!(e.kind(), serde_saphyr::granit_parser::ErrorKind::RecursionLimitExceeded)
+            ) =>
+        {
+            Diagnostic::YamlLimit {
+                message: format!(
+                    "nesting is more than {MAX_DEPTH} levels deep, over the nesting-depth limit of {MAX_DEPTH}; {RAISE_DEPTH}"
+                ),
+                span,
+            }
+        }
         _ => Diagnostic::YamlSyntax {
             message: plain_message(err),
             span,
@@ -248,27 +291,46 @@ fn type_help(expected: &str) -> String {
     }
 }
 
+/// How to get under the fixed nesting limit, or raise it when a real manifest needs more.
+const RAISE_DEPTH: &str = "flatten the structure (e.g. move deep schema parts into `$defs` and \
+    `$ref` them); if a legitimate manifest needs more, raise MAX_DEPTH in src/manifest.rs";
+/// How to get under the alias limits, or raise them when a real manifest needs more.
+const RAISE_ALIASES: &str = "write the repeated part out in full instead of through an alias \
+    (the expansion budget grows with the file size); if a legitimate manifest needs more, \
+    raise MAX_ALIASES or the budgets in `options` in src/manifest.rs";
+
+/// Which budget was breached, its value, and how to get under it (or raise it).
 fn budget_message(breach: &BudgetBreach) -> String {
     match breach {
-        BudgetBreach::Depth { depth } => {
-            format!("nesting is {depth} levels deep; the limit is {MAX_DEPTH}")
-        }
-        BudgetBreach::Aliases { aliases } => {
-            format!("{aliases} aliases; the limit is {MAX_ALIASES}")
-        }
-        BudgetBreach::Anchors { anchors } => {
-            format!("{anchors} anchors; the limit is {MAX_ALIASES}")
-        }
+        BudgetBreach::Depth { depth } => format!(
+            "nesting is {depth} levels deep, over the nesting-depth limit of {MAX_DEPTH}; {RAISE_DEPTH}"
+        ),
+        BudgetBreach::Aliases { aliases } => format!(
+            "{aliases} aliases, over the alias-count limit of {MAX_ALIASES}; {RAISE_ALIASES}"
+        ),
+        BudgetBreach::Anchors { anchors } => format!(
+            "{anchors} anchors, over the anchor-count limit of {MAX_ALIASES}; {RAISE_ALIASES}"
+        ),
         BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
-            "{aliases} aliases for {anchors} anchors: repeated alias expansion is how YAML bombs are built"
+            "{aliases} aliases for {anchors} anchors, over the alias-to-anchor ratio limit: \
+             repeated alias expansion is how YAML bombs are built; {RAISE_ALIASES}"
         ),
         BudgetBreach::ScalarBytes { total_scalar_bytes } => format!(
-            "{total_scalar_bytes} bytes of text after alias expansion, more than the file itself holds"
+            "{total_scalar_bytes} bytes of text after alias expansion, over the text budget \
+             (4 times the file size plus 64 MiB); {RAISE_ALIASES}"
+        ),
+        BudgetBreach::Nodes { nodes } => format!(
+            "{nodes} YAML nodes after alias expansion, over the node budget (the file size plus \
+             the alias-expansion budget); {RAISE_ALIASES}"
+        ),
+        BudgetBreach::Events { events } => format!(
+            "{events} parser events after alias expansion, over the event budget (twice the node \
+             budget); {RAISE_ALIASES}"
         ),
         BudgetBreach::Documents { .. } => {
             "more than one YAML document (`---`); a manifest is one document".to_string()
         }
-        other => format!("{other:?}"),
+        other => format!("{other:?}; {RAISE_ALIASES}"),
     }
 }
 

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::diagnostics::Span;
 use crate::lint::{Lint, LintConfig};
 
 /// A whole connector, ready to render.
@@ -21,6 +22,52 @@ pub struct Connector {
     /// Lint levels from `lint:` over the defaults.
     #[serde(skip)]
     pub lint: LintConfig,
+    /// Which outputs to produce, in a fixed order, without repeats.
+    #[serde(skip)]
+    pub targets: Vec<Target>,
+}
+
+/// An agent platform connectorgen writes for, and the files it gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Target {
+    /// openapi.json (OpenAPI 3.1), llms.txt, descriptions.md
+    Muse,
+    /// mcp-tools.json: the `tools` of an MCP tools/list result
+    Mcp,
+    /// openapi.openai.json: OpenAPI 3.1 within OpenAI GPT Actions' limits
+    Openai,
+    /// openapi.3.0.json: for tools that only read OpenAPI 3.0
+    Openapi30,
+}
+
+impl Target {
+    pub const ALL: [(&'static str, Target); 4] = [
+        ("muse", Target::Muse),
+        ("mcp", Target::Mcp),
+        ("openai", Target::Openai),
+        ("openapi30", Target::Openapi30),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Muse => "muse",
+            Target::Mcp => "mcp",
+            Target::Openai => "openai",
+            Target::Openapi30 => "openapi30",
+        }
+    }
+}
+
+/// Where an operation's parts are in the manifest, so findings made after validation
+/// (target constraints while rendering) can still point at the YAML node at fault.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub id: Span,
+    pub description: Span,
+    pub input: Option<Span>,
+    pub output: Option<Span>,
+    /// One per query parameter, in order.
+    pub query: Vec<Span>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -167,6 +214,8 @@ pub struct Operation {
     /// Lints not reported for this operation (`lintAllow`).
     #[serde(skip)]
     pub lint_allow: Vec<Lint>,
+    #[serde(skip)]
+    pub origin: Origin,
 }
 
 impl Operation {

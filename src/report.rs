@@ -464,6 +464,11 @@ pub fn problem_summary(code: &str) -> &'static str {
         "invalid-token-prefix" => "`auth.tokenPrefix` is empty or contains whitespace.",
         "unknown-lint" => "An unknown lint id in `lint` or `lintAllow`.",
         "invalid-lint-setting" => "A lint level or option is invalid.",
+        "unknown-target" => "`targets` names a platform connectorgen does not write for.",
+        "mcp-input-collision" => {
+            "Two inputs of one operation share a name, so no MCP inputSchema can hold both."
+        }
+        "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
         _ => "A problem in the manifest.",
     }
 }

@@ -17,7 +17,8 @@ use crate::manifest::{
     RawService, RawSpends, span,
 };
 use crate::model::{
-    Async, Connector, Idempotency, Method, Operation, QueryParam, Service, SpendKind, Spends,
+    Async, Connector, Idempotency, Method, Operation, Origin, QueryParam, Service, SpendKind,
+    Spends, Target,
 };
 
 /// Checks a raw manifest and builds the model from it.
@@ -74,6 +75,7 @@ pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>
     };
 
     let lint = v.lint_config(&raw.lint);
+    let targets = v.targets(&raw.targets);
 
     match (v.problems.is_empty(), service) {
         (true, Some(service)) => Ok(Connector {
@@ -81,6 +83,7 @@ pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>
             token_prefix,
             operations,
             lint,
+            targets,
         }),
         _ => Err(v.problems),
     }
@@ -515,6 +518,7 @@ impl Validator {
                         async_: None,
                         idempotency: Idempotency::Optional,
                         lint_allow: Vec::new(),
+                        origin: origin(s),
                     },
                     raw: s,
                     poll: poll_of(raw),
@@ -538,6 +542,7 @@ impl Validator {
                 async_: async_.flatten(),
                 idempotency: idempotency?,
                 lint_allow,
+                origin: origin(s),
             },
             raw: s,
             poll: poll_of(raw),
@@ -556,6 +561,39 @@ impl Validator {
                 None
             }
         }
+    }
+
+    /// `targets:` — known names, at least one; kept in a fixed order without repeats so
+    /// the outputs do not depend on how the list was written.
+    fn targets(&mut self, raw: &Option<Spanned<Vec<Spanned<String>>>>) -> Vec<Target> {
+        let Some(raw) = raw else {
+            return vec![Target::Muse];
+        };
+        if raw.value.is_empty() {
+            self.push(Diagnostic::UnknownTarget {
+                target: String::new(),
+                span: span(raw),
+                help: "list at least one target, e.g. `targets: [muse]`".to_string(),
+            });
+        }
+        let mut targets: Vec<Target> = raw
+            .value
+            .iter()
+            .filter_map(|t| {
+                let found = Target::ALL.iter().find(|(n, _)| *n == t.value.trim());
+                if found.is_none() {
+                    self.push(Diagnostic::UnknownTarget {
+                        target: t.value.clone(),
+                        span: span(t),
+                        help: suggest(t.value.trim(), Target::ALL.iter().map(|(n, _)| *n)),
+                    });
+                }
+                found.map(|(_, t)| *t)
+            })
+            .collect();
+        targets.sort();
+        targets.dedup();
+        targets
     }
 
     fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
@@ -755,6 +793,17 @@ impl Validator {
             poll_with: poll_with?,
             typical_seconds: typical_seconds?,
         })
+    }
+}
+
+fn origin(op: &Spanned<RawOperation>) -> Origin {
+    let raw = &op.value;
+    Origin {
+        id: id_span(op),
+        description: raw.description.as_ref().map_or_else(|| span(op), span),
+        input: raw.input.as_ref().map(span),
+        output: raw.output.as_ref().map(span),
+        query: raw.query.iter().flatten().map(span).collect(),
     }
 }
 

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use connectorgen::diagnostics::Severity;
-use connectorgen::{GenerateError, generate};
+use connectorgen::model::Target;
+use connectorgen::{GenerateError, Options, generate, generate_with};
 
 fn read(path: &Path) -> (String, Arc<String>) {
     let text = std::fs::read_to_string(path).expect("test manifest is readable UTF-8");
@@ -34,16 +35,75 @@ fn openapi_validator() -> &'static jsonschema::Validator {
     })
 }
 
+fn openapi30_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("fixtures/openapi-3.0.schema.json"))
+                .expect("fixture is JSON");
+        let validator =
+            jsonschema::validator_for(&schema).expect("the official OpenAPI 3.0 schema compiles");
+        // The validator is live: `nullable` must be a boolean in 3.0.
+        let broken = serde_json::json!({ "openapi": "3.0.3", "info": { "title": "t", "version": "1" },
+            "paths": { "/a": { "get": { "responses": { "200": { "description": "ok",
+            "content": { "application/json": { "schema": { "type": "string", "nullable": "yes" } } } } } } } } });
+        assert!(!validator.is_valid(&broken), "3.0 schema fixture rejects a non-boolean nullable");
+        validator
+    })
+}
+
+fn schema_errors(validator: &jsonschema::Validator, doc: &serde_json::Value) -> String {
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The MCP `Tool` definition of the vendored MCP schema (spec 2025-11-25).
+fn mcp_tool_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let mut schema: serde_json::Value =
+            serde_json::from_str(include_str!("fixtures/mcp-2025-11-25.schema.json"))
+                .expect("fixture is JSON");
+        // The file holds only `definitions`; validate against the Tool definition within it.
+        schema["$ref"] = serde_json::json!("#/definitions/Tool");
+        let validator = jsonschema::validator_for(&schema).expect("the MCP schema compiles");
+        // The validator is live: a tool's inputSchema must be `type: object`.
+        let broken = serde_json::json!({ "name": "t", "inputSchema": { "type": "string" } });
+        assert!(
+            !validator.is_valid(&broken),
+            "MCP Tool schema rejects a non-object inputSchema"
+        );
+        validator
+    })
+}
+
+/// Every target, whatever the manifest's own `targets:` says.
+fn all_targets() -> Options {
+    Options {
+        targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+    }
+}
+
 fn check_valid(group: &str, path: &Path) {
     let (name, text) = read(path);
-    let outputs = match generate(&name, text.clone()) {
+    let outputs = match generate_with(&name, text.clone(), &all_targets()) {
         Ok(outputs) => outputs,
         Err(GenerateError::Invalid(d)) => panic!("{name} should be valid:\n{}", d.render(false)),
         Err(e) => panic!("{name}: {e}"),
     };
     assert_eq!(
         outputs.keys().collect::<Vec<_>>(),
-        ["descriptions.md", "llms.txt", "openapi.json"]
+        [
+            "descriptions.md",
+            "llms.txt",
+            "mcp-tools.json",
+            "openapi.3.0.json",
+            "openapi.json",
+            "openapi.openai.json"
+        ]
     );
     for (file, contents) in &outputs {
         assert!(
@@ -53,19 +113,36 @@ fn check_valid(group: &str, path: &Path) {
         insta::assert_snapshot!(format!("{group}-{file}"), contents);
     }
 
-    let doc: serde_json::Value =
-        serde_json::from_str(&outputs["openapi.json"]).expect("openapi.json is JSON");
-    let errors: Vec<String> = openapi_validator()
-        .iter_errors(&doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
+    for file in ["openapi.json", "openapi.openai.json"] {
+        let doc: serde_json::Value = serde_json::from_str(&outputs[file]).expect("JSON");
+        let errors = schema_errors(openapi_validator(), &doc);
+        assert!(
+            errors.is_empty(),
+            "{name}: {file} is not valid OpenAPI 3.1:\n{errors}"
+        );
+    }
+    let doc: serde_json::Value = serde_json::from_str(&outputs["openapi.3.0.json"]).expect("JSON");
+    let errors = schema_errors(openapi30_validator(), &doc);
     assert!(
         errors.is_empty(),
-        "{name}: openapi.json is not valid OpenAPI 3.1:\n{}",
-        errors.join("\n")
+        "{name}: openapi.3.0.json is not valid OpenAPI 3.0:\n{errors}"
     );
+    let parsed: Result<openapiv3::OpenAPI, _> = serde_json::from_str(&outputs["openapi.3.0.json"]);
+    assert!(
+        parsed.is_ok(),
+        "{name}: openapiv3 cannot read openapi.3.0.json: {parsed:?}"
+    );
+    let tools: serde_json::Value = serde_json::from_str(&outputs["mcp-tools.json"]).expect("JSON");
+    for tool in tools.as_array().expect("an array of tools") {
+        let errors = schema_errors(mcp_tool_validator(), tool);
+        assert!(
+            errors.is_empty(),
+            "{name}: tool {} is not a valid MCP Tool:\n{errors}",
+            tool["name"]
+        );
+    }
 
-    let again = generate(&name, text).expect("second build");
+    let again = generate_with(&name, text, &all_targets()).expect("second build");
     assert_eq!(outputs, again, "{name}: two builds differ");
 }
 

@@ -47,6 +47,9 @@ fn check_after_build_is_clean_for_every_example() {
             "{manifest}: examples build without warnings: {}",
             text(&built.stderr)
         );
+        let files = || std::fs::read_dir(dir.path().join("out")).unwrap().count();
+        let written = files();
+        assert!(written >= 3, "{manifest}: at least the muse files");
         let out = run(
             dir.path(),
             &["check", manifest, "--out", "out", "--deny-warnings"],
@@ -58,8 +61,7 @@ fn check_after_build_is_clean_for_every_example() {
             text(&out.stdout)
         );
         assert_eq!(text(&out.stdout), "0 errors, 0 warnings\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
-        assert_eq!(names.len(), 3, "check writes nothing");
+        assert_eq!(files(), written, "check writes nothing");
     }
 }
 
@@ -223,6 +225,33 @@ fn could_not_run_exits_2() {
     assert_eq!(text(&out.stderr).lines().count(), 1);
     assert_eq!(
         run(dir.path(), &["check", "--format", "xml"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn target_flag_overrides_the_manifest() {
+    let dir = workspace("examples/manifests/placeholder.yaml", false);
+    let out = run(dir.path(), &["build", "--target", "mcp,openapi30"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "wrote mcp-tools.json, openapi.3.0.json to generated\n"
+    );
+    let out = run(
+        dir.path(),
+        &["check", "--target", "mcp", "--target", "openapi30"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Without the flag, the manifest's default target (muse) is checked: its files are missing.
+    let out = run(dir.path(), &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["summary"]["drifted"], 3);
+    assert_eq!(
+        run(dir.path(), &["build", "--target", "nope"])
+            .status
+            .code(),
         Some(2)
     );
 }

@@ -288,3 +288,204 @@ fn yaml_1_1_surprises_stay_as_written() {
         ["code", "postcode", "population", "ratio", "alias", "flags"]
     );
 }
+
+/// Every text the model reads for one operation, per target file.
+fn model_texts(outputs: &Outputs, id: &str, next: Option<&str>) -> Vec<(String, String)> {
+    let mut texts = Vec::new();
+    for file in ["openapi.json", "openapi.openai.json", "openapi.3.0.json"] {
+        let doc: Value = serde_json::from_str(&outputs[file]).unwrap();
+        for item in doc["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                if op["operationId"] == id {
+                    texts.push((
+                        file.to_string(),
+                        op["description"].as_str().unwrap().to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    let tools: Value = serde_json::from_str(&outputs["mcp-tools.json"]).unwrap();
+    for tool in tools.as_array().unwrap() {
+        if tool["name"] == id {
+            texts.push((
+                "mcp-tools.json".to_string(),
+                tool["description"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let md = &outputs["descriptions.md"];
+    // The section runs to the next operation's heading (a "## " inside a fence is text).
+    let section = md.split(&format!("\n## {id}\n")).nth(1).unwrap();
+    let section = match next {
+        Some(next) => section.split(&format!("\n## {next}\n")).next().unwrap(),
+        None => section,
+    };
+    texts.push(("descriptions.md".to_string(), section.to_string()));
+    texts
+}
+
+#[test]
+fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
+    let options = connectorgen::Options {
+        targets: Some(
+            connectorgen::model::Target::ALL
+                .iter()
+                .map(|(_, t)| *t)
+                .collect(),
+        ),
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for dir in ["examples/manifests", "tests/cases/valid"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let connector = connectorgen::load(&name, Arc::new(text.clone())).unwrap();
+            let outputs = connectorgen::generate_with(&name, Arc::new(text), &options).unwrap();
+            for (i, op) in connector.operations.iter().enumerate() {
+                let next = connector.operations.get(i + 1).map(|o| o.id.as_str());
+                let texts = model_texts(&outputs, &op.id, next);
+                assert_eq!(texts.len(), 5, "{name} {}: found in every target", op.id);
+                for (file, text) in texts {
+                    if let Some(spends) = &op.spends {
+                        assert!(
+                            text.contains("COSTS THE PERSON:"),
+                            "{name} {} {file}: {text}",
+                            op.id
+                        );
+                        assert!(
+                            text.contains(
+                                &spends.note.split_whitespace().collect::<Vec<_>>().join(" ")
+                            ),
+                            "{name} {} {file}: note kept",
+                            op.id
+                        );
+                        assert!(
+                            text.contains("agreed to this specific request")
+                                || text.contains("yes to this specific request"),
+                            "{name} {} {file}: consent sentence: {text}",
+                            op.id
+                        );
+                        checked += 1;
+                    }
+                    if let Some(a) = &op.async_ {
+                        assert!(
+                            text.contains("Do not resubmit to \"check\" progress"),
+                            "{name} {} {file}: {text}",
+                            op.id
+                        );
+                        assert!(
+                            text.contains(&format!("poll `{}`", a.poll_with)),
+                            "{name} {} {file}: names the poll target",
+                            op.id
+                        );
+                        checked += 1;
+                    }
+                    if file == "openapi.openai.json" {
+                        let limit = connectorgen::render::openai::DESCRIPTION_MAX;
+                        let generated_alone =
+                            text.starts_with("COSTS") || text.starts_with("Returns a job");
+                        assert!(
+                            text.chars().count() <= limit || generated_alone,
+                            "{name} {} fits OpenAI's limit",
+                            op.id
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 20,
+        "the examples exercise paid and async operations"
+    );
+}
+
+#[test]
+fn mcp_annotations_follow_the_documented_mapping() {
+    let options = connectorgen::Options {
+        targets: Some(vec![connectorgen::model::Target::Mcp]),
+    };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cases/valid/every-option.yaml");
+    let outputs = connectorgen::generate_with(
+        "every-option.yaml",
+        Arc::new(std::fs::read_to_string(path).unwrap()),
+        &options,
+    )
+    .unwrap();
+    assert_eq!(outputs.keys().collect::<Vec<_>>(), ["mcp-tools.json"]);
+    let tools: Value = serde_json::from_str(&outputs["mcp-tools.json"]).unwrap();
+    let hints = |name: &str| {
+        let tool = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap();
+        let a = &tool["annotations"];
+        (
+            a["readOnlyHint"].as_bool().unwrap(),
+            a["destructiveHint"].as_bool().unwrap(),
+            a["idempotentHint"].as_bool().unwrap(),
+            a["openWorldHint"].as_bool().unwrap(),
+        )
+    };
+    // (readOnly, destructive, idempotent, openWorld)
+    assert_eq!(hints("getExport"), (true, false, true, true), "GET");
+    assert_eq!(
+        hints("asyncFree"),
+        (false, false, false, true),
+        "POST that does not spend"
+    );
+    assert_eq!(
+        hints("syncPaid"),
+        (false, true, true, true),
+        "PUT that spends, idempotency required"
+    );
+    assert_eq!(hints("patchSettings"), (false, true, false, true), "PATCH");
+    assert_eq!(hints("deleteExport"), (false, true, false, true), "DELETE");
+    assert_eq!(
+        hints("paidAsyncRequired"),
+        (false, true, true, true),
+        "spends, required"
+    );
+    assert_eq!(
+        hints("paidAsyncUnsupported"),
+        (false, true, false, true),
+        "spends, unsupported"
+    );
+    let paid = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "paidAsyncRequired")
+        .unwrap();
+    assert_eq!(
+        paid["inputSchema"]["required"],
+        serde_json::json!(["projectId", "idempotencyKey"])
+    );
+    let get = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "getExport")
+        .unwrap();
+    assert_eq!(
+        get["inputSchema"]["required"],
+        serde_json::json!(["exportId", "include.url"])
+    );
+    let free = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "asyncFree")
+        .unwrap();
+    assert_eq!(
+        free["inputSchema"]["properties"]["body"],
+        serde_json::json!({}),
+        "a non-object body (here `true`, spelled `{{}}`) is one `body` argument"
+    );
+}

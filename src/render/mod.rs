@@ -1,17 +1,22 @@
 //! Model → the generated files.
 //!
-//! Takes: a validated `Connector` and the manifest's file name. Returns: `Outputs`, a
-//! sorted map of output file name → full contents. Both `build` (which writes them) and
-//! a drift check (which compares them) start from this one map.
+//! Takes: a validated `Connector` (with its targets) and the manifest's file name.
+//! Returns: `Outputs`, a sorted map of output file name → full contents, plus findings
+//! from targets that cannot express something. Both `build` (which writes them) and a
+//! drift check (which compares them) start from this one map.
 //! Must never: read or write the disk, or depend on anything but its inputs (no clock,
 //! no environment, no hash-map order): the same manifest gives the same bytes.
 
+pub mod mcp;
+pub mod openai;
 mod openapi;
+mod openapi30;
 mod prose;
 
 use std::collections::BTreeMap;
 
-use crate::model::Connector;
+use crate::diagnostics::Finding;
+use crate::model::{Connector, Target};
 
 pub use prose::model_description;
 
@@ -32,9 +37,12 @@ pub struct Rendered {
     pub outputs: Outputs,
     /// Each operation's model-facing description, in manifest order (lints measure them).
     pub descriptions: Vec<String>,
+    /// What a target could not express as the manifest says (errors) or had to adapt
+    /// (warnings).
+    pub findings: Vec<Finding>,
 }
 
-/// Renders every output for one connector.
+/// Renders the outputs of every target the connector selects.
 pub fn render(connector: &Connector, manifest_name: &str) -> Result<Rendered, RenderError> {
     let prose = prose::Prose::new()?;
     let descriptions = connector
@@ -43,20 +51,48 @@ pub fn render(connector: &Connector, manifest_name: &str) -> Result<Rendered, Re
         .map(|op| prose.description(op))
         .collect::<Result<Vec<_>, _>>()?;
     let mut outputs = Outputs::new();
-    outputs.insert(
-        "openapi.json".to_string(),
-        openapi::render(connector, &descriptions),
-    );
-    outputs.insert(
-        "llms.txt".to_string(),
-        prose.llms_txt(connector, &descriptions, manifest_name)?,
-    );
-    outputs.insert(
-        "descriptions.md".to_string(),
-        prose.descriptions_md(connector, &descriptions, manifest_name)?,
-    );
+    let mut findings = Vec::new();
+    for target in &connector.targets {
+        match target {
+            Target::Muse => {
+                outputs.insert(
+                    "openapi.json".to_string(),
+                    openapi::render(connector, &descriptions),
+                );
+                outputs.insert(
+                    "llms.txt".to_string(),
+                    prose.llms_txt(connector, &descriptions, manifest_name)?,
+                );
+                outputs.insert(
+                    "descriptions.md".to_string(),
+                    prose.descriptions_md(connector, &descriptions, manifest_name)?,
+                );
+            }
+            Target::Mcp => {
+                let (text, found) = mcp::render(connector, &descriptions);
+                outputs.insert("mcp-tools.json".to_string(), text);
+                findings.extend(found);
+            }
+            Target::Openai => {
+                let compact = connector
+                    .operations
+                    .iter()
+                    .map(|op| prose.compact_notice(op))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (text, found) = openai::render(connector, &descriptions, &compact);
+                outputs.insert("openapi.openai.json".to_string(), text);
+                findings.extend(found);
+            }
+            Target::Openapi30 => {
+                let (text, found) = openapi30::render(connector, &descriptions);
+                outputs.insert("openapi.3.0.json".to_string(), text);
+                findings.extend(found);
+            }
+        }
+    }
     Ok(Rendered {
         outputs,
         descriptions,
+        findings,
     })
 }

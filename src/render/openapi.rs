@@ -83,6 +83,19 @@ starting or charging for a second one.";
 
 /// Renders the OpenAPI document. `descriptions[i]` is operation i's model-facing text.
 pub fn render(connector: &Connector, descriptions: &[String]) -> String {
+    to_text(&document(connector, descriptions))
+}
+
+/// Pretty JSON with one trailing newline, as every generated JSON file is written.
+pub fn to_text(doc: &Value) -> String {
+    let mut text =
+        serde_json::to_string_pretty(doc).expect("serialising in-memory JSON cannot fail");
+    text.push('\n');
+    text
+}
+
+/// The OpenAPI 3.1 document as a JSON value (other targets derive theirs from it).
+pub fn document(connector: &Connector, descriptions: &[String]) -> Value {
     let string_schema = json!({ "type": "string" });
     let key_schema = json!({ "type": "string", "minLength": 1, "maxLength": 255 });
     let mut paths: Map<String, Value> = Map::new();
@@ -109,10 +122,7 @@ pub fn render(connector: &Connector, descriptions: &[String]) -> String {
         paths,
         components: components(connector),
     };
-    let mut text = serde_json::to_string_pretty(&doc)
-        .expect("serialising in-memory JSON values to a String cannot fail");
-    text.push('\n');
-    text
+    to_value(&doc)
 }
 
 fn operation<'a>(

@@ -15,10 +15,14 @@ use serde::Serialize;
 use super::RenderError;
 use crate::model::{Connector, Operation};
 
-const TEMPLATES: [(&str, &str); 3] = [
+const TEMPLATES: [(&str, &str); 4] = [
     (
         "description.j2",
         include_str!("../../templates/description.j2"),
+    ),
+    (
+        "description.compact.j2",
+        include_str!("../../templates/description.compact.j2"),
     ),
     ("llms.txt.j2", include_str!("../../templates/llms.txt.j2")),
     (
@@ -87,6 +91,16 @@ impl Prose {
     pub fn description(&self, op: &Operation) -> Result<String, RenderError> {
         let text = self.render("description.j2", context! { operation => Serde(op) })?;
         Ok(text.trim_end().to_string())
+    }
+
+    /// The generated cost and polling sentences alone, in their shortest form (for
+    /// targets with tight length limits); empty when the operation has neither.
+    pub fn compact_notice(&self, op: &Operation) -> Result<String, RenderError> {
+        let text = self.render(
+            "description.compact.j2",
+            context! { operation => Serde(op) },
+        )?;
+        Ok(text.trim().to_string())
     }
 
     fn file_context(
