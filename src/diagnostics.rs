@@ -371,6 +371,20 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `templates:` names a folder that cannot be read, or holds a file that is no template.
+    #[error("cannot use the templates folder: {message}")]
+    #[diagnostic(
+        code("bad-templates-dir"),
+        help(
+            "`templates:` is a folder relative to the manifest holding some of description.j2, description.compact.j2, llms.txt.j2, descriptions.md.j2 (`connectorgen templates export DIR` writes them)"
+        )
+    )]
+    BadTemplatesDir {
+        message: String,
+        #[label("this folder")]
+        span: Span,
+    },
+
     /// `targets:` names a platform connectorgen does not write for, or is empty.
     #[error("unknown target `{target}`")]
     #[diagnostic(code("unknown-target"))]
@@ -527,6 +541,25 @@ pub enum Diagnostic {
     MutatingWithoutLimit {
         id: String,
         #[label("no \"cannot\", \"does not\", \"never\" or \"only\" here")]
+        span: Span,
+    },
+
+    /// A schema's `$ref` points into the document (`#/…`): in openapi.json that resolves
+    /// against the whole OpenAPI document, where the author's `$defs` are not.
+    #[error(
+        "`{id}`: `$ref: \"{reference}\"` in {field} will not resolve in the generated OpenAPI documents"
+    )]
+    #[diagnostic(
+        code("local-ref"),
+        help(
+            "a `#…` reference inside an operation's schema resolves against the root of openapi.json, not against this schema; inline the referenced schema, or reuse it with a YAML anchor (`&address` … `*address`)"
+        )
+    )]
+    LocalRef {
+        id: String,
+        field: &'static str,
+        reference: String,
+        #[label("this schema")]
         span: Span,
     },
 

@@ -9,6 +9,8 @@
 
 pub mod check;
 pub mod diagnostics;
+pub mod explain;
+pub mod init;
 pub mod input;
 pub mod lint;
 pub mod manifest;
@@ -16,6 +18,8 @@ pub mod model;
 pub mod output;
 pub mod render;
 pub mod report;
+pub mod schema;
+pub mod templates;
 pub mod validate;
 
 use std::sync::Arc;
@@ -31,6 +35,8 @@ use render::{Outputs, RenderError};
 pub struct Analysis {
     pub diagnostics: Diagnostics,
     pub outputs: Option<Outputs>,
+    /// The validated connector, when the manifest validated.
+    pub connector: Option<Connector>,
 }
 
 impl Analysis {
@@ -44,6 +50,10 @@ impl Analysis {
 pub struct Options {
     /// Replaces the manifest's `targets:` when set (`--target`).
     pub targets: Option<Vec<model::Target>>,
+    /// Templates from `--templates DIR`, replacing the manifest's `templates:`.
+    pub templates: Option<templates::Sources>,
+    /// The manifest's folder, against which its `templates:` is resolved.
+    pub manifest_dir: Option<std::path::PathBuf>,
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -61,6 +71,7 @@ pub fn analyze_with(
     let invalid = |findings: Vec<Finding>| Analysis {
         diagnostics: Diagnostics::new(name, text.clone(), findings),
         outputs: None,
+        connector: None,
     };
     let raw = match manifest::parse(&text) {
         Ok(raw) => raw,
@@ -75,12 +86,30 @@ pub fn analyze_with(
         connector.targets.sort();
         connector.targets.dedup();
     }
-    let rendered = render::render(&connector, &file_name(name))?;
+    let sources = match (&options.templates, &connector.templates_dir) {
+        (Some(sources), _) => sources.clone(),
+        (None, Some((dir, span))) => {
+            let base = options.manifest_dir.clone().unwrap_or_default();
+            match templates::load_dir(&base.join(dir)) {
+                Ok(sources) => sources,
+                Err(e) => {
+                    let d = diagnostics::Diagnostic::BadTemplatesDir {
+                        message: e.to_string(),
+                        span: *span,
+                    };
+                    return Ok(invalid(vec![Finding::error(d)]));
+                }
+            }
+        }
+        (None, None) => templates::defaults(),
+    };
+    let rendered = render::render(&connector, &file_name(name), &sources)?;
     let mut findings = lint::run(&raw, &connector, &rendered.descriptions);
     findings.extend(rendered.findings);
     Ok(Analysis {
         diagnostics: Diagnostics::new(name, text.clone(), findings),
         outputs: Some(rendered.outputs),
+        connector: Some(connector),
     })
 }
 

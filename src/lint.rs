@@ -21,6 +21,7 @@ pub enum Lint {
     DescriptionTooLong,
     MutatingWithoutLimit,
     PaidSyncOperation,
+    LocalRef,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +51,7 @@ impl Level {
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
 impl Lint {
-    pub const ALL: [Lint; 7] = [
+    pub const ALL: [Lint; 8] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -58,6 +59,7 @@ impl Lint {
         Lint::DescriptionTooLong,
         Lint::MutatingWithoutLimit,
         Lint::PaidSyncOperation,
+        Lint::LocalRef,
     ];
 
     pub fn id(self) -> &'static str {
@@ -69,6 +71,7 @@ impl Lint {
             Lint::DescriptionTooLong => "description-too-long",
             Lint::MutatingWithoutLimit => "mutating-without-limit",
             Lint::PaidSyncOperation => "paid-sync-operation",
+            Lint::LocalRef => "local-ref",
         }
     }
 
@@ -101,6 +104,9 @@ impl Lint {
                 "A non-GET that does not spend does not say what it will not do."
             }
             Lint::PaidSyncOperation => "An operation spends but is not async.",
+            Lint::LocalRef => {
+                "A schema's `$ref: \"#/…\"` resolves against the generated OpenAPI document's root, not the schema."
+            }
         }
     }
 }
@@ -108,7 +114,7 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 7],
+    levels: [Level; 8],
     pub description_max: usize,
 }
 
@@ -292,6 +298,30 @@ pub fn run(
                 },
             );
         }
+        let schemas = [("input", op.input.as_ref(), op.origin.input)]
+            .into_iter()
+            .chain([("output", Some(&op.output), op.origin.output)])
+            .chain(
+                op.query
+                    .iter()
+                    .zip(&op.origin.query)
+                    .map(|(q, s)| ("a query schema", Some(&q.schema), Some(*s))),
+            );
+        for (field, schema, at) in schemas {
+            if let (Some(schema), Some(at)) = (schema, at)
+                && let Some(reference) = local_ref(schema)
+            {
+                emit(
+                    Lint::LocalRef,
+                    Diagnostic::LocalRef {
+                        id: op.id.clone(),
+                        field,
+                        reference,
+                        span: at,
+                    },
+                );
+            }
+        }
         if spends && op.async_.is_none() {
             emit(
                 Lint::PaidSyncOperation,
@@ -303,6 +333,18 @@ pub fn run(
         }
     }
     out
+}
+
+/// The first `$ref` that points into the document (`#…`) anywhere in a schema.
+fn local_ref(schema: &serde_json::Value) -> Option<String> {
+    match schema {
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| match (k.as_str(), v) {
+            ("$ref", serde_json::Value::String(r)) if r.starts_with('#') => Some(r.clone()),
+            _ => local_ref(v),
+        }),
+        serde_json::Value::Array(list) => list.iter().find_map(local_ref),
+        _ => None,
+    }
 }
 
 /// Fields a lint points at exist on every valid operation; this only keeps the types total.

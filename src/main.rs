@@ -1,42 +1,62 @@
-//! The `connectorgen` command line: subcommands, file reading and exit codes only.
+//! The `connectorgen` command line: subcommands, what goes to stdout or stderr, and exit
+//! codes. Everything else lives in the library.
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder).
 
-use std::io::Write as _;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
-use connectorgen::{Analysis, Options, analyze_with, check, input, output};
+use connectorgen::{
+    Analysis, Options, analyze_with, check, explain, init, input, output, templates,
+};
 
 #[derive(Parser)]
 #[command(
     name = "connectorgen",
     version,
     about = "Generate openapi.json, llms.txt and model-facing descriptions for an AI-agent connector from one YAML manifest",
-    after_help = "Exit codes: 0 ok; 1 errors, denied warnings or (check) drift; 2 could not run (usage, unreadable file, unwritable folder)."
+    after_help = "Examples:\n  connectorgen init --name VidGen\n  connectorgen build\n  connectorgen check --format github\n  connectorgen explain createVideo\n\n\
+Exit codes: 0 ok; 1 errors, denied warnings or (check) drift; 2 could not run (usage, unreadable file, unwritable folder)."
 )]
 struct Cli {
+    /// Print only errors (and, for check, drift): no success lines, no warnings
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// When to colour diagnostics and diffs (NO_COLOR turns `auto` off)
+    #[arg(long, value_enum, global = true, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    color: ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Validate a manifest and write openapi.json, llms.txt and descriptions.md
+    /// Validate a manifest and write the generated files of its targets
     #[command(
         after_help = "Warnings are printed but do not block unless --deny-warnings.\n\n\
-Examples:\n  connectorgen build\n  connectorgen build examples/manifests/video.yaml\n  connectorgen build connector.yaml --out public/\n\n\
+Examples:\n  connectorgen build\n  connectorgen build examples/manifests/video.yaml\n  connectorgen build connector.yaml --out public/ --target muse,mcp\n  connectorgen build --watch\n\n\
 Exit codes: 0 written; 1 errors (or warnings with --deny-warnings), nothing written; 2 could not run."
     )]
     Build {
         #[command(flatten)]
         common: Common,
+        /// Keep running: rebuild whenever the manifest or the templates folder changes
+        #[arg(long)]
+        watch: bool,
     },
     /// Check a manifest in CI: validation, safety lints and drift of the generated files; writes nothing
     #[command(
@@ -50,6 +70,91 @@ Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied 
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Show exactly what each target's model reads about one operation
+    #[command(
+        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n\n\
+Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 2 could not run."
+    )]
+    Explain {
+        /// The operation id (with --list: may be left out)
+        #[arg(required_unless_present = "list")]
+        operation: Option<String>,
+        /// The manifest to read [default: connector.yaml]
+        manifest: Option<PathBuf>,
+        /// List the operations with their flags instead
+        #[arg(long)]
+        list: bool,
+        #[command(flatten)]
+        source: Source,
+    },
+    /// Write a commented starter manifest
+    #[command(
+        after_help = "Examples:\n  connectorgen init\n  connectorgen init --name VidGen connectors/vidgen.yaml\n\n\
+Exit codes: 0 written; 2 the file exists (use --force) or could not be written."
+    )]
+    Init {
+        /// The service's name
+        #[arg(long, default_value = "Example")]
+        name: String,
+        /// Where to write it
+        #[arg(default_value = "connector.yaml")]
+        file: PathBuf,
+        /// Overwrite an existing file
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the JSON Schema of the manifest (for editors: see README, "Editor support")
+    #[command(
+        after_help = "Examples:\n  connectorgen schema > connector.schema.json\n\nExit codes: 0 printed."
+    )]
+    Schema,
+    /// Work with the prose templates
+    #[command(subcommand)]
+    Templates(TemplatesCommand),
+    /// Print a shell completion script
+    #[command(
+        after_help = "Examples:\n  connectorgen completions bash > ~/.local/share/bash-completion/completions/connectorgen\n  connectorgen completions zsh > ~/.zfunc/_connectorgen\n  connectorgen completions fish > ~/.config/fish/completions/connectorgen.fish\n\n\
+Exit codes: 0 printed; 2 unknown shell."
+    )]
+    Completions {
+        /// bash, zsh, fish, powershell or elvish
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Subcommand)]
+enum TemplatesCommand {
+    /// Write the default templates into DIR as a starting point for --templates
+    #[command(
+        after_help = "Examples:\n  connectorgen templates export templates/\n\n\
+Exit codes: 0 written; 2 a file exists (use --force) or could not be written."
+    )]
+    Export {
+        /// The folder to write into (created if missing)
+        dir: PathBuf,
+        /// Overwrite existing files
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// How to read the manifest and render it (shared by build, check and explain).
+#[derive(Args)]
+struct Source {
+    /// Refuse a manifest larger than this, checked before reading (K, M, G suffixes: powers of 1024)
+    #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
+    max_bytes: u64,
+    /// Targets to produce instead of the manifest's `targets:` (repeat or comma-separate)
+    #[arg(
+        long = "target",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "TARGET"
+    )]
+    targets: Vec<Target>,
+    /// A folder of templates overriding the embedded ones (replaces the manifest's `templates:`)
+    #[arg(long, value_name = "DIR")]
+    templates: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -63,17 +168,25 @@ struct Common {
     /// Treat warnings as errors
     #[arg(long)]
     deny_warnings: bool,
-    /// Refuse a manifest larger than this, checked before reading (K, M, G suffixes: powers of 1024)
-    #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
-    max_bytes: u64,
-    /// Targets to produce instead of the manifest's `targets:` (repeat or comma-separate)
-    #[arg(
-        long = "target",
-        value_enum,
-        value_delimiter = ',',
-        value_name = "TARGET"
-    )]
-    targets: Vec<Target>,
+    #[command(flatten)]
+    source: Source,
+}
+
+impl Source {
+    fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
+        let text = input::read_manifest(manifest, self.max_bytes).map_err(fatal)?;
+        let templates = match &self.templates {
+            Some(dir) => Some(templates::load_dir(dir).map_err(fatal)?),
+            None => None,
+        };
+        let options = Options {
+            targets: Some(self.targets.clone()),
+            templates,
+            manifest_dir: manifest.parent().map(Path::to_path_buf),
+        };
+        analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
+            .map_err(|e| Failure::Template(Box::new(e)))
+    }
 }
 
 impl Common {
@@ -89,59 +202,134 @@ impl Common {
         if let Some(out) = &self.out {
             cmd.push_str(&format!(" --out {}", out.display()));
         }
-        if !self.targets.is_empty() {
-            let names: Vec<&str> = self.targets.iter().map(|t| t.as_str()).collect();
+        if !self.source.targets.is_empty() {
+            let names: Vec<&str> = self.source.targets.iter().map(|t| t.as_str()).collect();
             cmd.push_str(&format!(" --target {}", names.join(",")));
+        }
+        if let Some(dir) = &self.source.templates {
+            cmd.push_str(&format!(" --templates {}", dir.display()));
         }
         cmd
     }
-
-    fn analyze(&self) -> Result<Analysis, Fatal> {
-        let text = input::read_manifest(&self.manifest, self.max_bytes)
-            .map_err(|e| Fatal(e.to_string()))?;
-        let options = Options {
-            targets: Some(self.targets.clone()),
-        };
-        analyze_with(
-            &self.manifest.display().to_string(),
-            Arc::new(text),
-            &options,
-        )
-        .map_err(|e| Fatal(e.to_string()))
-    }
 }
 
-/// A failure to run at all (exit 2), as one line.
-struct Fatal(String);
+/// Why a command stopped early.
+enum Failure {
+    /// Could not run at all (exit 2): one line.
+    Fatal(String),
+    /// A template failed (exit 1): shown at the template's own line.
+    Template(Box<connectorgen::render::RenderError>),
+}
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Build { common } => build(&common),
-        Command::Check { common, format } => check(&common, format),
-    };
-    match result {
-        Ok(code) => code,
-        Err(Fatal(message)) => {
-            let _ = writeln!(std::io::stderr(), "error: {message}");
-            ExitCode::from(2)
+fn fatal(e: impl std::fmt::Display) -> Failure {
+    Failure::Fatal(e.to_string())
+}
+
+/// Where output goes and how it looks, from the global flags.
+struct Ui {
+    quiet: bool,
+    color: ColorWhen,
+}
+
+impl Ui {
+    fn colored(&self, stream: &impl IsTerminal) -> bool {
+        match self.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => stream.is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    /// A closed pipe (`connectorgen … | head -1`) is not an error of ours: ignore it.
+    fn out(&self, text: &str) {
+        let _ = std::io::stdout().write_all(text.as_bytes());
+    }
+
+    fn err(&self, text: &str) {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+
+    /// Success lines and other chatter, which `--quiet` silences.
+    fn note(&self, text: &str) {
+        if !self.quiet {
+            self.out(text);
         }
     }
 }
 
-fn color_for(stream: &impl std::io::IsTerminal) -> bool {
-    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none()
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ui = Ui {
+        quiet: cli.quiet,
+        color: cli.color,
+    };
+    let result = match cli.command {
+        Command::Build { common, watch } if watch => watch_build(&ui, &common),
+        Command::Build { common, .. } => build(&ui, &common),
+        Command::Check { common, format } => run_check(&ui, &common, format),
+        Command::Explain {
+            operation,
+            manifest,
+            list,
+            source,
+        } => run_explain(&ui, operation, manifest, list, &source),
+        Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
+        Command::Schema => {
+            ui.out(&connectorgen::schema::manifest_schema());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Templates(TemplatesCommand::Export { dir, force }) => {
+            templates::export(&dir, force)
+                .map(|paths| {
+                    for p in paths {
+                        ui.note(&format!("wrote {}\n", p.display()));
+                    }
+                    ExitCode::SUCCESS
+                })
+                .map_err(fatal)
+        }
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "connectorgen", &mut buf);
+            ui.out(&String::from_utf8_lossy(&buf));
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure::Fatal(message)) => {
+            ui.err(&format!("error: {message}\n"));
+            ExitCode::from(2)
+        }
+        Err(Failure::Template(e)) => {
+            ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())));
+            ExitCode::from(1)
+        }
+    }
 }
 
-fn build(common: &Common) -> Result<ExitCode, Fatal> {
-    let analysis = common.analyze()?;
-    let diagnostics = &analysis.diagnostics;
-    let mut stderr = std::io::stderr();
-    if !diagnostics.is_empty() {
-        let _ = stderr.write_all(diagnostics.render(color_for(&stderr)).as_bytes());
+fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> String {
+    let theme = if color {
+        miette::GraphicalTheme::unicode()
+    } else {
+        miette::GraphicalTheme::unicode_nocolor()
+    };
+    let mut out = String::new();
+    let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
+    if handler.render_report(&mut out, e).is_err() {
+        out = format!("error: {e}\n");
     }
+    out
+}
+
+fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
+    let analysis = common.source.analyze(&common.manifest)?;
+    let diagnostics = &analysis.diagnostics;
     let errors = diagnostics.count(Severity::Error);
     let warnings = diagnostics.count(Severity::Warning);
+    if errors > 0 || (warnings > 0 && (!ui.quiet || common.deny_warnings)) {
+        ui.err(&diagnostics.render(ui.colored(&std::io::stderr())));
+    }
     let blocked = errors > 0 || (common.deny_warnings && warnings > 0);
     let outputs = match &analysis.outputs {
         Some(outputs) if !blocked => outputs,
@@ -157,52 +345,138 @@ fn build(common: &Common) -> Result<ExitCode, Fatal> {
             } else {
                 ""
             };
-            let _ = writeln!(
-                stderr,
-                "error: {summary} in {}{why}; nothing was written",
+            ui.err(&format!(
+                "error: {summary} in {}{why}; nothing was written\n",
                 common.manifest.display()
-            );
+            ));
             return Ok(ExitCode::from(1));
         }
     };
     let out = common.out_dir();
-    output::write_all(&out, outputs).map_err(|e| Fatal(e.to_string()))?;
+    output::write_all(&out, outputs).map_err(fatal)?;
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
-    // A closed stdout (`connectorgen build | head -0`) is not a failure of the build.
-    let _ = writeln!(
-        std::io::stdout(),
-        "wrote {} to {}",
+    ui.note(&format!(
+        "wrote {} to {}\n",
         names.join(", "),
         out.display()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
-fn check(common: &Common, format: Format) -> Result<ExitCode, Fatal> {
-    let analysis = common.analyze()?;
-    let drift = match &analysis.outputs {
-        Some(outputs) => {
-            check::drift(&common.out_dir(), outputs).map_err(|e| Fatal(e.to_string()))?
+/// `build --watch`: build, then rebuild on every change of the manifest or templates.
+/// Never exits on a bad manifest: the last good outputs stay on disk.
+fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
+    use notify_debouncer_mini::{new_debouncer, notify::RecursiveMode};
+
+    let once = |ui: &Ui| match build(ui, common) {
+        Ok(_) => {}
+        Err(Failure::Fatal(m)) => ui.err(&format!("error: {m}\n")),
+        Err(Failure::Template(e)) => {
+            ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
         }
+    };
+    once(ui);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut debouncer = new_debouncer(std::time::Duration::from_millis(200), tx).map_err(fatal)?;
+    // Watch the folders, not the files: editors save by replacing the file, which
+    // would end a watch on the old inode.
+    let manifest_dir = match common.manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut watched = vec![(manifest_dir, RecursiveMode::NonRecursive)];
+    if let Some(dir) = &common.source.templates {
+        watched.push((dir.clone(), RecursiveMode::NonRecursive));
+    }
+    for (dir, mode) in &watched {
+        debouncer.watcher().watch(dir, *mode).map_err(fatal)?;
+    }
+    ui.note(&format!(
+        "watching {} for changes (Ctrl-C to stop)\n",
+        common.manifest.display()
+    ));
+    let out_dir = std::path::absolute(common.out_dir()).unwrap_or_else(|_| common.out_dir());
+    for events in rx {
+        let Ok(events) = events else { continue };
+        // Our own writes into the output folder are not changes to rebuild for.
+        let relevant = events.iter().any(|e| !e.path.starts_with(&out_dir));
+        if relevant {
+            once(ui);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_check(ui: &Ui, common: &Common, format: Format) -> Result<ExitCode, Failure> {
+    let analysis = common.source.analyze(&common.manifest)?;
+    let drift = match &analysis.outputs {
+        Some(outputs) => check::drift(&common.out_dir(), outputs).map_err(fatal)?,
         None => Vec::new(),
     };
+    let warnings = analysis.diagnostics.count(Severity::Warning);
+    let failed =
+        analysis.has_errors() || !drift.is_empty() || (common.deny_warnings && warnings > 0);
     let report = Report {
         diagnostics: &analysis.diagnostics,
         drift: &drift,
         fix: common.build_command(),
     };
-    let mut stdout = std::io::stdout();
-    let text = report.render(format, color_for(&stdout));
-    // A closed stdout (`connectorgen check | head -1`) must not turn into a panic.
-    let _ = stdout.write_all(text.as_bytes());
-    let warnings = analysis.diagnostics.count(Severity::Warning);
-    let failed =
-        analysis.has_errors() || !drift.is_empty() || (common.deny_warnings && warnings > 0);
+    // Machine formats are the product and are always printed; the human report is
+    // silent under --quiet when there is nothing that fails.
+    if format != Format::Human || !ui.quiet || failed {
+        ui.out(&report.render(format, ui.colored(&std::io::stdout())));
+    }
     Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn run_explain(
+    ui: &Ui,
+    operation: Option<String>,
+    manifest: Option<PathBuf>,
+    list: bool,
+    source: &Source,
+) -> Result<ExitCode, Failure> {
+    // With --list, a lone positional is the manifest.
+    let (operation, manifest) = match (list, operation, manifest) {
+        (true, Some(op), None) => (None, Some(PathBuf::from(op))),
+        (_, op, m) => (op, m),
+    };
+    let manifest = manifest.unwrap_or_else(|| PathBuf::from("connector.yaml"));
+    let analysis = source.analyze(&manifest)?;
+    let (Some(connector), Some(outputs)) = (&analysis.connector, &analysis.outputs) else {
+        ui.err(&analysis.diagnostics.render(ui.colored(&std::io::stderr())));
+        return Ok(ExitCode::from(1));
+    };
+    if list {
+        ui.out(&explain::list(connector));
+        return Ok(ExitCode::SUCCESS);
+    }
+    match explain::explain(connector, outputs, operation.as_deref().unwrap_or_default()) {
+        Ok(text) => {
+            ui.out(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(message) => {
+            ui.err(&format!("error: {message}\n"));
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, Failure> {
+    init::write(file, name, force).map_err(fatal)?;
+    ui.note(&format!(
+        "wrote {}\nnext: edit it, then `connectorgen build {}`; for editor completion run \
+         `connectorgen schema > connector.schema.json` beside it (the manifest's first line, \
+         `# yaml-language-server: $schema=connector.schema.json`, points editors at it)\n",
+        file.display(),
+        file.display()
+    ));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `generated/` beside the manifest.

@@ -8,109 +8,258 @@
 //! `Option` here for the same reason: a missing one is reported with the others.
 //! JSON Schemas (`input`, `output`, query `schema`) are kept as `serde_json::Value` in
 //! the order written; YAML 1.1 surprises (`no`, `on`, `010`, `1_000`) stay strings.
+//!
+//! The same types give the manifest's JSON Schema (`schema.rs`): doc comments on the
+//! fields become its descriptions, so they speak to the person writing the YAML.
+//! `#[schemars(with = …)]` names each field's schema without `Spanned`: a plain type for
+//! a required key (so the schema marks it required although the field is an `Option`),
+//! an `Option` for an optional one, a `schema.rs` marker for a fixed list of names.
+//! (schemars reads a one-word string `example` as a function name, hence `&"post"`.)
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 use serde_saphyr::{Error as YamlError, budget::BudgetBreach};
 use serde_saphyr::{Location, Spanned};
 
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::schema::{
+    IdempotencyName, LintId, LintLevel, LintTable, MethodName, SpendKindName, TargetName,
+};
 
-/// The whole manifest (`version`, `service`, `auth`, `operations`).
-#[derive(Debug, Deserialize)]
+/// A connectorgen manifest: one service and the operations an AI agent may call on a
+/// person's behalf. connectorgen turns it into openapi.json, llms.txt and the other
+/// files agents read.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "connectorgen manifest")]
 pub struct RawManifest {
+    /// The manifest format version. Only `1` exists.
+    #[schemars(with = "i64", extend("const" = 1), example = 1)]
     pub version: Option<Spanned<i64>>,
+    /// Who the connector is and where it lives.
+    #[schemars(with = "RawService", example = json!({
+        "name": "VidGen",
+        "version": "1.2.0",
+        "description": "Generate short videos from a text prompt.",
+        "publicUrl": "https://muse.vidgen.example",
+        "dashboardUrl": "https://vidgen.example/connections"
+    }))]
     pub service: Option<Spanned<RawService>>,
+    /// How connector tokens look. Leave it out when tokens have no fixed prefix.
+    #[schemars(with = "Option<RawAuth>", example = json!({ "tokenPrefix": "vg_" }))]
     pub auth: Option<Spanned<RawAuth>>,
+    /// The operations an agent may call, in the order it should see them. At least one.
+    #[schemars(with = "Vec<RawOperation>", length(min = 1), example = json!([{
+        "id": "getVideo",
+        "method": "get",
+        "path": "/v1/videos/{id}",
+        "summary": "Check a video job",
+        "description": "Read-only. Never starts a generation."
+    }]))]
     pub operations: Option<Spanned<Vec<Spanned<RawOperation>>>>,
-    /// Lint id → level (or `{ level, max }`), as written.
+    /// Lint levels: lint id → `allow`, `warn` or `deny`, or `{ level, max }`.
+    #[schemars(with = "Option<LintTable>", example = json!({
+        "missing-limit": "deny",
+        "description-too-long": { "level": "warn", "max": 300 }
+    }))]
     pub lint: Option<Spanned<RawLints>>,
-    /// Which agent platforms to write for (default `[muse]`).
+    /// Which agent platforms to write for (default `[muse]`); `--target` replaces it.
+    #[schemars(
+        with = "Option<Vec<TargetName>>",
+        length(min = 1),
+        extend("default" = ["muse"]),
+        example = ["muse", "mcp"]
+    )]
     pub targets: Option<Spanned<Vec<Spanned<String>>>>,
+    /// A folder of templates overriding the embedded ones, relative to the manifest.
+    #[schemars(with = "Option<String>", example = &"templates")]
+    pub templates: Option<Spanned<String>>,
 }
 
 /// `lint:` — lint id → setting, in the order written.
 pub type RawLints = IndexMap<Spanned<String>, Spanned<RawLintSetting>>;
 
 /// One entry of `lint:`: a bare level, or a mapping for lints that take options.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawLintSetting {
+    /// The lint's level.
+    #[schemars(with = "LintLevel")]
     Level(String),
+    /// The lint's level and options.
     Detailed(RawLintDetail),
 }
 
 /// `{ level: warn, max: 300 }`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLintDetail {
+    /// The lint's level (default `warn`).
+    #[schemars(with = "Option<LintLevel>", extend("default" = "warn"), example = &"deny")]
     pub level: Option<String>,
+    /// The most characters the description the model reads may have (description-too-long only).
+    #[schemars(
+        range(min = 1),
+        extend("default" = crate::lint::DEFAULT_DESCRIPTION_MAX),
+        example = 300
+    )]
     pub max: Option<i64>,
 }
 
 /// `service:` — who the connector is and where it lives.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawService {
+    /// The service's name, as prose mentions it.
+    #[schemars(with = "String", example = &"VidGen")]
     pub name: Option<Spanned<String>>,
+    /// OpenAPI `info.title` (default "<name> Connector").
+    #[schemars(with = "Option<String>", example = "VidGen for Muse")]
     pub title: Option<Spanned<String>>,
+    /// The connector's version, OpenAPI `info.version`. Kept as written (`1.10` stays
+    /// "1.10"), so a number is accepted, but quoting it is clearer.
+    #[schemars(with = "String", extend("type" = ["string", "number"]), example = "1.2.0")]
     pub version: Option<Spanned<String>>,
+    /// One paragraph: who the connector is for and what it does.
+    #[schemars(with = "String", example = "Generate short videos from a text prompt.")]
     pub description: Option<Spanned<String>>,
+    /// The API's base URL (OpenAPI `servers[0].url`): absolute `https` (plain `http` only
+    /// for localhost and 127.0.0.1), without credentials, query or fragment.
+    #[schemars(with = "String", example = "https://muse.vidgen.example")]
     pub public_url: Option<Spanned<String>>,
+    /// Where the person creates and revokes connector tokens (same rules as `publicUrl`).
+    #[schemars(with = "String", example = "https://vidgen.example/connections")]
     pub dashboard_url: Option<Spanned<String>>,
 }
 
 /// `auth:` — how connector tokens look.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawAuth {
+    /// What every connector token starts with (no spaces), so the model can recognise one.
+    #[schemars(with = "String", example = &"vg_")]
     pub token_prefix: Option<Spanned<String>>,
 }
 
 /// One entry of `operations:`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawOperation {
+    /// The operationId: a letter first, then letters, digits or `_`; unique in the manifest.
+    #[schemars(with = "String", example = &"createVideo")]
     pub id: Option<Spanned<String>>,
+    /// The HTTP method, in lower or upper case.
+    #[schemars(with = "MethodName", example = &"post")]
     pub method: Option<Spanned<String>>,
+    /// The path, starting with `/`; each `{name}` segment is a required string path parameter.
+    #[schemars(with = "String", example = "/v1/videos/{id}")]
     pub path: Option<Spanned<String>>,
+    /// One line saying what the operation does, three words or more.
+    #[schemars(with = "String", example = "Generate a video from a prompt")]
     pub summary: Option<Spanned<String>>,
+    /// What the model reads: what the call does, and what it will not do.
+    #[schemars(
+        with = "String",
+        example = "Starts a generation and returns a job to track. Does not publish the video."
+    )]
     pub description: Option<Spanned<String>>,
+    /// JSON Schema of the JSON request body. Not allowed on get or delete.
+    #[schemars(
+        with = "Option<serde_json::Value>",
+        extend("type" = ["object", "boolean"]),
+        example = json!({
+            "type": "object",
+            "properties": { "prompt": { "type": "string" } },
+            "required": ["prompt"]
+        })
+    )]
     pub input: Option<Spanned<serde_json::Value>>,
+    /// Query parameters.
+    #[schemars(
+        with = "Option<Vec<RawQueryParam>>",
+        example = json!([{ "name": "limit", "schema": { "type": "integer", "minimum": 1 } }])
+    )]
     pub query: Option<Vec<Spanned<RawQueryParam>>>,
+    /// JSON Schema of the success (200) response.
+    #[schemars(
+        with = "Option<serde_json::Value>",
+        extend("type" = ["object", "boolean"], "default" = { "type": "object" }),
+        example = json!({ "type": "object", "properties": { "status": { "type": "string" } } })
+    )]
     pub output: Option<Spanned<serde_json::Value>>,
+    /// The call costs the person something, so the model asks for their yes first. Not
+    /// allowed on get.
+    #[schemars(
+        with = "Option<RawSpends>",
+        example = json!({ "kind": "credits", "note": "Costs 1 generation credit." })
+    )]
     pub spends: Option<Spanned<RawSpends>>,
+    /// The call returns a job to poll rather than the result. Not allowed on get.
     #[serde(rename = "async")]
+    #[schemars(
+        with = "Option<RawAsync>",
+        example = json!({ "pollWith": "getVideo", "typicalSeconds": 90 })
+    )]
     pub async_: Option<Spanned<RawAsync>>,
+    /// Whether the API honours an `Idempotency-Key` header (sent on non-get operations that
+    /// spend or are async): `required` makes the header required, `unsupported` leaves it out.
+    #[schemars(
+        with = "Option<IdempotencyName>",
+        extend("default" = "optional"),
+        example = &"required"
+    )]
     pub idempotency: Option<Spanned<String>>,
     /// Lint ids not to report for this operation.
+    #[schemars(with = "Option<Vec<LintId>>", example = ["vague-summary"])]
     pub lint_allow: Option<Vec<Spanned<String>>>,
 }
 
 /// One entry of an operation's `query:` list.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawQueryParam {
+    /// The parameter's name: letters, digits, `_`, `-` and `.`; unique within the operation.
+    #[schemars(with = "String", example = &"limit")]
     pub name: Option<Spanned<String>>,
+    /// What the parameter means, for the model.
+    #[schemars(with = "Option<String>", example = "Items to return (1-100).")]
     pub description: Option<Spanned<String>>,
+    /// Whether the call needs the parameter.
+    #[schemars(extend("default" = false), example = true)]
     pub required: Option<bool>,
+    /// JSON Schema of the parameter's value.
+    #[schemars(
+        with = "Option<serde_json::Value>",
+        extend("type" = ["object", "boolean"], "default" = { "type": "string" }),
+        example = json!({ "type": "integer", "minimum": 1, "maximum": 100 })
+    )]
     pub schema: Option<Spanned<serde_json::Value>>,
 }
 
 /// `spends:` — the operation costs the person something.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawSpends {
+    /// What one call spends: `credits`, `money`, or something `irreversible`.
+    #[schemars(with = "SpendKindName", example = &"credits")]
     pub kind: Option<Spanned<String>>,
+    /// What one call costs, in words the person understands.
+    #[schemars(with = "String", example = "Costs 1 generation credit.")]
     pub note: Option<Spanned<String>>,
 }
 
 /// `async:` — the operation returns a job to poll.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawAsync {
+    /// The id of the operation that reports the job's progress: a get that neither spends
+    /// nor is async.
+    #[schemars(with = "String", example = &"getVideo")]
     pub poll_with: Option<Spanned<String>>,
+    /// How long the job usually takes, in whole seconds.
+    #[schemars(with = "Option<i64>", range(min = 1), example = 90)]
     pub typical_seconds: Option<Spanned<i64>>,
 }
 
@@ -118,6 +267,10 @@ pub struct RawAsync {
 const MAX_DEPTH: usize = 64;
 /// Anchors and aliases are allowed (they are handy for shared schemas) but bounded.
 const MAX_ALIASES: usize = 1_000;
+/// Text that aliases may add beyond four times the file's size: room for shared
+/// descriptions, while a long anchored string repeated by aliases stays far below
+/// 100 MB of memory.
+const EXTRA_SCALAR_BYTES: usize = 16 << 20;
 
 /// Parser settings. Budgets scale with the input so that any manifest under the size
 /// limit parses; alias expansion gets room for shared schemas reused across many
@@ -132,7 +285,7 @@ fn options(len: usize) -> serde_saphyr::Options {
         budget: serde_saphyr::budget! {
             max_events: nodes.saturating_mul(2),
             max_nodes: nodes,
-            max_total_scalar_bytes: len.saturating_mul(4).saturating_add(64 << 20),
+            max_total_scalar_bytes: len.saturating_mul(4).saturating_add(EXTRA_SCALAR_BYTES),
             max_depth: MAX_DEPTH,
             // The scanner's own cap on `[[[…` / `{{{…`, aligned with `max_depth` so a
             // deep flow collection reports the same limit as a deep block one.
@@ -172,11 +325,25 @@ pub fn span<T>(s: &Spanned<T>) -> Span {
     span_of(&s.referenced)
 }
 
+/// The byte position of a 1-based line and column (in characters), for parser errors
+/// that carry no byte offset (the scanner's, e.g. a flow collection nested too deep).
+fn span_at(text: &str, line: u64, column: u64) -> Span {
+    let skip = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
+    let start: usize = text.split_inclusive('\n').take(skip).map(str::len).sum();
+    let nth = usize::try_from(column.saturating_sub(1)).unwrap_or(usize::MAX);
+    let offset = text[start..]
+        .char_indices()
+        .nth(nth)
+        .map_or(text.len(), |(i, _)| start + i);
+    Span::from((offset, 0))
+}
+
 fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
-    let span = err
-        .location()
-        .map(|l| span_of(&l))
-        .unwrap_or_else(|| Span::from((text.len(), 0)));
+    let span = match err.location() {
+        Some(l) if l.span().byte_offset().is_none() => span_at(text, l.line(), l.column()),
+        Some(l) => span_of(&l),
+        None => Span::from((text.len(), 0)),
+    };
     match err {
         // An error met while replaying an alias: judge it by what went wrong, and point
         // where the alias was used.
@@ -317,7 +484,8 @@ fn budget_message(breach: &BudgetBreach) -> String {
         ),
         BudgetBreach::ScalarBytes { total_scalar_bytes } => format!(
             "{total_scalar_bytes} bytes of text after alias expansion, over the text budget \
-             (4 times the file size plus 64 MiB); {RAISE_ALIASES}"
+             (4 times the file size plus {} MiB); {RAISE_ALIASES}",
+            EXTRA_SCALAR_BYTES >> 20
         ),
         BudgetBreach::Nodes { nodes } => format!(
             "{nodes} YAML nodes after alias expansion, over the node budget (the file size plus \

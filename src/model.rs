@@ -25,6 +25,9 @@ pub struct Connector {
     /// Which outputs to produce, in a fixed order, without repeats.
     #[serde(skip)]
     pub targets: Vec<Target>,
+    /// `templates:` as written (relative to the manifest) and where, if given.
+    #[serde(skip)]
+    pub templates_dir: Option<(String, Span)>,
 }
 
 /// An agent platform connectorgen writes for, and the files it gets.

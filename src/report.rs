@@ -464,6 +464,7 @@ pub fn problem_summary(code: &str) -> &'static str {
         "invalid-token-prefix" => "`auth.tokenPrefix` is empty or contains whitespace.",
         "unknown-lint" => "An unknown lint id in `lint` or `lintAllow`.",
         "invalid-lint-setting" => "A lint level or option is invalid.",
+        "bad-templates-dir" => "`templates` names a folder that cannot be used.",
         "unknown-target" => "`targets` names a platform connectorgen does not write for.",
         "mcp-input-collision" => {
             "Two inputs of one operation share a name, so no MCP inputSchema can hold both."

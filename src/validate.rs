@@ -84,6 +84,7 @@ pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>
             operations,
             lint,
             targets,
+            templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
         }),
         _ => Err(v.problems),
     }

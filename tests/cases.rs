@@ -84,6 +84,7 @@ fn mcp_tool_validator() -> &'static jsonschema::Validator {
 fn all_targets() -> Options {
     Options {
         targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+        ..Options::default()
     }
 }
 

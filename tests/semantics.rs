@@ -334,6 +334,7 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                 .map(|(_, t)| *t)
                 .collect(),
         ),
+        ..connectorgen::Options::default()
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
@@ -407,6 +408,7 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
 fn mcp_annotations_follow_the_documented_mapping() {
     let options = connectorgen::Options {
         targets: Some(vec![connectorgen::model::Target::Mcp]),
+        ..connectorgen::Options::default()
     };
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cases/valid/every-option.yaml");

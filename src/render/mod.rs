@@ -17,19 +17,60 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::Finding;
 use crate::model::{Connector, Target};
+use crate::templates::Sources;
 
 pub use prose::model_description;
 
 /// Output file name (relative to the output folder) → contents.
 pub type Outputs = BTreeMap<String, String>;
 
-/// An error in rendering a template: a bug in a template, not in the manifest.
-#[derive(Debug, thiserror::Error)]
-#[error("could not render template `{template}`: {source:#}")]
+/// A template failed to compile or render: with `--templates`, a problem in the user's
+/// template, shown at the template's own line; otherwise a bug in connectorgen.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("template `{template}`: {message}")]
+#[diagnostic(
+    code("template-error"),
+    help(
+        "fix the template, or remove it from the templates folder to use the default (`connectorgen templates export DIR` writes the defaults)"
+    )
+)]
 pub struct RenderError {
     pub template: String,
-    #[source]
-    pub source: minijinja::Error,
+    pub message: String,
+    #[source_code]
+    pub source_text: Option<std::sync::Arc<miette::NamedSource<String>>>,
+    #[label("here")]
+    pub span: Option<miette::SourceSpan>,
+}
+
+impl RenderError {
+    fn new(template: &str, source: Option<&String>, e: minijinja::Error) -> Self {
+        // minijinja's Display repeats the name and line; the label shows those.
+        let message = match e.detail() {
+            Some(detail) => format!("{}: {detail}", e.kind()),
+            None => e.kind().to_string(),
+        };
+        let span = match (source, e.range(), e.line()) {
+            (_, Some(range), _) => Some(miette::SourceSpan::from(range)),
+            (Some(text), None, Some(line)) => {
+                let start: usize = text
+                    .split_inclusive('\n')
+                    .take(line - 1)
+                    .map(str::len)
+                    .sum();
+                let len = text[start..].find('\n').unwrap_or(text.len() - start);
+                Some(miette::SourceSpan::from((start, len)))
+            }
+            _ => None,
+        };
+        RenderError {
+            template: template.to_string(),
+            message,
+            source_text: source
+                .map(|s| std::sync::Arc::new(miette::NamedSource::new(template, s.clone()))),
+            span,
+        }
+    }
 }
 
 /// Everything rendered for one connector.
@@ -42,9 +83,13 @@ pub struct Rendered {
     pub findings: Vec<Finding>,
 }
 
-/// Renders the outputs of every target the connector selects.
-pub fn render(connector: &Connector, manifest_name: &str) -> Result<Rendered, RenderError> {
-    let prose = prose::Prose::new()?;
+/// Renders the outputs of every target the connector selects, with the given templates.
+pub fn render(
+    connector: &Connector,
+    manifest_name: &str,
+    templates: &Sources,
+) -> Result<Rendered, RenderError> {
+    let prose = prose::Prose::new(templates)?;
     let descriptions = connector
         .operations
         .iter()

@@ -14,26 +14,13 @@ use serde::Serialize;
 
 use super::RenderError;
 use crate::model::{Connector, Operation};
-
-const TEMPLATES: [(&str, &str); 4] = [
-    (
-        "description.j2",
-        include_str!("../../templates/description.j2"),
-    ),
-    (
-        "description.compact.j2",
-        include_str!("../../templates/description.compact.j2"),
-    ),
-    ("llms.txt.j2", include_str!("../../templates/llms.txt.j2")),
-    (
-        "descriptions.md.j2",
-        include_str!("../../templates/descriptions.md.j2"),
-    ),
-];
+use crate::templates::Sources;
 
 /// The template environment, built once per run.
 pub struct Prose {
     env: Environment<'static>,
+    /// Kept so an error can show the template's own line.
+    sources: Sources,
 }
 
 /// What a file template sees of one operation: the operation itself plus what the
@@ -48,7 +35,8 @@ struct OperationView<'a> {
 }
 
 impl Prose {
-    pub fn new() -> Result<Self, RenderError> {
+    /// The environment with `sources` (template name → text; see `templates.rs`).
+    pub fn new(sources: &Sources) -> Result<Self, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -57,34 +45,28 @@ impl Prose {
             .lstrip_blocks(true)
             .keep_trailing_newline(true)
             .build()
-            .map_err(|source| RenderError {
-                template: "(syntax)".to_string(),
-                source,
-            })?;
+            .map_err(|e| RenderError::new("(syntax)", None, e))?;
         env.set_syntax(syntax);
         env.add_filter("oneline", oneline);
         env.add_filter("md_inline", md_inline);
         env.add_filter("md_code", md_code);
         env.add_filter("fence", fence);
         env.add_filter("sentence", sentence);
-        for (name, source) in TEMPLATES {
-            env.add_template(name, source)
-                .map_err(|source| RenderError {
-                    template: name.to_string(),
-                    source,
-                })?;
+        for (name, source) in sources {
+            env.add_template_owned(name.clone(), source.clone())
+                .map_err(|e| RenderError::new(name, Some(source), e))?;
         }
-        Ok(Prose { env })
+        Ok(Prose {
+            env,
+            sources: sources.clone(),
+        })
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, RenderError> {
         self.env
             .get_template(name)
             .and_then(|t| t.render(ctx))
-            .map_err(|source| RenderError {
-                template: name.to_string(),
-                source,
-            })
+            .map_err(|e| RenderError::new(name, self.sources.get(name), e))
     }
 
     /// The text the model reads as the operation's description.
@@ -152,7 +134,7 @@ impl Prose {
 /// The model-facing description of one operation, for callers outside rendering
 /// (tests, future `explain`).
 pub fn model_description(op: &Operation) -> Result<String, RenderError> {
-    Prose::new()?.description(op)
+    Prose::new(&crate::templates::defaults())?.description(op)
 }
 
 /// Exactly one trailing newline, no runs of blank lines: templates stay readable

@@ -1,0 +1,165 @@
+//! What the model reads about one operation, target by target (`connectorgen explain`).
+//!
+//! Takes: the validated connector and its rendered outputs. Returns: plain text for a
+//! person: the description each target's model reads, the llms.txt lines that name the
+//! operation, the `x-` hints and the MCP annotations — all read back from the generated
+//! files, so it shows what was generated, not a second rendering of it.
+//! Must never: render anything itself, or guess: an unknown id gets a did-you-mean.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::diagnostics::suggest;
+use crate::model::{Connector, Operation};
+use crate::render::Outputs;
+
+/// A table of the operations with their flags.
+pub fn list(connector: &Connector) -> String {
+    let width = connector
+        .operations
+        .iter()
+        .map(|o| o.id.len())
+        .max()
+        .unwrap_or(0);
+    let path_width = connector
+        .operations
+        .iter()
+        .map(|o| o.path.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for op in &connector.operations {
+        let mut flags = Vec::new();
+        if let Some(s) = &op.spends {
+            flags.push(format!("spends ({})", s.kind.as_str()));
+        }
+        if let Some(a) = &op.async_ {
+            flags.push(format!("async, polls {}", a.poll_with));
+        }
+        if connector
+            .operations
+            .iter()
+            .any(|o| o.async_.as_ref().is_some_and(|a| a.poll_with == op.id))
+        {
+            flags.push("poll target".to_string());
+        }
+        if flags.is_empty() && op.method == crate::model::Method::Get {
+            flags.push("free read".to_string());
+        }
+        let line = format!(
+            "{:width$}  {:6} {:path_width$}  {}",
+            op.id,
+            op.method.upper(),
+            op.path,
+            flags.join(", ")
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out
+}
+
+/// Everything the model reads about operation `id`, or a did-you-mean message.
+pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<String, String> {
+    let Some(op) = connector.operations.iter().find(|o| o.id == id) else {
+        return Err(format!(
+            "no operation `{id}` in this manifest; {}",
+            suggest(id, connector.operations.iter().map(|o| o.id.as_str()))
+        ));
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({} {}): {}",
+        op.id,
+        op.method.upper(),
+        op.path,
+        op.summary
+    );
+    for (file, label) in [
+        ("openapi.json", "muse"),
+        ("openapi.openai.json", "openai"),
+        ("openapi.3.0.json", "openapi30"),
+    ] {
+        let Some(doc) = json(outputs, file) else {
+            continue;
+        };
+        let Some(object) = operation_object(&doc, op) else {
+            continue;
+        };
+        section(&mut out, &format!("{label}: {file}, description"));
+        indent(&mut out, object["description"].as_str().unwrap_or_default());
+        let hints: Vec<String> = object
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.starts_with("x-"))
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        section(&mut out, &format!("{label}: {file}, hints"));
+        indent(&mut out, &hints.join("\n"));
+    }
+    if let Some(llms) = outputs.get("llms.txt") {
+        let needle = format!("`{}`", op.id);
+        let lines: Vec<&str> = llms.lines().filter(|l| l.contains(&needle)).collect();
+        section(&mut out, "muse: llms.txt, lines that name it");
+        indent(&mut out, &lines.join("\n"));
+    }
+    if let Some(tools) = json(outputs, "mcp-tools.json")
+        && let Some(tool) = tools
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["name"] == op.id.as_str())
+    {
+        section(&mut out, "mcp: mcp-tools.json, description");
+        indent(&mut out, tool["description"].as_str().unwrap_or_default());
+        section(&mut out, "mcp: mcp-tools.json, annotations and arguments");
+        let annotations: Vec<String> = tool["annotations"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        let arguments: Vec<&str> = tool["inputSchema"]["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        indent(
+            &mut out,
+            &format!(
+                "{}\narguments: {}",
+                annotations.join("\n"),
+                arguments.join(", ")
+            ),
+        );
+    }
+    Ok(out)
+}
+
+fn json(outputs: &Outputs, file: &str) -> Option<Value> {
+    outputs.get(file).and_then(|t| serde_json::from_str(t).ok())
+}
+
+fn operation_object<'a>(doc: &'a Value, op: &Operation) -> Option<&'a Value> {
+    doc.get("paths")?.get(&op.path)?.get(op.method.as_str())
+}
+
+fn section(out: &mut String, title: &str) {
+    let _ = writeln!(out, "\n{title}:");
+}
+
+fn indent(out: &mut String, text: &str) {
+    if text.is_empty() {
+        let _ = writeln!(out, "    (none)");
+    }
+    for line in text.lines() {
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+}

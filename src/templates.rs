@@ -1,0 +1,134 @@
+//! The prose templates: the embedded defaults, a user's override folder, and export.
+//!
+//! Takes: a folder path (for `--templates DIR` / `templates:` in the manifest, or for
+//! `templates export`). Returns: the template sources by name, defaults first and the
+//! folder's files over them, or a one-line error naming the file.
+//! Must never: accept a file name it does not know (a typo would silently keep the
+//! default), or overwrite an existing file on export without `force`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::suggest;
+
+/// One template: its file name, its embedded source, and what it receives.
+pub struct Template {
+    pub name: &'static str,
+    pub source: &'static str,
+    pub variables: &'static str,
+}
+
+/// Every template connectorgen renders, in the order they are documented.
+pub const TEMPLATES: [Template; 4] = [
+    Template {
+        name: "description.j2",
+        source: include_str!("../templates/description.j2"),
+        variables: "`operation`: the operation (id, method, path, pathParams, summary, description, \
+input, query, output, spends {kind, note}, async {pollWith, typicalSeconds}, idempotency). \
+Renders the text the model reads as the operation's description (every target).",
+    },
+    Template {
+        name: "description.compact.j2",
+        source: include_str!("../templates/description.compact.j2"),
+        variables: "`operation`, as above. Renders only the cost and polling sentences, in \
+short form, for the openai target when the full text does not fit.",
+    },
+    Template {
+        name: "llms.txt.j2",
+        source: include_str!("../templates/llms.txt.j2"),
+        variables: "`service` (name, title, version, description, publicUrl, dashboardUrl), \
+`tokenPrefix` (or none), `operations` (each operation as above plus `modelDescription` and \
+`idempotencyKey`: whether it declares the Idempotency-Key header), `manifest` (file name).",
+    },
+    Template {
+        name: "descriptions.md.j2",
+        source: include_str!("../templates/descriptions.md.j2"),
+        variables: "the same variables as llms.txt.j2.",
+    },
+];
+
+/// Template name → source, as a run will use them.
+pub type Sources = BTreeMap<String, String>;
+
+/// The embedded defaults.
+pub fn defaults() -> Sources {
+    TEMPLATES
+        .iter()
+        .map(|t| (t.name.to_string(), t.source.to_string()))
+        .collect()
+}
+
+/// A folder of overrides could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateDirError {
+    #[error("cannot read templates from {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a template connectorgen knows; {help}", path.display())]
+    Unknown { path: PathBuf, help: String },
+    #[error("{} is not UTF-8 text", path.display())]
+    NotUtf8 { path: PathBuf },
+}
+
+/// The defaults, with every `*.j2` file of `dir` over the template of the same name.
+/// Other files (a README, editor backups) are left alone.
+pub fn load_dir(dir: &Path) -> Result<Sources, TemplateDirError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TemplateDirError::Io { path, source }
+    };
+    let mut sources = defaults();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io(dir))?;
+    entries.sort();
+    for path in entries {
+        if path.extension().is_none_or(|e| e != "j2") {
+            continue;
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !sources.contains_key(&name) {
+            let help = suggest(&name, TEMPLATES.iter().map(|t| t.name));
+            return Err(TemplateDirError::Unknown { path, help });
+        }
+        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| TemplateDirError::NotUtf8 { path: path.clone() })?;
+        sources.insert(name, text);
+    }
+    Ok(sources)
+}
+
+/// Writes the default templates into `dir` (created if missing) as a starting point.
+/// Returns the files written. Refuses, before writing any, if one exists and not `force`.
+pub fn export(dir: &Path, force: bool) -> Result<Vec<PathBuf>, TemplateDirError> {
+    let paths: Vec<PathBuf> = TEMPLATES.iter().map(|t| dir.join(t.name)).collect();
+    if !force && let Some(existing) = paths.iter().find(|p| p.exists()) {
+        return Err(TemplateDirError::Io {
+            path: existing.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "it already exists (use --force to overwrite)",
+            ),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|source| TemplateDirError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (t, path) in TEMPLATES.iter().zip(&paths) {
+        std::fs::write(path, t.source).map_err(|source| TemplateDirError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(paths)
+}

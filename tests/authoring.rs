@@ -1,0 +1,348 @@
+//! The author's day as CLI cases: init, explain, schema, templates, watch, completions,
+//! and the global flags. Each asserts the exit code and the output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_connectorgen"));
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn init_writes_a_starter_that_builds_and_checks_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["init", "--name", "Acme: \"Rockets\" #1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("yaml-language-server"),
+        "init output names the schema line"
+    );
+    let manifest = std::fs::read_to_string(dir.path().join("connector.yaml")).unwrap();
+    assert!(manifest.starts_with("# yaml-language-server: $schema=connector.schema.json\n"));
+    let built = run(dir.path(), &["build"]);
+    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+    assert!(
+        built.stderr.is_empty(),
+        "no warnings: {}",
+        text(&built.stderr)
+    );
+    let llms = std::fs::read_to_string(dir.path().join("generated/llms.txt")).unwrap();
+    assert!(
+        llms.starts_with("# Acme: \"Rockets\" #1 Connector\n"),
+        "the name survives quoting"
+    );
+    let checked = run(dir.path(), &["check", "--deny-warnings"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
+
+    // A second init refuses and leaves the file alone; --force replaces it.
+    std::fs::write(dir.path().join("connector.yaml"), "mine").unwrap();
+    let again = run(dir.path(), &["init"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(
+        text(&again.stderr),
+        "error: connector.yaml already exists; use --force to overwrite it\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("connector.yaml")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        run(dir.path(), &["init", "--force", "-q"]).status.code(),
+        Some(0)
+    );
+    assert_ne!(
+        std::fs::read_to_string(dir.path().join("connector.yaml")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn explain_shows_what_each_target_reads() {
+    let video = root().join("examples/manifests/video.yaml");
+    let video = video.to_str().unwrap();
+    let out = run(
+        &root(),
+        &[
+            "explain",
+            "createVideo",
+            video,
+            "--target",
+            "muse,mcp,openai,openapi30",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain-createVideo", text(&out.stdout));
+    let out = run(&root(), &["explain", "--list", video]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("explain-list", text(&out.stdout));
+    let out = run(&root(), &["explain", "createVidoe", video]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: no operation `createVidoe` in this manifest; did you mean `createVideo`?\n"
+    );
+}
+
+#[test]
+fn templates_export_then_override() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::copy(
+        root().join("examples/manifests/placeholder.yaml"),
+        p.join("connector.yaml"),
+    )
+    .unwrap();
+    let out = run(p, &["templates", "export", "tpl"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(p.join("tpl")).unwrap().count(), 4);
+    assert_eq!(
+        run(p, &["templates", "export", "tpl"]).status.code(),
+        Some(2),
+        "no overwrite"
+    );
+    assert_eq!(
+        run(p, &["templates", "export", "tpl", "--force"])
+            .status
+            .code(),
+        Some(0)
+    );
+
+    // Exported defaults give the same bytes as the embedded ones.
+    assert_eq!(run(p, &["build", "--out", "a"]).status.code(), Some(0));
+    assert_eq!(
+        run(p, &["build", "--out", "b", "--templates", "tpl"])
+            .status
+            .code(),
+        Some(0)
+    );
+    for f in ["openapi.json", "llms.txt", "descriptions.md"] {
+        assert_eq!(
+            std::fs::read(p.join("a").join(f)).unwrap(),
+            std::fs::read(p.join("b").join(f)).unwrap()
+        );
+    }
+
+    // An override changes the output; the manifest's `templates:` works too.
+    let llms = std::fs::read_to_string(p.join("tpl/llms.txt.j2")).unwrap();
+    std::fs::write(
+        p.join("tpl/llms.txt.j2"),
+        llms.replace("## Setup", "## Getting connected"),
+    )
+    .unwrap();
+    assert_eq!(
+        run(p, &["build", "--templates", "tpl"]).status.code(),
+        Some(0)
+    );
+    assert!(
+        std::fs::read_to_string(p.join("generated/llms.txt"))
+            .unwrap()
+            .contains("## Getting connected")
+    );
+    let manifest = std::fs::read_to_string(p.join("connector.yaml")).unwrap();
+    std::fs::write(
+        p.join("connector.yaml"),
+        format!("{manifest}templates: tpl\n"),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(p.join("generated")).unwrap();
+    assert_eq!(run(p, &["build"]).status.code(), Some(0));
+    assert!(
+        std::fs::read_to_string(p.join("generated/llms.txt"))
+            .unwrap()
+            .contains("## Getting connected")
+    );
+
+    // A broken template: exit 1, a diagnostic at the template's own line, nothing written.
+    std::fs::write(
+        p.join("tpl/descriptions.md.j2"),
+        "# Title\n\n{% for op in operations %}\n{{ op.id }\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(p.join("generated")).unwrap();
+    let out = run(p, &["build", "--color", "never"]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("broken-template", text(&out.stderr));
+    assert!(!p.join("generated").exists());
+
+    // A file that is no template is refused, with a did-you-mean.
+    std::fs::remove_file(p.join("tpl/descriptions.md.j2")).unwrap();
+    std::fs::write(p.join("tpl/llms.j2"), "x").unwrap();
+    let out = run(p, &["build", "--templates", "tpl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr)
+            .contains("llms.j2 is not a template connectorgen knows; did you mean `llms.txt.j2`?"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = run(&root(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = text(&out.stdout);
+        assert!(
+            script.contains("connectorgen") && script.contains("explain"),
+            "{shell}"
+        );
+    }
+    assert_eq!(
+        run(&root(), &["completions", "tcsh"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn version_and_help_with_examples_everywhere() {
+    let out = run(&root(), &["--version"]);
+    assert_eq!(
+        text(&out.stdout),
+        format!("connectorgen {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    for sub in [
+        vec!["--help"],
+        vec!["build", "--help"],
+        vec!["check", "--help"],
+        vec!["explain", "--help"],
+        vec!["init", "--help"],
+        vec!["schema", "--help"],
+        vec!["templates", "export", "--help"],
+        vec!["completions", "--help"],
+    ] {
+        let out = run(&root(), &sub);
+        assert_eq!(out.status.code(), Some(0), "{sub:?}");
+        let help = text(&out.stdout);
+        assert!(
+            help.contains("Examples:") && help.contains("Exit codes:"),
+            "{sub:?}:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn quiet_and_color_are_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::copy(
+        root().join("tests/cases/lint/vague-summary.yaml"),
+        p.join("connector.yaml"),
+    )
+    .unwrap();
+    let out = run(p, &["build", "-q"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "quiet: no success line, no warnings"
+    );
+    let out = run(p, &["check", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let out = run(p, &["build", "--color", "always"]);
+    assert!(
+        text(&out.stderr).contains('\u{1b}'),
+        "always colours, even on a pipe"
+    );
+    let out = run(p, &["build", "--color", "never"]);
+    assert!(!text(&out.stderr).contains('\u{1b}'));
+    let out = bin()
+        .args(["build", "--color", "auto"])
+        .current_dir(p)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!text(&out.stderr).contains('\u{1b}'));
+    std::fs::write(p.join("generated/llms.txt"), "stale").unwrap();
+    let out = run(p, &["check", "-q", "--color", "always"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("\u{1b}[32m+"),
+        "drift is shown, coloured, even when quiet"
+    );
+}
+
+/// Waits (bounded) until `cond` holds; the bound is generous because it only matters
+/// when the test fails.
+fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn watch_rebuilds_on_change_and_survives_a_bad_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().to_path_buf();
+    let manifest =
+        std::fs::read_to_string(root().join("examples/manifests/placeholder.yaml")).unwrap();
+    std::fs::write(p.join("connector.yaml"), &manifest).unwrap();
+    let mut child = bin()
+        .args(["build", "--watch", "--color", "never"])
+        .current_dir(&p)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let llms = p.join("generated/llms.txt");
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    wait_for("the first build", || {
+        read(&llms).contains("List the person's things")
+    });
+
+    std::fs::write(
+        p.join("connector.yaml"),
+        manifest.replace("List the person's things", "List every thing"),
+    )
+    .unwrap();
+    wait_for("a rebuild", || read(&llms).contains("List every thing"));
+    let good = read(&llms);
+
+    std::fs::write(
+        p.join("connector.yaml"),
+        manifest.replace("pollWith: demoGetJob", "pollWith: nope"),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still watching after a bad manifest"
+    );
+    assert_eq!(read(&llms), good, "the last good outputs stay");
+
+    std::fs::write(p.join("connector.yaml"), &manifest).unwrap();
+    wait_for("recovery", || {
+        read(&llms).contains("List the person's things")
+    });
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("unknown-poll-target"),
+        "the bad manifest was reported: {stderr}"
+    );
+}

@@ -1,0 +1,387 @@
+//! The manifest's JSON Schema, `connector.schema.json` at the repository root.
+//!
+//! - The committed file is exactly what `connectorgen schema` prints. To regenerate it:
+//!   `cargo run -- schema > connector.schema.json`, or
+//!   `CONNECTORGEN_UPDATE_SCHEMA=1 cargo test --test schema`.
+//! - Every manifest that must build or lint (`examples/manifests/`, `tests/cases/valid/`,
+//!   `tests/cases/lint/`, and the `connectorgen init` starter) validates against it.
+//! - Every file of `tests/cases/invalid/` is listed below, once: rejected by the schema,
+//!   valid for the schema (its problem needs more than the shape of the YAML), or not
+//!   YAML a JSON Schema can see. A new case fails here until it is added to one list.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use connectorgen::schema::manifest_schema;
+
+/// Invalid cases the schema rejects: their problem is one of shape.
+const REJECTED: &[&str] = &[
+    "invalid-lint-setting",      // `error` is not a level
+    "invalid-lint-setting--max", // `max` on a lint without it, and `max: 0`
+    "invalid-schema",            // `output: object`: not a mapping or a boolean
+    "missing-key",
+    "missing-key--auth",
+    "missing-key--spends-note",
+    "no-operations", // `operations: []`
+    "non-positive-typical-seconds",
+    "unknown-idempotency",
+    "unknown-key",
+    "unknown-key--top-level",
+    "unknown-lint",
+    "unknown-lint--lint-allow",
+    "unknown-method",
+    "unknown-spend-kind",
+    "unknown-target",
+    "unsafe-poll-target--among-many-problems", // among them `kind: credit`, `typicalSeconds: -5`
+    "unsupported-version",
+    "wrong-type",
+];
+
+/// Invalid cases the schema accepts: the rule needs more than one value, the file
+/// system, the URL or path syntax, or the chosen targets. `validate.rs` reports them.
+const ACCEPTED: &[&str] = &[
+    "bad-templates-dir",
+    "bad-url",
+    "bad-url--relative",
+    "duplicate-operation-id",
+    "duplicate-route",
+    "empty-text", // only blanks: the schema does not look inside text
+    "empty-text--note",
+    "get-with-side-effect",
+    "get-with-side-effect--async",
+    "input-not-allowed",
+    "invalid-operation-id",
+    "invalid-path",
+    "invalid-path--unclosed-param",
+    "invalid-query-parameter", // the same name twice
+    "invalid-token-prefix",
+    "mcp-input-collision",
+    "mcp-input-collision--idempotency-key",
+    "openapi30-unsupported",
+    "unknown-poll-target",
+    "unsafe-poll-target",
+    "unsafe-poll-target--self",
+    "unsafe-poll-target--spends",
+];
+
+/// Invalid cases that are not YAML a JSON Schema can be applied to: the YAML parser
+/// rejects them first (editors report these themselves).
+const NOT_JSON: &[(&str, &str)] = &[
+    ("duplicate-key", "a key twice in one mapping"),
+    (
+        "wrong-type--mapping-for-list",
+        "a list item inside a mapping is a YAML syntax error",
+    ),
+    ("wrong-type--non-finite-number", "JSON cannot hold `.inf`"),
+    ("yaml-limit", "an alias bomb, over the parser's budget"),
+    ("yaml-limit--depth", "nesting over the parser's depth limit"),
+    ("yaml-syntax", "an unclosed flow mapping"),
+];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn committed_schema_is_current() {
+    let path = root().join("connector.schema.json");
+    let schema = manifest_schema();
+    if std::env::var_os("CONNECTORGEN_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &schema).expect("connector.schema.json is writable");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed != schema {
+        let line = committed
+            .lines()
+            .zip(schema.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| committed.lines().count().min(schema.lines().count()))
+            + 1;
+        panic!(
+            "connector.schema.json differs from the manifest types (first at line {line}); \
+             regenerate it with `cargo run -- schema > connector.schema.json` \
+             or `CONNECTORGEN_UPDATE_SCHEMA=1 cargo test --test schema`"
+        );
+    }
+}
+
+#[test]
+fn schema_is_deterministic_json_with_one_trailing_newline() {
+    let schema = manifest_schema();
+    assert_eq!(schema, manifest_schema());
+    assert!(schema.ends_with("}\n"), "one trailing newline");
+    let value: serde_json::Value = serde_json::from_str(&schema).expect("the schema is JSON");
+    assert_eq!(
+        value["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert!(
+        value.get("$id").is_none(),
+        "no $id: the file lives wherever it is copied"
+    );
+    assert!(value["title"].is_string() && value["description"].is_string());
+}
+
+/// Every property in the schema has a description and an example.
+#[test]
+fn every_property_is_described_with_an_example() {
+    fn walk(path: &str, schema: &serde_json::Value, missing: &mut Vec<String>) {
+        let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+            for key in ["items", "additionalProperties"] {
+                if let Some(sub) = schema.get(key) {
+                    walk(&format!("{path}/{key}"), sub, missing);
+                }
+            }
+            for branch in schema
+                .get("anyOf")
+                .and_then(|a| a.as_array())
+                .into_iter()
+                .flatten()
+            {
+                walk(path, branch, missing);
+            }
+            return;
+        };
+        for (name, property) in properties {
+            let here = format!("{path}/{name}");
+            if property
+                .get("description")
+                .and_then(|d| d.as_str())
+                .is_none_or(str::is_empty)
+            {
+                missing.push(format!("{here}: description"));
+            }
+            // The lint table's keys are described by the lint; their values have examples.
+            let is_lint = path.ends_with("/lint");
+            if !is_lint
+                && property
+                    .get("examples")
+                    .and_then(|e| e.as_array())
+                    .is_none_or(Vec::is_empty)
+            {
+                missing.push(format!("{here}: examples"));
+            }
+            walk(&here, property, missing);
+        }
+    }
+    let schema: serde_json::Value = serde_json::from_str(&manifest_schema()).unwrap();
+    let mut missing = Vec::new();
+    walk("", &schema, &mut missing);
+    assert!(
+        missing.is_empty(),
+        "undocumented properties:\n{}",
+        missing.join("\n")
+    );
+}
+
+fn validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: serde_json::Value =
+            serde_json::from_str(&manifest_schema()).expect("the schema is JSON");
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        // The validator is live: a minimal manifest passes, and the same with `version: 2`
+        // does not.
+        let mut manifest = serde_json::json!({
+            "version": 1,
+            "service": { "name": "N", "version": "1", "description": "D",
+                         "publicUrl": "https://a.example", "dashboardUrl": "https://a.example/t" },
+            "operations": [{ "id": "a", "method": "get", "path": "/a", "summary": "Read one thing",
+                             "description": "Read-only." }]
+        });
+        assert!(validator.is_valid(&manifest), "a minimal manifest is valid");
+        manifest["version"] = 2.into();
+        assert!(!validator.is_valid(&manifest), "version 2 is rejected");
+        validator
+    })
+}
+
+/// The YAML as an editor's language server sees it, read as `manifest.rs` reads it:
+/// strict booleans, `010` and `1_000` kept as strings, the same depth limit.
+fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! { max_depth: 64, max_documents: 1 },
+        strict_booleans: true,
+        legacy_octal_numbers: false,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
+        with_snippet: false,
+    };
+    serde_saphyr::from_str_with_options(text, options).map_err(|e| e.to_string())
+}
+
+fn errors(doc: &serde_json::Value) -> Vec<String> {
+    validator()
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("readable folder").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_valid_manifest_validates() {
+    let mut files: Vec<PathBuf> = [
+        "examples/manifests",
+        "tests/cases/valid",
+        "tests/cases/lint",
+    ]
+    .iter()
+    .flat_map(|dir| yaml_files(&root().join(dir)))
+    .collect();
+    // The `connectorgen init` starter, whose placeholders are plain strings.
+    files.push(root().join("templates/init.yaml"));
+    assert!(files.len() > 10, "found the manifests");
+    let mut failures = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("readable manifest");
+        let doc =
+            yaml_to_json(&text).unwrap_or_else(|e| panic!("{}: not YAML: {e}", path.display()));
+        let errors = errors(&doc);
+        if !errors.is_empty() {
+            failures.push(format!("{}:\n  {}", path.display(), errors.join("\n  ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "valid manifests the schema rejects:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn invalid_cases_are_rejected_when_their_problem_is_one_of_shape() {
+    let listed: Vec<&str> = REJECTED
+        .iter()
+        .chain(ACCEPTED)
+        .copied()
+        .chain(NOT_JSON.iter().map(|(name, _)| *name))
+        .collect();
+    let unique: BTreeSet<&str> = listed.iter().copied().collect();
+    assert_eq!(unique.len(), listed.len(), "a case is listed twice");
+
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for path in yaml_files(&root().join("tests/cases/invalid")) {
+        let name = stem(&path);
+        seen.insert(name.clone());
+        let text = std::fs::read_to_string(&path).expect("readable case");
+        let parsed = yaml_to_json(&text);
+        if let Some((_, reason)) = NOT_JSON.iter().find(|(n, _)| *n == name) {
+            match parsed {
+                // Skipped: nothing for a JSON Schema to look at.
+                Err(_) => eprintln!("skipped {name}: {reason}"),
+                Ok(_) => problems.push(format!(
+                    "{name}: listed as not YAML ({reason}), but it parses"
+                )),
+            }
+            continue;
+        }
+        let doc = match parsed {
+            Ok(doc) => doc,
+            Err(e) => {
+                problems.push(format!(
+                    "{name}: does not parse as YAML ({e}); list it in NOT_JSON"
+                ));
+                continue;
+            }
+        };
+        let errors = errors(&doc);
+        if REJECTED.contains(&name.as_str()) {
+            if errors.is_empty() {
+                problems.push(format!(
+                    "{name}: listed as rejected, but the schema accepts it"
+                ));
+            }
+        } else if ACCEPTED.contains(&name.as_str()) {
+            if !errors.is_empty() {
+                problems.push(format!(
+                    "{name}: listed as accepted, but the schema rejects it (move it to REJECTED):\n  {}",
+                    errors.join("\n  ")
+                ));
+            }
+        } else {
+            problems.push(format!(
+                "{name}: a new invalid case; add it to REJECTED, ACCEPTED or NOT_JSON in tests/schema.rs \
+                 (the schema {} it)",
+                if errors.is_empty() { "accepts" } else { "rejects" }
+            ));
+        }
+    }
+    for name in unique {
+        if !seen.contains(name) {
+            problems.push(format!(
+                "{name}: listed, but tests/cases/invalid/{name}.yaml does not exist"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Spellings connectorgen accepts that the schema flags, to steer authors to the usual
+/// form. docs/EDITOR.md lists them: when one of these changes, change it there too.
+#[test]
+fn lenient_spellings_pass_connectorgen_but_the_schema_flags_them() {
+    const MINIMAL: &str = "version: 1
+service:
+  name: N
+  version: '1'
+  description: D
+  publicUrl: https://a.example
+  dashboardUrl: https://a.example/t
+operations:
+  - id: putThing
+    method: put
+    path: /things/{id}
+    summary: Replace one thing
+    description: Replaces the thing. Cannot delete it.
+";
+    let variants = [
+        ("a method in mixed case", "method: put", "method: Put"),
+        (
+            "a name with spaces around it",
+            "method: put",
+            "method: ' put '",
+        ),
+        (
+            "text written as a number",
+            "summary: Replace one thing",
+            "summary: 42",
+        ),
+        (
+            "an optional key set to ~",
+            "  name: N",
+            "  name: N\n  title: ~",
+        ),
+        (
+            "an optional key left empty",
+            "    method: put",
+            "    method: put\n    idempotency:",
+        ),
+    ];
+    let base = yaml_to_json(MINIMAL).unwrap();
+    assert!(errors(&base).is_empty(), "the base manifest is valid");
+    for (what, from, to) in variants {
+        let text = MINIMAL.replacen(from, to, 1);
+        assert_ne!(text, MINIMAL, "{what}: the variant applies");
+        if let Err(d) = connectorgen::load("variant.yaml", std::sync::Arc::new(text.clone())) {
+            panic!("{what}: connectorgen rejects it:\n{}", d.render(false));
+        }
+        let doc = yaml_to_json(&text).unwrap();
+        assert!(!errors(&doc).is_empty(), "{what}: the schema accepts it");
+    }
+}
