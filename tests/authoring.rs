@@ -197,6 +197,14 @@ fn templates_export_then_override() {
 }
 
 #[test]
+fn schema_prints_the_committed_schema() {
+    let out = run(&root(), &["schema"]);
+    assert_eq!(out.status.code(), Some(0));
+    let committed = std::fs::read_to_string(root().join("connector.schema.json")).unwrap();
+    assert_eq!(text(&out.stdout), committed);
+}
+
+#[test]
 fn completions_for_every_shell() {
     for shell in ["bash", "zsh", "fish", "powershell"] {
         let out = run(&root(), &["completions", shell]);

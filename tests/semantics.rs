@@ -158,6 +158,40 @@ fn sections_appear_only_when_needed() {
             .iter()
             .all(|p| p["name"] != "Idempotency-Key")
     );
+    // The openai target fits a parameter description into OpenAI's 700 characters.
+    let openai: Value = serde_json::from_str(
+        &connectorgen::generate_with(
+            "every-option.yaml",
+            Arc::new(
+                std::fs::read_to_string(
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/cases/valid/every-option.yaml"),
+                )
+                .unwrap(),
+            ),
+            &connectorgen::Options {
+                targets: Some(vec![connectorgen::model::Target::Openai]),
+                ..connectorgen::Options::default()
+            },
+        )
+        .unwrap()["openapi.openai.json"],
+    )
+    .unwrap();
+    let fields = op(&openai, "/v1/exports/{exportId}", "get")["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "fields")
+        .unwrap();
+    let shortened = fields["description"].as_str().unwrap();
+    assert!(shortened.chars().count() <= 700 && shortened.starts_with("Which fields to include"));
+    let full = op(&doc, "/v1/exports/{exportId}", "get")["parameters"][2]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        full.chars().count() > 700,
+        "the muse spec keeps the full text"
+    );
     // Defaults: title, trailing slash stripped, output schema.
     assert_eq!(doc["info"]["title"], "Kitchen Connector");
     assert_eq!(doc["servers"][0]["url"], "http://localhost:8080/api");
