@@ -1,0 +1,362 @@
+//! One operation: its fields checked, its defaults applied.
+//!
+//! Takes: a raw operation. Returns (through `Validator`): the operation model and every
+//! problem in it; cross-operation checks (ids, routes, poll targets) are in `mod.rs`.
+
+use std::collections::HashMap;
+
+use serde_saphyr::Spanned;
+
+use super::syntax::{is_identifier, parse_path};
+use super::{Checked, Validator, poll_of};
+use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::manifest::{RawAsync, RawOperation, RawQueryParam, RawSpends, span};
+use crate::model::{Async, Idempotency, Method, Operation, Origin, QueryParam, SpendKind, Spends};
+
+impl Validator {
+    pub(super) fn operation<'a>(&mut self, s: &'a Spanned<RawOperation>) -> Option<Checked<'a>> {
+        let at = span(s);
+        let raw = &s.value;
+        let ctx = "an operation";
+        let before = self.problems.len();
+
+        let id = match &raw.id {
+            None => {
+                self.missing(
+                    "id",
+                    ctx,
+                    at,
+                    "add `id: someName` (the operationId the model calls)",
+                );
+                None
+            }
+            Some(id) if !is_identifier(&id.value) => {
+                self.push(Diagnostic::InvalidOperationId {
+                    id: id.value.clone(),
+                    span: span(id),
+                });
+                None
+            }
+            Some(id) => Some(id.value.clone()),
+        };
+
+        let method = match &raw.method {
+            None => {
+                self.missing(
+                    "method",
+                    ctx,
+                    at,
+                    "add `method: get` (or post, put, patch, delete)",
+                );
+                None
+            }
+            Some(m) => {
+                let lower = m.value.trim().to_ascii_lowercase();
+                match Method::ALL.iter().find(|(name, _)| *name == lower) {
+                    Some((_, method)) => Some(*method),
+                    None => {
+                        self.push(Diagnostic::UnknownMethod {
+                            method: m.value.clone(),
+                            span: span(m),
+                            help: suggest(&lower, Method::ALL.iter().map(|(n, _)| *n)),
+                        });
+                        None
+                    }
+                }
+            }
+        };
+
+        let path = match &raw.path {
+            None => {
+                self.missing(
+                    "path",
+                    ctx,
+                    at,
+                    "add `path: /v1/things` (it starts with `/`)",
+                );
+                None
+            }
+            Some(p) => match parse_path(&p.value) {
+                Ok(params) => Some((p.value.clone(), params)),
+                Err(reason) => {
+                    self.push(Diagnostic::InvalidPath {
+                        path: p.value.clone(),
+                        reason,
+                        span: span(p),
+                    });
+                    None
+                }
+            },
+        };
+
+        let summary = self.text(
+            &raw.summary,
+            "summary",
+            ctx,
+            at,
+            "write a short, specific summary, e.g. \"Generate a video from a prompt\"",
+        );
+        let description = self.text(
+            &raw.description,
+            "description",
+            ctx,
+            at,
+            "say what the call does and what it will not do, e.g. \"Read-only. This cannot move funds.\"",
+        );
+
+        let is_get = method == Some(Method::Get);
+        if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw.input, method) {
+            self.push(Diagnostic::InputNotAllowed {
+                method: m.as_str().to_string(),
+                span: span(input),
+            });
+        }
+        let input = raw.input.as_ref().and_then(|i| self.schema(i, "input"));
+        let output = raw.output.as_ref().and_then(|o| self.schema(o, "output"));
+        let query = self.query(raw.query.as_deref().unwrap_or_default());
+
+        if let (Some(sp), true) = (&raw.spends, is_get) {
+            self.push(Diagnostic::GetWithSideEffect {
+                what: "spend the person's money",
+                key: "spends",
+                span: span(sp),
+            });
+        }
+        if let (Some(a), true) = (&raw.async_, is_get) {
+            self.push(Diagnostic::GetWithSideEffect {
+                what: "start a job (be async)",
+                key: "async",
+                span: span(a),
+            });
+        }
+        let spends = raw.spends.as_ref().map(|s| self.spends(s));
+        let async_ = raw.async_.as_ref().map(|a| self.async_(a));
+
+        let idempotency = match &raw.idempotency {
+            None => Some(Idempotency::Optional),
+            Some(i) => match Idempotency::ALL.iter().find(|(n, _)| *n == i.value.trim()) {
+                Some((_, v)) => Some(*v),
+                None => {
+                    self.push(Diagnostic::UnknownIdempotency {
+                        value: i.value.clone(),
+                        span: span(i),
+                        help: suggest(i.value.trim(), Idempotency::ALL.iter().map(|(n, _)| *n)),
+                    });
+                    None
+                }
+            },
+        };
+
+        let lint_allow = raw
+            .lint_allow
+            .iter()
+            .flatten()
+            .filter_map(|id| self.lint_id(id))
+            .collect();
+
+        if self.problems.len() > before {
+            // Still hand back what cross-operation checks need (id, method, path, and
+            // whether it spends or polls) so one bad field does not hide a duplicate id,
+            // a duplicate route or an unsafe poll target elsewhere.
+            return match (id, method, path) {
+                (Some(id), Some(method), Some((path, path_params))) => Some(Checked {
+                    op: Operation {
+                        id,
+                        method,
+                        path,
+                        path_params,
+                        summary: String::new(),
+                        description: String::new(),
+                        input: None,
+                        query: Vec::new(),
+                        output: serde_json::Value::Null,
+                        spends: None,
+                        async_: None,
+                        idempotency: Idempotency::Optional,
+                        lint_allow: Vec::new(),
+                        origin: origin(s),
+                    },
+                    raw: s,
+                    poll: poll_of(raw),
+                }),
+                _ => None,
+            };
+        }
+        let (path, path_params) = path?;
+        Some(Checked {
+            op: Operation {
+                id: id?,
+                method: method?,
+                path,
+                path_params,
+                summary: summary?,
+                description: description?,
+                input,
+                query: query?,
+                output: output.unwrap_or_else(default_output),
+                spends: spends.flatten(),
+                async_: async_.flatten(),
+                idempotency: idempotency?,
+                lint_allow,
+                origin: origin(s),
+            },
+            raw: s,
+            poll: poll_of(raw),
+        })
+    }
+
+    pub(super) fn schema(
+        &mut self,
+        s: &Spanned<serde_json::Value>,
+        key: &'static str,
+    ) -> Option<serde_json::Value> {
+        match &s.value {
+            serde_json::Value::Object(_) | serde_json::Value::Bool(_) => Some(s.value.clone()),
+            _ => {
+                self.push(Diagnostic::InvalidSchema { key, span: span(s) });
+                None
+            }
+        }
+    }
+
+    pub(super) fn query(&mut self, raw: &[Spanned<RawQueryParam>]) -> Option<Vec<QueryParam>> {
+        let before = self.problems.len();
+        let mut seen: HashMap<&str, ()> = HashMap::new();
+        let mut out = Vec::with_capacity(raw.len());
+        for q in raw {
+            let at = span(q);
+            let Some(name) = &q.value.name else {
+                self.missing("name", "a query parameter", at, "add `name: limit`");
+                continue;
+            };
+            let n = name.value.as_str();
+            let reason = if n.is_empty() {
+                Some("the name is empty")
+            } else if !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                Some("the name has characters other than letters, digits, `_`, `-` or `.`")
+            } else if seen.insert(n, ()).is_some() {
+                Some("declared twice in this operation")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                self.push(Diagnostic::InvalidQueryParameter {
+                    name: n.to_string(),
+                    reason: reason.to_string(),
+                    span: span(name),
+                });
+            }
+            let description = q.value.description.as_ref().and_then(|d| {
+                self.non_empty(
+                    d,
+                    "description",
+                    "describe the parameter, or remove `description`",
+                )
+            });
+            let schema = match &q.value.schema {
+                Some(s) => self.schema(s, "schema"),
+                None => Some(serde_json::json!({ "type": "string" })),
+            };
+            if let Some(schema) = schema {
+                out.push(QueryParam {
+                    name: n.to_string(),
+                    description,
+                    required: q.value.required.unwrap_or(false),
+                    schema,
+                });
+            }
+        }
+        (self.problems.len() == before).then_some(out)
+    }
+
+    pub(super) fn spends(&mut self, s: &Spanned<RawSpends>) -> Option<Spends> {
+        let at = span(s);
+        let ctx = "`spends`";
+        let kind = match &s.value.kind {
+            None => {
+                self.missing(
+                    "kind",
+                    ctx,
+                    at,
+                    "add `kind: credits` (or money, irreversible)",
+                );
+                None
+            }
+            Some(k) => match SpendKind::ALL.iter().find(|(n, _)| *n == k.value.trim()) {
+                Some((_, kind)) => Some(*kind),
+                None => {
+                    self.push(Diagnostic::UnknownSpendKind {
+                        kind: k.value.clone(),
+                        span: span(k),
+                        help: suggest(k.value.trim(), SpendKind::ALL.iter().map(|(n, _)| *n)),
+                    });
+                    None
+                }
+            },
+        };
+        let note = self.text(
+            &s.value.note,
+            "note",
+            ctx,
+            at,
+            "say what one call costs, e.g. \"Costs 1 generation credit.\"",
+        );
+        Some(Spends {
+            kind: kind?,
+            note: note?,
+        })
+    }
+
+    pub(super) fn async_(&mut self, a: &Spanned<RawAsync>) -> Option<Async> {
+        let at = span(a);
+        let poll_with = match &a.value.poll_with {
+            None => {
+                self.missing(
+                    "pollWith",
+                    "`async`",
+                    at,
+                    "name the free GET operation that reports the job's progress, e.g. `pollWith: getVideo`",
+                );
+                None
+            }
+            Some(p) => Some(p.value.trim().to_string()),
+        };
+        let typical_seconds = match &a.value.typical_seconds {
+            None => Some(None),
+            Some(t) if t.value <= 0 => {
+                self.push(Diagnostic::NonPositiveTypicalSeconds {
+                    value: t.value,
+                    span: span(t),
+                });
+                None
+            }
+            Some(t) => Some(Some(t.value.unsigned_abs())),
+        };
+        Some(Async {
+            poll_with: poll_with?,
+            typical_seconds: typical_seconds?,
+        })
+    }
+}
+
+fn origin(op: &Spanned<RawOperation>) -> Origin {
+    let raw = &op.value;
+    Origin {
+        id: id_span(op),
+        description: raw.description.as_ref().map_or_else(|| span(op), span),
+        input: raw.input.as_ref().map(span),
+        output: raw.output.as_ref().map(span),
+        query: raw.query.iter().flatten().map(span).collect(),
+    }
+}
+
+pub(super) fn id_span(op: &Spanned<RawOperation>) -> Span {
+    op.value.id.as_ref().map(span).unwrap_or_else(|| span(op))
+}
+
+fn default_output() -> serde_json::Value {
+    serde_json::json!({ "type": "object" })
+}

@@ -1,0 +1,124 @@
+//! Manifest-wide settings: `targets:` and `lint:`.
+//!
+//! Takes: the raw settings. Returns (through `Validator`): the targets in a fixed order
+//! and the lint configuration, reporting unknown names with a did-you-mean.
+
+use serde_saphyr::Spanned;
+
+use super::Validator;
+use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lint::{Level, Lint, LintConfig};
+use crate::manifest::{RawLintSetting, RawLints, span};
+use crate::model::Target;
+
+impl Validator {
+    /// `targets:` — known names, at least one; kept in a fixed order without repeats so
+    /// the outputs do not depend on how the list was written.
+    pub(super) fn targets(&mut self, raw: &Option<Spanned<Vec<Spanned<String>>>>) -> Vec<Target> {
+        let Some(raw) = raw else {
+            return vec![Target::Muse];
+        };
+        if raw.value.is_empty() {
+            self.push(Diagnostic::UnknownTarget {
+                target: String::new(),
+                span: span(raw),
+                help: "list at least one target, e.g. `targets: [muse]`".to_string(),
+            });
+        }
+        let mut targets: Vec<Target> = raw
+            .value
+            .iter()
+            .filter_map(|t| {
+                let found = Target::ALL.iter().find(|(n, _)| *n == t.value.trim());
+                if found.is_none() {
+                    self.push(Diagnostic::UnknownTarget {
+                        target: t.value.clone(),
+                        span: span(t),
+                        help: suggest(t.value.trim(), Target::ALL.iter().map(|(n, _)| *n)),
+                    });
+                }
+                found.map(|(_, t)| *t)
+            })
+            .collect();
+        targets.sort();
+        targets.dedup();
+        targets
+    }
+
+    pub(super) fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
+        let found = Lint::from_id(id.value.trim());
+        if found.is_none() {
+            self.push(Diagnostic::UnknownLint {
+                id: id.value.clone(),
+                span: span(id),
+                help: suggest(id.value.trim(), Lint::ALL.iter().map(|l| l.id())),
+            });
+        }
+        found
+    }
+
+    pub(super) fn lint_level(&mut self, id: &str, level: &str, at: Span) -> Option<Level> {
+        let found = Level::ALL
+            .iter()
+            .find(|(n, _)| *n == level.trim())
+            .map(|(_, l)| *l);
+        if found.is_none() {
+            self.push(Diagnostic::InvalidLintSetting {
+                id: id.to_string(),
+                reason: format!(
+                    "`{level}` is not a level; {}",
+                    suggest(level.trim(), Level::ALL.iter().map(|(n, _)| *n))
+                ),
+                span: at,
+            });
+        }
+        found
+    }
+
+    pub(super) fn lint_config(&mut self, raw: &Option<Spanned<RawLints>>) -> LintConfig {
+        let mut config = LintConfig::default();
+        let Some(raw) = raw else { return config };
+        for (id, setting) in &raw.value {
+            let Some(lint) = self.lint_id(id) else {
+                continue;
+            };
+            let at = span(setting);
+            match &setting.value {
+                RawLintSetting::Level(level) => {
+                    if let Some(level) = self.lint_level(&id.value, level, at) {
+                        config.set(lint, level);
+                    }
+                }
+                RawLintSetting::Detailed(detail) => {
+                    // `{ max: 200 }` alone means "check, with this maximum".
+                    let level = match &detail.level {
+                        Some(level) => self.lint_level(&id.value, level, at),
+                        None => Some(Level::Warn),
+                    };
+                    if let Some(level) = level {
+                        config.set(lint, level);
+                    }
+                    let reason = match (detail.max, lint) {
+                        (None, _) => None,
+                        (Some(max), Lint::DescriptionTooLong) if max > 0 => {
+                            config.description_max = usize::try_from(max).unwrap_or(usize::MAX);
+                            None
+                        }
+                        (Some(max), Lint::DescriptionTooLong) => Some(format!(
+                            "`max` must be a positive number of characters, not {max}"
+                        )),
+                        (Some(_), _) => Some("only description-too-long takes `max`".to_string()),
+                    };
+                    if let Some(reason) = reason {
+                        self.push(Diagnostic::InvalidLintSetting {
+                            id: id.value.clone(),
+                            reason,
+                            span: at,
+                        });
+                    }
+                }
+            }
+        }
+        config
+    }
+}

@@ -1,0 +1,160 @@
+//! The syntax of single values: operation ids, path templates, URLs.
+//!
+//! Takes: one string. Returns: whether (or how) it is well-formed; no spans, no state.
+
+/// Letter first, then letters, digits or `_` (ASCII: ids end up in URLs, code and Markdown).
+pub(super) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The path with every `{name}` replaced by `{}`, the form OpenAPI compares paths by.
+pub(super) fn path_shape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_param = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                in_param = true;
+                out.push('{');
+            }
+            '}' => {
+                in_param = false;
+                out.push('}');
+            }
+            _ if in_param => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Checks a path template and returns its parameter names in order.
+pub(super) fn parse_path(path: &str) -> Result<Vec<String>, String> {
+    if !path.starts_with('/') {
+        return Err("it must start with `/`".to_string());
+    }
+    let mut params: Vec<String> = Vec::new();
+    let mut rest = path;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return Err("`}` without a matching `{`".to_string());
+        }
+        let after = &rest[open + 1..];
+        let close = after
+            .find(['{', '}'])
+            .filter(|&i| after[i..].starts_with('}'))
+            .ok_or_else(|| "`{` without a matching `}`".to_string())?;
+        let name = &after[..close];
+        if !name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(format!(
+                "`{{{name}}}` is not a parameter name (letters, digits and `_`)"
+            ));
+        }
+        if params.iter().any(|p| p == name) {
+            return Err(format!("parameter `{name}` appears twice"));
+        }
+        params.push(name.to_string());
+        rest = &after[close + 1..];
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/%{}".contains(c);
+    if let Some(bad) = path.chars().find(|&c| !allowed(c)) {
+        return Err(format!(
+            "`{}` cannot appear in a URL path",
+            bad.escape_default()
+        ));
+    }
+    if path.contains("//") {
+        return Err("it has an empty segment (`//`)".to_string());
+    }
+    Ok(params)
+}
+
+/// Absolute https (http only for localhost / 127.0.0.1), no credentials, query or
+/// fragment; returns it without a trailing slash.
+pub(super) fn check_url(url: &str) -> Result<String, String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| format!("it does not parse as a URL ({e})"))?;
+    let scheme = uri
+        .scheme_str()
+        .ok_or_else(|| "it is not absolute (no `https://`)".to_string())?;
+    let authority = uri
+        .authority()
+        .ok_or_else(|| "it has no host".to_string())?;
+    if authority.as_str().contains('@') {
+        return Err("it contains credentials; never put secrets in a manifest".to_string());
+    }
+    let host = authority.host();
+    if host.is_empty() {
+        return Err("it has no host".to_string());
+    }
+    match scheme {
+        "https" => {}
+        "http" if matches!(host, "localhost" | "127.0.0.1") => {}
+        "http" => return Err("plain http is allowed only for localhost and 127.0.0.1".to_string()),
+        other => return Err(format!("the scheme is `{other}`, not https")),
+    }
+    if uri.query().is_some() || url.contains('#') {
+        return Err("it has a query or fragment".to_string());
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            check_url("https://a.example/").unwrap(),
+            "https://a.example"
+        );
+        assert_eq!(
+            check_url("https://a.example/v1//").unwrap(),
+            "https://a.example/v1"
+        );
+        assert!(check_url("http://localhost:8080").is_ok());
+        assert!(check_url("http://127.0.0.1").is_ok());
+        assert!(check_url("http://a.example").is_err());
+        assert!(check_url("ftp://a.example").is_err());
+        assert!(check_url("/relative").is_err());
+        assert!(check_url("https://user:pw@a.example").is_err());
+        assert!(check_url("https://a.example/?q=1").is_err());
+        assert!(check_url("https://a.example/#x").is_err());
+        assert!(check_url("not a url").is_err());
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(parse_path("/v1/videos/{id}").unwrap(), vec!["id"]);
+        assert_eq!(parse_path("/a/{x}/b/{y_2}").unwrap(), vec!["x", "y_2"]);
+        assert!(parse_path("v1").is_err());
+        assert!(parse_path("/a/{").is_err());
+        assert!(parse_path("/a/}").is_err());
+        assert!(parse_path("/a/{}").is_err());
+        assert!(parse_path("/a/{x}/{x}").is_err());
+        assert!(parse_path("/a/{x{y}}").is_err());
+        assert!(parse_path("/a b").is_err());
+        assert!(parse_path("/a`b").is_err());
+        assert!(parse_path("/a?b=1").is_err());
+        assert_eq!(path_shape("/a/{id}/b"), "/a/{}/b");
+    }
+
+    #[test]
+    fn identifiers() {
+        assert!(is_identifier("createVideo"));
+        assert!(is_identifier("a_1"));
+        assert!(!is_identifier("1a"));
+        assert!(!is_identifier("_a"));
+        assert!(!is_identifier("a-b"));
+        assert!(!is_identifier(""));
+    }
+}
