@@ -324,6 +324,20 @@ fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> 
 
 fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
     let analysis = common.source.analyze(&common.manifest)?;
+    let code = write_outputs(ui, common, &analysis);
+    exit_without_freeing(analysis);
+    code
+}
+
+/// The process is about to exit, and freeing a large manifest's trees one node at a
+/// time costs more than the OS reclaiming the pages at once (about 100 ms at 10,000
+/// operations; docs/PERFORMANCE.md). Never used by `--watch`, which keeps running.
+fn exit_without_freeing(analysis: Analysis) {
+    std::mem::forget(analysis);
+}
+
+/// Reports the findings and, unless they block, writes the outputs.
+fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCode, Failure> {
     let diagnostics = &analysis.diagnostics;
     let errors = diagnostics.count(Severity::Error);
     let warnings = diagnostics.count(Severity::Warning);
@@ -368,7 +382,11 @@ fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
 fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
     use notify_debouncer_mini::{new_debouncer, notify::RecursiveMode};
 
-    let once = |ui: &Ui| match build(ui, common) {
+    let once = |ui: &Ui| match common
+        .source
+        .analyze(&common.manifest)
+        .and_then(|analysis| write_outputs(ui, common, &analysis))
+    {
         Ok(_) => {}
         Err(Failure::Fatal(m)) => ui.err(&format!("error: {m}\n")),
         Err(Failure::Template(e)) => {
@@ -426,6 +444,8 @@ fn run_check(ui: &Ui, common: &Common, format: Format) -> Result<ExitCode, Failu
     if format != Format::Human || !ui.quiet || failed {
         ui.out(&report.render(format, ui.colored(&std::io::stdout())));
     }
+    drop(report);
+    exit_without_freeing(analysis);
     Ok(if failed {
         ExitCode::from(1)
     } else {
