@@ -26,7 +26,11 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn build_writes_three_files_beside_the_manifest_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(example("placeholder.yaml"), dir.path().join("connector.yaml")).unwrap();
+    std::fs::copy(
+        example("placeholder.yaml"),
+        dir.path().join("connector.yaml"),
+    )
+    .unwrap();
     let out = connectorgen(dir.path(), &["build"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(

@@ -1,0 +1,165 @@
+//! The whole pipeline on arbitrary bytes: UTF-8 check → parse → validate → render → lint
+//! → every report format.
+//!
+//! Takes: any bytes (the seed corpus in `fuzz/seeds/` is every example and test case).
+//! Must never: panic, hang or exhaust memory (libFuzzer's -timeout and -rss_limit_mb
+//! catch the last two), fail to render a template, or break a promise of the outputs:
+//! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
+//! same bytes, and user text adds no heading, quote, list item, fence or HTML block to
+//! llms.txt or descriptions.md.
+#![no_main]
+
+use std::sync::Arc;
+
+use connectorgen::report::{Format, Report};
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/support/markdown.rs"]
+mod markdown;
+
+const NAME: &str = "fuzz.yaml";
+
+fuzz_target!(|data: &[u8]| {
+    // Non-UTF-8 input stops here in the CLI too (`input::read_manifest`).
+    let Ok(text) = connectorgen::input::decode(NAME, data.to_vec()) else {
+        return;
+    };
+    let text = Arc::new(text);
+    let analysis = match connectorgen::analyze(NAME, text.clone()) {
+        Ok(analysis) => analysis,
+        Err(e) => panic!("a template failed to render: {e}"),
+    };
+
+    // Findings point into the text: every renderer must cope with every span.
+    let report = Report {
+        diagnostics: &analysis.diagnostics,
+        drift: &[],
+        fix: format!("connectorgen build {NAME}"),
+    };
+    let _ = report.render(Format::Human, false);
+    let _ = report.render(Format::Human, true);
+    let _ = report.render(Format::Github, false);
+    for format in [Format::Json, Format::Sarif] {
+        let out = report.render(format, false);
+        if let Err(e) = serde_json::from_str::<serde_json::Value>(&out) {
+            panic!("{format:?} report is not JSON ({e}):\n{out}");
+        }
+    }
+    let _ = report.summary();
+
+    let Some(outputs) = &analysis.outputs else {
+        return;
+    };
+    for (file, contents) in outputs {
+        assert!(
+            contents.ends_with('\n') && !contents.ends_with("\n\n"),
+            "{file} does not end in exactly one newline"
+        );
+    }
+    // llms.txt and descriptions.md are checked against openapi.json: they come together
+    // (the `muse` target).
+    if let Some(openapi) = outputs.get("openapi.json") {
+        let doc: serde_json::Value = match serde_json::from_str(openapi) {
+            Ok(doc) => doc,
+            Err(e) => panic!("openapi.json is not JSON ({e}):\n{openapi}"),
+        };
+        let ops = operations(&doc);
+        if let Some(llms) = outputs.get("llms.txt") {
+            check_llms(llms, &ops);
+        }
+        if let Some(md) = outputs.get("descriptions.md") {
+            check_descriptions(md, &ops);
+        }
+    }
+    for (file, contents) in outputs {
+        if file.ends_with(".json") {
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(contents) {
+                panic!("{file} is not JSON ({e})");
+            }
+        }
+    }
+    let again = connectorgen::analyze(NAME, text).expect("rendered once, renders again");
+    assert_eq!(
+        analysis.outputs, again.outputs,
+        "two runs gave different bytes"
+    );
+});
+
+/// Every operation's id and model-facing description in the document, sorted by id.
+fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
+    let mut ops = Vec::new();
+    for item in doc["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|p| p.values())
+    {
+        for op in item.as_object().into_iter().flat_map(|o| o.values()) {
+            if let Some(id) = op["operationId"].as_str() {
+                let description = op["description"].as_str().unwrap_or_default();
+                ops.push((id.to_string(), description.to_string()));
+            }
+        }
+    }
+    ops.sort();
+    ops
+}
+
+const LLMS_SECTIONS: [&str; 4] = [
+    "## Setup",
+    "## Operations",
+    "## Waiting on work",
+    "## Spending the person's money",
+];
+
+fn check_llms(llms: &str, ops: &[(String, String)]) {
+    let s = markdown::structure(llms);
+    assert!(
+        llms.starts_with("# ") && s.headings.first().is_some_and(|h| llms.starts_with(h)),
+        "llms.txt does not start with its title:\n{llms}"
+    );
+    // The sections the generator writes, in its order, Setup and Operations always.
+    let sections = &s.headings[1..];
+    let mut known = LLMS_SECTIONS.iter();
+    assert!(
+        sections.len() >= 2
+            && sections[..2] == LLMS_SECTIONS[..2]
+            && sections.iter().all(|h| known.any(|k| k == h)),
+        "forged sections {sections:?}:\n{llms}"
+    );
+    assert_eq!(s.quotes.len(), 1, "forged quotes {:?}:\n{llms}", s.quotes);
+    assert_eq!(s.ordered.len(), 3, "forged steps {:?}:\n{llms}", s.ordered);
+    for bullet in &s.bullets {
+        assert!(
+            ops.iter()
+                .any(|(id, _)| bullet.starts_with(&format!("- `{id}` "))),
+            "forged list item {bullet:?}:\n{llms}"
+        );
+    }
+    assert!(s.fences.is_empty(), "forged fence:\n{llms}");
+    assert!(s.other.is_empty(), "forged {:?}:\n{llms}", s.other);
+}
+
+fn check_descriptions(md: &str, ops: &[(String, String)]) {
+    let s = markdown::structure(md);
+    assert!(
+        md.starts_with("# ") && s.headings.first().is_some_and(|h| md.starts_with(h)),
+        "descriptions.md does not start with its title:\n{md}"
+    );
+    let mut sections: Vec<&str> = s.headings[1..].to_vec();
+    sections.sort();
+    let expected: Vec<String> = ops.iter().map(|(id, _)| format!("## {id}")).collect();
+    assert_eq!(sections, expected, "forged sections:\n{md}");
+    // Each fence holds exactly one operation's description, byte for byte.
+    let mut fences = s.fences.clone();
+    fences.sort();
+    let mut descriptions: Vec<String> = ops.iter().map(|(_, d)| d.clone()).collect();
+    descriptions.sort();
+    assert_eq!(
+        fences, descriptions,
+        "fences do not hold the descriptions:\n{md}"
+    );
+    assert!(
+        s.quotes.is_empty() && s.bullets.is_empty() && s.ordered.is_empty() && s.other.is_empty(),
+        "forged blocks in descriptions.md:\n{md}"
+    );
+}
