@@ -69,9 +69,13 @@ pub enum TemplateDirError {
     },
     #[error("{} is not a template connectorgen knows; {help}", path.display())]
     Unknown { path: PathBuf, help: String },
-    #[error("{} is not UTF-8 text", path.display())]
-    NotUtf8 { path: PathBuf },
+    /// The template file itself could not be read (not UTF-8, too large, not a file).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
 }
+
+/// No template needs more; the bound keeps a link to `/dev/zero` from eating memory.
+const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
 /// The defaults, with every `*.j2` file of `dir` over the template of the same name.
 /// Other files (a README, editor backups) are left alone.
@@ -99,9 +103,8 @@ pub fn load_dir(dir: &Path) -> Result<Sources, TemplateDirError> {
             let help = suggest(&name, TEMPLATES.iter().map(|t| t.name));
             return Err(TemplateDirError::Unknown { path, help });
         }
-        let bytes = std::fs::read(&path).map_err(io(&path))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| TemplateDirError::NotUtf8 { path: path.clone() })?;
+        // The same careful read as a manifest: no hanging on a FIFO, bounded, UTF-8.
+        let text = crate::input::read_manifest(&path, MAX_TEMPLATE_BYTES)?;
         sources.insert(name, text);
     }
     Ok(sources)

@@ -354,3 +354,42 @@ fn watch_rebuilds_on_change_and_survives_a_bad_manifest() {
         "the bad manifest was reported: {stderr}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_among_templates_or_outputs_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::copy(
+        root().join("examples/manifests/placeholder.yaml"),
+        p.join("connector.yaml"),
+    )
+    .unwrap();
+    std::fs::create_dir(p.join("tpl")).unwrap();
+    let mkfifo = |path: &Path| {
+        let status = Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(status.success());
+    };
+    mkfifo(&p.join("tpl/llms.txt.j2"));
+    let out = run(p, &["build", "--templates", "tpl"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not a regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    assert_eq!(run(p, &["build"]).status.code(), Some(0));
+    std::fs::remove_file(p.join("generated/llms.txt")).unwrap();
+    mkfifo(&p.join("generated/llms.txt"));
+    let out = run(p, &["check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("not a regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
