@@ -459,8 +459,10 @@ fn type_help(expected: &str) -> String {
 }
 
 /// How to get under the fixed nesting limit, or raise it when a real manifest needs more.
-const RAISE_DEPTH: &str = "flatten the structure (e.g. move deep schema parts into `$defs` and \
-    `$ref` them); if a legitimate manifest needs more, raise MAX_DEPTH in src/manifest.rs";
+// Not "move parts into `$defs`": a `#/$defs` reference does not resolve inside the
+// generated OpenAPI documents (the `local-ref` lint).
+const RAISE_DEPTH: &str = "flatten the structure (a JSON Schema rarely needs more than a few \
+    levels); if a legitimate manifest needs more, raise MAX_DEPTH in src/manifest.rs";
 /// How to get under the alias limits, or raise them when a real manifest needs more.
 const RAISE_ALIASES: &str = "write the repeated part out in full instead of through an alias \
     (the expansion budget grows with the file size); if a legitimate manifest needs more, \
