@@ -73,11 +73,11 @@ pub fn analyze_with(
         outputs: None,
         connector: None,
     };
-    let raw = match manifest::parse(&text) {
+    let mut raw = match manifest::parse(&text) {
         Ok(raw) => raw,
         Err(d) => return Ok(invalid(vec![Finding::error(*d)])),
     };
-    let mut connector = match validate::validate(&raw) {
+    let mut connector = match validate::validate(&mut raw) {
         Ok(connector) => connector,
         Err(problems) => return Ok(invalid(problems.into_iter().map(Finding::error).collect())),
     };
@@ -144,11 +144,11 @@ pub fn generate_with(
 
 /// Parses and validates manifest text into the model (no rendering, no lints).
 pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
-    let raw = match manifest::parse(&text) {
+    let mut raw = match manifest::parse(&text) {
         Ok(raw) => raw,
         Err(d) => return Err(Diagnostics::new(name, text, vec![Finding::error(*d)])),
     };
-    validate::validate(&raw).map_err(|problems| {
+    validate::validate(&mut raw).map_err(|problems| {
         Diagnostics::new(
             name,
             text,

@@ -76,8 +76,14 @@ const NOT_JSON: &[(&str, &str)] = &[
     ("wrong-type--non-finite-number", "JSON cannot hold `.inf`"),
     ("yaml-limit", "an alias bomb, over the parser's budget"),
     ("yaml-limit--depth", "nesting over the parser's depth limit"),
-    ("yaml-limit--block-depth", "block nesting over the parser's depth limit"),
-    ("yaml-limit--flow-depth", "flow nesting over the parser's depth limit"),
+    (
+        "yaml-limit--block-depth",
+        "block nesting over the parser's depth limit",
+    ),
+    (
+        "yaml-limit--flow-depth",
+        "flow nesting over the parser's depth limit",
+    ),
     ("yaml-syntax", "an unclosed flow mapping"),
 ];
 

@@ -36,9 +36,7 @@ pub fn render(connector: &Connector, descriptions: &[String]) -> (String, Vec<Fi
         .zip(descriptions)
         .map(|(op, description)| tool(op, description, &mut findings))
         .collect();
-    let mut text = serde_json::to_string_pretty(&tools).expect("in-memory JSON always serialises");
-    text.push('\n');
-    (text, findings)
+    (super::json_text(&tools), findings)
 }
 
 fn tool(op: &Operation, description: &str, findings: &mut Vec<Finding>) -> Value {

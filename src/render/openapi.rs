@@ -2,22 +2,28 @@
 //!
 //! Takes: the validated connector and each operation's model-facing description (from
 //! `prose.rs`, so the text in the spec and in descriptions.md is one string). Returns:
-//! the pretty-printed JSON text with a trailing newline.
+//! the pretty-printed JSON text with a trailing newline, printed straight from typed
+//! structures that borrow the connector's schemas; or, for the targets that rewrite it,
+//! the same document as one `serde_json::Value` (`document`).
 //! Must never: be built from a text template, reorder or rewrite the author's JSON
 //! Schemas, or emit keys in an order that depends on anything but the manifest.
 
+use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::model::{Connector, Idempotency, Operation};
 
+/// The whole document, borrowing from the connector: it is printed straight to text, so
+/// the author's schemas are never copied (field order here is key order in the file).
 #[derive(Serialize)]
 struct Document<'a> {
     openapi: &'static str,
     info: Info<'a>,
     servers: [Server<'a>; 1],
     security: [Map<String, Value>; 1],
-    paths: Map<String, Value>,
+    /// Path → method → operation, in manifest order of first appearance.
+    paths: IndexMap<&'a str, IndexMap<&'static str, OperationObject<'a>>>,
     components: Value,
 }
 
@@ -42,8 +48,8 @@ struct OperationObject<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     parameters: Vec<Parameter<'a>>,
     #[serde(rename = "requestBody", skip_serializing_if = "Option::is_none")]
-    request_body: Option<Value>,
-    responses: Map<String, Value>,
+    request_body: Option<RequestBody<'a>>,
+    responses: Responses<'a>,
     #[serde(rename = "x-openai-isConsequential")]
     is_consequential: bool,
     #[serde(rename = "x-long-running", skip_serializing_if = "Option::is_none")]
@@ -74,6 +80,48 @@ struct Parameter<'a> {
     schema: &'a Value,
 }
 
+#[derive(Serialize)]
+struct RequestBody<'a> {
+    required: bool,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+struct Content<'a> {
+    #[serde(rename = "application/json")]
+    json: MediaType<'a>,
+}
+
+#[derive(Serialize)]
+struct MediaType<'a> {
+    schema: &'a Value,
+}
+
+/// The responses of one operation, in status order.
+#[derive(Serialize)]
+struct Responses<'a> {
+    #[serde(rename = "200")]
+    ok: Success<'a>,
+    #[serde(rename = "401")]
+    unauthorized: Ref,
+    #[serde(rename = "409", skip_serializing_if = "Option::is_none")]
+    conflict: Option<Ref>,
+    #[serde(rename = "429", skip_serializing_if = "Option::is_none")]
+    too_many_requests: Option<Ref>,
+}
+
+#[derive(Serialize)]
+struct Success<'a> {
+    description: &'static str,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+struct Ref {
+    #[serde(rename = "$ref")]
+    reference: &'static str,
+}
+
 const BEARER: &str = "bearerAuth";
 
 const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
@@ -83,32 +131,48 @@ starting or charging for a second one.";
 
 /// Renders the OpenAPI document. `descriptions[i]` is operation i's model-facing text.
 pub fn render(connector: &Connector, descriptions: &[String]) -> String {
-    to_text(&document(connector, descriptions))
+    let shared = SharedSchemas::new();
+    let doc = typed(connector, descriptions, &shared);
+    super::json_text(&doc)
 }
 
-/// Pretty JSON with one trailing newline, as every generated JSON file is written.
-pub fn to_text(doc: &Value) -> String {
-    let mut text =
-        serde_json::to_string_pretty(doc).expect("serialising in-memory JSON cannot fail");
-    text.push('\n');
-    text
-}
-
-/// The OpenAPI 3.1 document as a JSON value (other targets derive theirs from it).
+/// The OpenAPI 3.1 document as a JSON value, for the targets that rewrite it: one copy
+/// of the typed document, where `render` makes none.
 pub fn document(connector: &Connector, descriptions: &[String]) -> Value {
-    let string_schema = json!({ "type": "string" });
-    let key_schema = json!({ "type": "string", "minLength": 1, "maxLength": 255 });
-    let mut paths: Map<String, Value> = Map::new();
-    for (op, description) in connector.operations.iter().zip(descriptions) {
-        let object = operation(op, description, &string_schema, &key_schema);
-        let item = paths
-            .entry(op.path.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(item) = item {
-            item.insert(op.method.as_str().to_string(), to_value(&object));
+    let shared = SharedSchemas::new();
+    serde_json::to_value(typed(connector, descriptions, &shared))
+        .expect("typed OpenAPI structures always serialise")
+}
+
+/// The schemas every operation's generated parameters point at, built once per document.
+struct SharedSchemas {
+    string: Value,
+    key: Value,
+}
+
+impl SharedSchemas {
+    fn new() -> Self {
+        SharedSchemas {
+            string: json!({ "type": "string" }),
+            key: json!({ "type": "string", "minLength": 1, "maxLength": 255 }),
         }
     }
-    let doc = Document {
+}
+
+/// The document as typed structures borrowing from `connector`, in output key order.
+fn typed<'a>(
+    connector: &'a Connector,
+    descriptions: &'a [String],
+    shared: &'a SharedSchemas,
+) -> Document<'a> {
+    let mut paths: IndexMap<&str, IndexMap<&'static str, OperationObject>> = IndexMap::new();
+    for (op, description) in connector.operations.iter().zip(descriptions) {
+        paths
+            .entry(op.path.as_str())
+            .or_default()
+            .insert(op.method.as_str(), operation(op, description, shared));
+    }
+    Document {
         openapi: "3.1.0",
         info: Info {
             title: &connector.service.title,
@@ -121,15 +185,13 @@ pub fn document(connector: &Connector, descriptions: &[String]) -> Value {
         security: [Map::from_iter([(BEARER.to_string(), json!([]))])],
         paths,
         components: components(connector),
-    };
-    to_value(&doc)
+    }
 }
 
 fn operation<'a>(
     op: &'a Operation,
     description: &'a str,
-    string_schema: &'a Value,
-    key_schema: &'a Value,
+    shared: &'a SharedSchemas,
 ) -> OperationObject<'a> {
     let mut parameters: Vec<Parameter> = op
         .path_params
@@ -139,7 +201,7 @@ fn operation<'a>(
             location: "path",
             description: None,
             required: true,
-            schema: string_schema,
+            schema: &shared.string,
         })
         .collect();
     parameters.extend(op.query.iter().map(|q| Parameter {
@@ -155,37 +217,39 @@ fn operation<'a>(
             location: "header",
             description: Some(IDEMPOTENCY_KEY_DESCRIPTION),
             required: op.idempotency == Idempotency::Required,
-            schema: key_schema,
+            schema: &shared.key,
         });
     }
 
-    let request_body = op.input.as_ref().map(|schema| {
-        json!({
-            "required": true,
-            "content": { "application/json": { "schema": schema } }
-        })
+    let request_body = op.input.as_ref().map(|schema| RequestBody {
+        required: true,
+        content: Content {
+            json: MediaType { schema },
+        },
     });
 
-    let mut responses = Map::new();
     let success = if op.async_.is_some() {
         "The job was accepted. Poll the operation named in x-poll-operationId for its result."
     } else {
         "Success."
     };
-    responses.insert(
-        "200".to_string(),
-        json!({
-            "description": success,
-            "content": { "application/json": { "schema": op.output } }
+    let responses = Responses {
+        ok: Success {
+            description: success,
+            content: Content {
+                json: MediaType { schema: &op.output },
+            },
+        },
+        unauthorized: Ref {
+            reference: "#/components/responses/Unauthorized",
+        },
+        conflict: op.spends.as_ref().map(|_| Ref {
+            reference: "#/components/responses/Conflict",
         }),
-    );
-    responses.insert("401".to_string(), response_ref("Unauthorized"));
-    if op.spends.is_some() {
-        responses.insert("409".to_string(), response_ref("Conflict"));
-    }
-    if op.async_.is_some() {
-        responses.insert("429".to_string(), response_ref("TooManyRequests"));
-    }
+        too_many_requests: op.async_.as_ref().map(|_| Ref {
+            reference: "#/components/responses/TooManyRequests",
+        }),
+    };
 
     OperationObject {
         operation_id: &op.id,
@@ -202,10 +266,6 @@ fn operation<'a>(
         cost_note: op.spends.as_ref().map(|s| s.note.as_str()),
         requires_confirmation: op.spends.as_ref().map(|_| true),
     }
-}
-
-fn response_ref(name: &str) -> Value {
-    json!({ "$ref": format!("#/components/responses/{name}") })
 }
 
 fn problem_response(description: &str) -> Value {
@@ -280,8 +340,4 @@ fn problem_schema() -> Value {
             "instance": { "type": "string", "format": "uri-reference", "description": "A URI reference that identifies this occurrence." }
         }
     })
-}
-
-fn to_value<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).expect("typed OpenAPI structures always serialise")
 }

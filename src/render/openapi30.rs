@@ -249,5 +249,5 @@ pub fn render(connector: &Connector, descriptions: &[String]) -> (String, Vec<Fi
             );
         }
     }
-    (openapi::to_text(&doc), findings)
+    (super::json_text(&doc), findings)
 }

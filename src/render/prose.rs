@@ -2,15 +2,17 @@
 //! description, `llms.txt` and `descriptions.md`, through the minijinja templates in
 //! `templates/` (embedded in the binary).
 //!
-//! Takes: the validated connector. Returns: strings.
+//! Takes: the validated connector. Returns: strings. Each operation becomes a template
+//! value once per render (`operation_values`), shared by every template that reads it.
 //! Must never: evaluate text from the manifest as template code (values in a context
 //! are data, never re-parsed), or let it forge Markdown structure — every piece of
 //! user text goes through `md_inline` (one line, line-leading syntax escaped) or
 //! `fence` (verbatim inside a code fence it cannot close).
 
-use minijinja::value::Serde;
+use std::collections::BTreeMap;
+
+use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
-use serde::Serialize;
 
 use super::RenderError;
 use crate::model::{Connector, Operation};
@@ -23,15 +25,31 @@ pub struct Prose {
     sources: Sources,
 }
 
-/// What a file template sees of one operation: the operation itself plus what the
-/// model-facing text and flags derived from it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OperationView<'a> {
-    #[serde(flatten)]
-    op: &'a Operation,
-    model_description: &'a str,
-    idempotency_key: bool,
+/// Each operation as the template value `operation`, converted once per render: the
+/// description templates and both file templates share it (schemas included, it is the
+/// costliest part of the context).
+pub fn operation_values(connector: &Connector) -> Vec<Value> {
+    connector
+        .operations
+        .iter()
+        .map(|op| Value::from(Serde(op)))
+        .collect()
+}
+
+/// What a file template sees of one operation: every field of the operation value plus
+/// `modelDescription` and `idempotencyKey`, in one map. The fields are shared with `op`,
+/// not converted again. It is the same value `#[serde(flatten)]` of the operation and the
+/// two fields used to give (a minijinja map, which orders its keys; see the test below).
+fn operation_view(op: &Value, model_description: &str, idempotency_key: bool) -> Value {
+    let mut view: BTreeMap<Value, Value> = op
+        .as_object()
+        .and_then(|o| o.try_iter_pairs())
+        .into_iter()
+        .flatten()
+        .collect();
+    view.insert("modelDescription".into(), model_description.into());
+    view.insert("idempotencyKey".into(), idempotency_key.into());
+    Value::from(view)
 }
 
 impl Prose {
@@ -62,71 +80,58 @@ impl Prose {
         })
     }
 
-    fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, RenderError> {
+    fn render(&self, name: &str, ctx: Value) -> Result<String, RenderError> {
         self.env
             .get_template(name)
             .and_then(|t| t.render(ctx))
             .map_err(|e| RenderError::new(name, self.sources.get(name), e))
     }
 
-    /// The text the model reads as the operation's description.
-    pub fn description(&self, op: &Operation) -> Result<String, RenderError> {
-        let text = self.render("description.j2", context! { operation => Serde(op) })?;
+    /// The text the model reads as the operation's description. `op` is the operation's
+    /// template value (`operation_values`).
+    pub fn description(&self, op: &Value) -> Result<String, RenderError> {
+        let text = self.render("description.j2", context! { operation => op })?;
         Ok(text.trim_end().to_string())
     }
 
     /// The generated cost and polling sentences alone, in their shortest form (for
     /// targets with tight length limits); empty when the operation has neither.
-    pub fn compact_notice(&self, op: &Operation) -> Result<String, RenderError> {
-        let text = self.render(
-            "description.compact.j2",
-            context! { operation => Serde(op) },
-        )?;
+    pub fn compact_notice(&self, op: &Value) -> Result<String, RenderError> {
+        let text = self.render("description.compact.j2", context! { operation => op })?;
         Ok(text.trim().to_string())
     }
 
-    fn file_context(
+    /// The context of both file templates (llms.txt and descriptions.md), built once.
+    pub fn file_context(
         connector: &Connector,
+        op_values: &[Value],
         descriptions: &[String],
         manifest_name: &str,
-    ) -> minijinja::Value {
-        let operations: Vec<OperationView> = connector
+    ) -> Value {
+        let operations: Vec<Value> = connector
             .operations
             .iter()
+            .zip(op_values)
             .zip(descriptions)
-            .map(|(op, d)| OperationView {
-                op,
-                model_description: d,
-                idempotency_key: op.takes_idempotency_key(),
-            })
+            .map(|((op, value), d)| operation_view(value, d, op.takes_idempotency_key()))
             .collect();
         context! {
             service => Serde(&connector.service),
             tokenPrefix => Serde(&connector.token_prefix),
-            operations => Serde(operations),
+            operations => operations,
             manifest => manifest_name,
         }
     }
 
-    pub fn llms_txt(
-        &self,
-        connector: &Connector,
-        descriptions: &[String],
-        manifest_name: &str,
-    ) -> Result<String, RenderError> {
-        let ctx = Self::file_context(connector, descriptions, manifest_name);
-        self.render("llms.txt.j2", ctx).map(tidy)
+    /// `llms.txt`, from the `file_context`.
+    pub fn llms_txt(&self, ctx: &Value) -> Result<String, RenderError> {
+        self.render("llms.txt.j2", ctx.clone()).map(tidy)
     }
 
-    pub fn descriptions_md(
-        &self,
-        connector: &Connector,
-        descriptions: &[String],
-        manifest_name: &str,
-    ) -> Result<String, RenderError> {
-        let ctx = Self::file_context(connector, descriptions, manifest_name);
+    /// `descriptions.md`, from the `file_context`.
+    pub fn descriptions_md(&self, ctx: &Value) -> Result<String, RenderError> {
         // Not `tidy`: the fenced descriptions must stay byte-exact, blank lines included.
-        let text = self.render("descriptions.md.j2", ctx)?;
+        let text = self.render("descriptions.md.j2", ctx.clone())?;
         Ok(format!("{}\n", text.trim_end()))
     }
 }
@@ -134,7 +139,7 @@ impl Prose {
 /// The model-facing description of one operation, for callers outside rendering
 /// (tests, future `explain`).
 pub fn model_description(op: &Operation) -> Result<String, RenderError> {
-    Prose::new(&crate::templates::defaults())?.description(op)
+    Prose::new(&crate::templates::defaults())?.description(&Value::from(Serde(op)))
 }
 
 /// Exactly one trailing newline, no runs of blank lines: templates stay readable
@@ -232,6 +237,33 @@ mod tests {
     fn fence_outlasts_backticks_inside() {
         assert_eq!(fence("a"), "```text\na\n```");
         assert_eq!(fence("x ```` y"), "`````text\nx ```` y\n`````");
+    }
+
+    /// The shared view must stay what file templates saw when each operation was
+    /// serialised again with `#[serde(flatten)]`: same keys, values and key order.
+    #[test]
+    fn operation_view_matches_flattened_operation() {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Flattened<'a> {
+            #[serde(flatten)]
+            op: &'a Operation,
+            model_description: &'a str,
+            idempotency_key: bool,
+        }
+        let text = std::fs::read_to_string("examples/manifests/video.yaml").unwrap();
+        let connector = crate::load("video.yaml", std::sync::Arc::new(text)).unwrap();
+        let values = operation_values(&connector);
+        for (op, value) in connector.operations.iter().zip(&values) {
+            let expected = Value::from(Serde(Flattened {
+                op,
+                model_description: "The text.",
+                idempotency_key: op.takes_idempotency_key(),
+            }));
+            let view = operation_view(value, "The text.", op.takes_idempotency_key());
+            assert_eq!(view, expected);
+            assert_eq!(format!("{view:?}"), format!("{expected:?}"));
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Raw manifest → validated `Connector`.
 //!
 //! Takes: a parsed `RawManifest`. Returns: the `Connector` model, or every problem found
-//! (it never stops at the first one), each pointing at the YAML node at fault.
+//! (it never stops at the first one), each pointing at the YAML node at fault. The JSON
+//! Schemas are moved out of the raw manifest into the model, not copied: afterwards the
+//! raw manifest is only read for spans (lints), and a schema's span stays in place.
 //! Must never: let through a manifest that would mislead a model — a poll target that
 //! is not a free read, a GET that spends or starts a job, a body on a GET. Defaults are
 //! applied here, once, after checking, and nowhere else.
@@ -21,11 +23,12 @@ use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, RawManifest, RawOperation, RawService, span};
 use crate::model::{Connector, Method, Operation, Service};
 
-/// Checks a raw manifest and builds the model from it.
-pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>> {
+/// Checks a raw manifest and builds the model from it. Each valid JSON Schema is taken
+/// out of `raw` (left `null`, its span kept), whether or not the whole manifest is valid.
+pub fn validate(raw: &mut Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>> {
     let mut v = Validator::default();
     let root = span(raw);
-    let raw = &raw.value;
+    let raw = &mut raw.value;
 
     match &raw.version {
         None => v.missing(
@@ -56,7 +59,7 @@ pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>
 
     let token_prefix = raw.auth.as_ref().and_then(|a| v.auth(a));
 
-    let operations = match &raw.operations {
+    let operations = match &mut raw.operations {
         None => {
             v.missing(
                 "operations",
@@ -70,7 +73,7 @@ pub fn validate(raw: &Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>
             if ops.value.is_empty() {
                 v.push(Diagnostic::NoOperations { span: span(ops) });
             }
-            v.operations(&ops.value)
+            v.operations(&mut ops.value)
         }
     };
 
@@ -262,7 +265,7 @@ impl Validator {
         Some(p.clone())
     }
 
-    fn operations(&mut self, raw: &[Spanned<RawOperation>]) -> Vec<Operation> {
+    fn operations(&mut self, raw: &mut [Spanned<RawOperation>]) -> Vec<Operation> {
         let mut checked: Vec<Checked> = Vec::with_capacity(raw.len());
         let mut ids: HashMap<String, Span> = HashMap::with_capacity(raw.len());
         // Keyed by method and the path with parameter names blanked: OpenAPI treats
@@ -275,6 +278,7 @@ impl Validator {
             let Some(c) = self.operation(op) else {
                 continue;
             };
+            let op = c.raw;
             match ids.get(&c.op.id) {
                 Some(first) => self.push(Diagnostic::DuplicateOperationId {
                     id: c.op.id.clone(),

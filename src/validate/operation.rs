@@ -1,6 +1,7 @@
 //! One operation: its fields checked, its defaults applied.
 //!
-//! Takes: a raw operation. Returns (through `Validator`): the operation model and every
+//! Takes: a raw operation, whose JSON Schemas it moves into the model (leaving `null`
+//! and the spans behind). Returns (through `Validator`): the operation model and every
 //! problem in it; cross-operation checks (ids, routes, poll targets) are in `mod.rs`.
 
 use std::collections::HashMap;
@@ -14,7 +15,10 @@ use crate::manifest::{RawAsync, RawOperation, RawQueryParam, RawSpends, span};
 use crate::model::{Async, Idempotency, Method, Operation, Origin, QueryParam, SpendKind, Spends};
 
 impl Validator {
-    pub(super) fn operation<'a>(&mut self, s: &'a Spanned<RawOperation>) -> Option<Checked<'a>> {
+    pub(super) fn operation<'a>(
+        &mut self,
+        s: &'a mut Spanned<RawOperation>,
+    ) -> Option<Checked<'a>> {
         let at = span(s);
         let raw = &s.value;
         let ctx = "an operation";
@@ -104,17 +108,25 @@ impl Validator {
             "say what the call does and what it will not do, e.g. \"Read-only. This cannot move funds.\"",
         );
 
-        let is_get = method == Some(Method::Get);
-        if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw.input, method) {
+        // The schemas are moved into the model, not copied: after validation the raw
+        // manifest is read only for spans (lints). `raw` is bound again below, read-only.
+        let raw_mut = &mut s.value;
+        if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw_mut.input, method) {
             self.push(Diagnostic::InputNotAllowed {
                 method: m.as_str().to_string(),
                 span: span(input),
             });
         }
-        let input = raw.input.as_ref().and_then(|i| self.schema(i, "input"));
-        let output = raw.output.as_ref().and_then(|o| self.schema(o, "output"));
-        let query = self.query(raw.query.as_deref().unwrap_or_default());
+        let input = raw_mut.input.as_mut().and_then(|i| self.schema(i, "input"));
+        let output = raw_mut
+            .output
+            .as_mut()
+            .and_then(|o| self.schema(o, "output"));
+        let query = self.query(raw_mut.query.as_deref_mut().unwrap_or_default());
+        let s: &'a Spanned<RawOperation> = s;
+        let raw = &s.value;
 
+        let is_get = method == Some(Method::Get);
         if let (Some(sp), true) = (&raw.spends, is_get) {
             self.push(Diagnostic::GetWithSideEffect {
                 what: "spend the person's money",
@@ -205,13 +217,16 @@ impl Validator {
         })
     }
 
+    /// The schema, taken out of `s` (which keeps its span) when it is one.
     pub(super) fn schema(
         &mut self,
-        s: &Spanned<serde_json::Value>,
+        s: &mut Spanned<serde_json::Value>,
         key: &'static str,
     ) -> Option<serde_json::Value> {
         match &s.value {
-            serde_json::Value::Object(_) | serde_json::Value::Bool(_) => Some(s.value.clone()),
+            serde_json::Value::Object(_) | serde_json::Value::Bool(_) => {
+                Some(std::mem::take(&mut s.value))
+            }
             _ => {
                 self.push(Diagnostic::InvalidSchema { key, span: span(s) });
                 None
@@ -219,7 +234,7 @@ impl Validator {
         }
     }
 
-    pub(super) fn query(&mut self, raw: &[Spanned<RawQueryParam>]) -> Option<Vec<QueryParam>> {
+    pub(super) fn query(&mut self, raw: &mut [Spanned<RawQueryParam>]) -> Option<Vec<QueryParam>> {
         let before = self.problems.len();
         let mut seen: HashMap<&str, ()> = HashMap::new();
         let mut out = Vec::with_capacity(raw.len());
@@ -256,7 +271,7 @@ impl Validator {
                     "describe the parameter, or remove `description`",
                 )
             });
-            let schema = match &q.value.schema {
+            let schema = match &mut q.value.schema {
                 Some(s) => self.schema(s, "schema"),
                 None => Some(serde_json::json!({ "type": "string" })),
             };
