@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Benchmarks `connectorgen build` (and `check`, when this build has it) as whole
+# processes on synthetic manifests of 10, 1,000, 10,000 and 100,000 operations, and
+# prints a Markdown table: median wall time (hyperfine) and peak memory (GNU time's
+# maximum resident set size) per size, then the in-process stage breakdown at 10,000
+# operations (examples/stages.rs) so a regression shows which stage moved.
+#
+# Usage: scripts/bench.sh [OPS...]        e.g. scripts/bench.sh 10 1000
+# Environment:
+#   SEED=42            synthetic manifest seed (examples/synth.rs)
+#   BENCH_DIR=path     keep manifests and outputs there (default: a temp dir, removed)
+#   BENCH_REPORT=file  also write the Markdown report to this file
+#   STAGES=0           skip the stage breakdown
+# Needs: hyperfine and GNU time (`apt-get install -y hyperfine time`). Takes about
+# 5 minutes on 2 cores, most of it at 100,000 operations; the first run also compiles
+# the examples (and so the dev-dependencies).
+# Progress goes to stderr; the report alone goes to stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v hyperfine >/dev/null 2>&1 || missing+=(hyperfine)
+[ -x /usr/bin/time ] || missing+=(time)
+if ((${#missing[@]})); then
+    echo "error: scripts/bench.sh needs ${missing[*]}; install with: apt-get install -y ${missing[*]}" >&2
+    exit 2
+fi
+
+# Other work on the machine skews wall times: the report shows the load at the start.
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+sizes=("$@")
+((${#sizes[@]})) || sizes=(10 1000 10000 100000)
+seed=${SEED:-42}
+
+echo "building (release)…" >&2
+cargo build --release --quiet --bin connectorgen --example synth --example stages >&2
+target=${CARGO_TARGET_DIR:-target}/release
+bin=$target/connectorgen
+
+if [ -n "${BENCH_DIR:-}" ]; then
+    work=$BENCH_DIR
+    mkdir -p "$work"
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+
+has_check=0
+"$bin" check --help >/dev/null 2>&1 && has_check=1
+
+# Warm-up and timed runs per size: enough for a stable median, under 10 minutes in all.
+runs_for() {
+    if (($1 <= 100)); then echo "5 30"
+    elif (($1 <= 1000)); then echo "3 20"
+    elif (($1 <= 10000)); then echo "1 7"
+    else echo "0 3"; fi
+}
+
+# Median wall time in ms of one command, from hyperfine's JSON.
+median_ms() {
+    local json=$1
+    grep -o '"median": *[0-9.eE+-]*' "$json" | head -1 | awk -F: '{ printf "%.1f", $2 * 1000 }'
+}
+
+# Peak resident memory in MB of one run (GNU time's %M is in KiB).
+peak_mb() {
+    local kib
+    kib=$(/usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1 && cat "$work/rss")
+    awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }'
+}
+
+declare -A build_ms build_mb check_ms check_mb mbytes
+for n in "${sizes[@]}"; do
+    manifest=$work/ops-$n.yaml
+    out=$work/out-$n
+    "$target/examples/synth" --ops "$n" --seed "$seed" >"$manifest"
+    mbytes[$n]=$(awk -v b="$(wc -c <"$manifest")" 'BEGIN { printf "%.2f", b / 1e6 }')
+    read -r warmup runs <<<"$(runs_for "$n")"
+    echo "== $n operations (${mbytes[$n]} MB): build" >&2
+    # A failed build is a broken benchmark, not a slow one: stop here.
+    "$bin" build "$manifest" --out "$out" >/dev/null
+    hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
+        --export-json "$work/build-$n.json" "$bin build $manifest --out $out" >&2
+    build_ms[$n]=$(median_ms "$work/build-$n.json")
+    build_mb[$n]=$(peak_mb "$bin" build "$manifest" --out "$out")
+    if ((has_check)); then
+        echo "== $n operations: check (against the outputs just built)" >&2
+        if ! "$bin" check "$manifest" --out "$out" >/dev/null 2>&1; then
+            echo "error: check does not pass right after build at $n operations" >&2
+            exit 1
+        fi
+        hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
+            --export-json "$work/check-$n.json" "$bin check $manifest --out $out" >&2
+        check_ms[$n]=$(median_ms "$work/check-$n.json")
+        check_mb[$n]=$(peak_mb "$bin" check "$manifest" --out "$out")
+    fi
+done
+
+report() {
+    echo "connectorgen $("$bin" --version | awk '{ print $2 }'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $(nproc) cores (load $load at start), seed $seed, $(date -u +%Y-%m-%d)"
+    echo
+    if ((has_check)); then
+        echo "| operations | manifest MB | build median ms | build peak MB | check median ms | check peak MB | check / build |"
+        echo "|---:|---:|---:|---:|---:|---:|---:|"
+    else
+        echo "| operations | manifest MB | build median ms | build peak MB |"
+        echo "|---:|---:|---:|---:|"
+    fi
+    for n in "${sizes[@]}"; do
+        if ((has_check)); then
+            ratio=$(awk -v c="${check_ms[$n]}" -v b="${build_ms[$n]}" 'BEGIN { printf "%.2f", c / b }')
+            echo "| $n | ${mbytes[$n]} | ${build_ms[$n]} | ${build_mb[$n]} | ${check_ms[$n]} | ${check_mb[$n]} | $ratio |"
+        else
+            echo "| $n | ${mbytes[$n]} | ${build_ms[$n]} | ${build_mb[$n]} |"
+        fi
+    done
+    if [ -n "${build_ms[10000]:-}" ] && [ -n "${build_ms[100000]:-}" ]; then
+        echo
+        awk -v a="${build_ms[100000]}" -v b="${build_ms[10000]}" \
+            'BEGIN { printf "build at 100,000 operations = %.1f× the 10,000 figure (linear would be 10×)\n", a / b }'
+    fi
+    if ((!has_check)); then
+        echo
+        echo "(this connectorgen has no \`check\` subcommand; only build was timed)"
+    fi
+    if [ "${STAGES:-1}" != 0 ] && [ -n "${build_ms[10000]:-}" ]; then
+        echo
+        echo "In-process stages at 10,000 operations (examples/stages.rs):"
+        echo
+        "$target/examples/stages" "$work/ops-10000.yaml" --runs 5 --out "$work/stages-out"
+    fi
+}
+
+if [ -n "${BENCH_REPORT:-}" ]; then
+    report | tee "$BENCH_REPORT"
+else
+    report
+fi
