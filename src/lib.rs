@@ -73,13 +73,9 @@ pub fn analyze_with(
         outputs: None,
         connector: None,
     };
-    let mut raw = match manifest::parse(&text) {
-        Ok(raw) => raw,
-        Err(d) => return Ok(invalid(vec![Finding::error(*d)])),
-    };
-    let mut connector = match validate::validate(&mut raw) {
-        Ok(connector) => connector,
-        Err(problems) => return Ok(invalid(problems.into_iter().map(Finding::error).collect())),
+    let (raw, mut connector) = match parse_and_validate(&text) {
+        Ok(both) => both,
+        Err(findings) => return Ok(invalid(findings)),
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
         connector.targets = targets.clone();
@@ -144,17 +140,19 @@ pub fn generate_with(
 
 /// Parses and validates manifest text into the model (no rendering, no lints).
 pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
-    let mut raw = match manifest::parse(&text) {
-        Ok(raw) => raw,
-        Err(d) => return Err(Diagnostics::new(name, text, vec![Finding::error(*d)])),
-    };
-    validate::validate(&mut raw).map_err(|problems| {
-        Diagnostics::new(
-            name,
-            text,
-            problems.into_iter().map(Finding::error).collect(),
-        )
-    })
+    parse_and_validate(&text)
+        .map(|(_, connector)| connector)
+        .map_err(|findings| Diagnostics::new(name, text, findings))
+}
+
+/// The first two stages. The raw manifest is kept for the lints, which point into it.
+fn parse_and_validate(
+    text: &str,
+) -> Result<(serde_saphyr::Spanned<manifest::RawManifest>, Connector), Vec<Finding>> {
+    let mut raw = manifest::parse(text).map_err(|d| vec![Finding::error(*d)])?;
+    let connector = validate::validate(&mut raw)
+        .map_err(|problems| problems.into_iter().map(Finding::error).collect::<Vec<_>>())?;
+    Ok((raw, connector))
 }
 
 /// The file name outputs mention: never the directory, which depends on where it ran.
