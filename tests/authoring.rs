@@ -1,30 +1,22 @@
 //! The author's day as CLI cases: init, explain, schema, templates, watch, completions,
 //! and the global flags. Each asserts the exit code and the output.
 
-use std::path::{Path, PathBuf};
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_connectorgen"));
-    cmd.env_remove("NO_COLOR");
-    cmd
-}
+use cli::{bin, root, text};
 
+/// Like `cli::run`, but colour is left to each test's own flags.
 fn run(dir: &Path, args: &[&str]) -> Output {
     bin()
         .args(args)
         .current_dir(dir)
         .output()
         .expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

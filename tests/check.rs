@@ -1,24 +1,9 @@
 //! `connectorgen check` as CI runs it: exit codes, every output format, drift.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli;
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_connectorgen"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use cli::{root, run, text};
 
 /// A folder holding `connector.yaml` (copied from `source`) and, when `built`, its outputs.
 fn workspace(source: &str, built: bool) -> tempfile::TempDir {

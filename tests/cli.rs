@@ -1,26 +1,15 @@
 //! The `connectorgen` binary as a user runs it: exit codes, what it prints, and what
 //! it leaves on disk.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli;
 
-fn connectorgen(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_connectorgen"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
+use std::path::PathBuf;
+
+use cli::{root, run as connectorgen, text};
 
 fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/manifests")
-        .join(name)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    root().join("examples/manifests").join(name)
 }
 
 #[test]
