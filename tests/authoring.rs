@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use cli::{bin, root, text};
+use cli::{bin, root, text, workspace};
 
 /// Like `cli::run`, but colour is left to each test's own flags.
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -96,13 +96,8 @@ fn explain_shows_what_each_target_reads() {
 
 #[test]
 fn templates_export_then_override() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = workspace("examples/manifests/placeholder.yaml", false);
     let p = dir.path();
-    std::fs::copy(
-        root().join("examples/manifests/placeholder.yaml"),
-        p.join("connector.yaml"),
-    )
-    .unwrap();
     let out = run(p, &["templates", "export", "tpl"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(std::fs::read_dir(p.join("tpl")).unwrap().count(), 4);
@@ -242,13 +237,8 @@ fn version_and_help_with_examples_everywhere() {
 
 #[test]
 fn quiet_and_color_are_honoured() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = workspace("tests/cases/lint/vague-summary.yaml", false);
     let p = dir.path();
-    std::fs::copy(
-        root().join("tests/cases/lint/vague-summary.yaml"),
-        p.join("connector.yaml"),
-    )
-    .unwrap();
     let out = run(p, &["build", "-q"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(
@@ -350,13 +340,8 @@ fn watch_rebuilds_on_change_and_survives_a_bad_manifest() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_among_templates_or_outputs_does_not_hang() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = workspace("examples/manifests/placeholder.yaml", false);
     let p = dir.path();
-    std::fs::copy(
-        root().join("examples/manifests/placeholder.yaml"),
-        p.join("connector.yaml"),
-    )
-    .unwrap();
     std::fs::create_dir(p.join("tpl")).unwrap();
     let mkfifo = |path: &Path| {
         let status = Command::new("mkfifo")

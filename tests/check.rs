@@ -3,18 +3,7 @@
 #[path = "support/cli.rs"]
 mod cli;
 
-use cli::{root, run, text};
-
-/// A folder holding `connector.yaml` (copied from `source`) and, when `built`, its outputs.
-fn workspace(source: &str, built: bool) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(root().join(source), dir.path().join("connector.yaml")).unwrap();
-    if built {
-        let out = run(dir.path(), &["build"]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    }
-    dir
-}
+use cli::{root, run, text, workspace};
 
 #[test]
 fn check_after_build_is_clean_for_every_example() {

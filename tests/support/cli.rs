@@ -30,3 +30,15 @@ pub fn root() -> PathBuf {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// A temporary folder holding `connector.yaml` (copied from `source`, relative to the
+/// repository root) and, when `built`, its outputs.
+pub fn workspace(source: &str, built: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join(source), dir.path().join("connector.yaml")).unwrap();
+    if built {
+        let out = run(dir.path(), &["build"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    dir
+}
