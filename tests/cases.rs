@@ -7,7 +7,10 @@
 //!   snapshotted, and a diagnostic with `<code>` must be among them.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+#[path = "support/schemas.rs"]
+mod schemas;
 
 use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
@@ -17,67 +20,6 @@ fn read(path: &Path) -> (String, Arc<String>) {
     let text = std::fs::read_to_string(path).expect("test manifest is readable UTF-8");
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     (name, Arc::new(text))
-}
-
-fn openapi_validator() -> &'static jsonschema::Validator {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("fixtures/openapi-3.1.schema.json"))
-                .expect("fixture is JSON");
-        let validator =
-            jsonschema::validator_for(&schema).expect("the official OpenAPI 3.1 schema compiles");
-        // The validator is live: an operation without `responses` is not OpenAPI 3.1.
-        let broken = serde_json::json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" },
-            "paths": { "/a": { "get": { "operationId": "a", "responses": {} } } } });
-        assert!(!validator.is_valid(&broken), "schema fixture rejects an empty responses map");
-        validator
-    })
-}
-
-fn openapi30_validator() -> &'static jsonschema::Validator {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| {
-        let schema: serde_json::Value =
-            serde_json::from_str(include_str!("fixtures/openapi-3.0.schema.json"))
-                .expect("fixture is JSON");
-        let validator =
-            jsonschema::validator_for(&schema).expect("the official OpenAPI 3.0 schema compiles");
-        // The validator is live: `nullable` must be a boolean in 3.0.
-        let broken = serde_json::json!({ "openapi": "3.0.3", "info": { "title": "t", "version": "1" },
-            "paths": { "/a": { "get": { "responses": { "200": { "description": "ok",
-            "content": { "application/json": { "schema": { "type": "string", "nullable": "yes" } } } } } } } } });
-        assert!(!validator.is_valid(&broken), "3.0 schema fixture rejects a non-boolean nullable");
-        validator
-    })
-}
-
-fn schema_errors(validator: &jsonschema::Validator, doc: &serde_json::Value) -> String {
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The MCP `Tool` definition of the vendored MCP schema (spec 2025-11-25).
-fn mcp_tool_validator() -> &'static jsonschema::Validator {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| {
-        let mut schema: serde_json::Value =
-            serde_json::from_str(include_str!("fixtures/mcp-2025-11-25.schema.json"))
-                .expect("fixture is JSON");
-        // The file holds only `definitions`; validate against the Tool definition within it.
-        schema["$ref"] = serde_json::json!("#/definitions/Tool");
-        let validator = jsonschema::validator_for(&schema).expect("the MCP schema compiles");
-        // The validator is live: a tool's inputSchema must be `type: object`.
-        let broken = serde_json::json!({ "name": "t", "inputSchema": { "type": "string" } });
-        assert!(
-            !validator.is_valid(&broken),
-            "MCP Tool schema rejects a non-object inputSchema"
-        );
-        validator
-    })
 }
 
 /// Every target, whatever the manifest's own `targets:` says.
@@ -116,14 +58,14 @@ fn check_valid(group: &str, path: &Path) {
 
     for file in ["openapi.json", "openapi.openai.json"] {
         let doc: serde_json::Value = serde_json::from_str(&outputs[file]).expect("JSON");
-        let errors = schema_errors(openapi_validator(), &doc);
+        let errors = schemas::errors(schemas::openapi31(), &doc);
         assert!(
             errors.is_empty(),
             "{name}: {file} is not valid OpenAPI 3.1:\n{errors}"
         );
     }
     let doc: serde_json::Value = serde_json::from_str(&outputs["openapi.3.0.json"]).expect("JSON");
-    let errors = schema_errors(openapi30_validator(), &doc);
+    let errors = schemas::errors(schemas::openapi30(), &doc);
     assert!(
         errors.is_empty(),
         "{name}: openapi.3.0.json is not valid OpenAPI 3.0:\n{errors}"
@@ -135,7 +77,7 @@ fn check_valid(group: &str, path: &Path) {
     );
     let tools: serde_json::Value = serde_json::from_str(&outputs["mcp-tools.json"]).expect("JSON");
     for tool in tools.as_array().expect("an array of tools") {
-        let errors = schema_errors(mcp_tool_validator(), tool);
+        let errors = schemas::errors(schemas::mcp_tool(), tool);
         assert!(
             errors.is_empty(),
             "{name}: tool {} is not a valid MCP Tool:\n{errors}",
