@@ -21,8 +21,6 @@ use crate::diagnostics::Finding;
 use crate::model::{Connector, Target};
 use crate::templates::Sources;
 
-pub use prose::model_description;
-
 /// Output file name (relative to the output folder) → contents.
 pub type Outputs = BTreeMap<String, String>;
 

@@ -15,7 +15,7 @@ use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
-use crate::model::{Connector, Operation};
+use crate::model::Connector;
 use crate::templates::Sources;
 
 /// The template environment, built once per run.
@@ -136,12 +136,6 @@ impl Prose {
     }
 }
 
-/// The model-facing description of one operation, for callers outside rendering
-/// (tests, future `explain`).
-pub fn model_description(op: &Operation) -> Result<String, RenderError> {
-    Prose::new(&crate::templates::defaults())?.description(&Value::from(Serde(op)))
-}
-
 /// Exactly one trailing newline, no runs of blank lines: templates stay readable
 /// without whitespace-control noise, and files stay byte-stable.
 fn tidy(text: String) -> String {
@@ -247,7 +241,7 @@ mod tests {
         #[serde(rename_all = "camelCase")]
         struct Flattened<'a> {
             #[serde(flatten)]
-            op: &'a Operation,
+            op: &'a crate::model::Operation,
             model_description: &'a str,
             idempotency_key: bool,
         }
