@@ -154,14 +154,15 @@ fn run_once(manifest: &Path, out: &Path) -> Result<[Sample; 9], String> {
     let text = text.map_err(|e| e.to_string())?;
     let (raw, parse) = time(|| manifest::parse(&text));
     let mut raw = raw.map_err(|d| format!("{shown} does not parse: {d}"))?;
-    let (connector, validate) = time(|| validate::validate(&mut raw));
+    let (connector, validate) = time(|| validate::validate(&mut raw, None));
     let connector = connector.map_err(|p| format!("{shown} has {} problem(s)", p.len()))?;
     let name = manifest
         .file_name()
         .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());
-    let (rendered, render) = time(|| render::render(&connector, &name, &templates::defaults()));
+    let (rendered, render) =
+        time(|| render::render(&connector, None, &name, &templates::defaults()));
     let rendered = rendered.map_err(|e| e.to_string())?;
-    let (findings, lint) = time(|| lint::run(&raw, &connector, &rendered.descriptions));
+    let (findings, lint) = time(|| lint::run(&connector, &rendered.descriptions));
     let (written, write) = time(|| output::write_all(out, &rendered.outputs));
     written.map_err(|e| e.to_string())?;
     let (drift, check) = time(|| check::drift(out, &rendered.outputs));

@@ -144,11 +144,13 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// An operation id is not a valid operationId (letter first, then letters, digits or `_`).
+    /// An operation id is not usable by agents (1 to 128 letters, digits, `_`, `.`, `-`).
     #[error("invalid operation id `{id}`")]
     #[diagnostic(
         code("invalid-operation-id"),
-        help("start with a letter and use only letters, digits and `_`, e.g. `createVideo`")
+        help(
+            "use 1 to 128 letters, digits, `_`, `.` or `-`, starting with a letter, digit or `_`, e.g. `createVideo`"
+        )
     )]
     InvalidOperationId {
         id: String,
@@ -452,6 +454,170 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    // ---- Base mode: the provider's OpenAPI document (`openapi:`). ----
+    /// `openapi:` names a file that cannot be read.
+    #[error("cannot use the base OpenAPI document: {message}")]
+    #[diagnostic(
+        code("base-unreadable"),
+        help(
+            "`openapi:` is the provider's OpenAPI document (JSON or YAML), relative to this manifest"
+        )
+    )]
+    BaseUnreadable {
+        message: String,
+        #[label("this file")]
+        span: Span,
+    },
+
+    /// The base document is not well-formed JSON or YAML.
+    #[error("the base OpenAPI document does not parse: {message}")]
+    #[diagnostic(
+        code("base-syntax"),
+        help("fix the document, or point `openapi:` at the provider's published file as it is")
+    )]
+    BaseSyntax {
+        message: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// The base document is not OpenAPI 3.0 or 3.1.
+    #[error("the base document is not OpenAPI 3.0 or 3.1: {found}")]
+    #[diagnostic(
+        code("base-not-openapi"),
+        help(
+            "connectorgen reads OpenAPI 3.0.x and 3.1.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
+        )
+    )]
+    BaseNotOpenapi {
+        found: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach does not resolve to a component of the base
+    /// document.
+    #[error("`$ref: \"{reference}\"` {reason}")]
+    #[diagnostic(
+        code("base-ref-unresolved"),
+        help(
+            "connectorgen follows references to `#/components/…` inside the document; fix the reference or the component's name"
+        )
+    )]
+    BaseRefUnresolved {
+        reference: String,
+        reason: &'static str,
+        #[label("this reference")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach points outside the base document.
+    #[error("`$ref: \"{reference}\"` points outside the base document")]
+    #[diagnostic(
+        code("base-ref-external"),
+        help(
+            "connectorgen does not follow references to other files or URLs: bundle the document into one file first with a tool such as `redocly bundle` or `swagger-cli bundle`, and point `openapi:` at the result"
+        )
+    )]
+    BaseRefExternal {
+        reference: String,
+        #[label("another file or a URL")]
+        span: Span,
+    },
+
+    /// `operation:` names nothing in the base document.
+    #[error("the base document has no operation `{name}`")]
+    #[diagnostic(code("unknown-base-operation"))]
+    UnknownBaseOperation {
+        name: String,
+        #[label("not an operationId or `METHOD /path` of the base document")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// The same base operation is listed twice.
+    #[error("`{name}` is listed twice")]
+    #[diagnostic(
+        code("operation-listed-twice"),
+        help("list each base operation once; remove one of the two entries")
+    )]
+    OperationListedTwice {
+        name: String,
+        #[label("second listing")]
+        span: Span,
+        #[label("first listed here")]
+        first: Span,
+    },
+
+    /// An inline-only key on an operation of a manifest with a base document.
+    #[error("`{key}` comes from the base OpenAPI document in a manifest with `openapi:`")]
+    #[diagnostic(
+        code("inline-key-with-base"),
+        help(
+            "the provider's document is the truth for HTTP: remove `{key}`; an operation here names a base operation with `operation:` and may override only `id`, `summary` and `description`"
+        )
+    )]
+    InlineKeyWithBase {
+        key: &'static str,
+        #[label("remove this")]
+        span: Span,
+    },
+
+    /// `operation:` in a manifest without a base document.
+    #[error("`operation:` names a base operation, but the manifest has no `openapi:` document")]
+    #[diagnostic(
+        code("operation-without-base"),
+        help(
+            "add `openapi: path/to/api.json` at the top of the manifest, or write the operation inline with `id`, `method` and `path`"
+        )
+    )]
+    OperationWithoutBase {
+        #[label("needs `openapi:`")]
+        span: Span,
+    },
+
+    /// The base operation's method is one connectorgen does not expose.
+    #[error("`{name}` is a {method} operation, which connectorgen does not expose to agents")]
+    #[diagnostic(
+        code("unsupported-method"),
+        help("expose get, post, put, patch or delete operations")
+    )]
+    UnsupportedMethod {
+        name: String,
+        method: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// An agent-facing operation id that a chosen target (or any agent) cannot take.
+    #[error("operation id `{id}` cannot be used {by}: {reason}")]
+    #[diagnostic(code("id-not-for-target"))]
+    IdNotForTarget {
+        id: String,
+        /// "by the openai target", or "by agents" for the rule every target shares.
+        by: String,
+        reason: String,
+        #[label("this id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `idempotency: unsupported` on an operation whose base declares the header.
+    #[error("`{id}` declares the Idempotency-Key header in the base document")]
+    #[diagnostic(
+        code("idempotency-contradicts-base"),
+        help(
+            "the provider's document says the header is honoured: remove `idempotency: unsupported` (the default follows the base), or fix the base document"
+        )
+    )]
+    IdempotencyContradictsBase {
+        id: String,
+        #[label("says unsupported")]
+        span: Span,
+    },
+
     // ---- Safety lints: valid manifests that may still mislead a model. ----
     /// The description does not say what the call will not do.
     #[error("`{id}`: the description does not say what the call will not do")]
@@ -595,11 +761,23 @@ pub enum Severity {
     Warning,
 }
 
-/// A diagnostic with the severity it has in this run (lint levels decide it for lints).
+/// Which file a finding's spans point into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// The manifest.
+    #[default]
+    Manifest,
+    /// The base OpenAPI document the manifest names with `openapi:`.
+    Base,
+}
+
+/// A diagnostic with the severity it has in this run (lint levels decide it for lints)
+/// and the file it points into.
 #[derive(Debug)]
 pub struct Finding {
     pub diagnostic: Diagnostic,
     pub severity: Severity,
+    pub source: Source,
 }
 
 impl Finding {
@@ -607,6 +785,22 @@ impl Finding {
         Finding {
             diagnostic,
             severity: Severity::Error,
+            source: Source::Manifest,
+        }
+    }
+
+    pub fn warning(diagnostic: Diagnostic) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(diagnostic)
+        }
+    }
+
+    /// This finding, pointing into the base document.
+    pub fn in_base(self) -> Self {
+        Finding {
+            source: Source::Base,
+            ..self
         }
     }
 }
@@ -616,18 +810,33 @@ impl Finding {
 pub struct Diagnostics {
     source: NamedSource<Arc<String>>,
     text: Arc<String>,
+    /// The base OpenAPI document, when the manifest names one and findings may point into it.
+    base: Option<Box<NamedSource<Arc<String>>>>,
     items: Vec<Finding>,
 }
 
 impl Diagnostics {
     pub fn new(name: &str, text: Arc<String>, mut items: Vec<Finding>) -> Self {
-        // File order reads like the file; the sort is stable so equal offsets keep rule order.
-        items.sort_by_key(|f| first_offset(&f.diagnostic).unwrap_or(usize::MAX));
+        // File order reads like the file (manifest first, then the base document); the
+        // sort is stable so equal offsets keep rule order.
+        items.sort_by_key(|f| {
+            (
+                f.source == Source::Base,
+                first_offset(&f.diagnostic).unwrap_or(usize::MAX),
+            )
+        });
         Diagnostics {
             source: NamedSource::new(name, text.clone()),
             text,
+            base: None,
             items,
         }
+    }
+
+    /// The same findings, with the base document their `Source::Base` spans point into.
+    pub fn with_base(mut self, name: &str, text: Arc<String>) -> Self {
+        self.base = Some(Box::new(NamedSource::new(name, text)));
+        self
     }
 
     pub fn items(&self) -> &[Finding] {
@@ -646,6 +855,21 @@ impl Diagnostics {
 
     pub fn source(&self) -> &NamedSource<Arc<String>> {
         &self.source
+    }
+
+    /// The base document's name and text, when findings may point into it.
+    pub fn base_file(&self) -> Option<(&str, &str)> {
+        self.base
+            .as_deref()
+            .map(|source| (source.name(), source.inner().as_str()))
+    }
+
+    /// The file a finding points into: its name, text and miette source.
+    pub fn file_of(&self, finding: &Finding) -> (&str, &str, &NamedSource<Arc<String>>) {
+        match (self.base.as_deref(), finding.source) {
+            (Some(source), Source::Base) => (source.name(), source.inner(), source),
+            _ => (self.source.name(), &self.text, &self.source),
+        }
     }
 
     pub fn count(&self, severity: Severity) -> usize {

@@ -7,8 +7,10 @@
 //! (compare with disk). `analyze` runs everything up to the writing; `report` turns
 //! its findings into text for people and CI tools.
 
+pub mod base;
 pub mod check;
 pub mod diagnostics;
+pub mod english;
 pub mod explain;
 pub mod init;
 pub mod input;
@@ -24,7 +26,7 @@ pub mod validate;
 
 use std::sync::Arc;
 
-use diagnostics::{Diagnostics, Finding, Severity};
+use diagnostics::{Diagnostic, Diagnostics, Finding, Severity};
 use model::Connector;
 use render::{Outputs, RenderError};
 
@@ -37,6 +39,8 @@ pub struct Analysis {
     pub outputs: Option<Outputs>,
     /// The validated connector, when the manifest validated.
     pub connector: Option<Connector>,
+    /// The base OpenAPI document the manifest names (`openapi:`), when it could be read.
+    pub base: Option<Arc<base::Base>>,
 }
 
 impl Analysis {
@@ -52,8 +56,14 @@ pub struct Options {
     pub targets: Option<Vec<model::Target>>,
     /// Templates from `--templates DIR`, replacing the manifest's `templates:`.
     pub templates: Option<templates::Sources>,
-    /// The manifest's folder, against which its `templates:` is resolved.
+    /// The manifest's folder, against which its `templates:` and `openapi:` are resolved.
     pub manifest_dir: Option<std::path::PathBuf>,
+    /// The most bytes a file the manifest names (`openapi:`) may have; 0 means the
+    /// default (`input::DEFAULT_MAX_BYTES`, as for manifests).
+    pub max_bytes: u64,
+    /// Never read a file the manifest names (`openapi:`): for fuzzing and other runs on
+    /// untrusted text that must not touch the file system.
+    pub sandbox: bool,
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -68,14 +78,36 @@ pub fn analyze_with(
     text: Arc<String>,
     options: &Options,
 ) -> Result<Analysis, RenderError> {
-    let invalid = |findings: Vec<Finding>| Analysis {
-        diagnostics: Diagnostics::new(name, text.clone(), findings),
-        outputs: None,
-        connector: None,
+    let invalid = |findings: Vec<Finding>, base: Option<&(String, Arc<String>)>| {
+        let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
+        if let Some((base_name, base_text)) = base {
+            diagnostics = diagnostics.with_base(base_name, base_text.clone());
+        }
+        Analysis {
+            diagnostics,
+            outputs: None,
+            connector: None,
+            base: None,
+        }
     };
-    let (raw, mut connector) = match parse_and_validate(&text) {
-        Ok(both) => both,
-        Err(findings) => return Ok(invalid(findings)),
+    let mut raw = match manifest::parse(&text) {
+        Ok(raw) => raw,
+        Err(d) => return Ok(invalid(vec![Finding::error(*d)], None)),
+    };
+    let base = match &raw.value.openapi {
+        None => None,
+        Some(path) => match load_base(path, options) {
+            Ok(base) => Some(Arc::new(base)),
+            Err(failure) => {
+                let (finding, file) = *failure;
+                return Ok(invalid(vec![finding], file.as_ref()));
+            }
+        },
+    };
+    let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
+    let mut connector = match validate::validate(&mut raw, base.as_deref()) {
+        Ok(connector) => connector,
+        Err(findings) => return Ok(invalid(findings, base_file.as_ref())),
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
         connector.targets = targets.clone();
@@ -93,19 +125,25 @@ pub fn analyze_with(
                         message: e.to_string(),
                         span: *span,
                     };
-                    return Ok(invalid(vec![Finding::error(d)]));
+                    return Ok(invalid(vec![Finding::error(d)], base_file.as_ref()));
                 }
             }
         }
         (None, None) => templates::defaults(),
     };
-    let rendered = render::render(&connector, &file_name(name), &sources)?;
-    let mut findings = lint::run(&raw, &connector, &rendered.descriptions);
+    drop(raw);
+    let rendered = render::render(&connector, base.as_deref(), &file_name(name), &sources)?;
+    let mut findings = lint::run(&connector, &rendered.descriptions);
     findings.extend(rendered.findings);
+    let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
+    if let Some((base_name, base_text)) = base_file {
+        diagnostics = diagnostics.with_base(&base_name, base_text);
+    }
     Ok(Analysis {
-        diagnostics: Diagnostics::new(name, text.clone(), findings),
+        diagnostics,
         outputs: Some(rendered.outputs),
         connector: Some(connector),
+        base,
     })
 }
 
@@ -138,21 +176,76 @@ pub fn generate_with(
     }
 }
 
-/// Parses and validates manifest text into the model (no rendering, no lints).
+/// Parses and validates manifest text into the model (no rendering, no lints). A base
+/// document is read relative to the current folder.
 pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
-    parse_and_validate(&text)
-        .map(|(_, connector)| connector)
-        .map_err(|findings| Diagnostics::new(name, text, findings))
+    let analysis = analyze(name, text).map_err(|e| {
+        Diagnostics::new(
+            name,
+            Arc::new(String::new()),
+            vec![Finding::error(Diagnostic::BadTemplatesDir {
+                message: e.to_string(),
+                span: (0, 0).into(),
+            })],
+        )
+    })?;
+    match analysis.connector {
+        Some(connector) => Ok(connector),
+        None => Err(analysis.diagnostics),
+    }
 }
 
-/// The first two stages. The raw manifest is kept for the lints, which point into it.
-fn parse_and_validate(
-    text: &str,
-) -> Result<(serde_saphyr::Spanned<manifest::RawManifest>, Connector), Vec<Finding>> {
-    let mut raw = manifest::parse(text).map_err(|d| vec![Finding::error(*d)])?;
-    let connector = validate::validate(&mut raw)
-        .map_err(|problems| problems.into_iter().map(Finding::error).collect::<Vec<_>>())?;
-    Ok((raw, connector))
+/// Why the base document could not be used: the finding, and the document's name and
+/// text when the finding points into it.
+type BaseFailure = (Finding, Option<(String, Arc<String>)>);
+
+/// Reads and parses the base document `openapi:` names.
+fn load_base(
+    path: &serde_saphyr::Spanned<String>,
+    options: &Options,
+) -> Result<base::Base, Box<BaseFailure>> {
+    let at = manifest::span(path);
+    let unreadable = |message: String| {
+        let d = Diagnostic::BaseUnreadable { message, span: at };
+        Box::new((Finding::error(d), None))
+    };
+    if options.sandbox {
+        return Err(unreadable(
+            "this run reads no files the manifest names".to_string(),
+        ));
+    }
+    let file = normalize(&match &options.manifest_dir {
+        Some(dir) => dir.join(path.value.trim()),
+        None => std::path::PathBuf::from(path.value.trim()),
+    });
+    let max = match options.max_bytes {
+        0 => input::DEFAULT_MAX_BYTES,
+        n => n,
+    };
+    let text = input::read_manifest(&file, max).map_err(|e| unreadable(e.to_string()))?;
+    let text = Arc::new(text);
+    let shown = file.display().to_string();
+    base::Base::parse(&shown, text.clone())
+        .map_err(|d| Box::new((Finding::error(*d).in_base(), Some((shown, text)))))
+}
+
+/// `a/b/../c` → `a/c`, without touching the disk: how messages name a file the
+/// manifest names relative to itself.
+fn normalize(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The file name outputs mention: never the directory, which depends on where it ran.

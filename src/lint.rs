@@ -1,14 +1,11 @@
 //! Safety lints: a valid manifest that may still mislead a model.
 //!
-//! Takes: the raw manifest (for spans), the validated connector (same operations, same
-//! order) and each operation's model-facing description. Returns: findings, each with
+//! Takes: the validated connector (whose operations carry the spans lints point at)
+//! and each operation's model-facing description. Returns: findings, each with
 //! the severity its configured level gives it (`allow`ed lints return nothing).
 //! Must never: fail or change the model; a lint only reports.
 
-use serde_saphyr::Spanned;
-
-use crate::diagnostics::{Diagnostic, Finding, Severity, Span};
-use crate::manifest::{RawManifest, RawOperation, span};
+use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::model::{Connector, Idempotency, Method, Operation};
 
 /// Every lint, with its stable id and default level.
@@ -194,26 +191,15 @@ fn vague_reason(summary: &str) -> Option<String> {
 }
 
 /// Runs every lint that is not `allow`ed, globally or by the operation's `lintAllow`.
-pub fn run(
-    raw: &Spanned<RawManifest>,
-    connector: &Connector,
-    descriptions: &[String],
-) -> Vec<Finding> {
+pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
     let config = &connector.lint;
-    let raw_ops: &[Spanned<RawOperation>] = raw
-        .value
-        .operations
-        .as_ref()
-        .map(|o| o.value.as_slice())
-        .unwrap_or_default();
-    let by_id: std::collections::HashMap<&str, (&Operation, &Spanned<RawOperation>)> = connector
+    let by_id: std::collections::HashMap<&str, &Operation> = connector
         .operations
         .iter()
-        .zip(raw_ops)
-        .map(|(op, r)| (op.id.as_str(), (op, r)))
+        .map(|op| (op.id.as_str(), op))
         .collect();
     let mut out = Vec::new();
-    for ((op, r), description) in connector.operations.iter().zip(raw_ops).zip(descriptions) {
+    for (op, description) in connector.operations.iter().zip(descriptions) {
         let mut emit = |lint: Lint, diagnostic: Diagnostic| {
             let severity = match config.level(lint) {
                 Level::Allow => return,
@@ -224,10 +210,10 @@ pub fn run(
             out.push(Finding {
                 diagnostic,
                 severity,
+                source: Default::default(),
             });
         };
-        let r = &r.value;
-        let at = |field: &Option<Spanned<String>>| field.as_ref().map_or(nowhere(), span);
+        let origin = &op.origin;
         let spends = op.spends.is_some();
         let mutating = op.method != Method::Get;
         if !states_limit(&op.description) {
@@ -236,7 +222,7 @@ pub fn run(
                     Lint::MutatingWithoutLimit,
                     Diagnostic::MutatingWithoutLimit {
                         id: op.id.clone(),
-                        span: at(&r.description),
+                        span: origin.description,
                     },
                 );
             } else {
@@ -244,7 +230,7 @@ pub fn run(
                     Lint::MissingLimit,
                     Diagnostic::MissingLimit {
                         id: op.id.clone(),
-                        span: at(&r.description),
+                        span: origin.description,
                     },
                 );
             }
@@ -255,7 +241,7 @@ pub fn run(
                 Diagnostic::VagueSummary {
                     id: op.id.clone(),
                     reason,
-                    span: at(&r.summary),
+                    span: origin.summary,
                 },
             );
         }
@@ -264,25 +250,20 @@ pub fn run(
                 Lint::SpendWithoutIdempotency,
                 Diagnostic::SpendWithoutIdempotency {
                     id: op.id.clone(),
-                    span: at(&r.idempotency),
+                    span: origin.idempotency.unwrap_or(origin.entry),
                 },
             );
         }
         if let Some(a) = &op.async_
-            && let Some((target, target_raw)) = by_id.get(a.poll_with.as_str())
+            && let Some(target) = by_id.get(a.poll_with.as_str())
             && target.path_params.is_empty()
         {
-            let poll_span = r
-                .async_
-                .as_ref()
-                .and_then(|a| a.value.poll_with.as_ref())
-                .map_or(nowhere(), span);
             emit(
                 Lint::PollTargetWithoutId,
                 Diagnostic::PollTargetWithoutId {
                     target: target.id.clone(),
-                    span: poll_span,
-                    target_path: at(&target_raw.value.path),
+                    span: origin.poll_with.unwrap_or(origin.entry),
+                    target_path: target.origin.path,
                 },
             );
         }
@@ -294,19 +275,37 @@ pub fn run(
                     id: op.id.clone(),
                     length,
                     max: config.description_max,
-                    span: at(&r.description),
+                    span: origin.description,
                 },
             );
         }
-        let schemas = [("input", op.input.as_ref(), op.origin.input)]
-            .into_iter()
-            .chain([("output", Some(&op.output), op.origin.output)])
-            .chain(
-                op.query
-                    .iter()
-                    .zip(&op.origin.query)
-                    .map(|(q, s)| ("a query schema", Some(&q.schema), Some(*s))),
-            );
+        // The author's inline schemas: a `#…` reference there resolves against the
+        // generated document, where the author's `$defs` are not.
+        let pointer = |p: &str| at_pointer(&op.http, p);
+        let mut schemas = vec![
+            (
+                "input",
+                pointer("/requestBody/content/application~1json/schema"),
+                origin.input,
+            ),
+            (
+                "output",
+                pointer("/responses/200/content/application~1json/schema"),
+                origin.output,
+            ),
+        ];
+        let params = op
+            .http
+            .get("parameters")
+            .and_then(serde_json::Value::as_array);
+        for (name, at) in &origin.query {
+            let schema = params
+                .into_iter()
+                .flatten()
+                .find(|p| p["in"] == "query" && p["name"] == name.as_str())
+                .and_then(|p| p.get("schema"));
+            schemas.push(("a query schema", schema, Some(*at)));
+        }
         for (field, schema, at) in schemas {
             if let (Some(schema), Some(at)) = (schema, at)
                 && let Some(reference) = local_ref(schema)
@@ -327,12 +326,27 @@ pub fn run(
                 Lint::PaidSyncOperation,
                 Diagnostic::PaidSyncOperation {
                     id: op.id.clone(),
-                    span: r.spends.as_ref().map_or(nowhere(), span),
+                    span: origin.spends.unwrap_or(origin.entry),
                 },
             );
         }
     }
     out
+}
+
+/// The value at a JSON pointer inside an operation's HTTP map.
+fn at_pointer<'a>(
+    http: &'a serde_json::Map<String, serde_json::Value>,
+    pointer: &str,
+) -> Option<&'a serde_json::Value> {
+    let rest = pointer.strip_prefix('/')?;
+    let (first, rest) = rest.split_once('/').unwrap_or((rest, ""));
+    let value = http.get(&crate::model::unescape(first))?;
+    if rest.is_empty() {
+        Some(value)
+    } else {
+        value.pointer(&format!("/{rest}"))
+    }
 }
 
 /// The first `$ref` that points into the document (`#…`) anywhere in a schema.
@@ -345,11 +359,6 @@ fn local_ref(schema: &serde_json::Value) -> Option<String> {
         serde_json::Value::Array(list) => list.iter().find_map(local_ref),
         _ => None,
     }
-}
-
-/// Fields a lint points at exist on every valid operation; this only keeps the types total.
-fn nowhere() -> Span {
-    Span::from((0, 0))
 }
 
 #[cfg(test)]

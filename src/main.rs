@@ -183,6 +183,8 @@ impl Source {
             targets: Some(self.targets.clone()),
             templates,
             manifest_dir: manifest.parent().map(Path::to_path_buf),
+            max_bytes: self.max_bytes,
+            sandbox: false,
         };
         analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))

@@ -33,11 +33,46 @@ use crate::schema::{
 /// files agents read.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(title = "connectorgen manifest")]
+#[schemars(
+    title = "connectorgen manifest",
+    // Which keys are required depends on the mode: with `openapi:` the base document
+    // supplies HTTP and most of `service`; without it everything is written inline.
+    extend(
+        "if" = { "required": ["openapi"] },
+        "then" = {
+            "properties": {
+                "service": { "required": ["dashboardUrl"] },
+                "operations": { "items": {
+                    "required": ["operation"],
+                    "not": { "anyOf": [
+                        { "required": ["method"] }, { "required": ["path"] },
+                        { "required": ["input"] }, { "required": ["output"] },
+                        { "required": ["query"] }
+                    ] }
+                } }
+            }
+        },
+        "else" = {
+            "properties": {
+                "service": { "required": ["name", "version", "description", "publicUrl", "dashboardUrl"] },
+                "operations": { "items": {
+                    "required": ["id", "method", "path", "summary", "description"],
+                    "not": { "required": ["operation"] }
+                } }
+            }
+        }
+    )
+)]
 pub struct RawManifest {
     /// The manifest format version. Only `1` exists.
     #[schemars(with = "i64", extend("const" = 1), example = 1)]
     pub version: Option<Spanned<i64>>,
+    /// The provider's own OpenAPI document (3.0 or 3.1, JSON or YAML), relative to this
+    /// file. With it ("base mode") the document is the truth for HTTP: each operation
+    /// names one of its operations with `operation:` and adds the safety layer; `service`
+    /// fields default to its `info` and servers. Without it, operations are written inline.
+    #[schemars(with = "Option<String>", example = &"specs/api.json")]
+    pub openapi: Option<Spanned<String>>,
     /// Who the connector is and where it lives.
     #[schemars(with = "RawService", example = json!({
         "name": "VidGen",
@@ -112,25 +147,35 @@ pub struct RawLintDetail {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawService {
-    /// The service's name, as prose mentions it.
-    #[schemars(with = "String", example = &"VidGen")]
+    /// The service's name, as prose mentions it. Base mode: defaults to the document's
+    /// `info.title` without a trailing " API".
+    #[schemars(with = "Option<String>", example = &"VidGen")]
     pub name: Option<Spanned<String>>,
-    /// OpenAPI `info.title` (default "<name> Connector").
+    /// OpenAPI `info.title` (default "<name> Connector"; base mode: the document's).
     #[schemars(with = "Option<String>", example = "VidGen for Muse")]
     pub title: Option<Spanned<String>>,
     /// The connector's version, OpenAPI `info.version`. Kept as written (`1.10` stays
-    /// "1.10"), so a number is accepted, but quoting it is clearer.
-    #[schemars(with = "String", extend("type" = ["string", "number"]), example = "1.2.0")]
+    /// "1.10"), so a number is accepted, but quoting it is clearer. Base mode: defaults
+    /// to the document's.
+    #[schemars(with = "Option<String>", extend("type" = ["string", "number"]), example = "1.2.0")]
     pub version: Option<Spanned<String>>,
-    /// One paragraph: who the connector is for and what it does.
-    #[schemars(with = "String", example = "Generate short videos from a text prompt.")]
+    /// One paragraph: who the connector is for and what it does. Base mode: defaults to
+    /// the document's `info.description`.
+    #[schemars(
+        with = "Option<String>",
+        example = "Generate short videos from a text prompt."
+    )]
     pub description: Option<Spanned<String>>,
     /// The API's base URL (OpenAPI `servers[0].url`): absolute `https` (plain `http` only
-    /// for localhost and 127.0.0.1), without credentials, query or fragment.
-    #[schemars(with = "String", example = "https://muse.vidgen.example")]
+    /// for localhost and 127.0.0.1), without credentials, query or fragment. Base mode:
+    /// defaults to the document's first server; when given, it becomes the first server.
+    #[schemars(with = "Option<String>", example = "https://muse.vidgen.example")]
     pub public_url: Option<Spanned<String>>,
     /// Where the person creates and revokes connector tokens (same rules as `publicUrl`).
-    #[schemars(with = "String", example = "https://vidgen.example/connections")]
+    #[schemars(
+        with = "Option<String>",
+        example = "https://vidgen.example/connections"
+    )]
     pub dashboard_url: Option<Spanned<String>>,
 }
 
@@ -147,21 +192,26 @@ pub struct RawAuth {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawOperation {
-    /// The operationId: a letter first, then letters, digits or `_`; unique in the manifest.
-    #[schemars(with = "String", example = &"createVideo")]
+    /// Base mode: the base document's operation this entry exposes, by its operationId
+    /// or as `METHOD /path` (the path template as the document writes it).
+    #[schemars(with = "Option<String>", example = "POST /v1/predictions")]
+    pub operation: Option<Spanned<String>>,
+    /// The operationId the model calls: 1 to 128 letters, digits, `_`, `.` or `-`;
+    /// unique in the manifest. Base mode: defaults to the base operationId.
+    #[schemars(with = "Option<String>", example = &"createVideo")]
     pub id: Option<Spanned<String>>,
     /// The HTTP method, in lower or upper case.
-    #[schemars(with = "MethodName", example = &"post")]
+    #[schemars(with = "Option<MethodName>", example = &"post")]
     pub method: Option<Spanned<String>>,
     /// The path, starting with `/`; each `{name}` segment is a required string path parameter.
-    #[schemars(with = "String", example = "/v1/videos/{id}")]
+    #[schemars(with = "Option<String>", example = "/v1/videos/{id}")]
     pub path: Option<Spanned<String>>,
     /// One line saying what the operation does, three words or more.
-    #[schemars(with = "String", example = "Generate a video from a prompt")]
+    #[schemars(with = "Option<String>", example = "Generate a video from a prompt")]
     pub summary: Option<Spanned<String>>,
     /// What the model reads: what the call does, and what it will not do.
     #[schemars(
-        with = "String",
+        with = "Option<String>",
         example = "Starts a generation and returns a job to track. Does not publish the video."
     )]
     pub description: Option<Spanned<String>>,
@@ -312,6 +362,13 @@ pub fn parse(text: &str) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
         .map_err(|e| Box::new(to_diagnostic(&e, text)))
 }
 
+/// Parses any YAML text with the manifest's settings and budgets into plain JSON values
+/// (the base OpenAPI document, when it is YAML).
+pub fn parse_value(text: &str) -> Result<serde_json::Value, Box<Diagnostic>> {
+    serde_saphyr::from_str_with_options(text, options(text.len()))
+        .map_err(|e| Box::new(to_diagnostic(&e, text)))
+}
+
 /// The byte range a location covers, for labels.
 pub fn span_of(loc: &Location) -> Span {
     let span = loc.span();
@@ -327,7 +384,7 @@ pub fn span<T>(s: &Spanned<T>) -> Span {
 
 /// The byte position of a 1-based line and column (in characters), for parser errors
 /// that carry no byte offset (the scanner's, e.g. a flow collection nested too deep).
-fn span_at(text: &str, line: u64, column: u64) -> Span {
+pub fn span_at(text: &str, line: u64, column: u64) -> Span {
     let skip = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
     let start: usize = text.split_inclusive('\n').take(skip).map(str::len).sum();
     let nth = usize::try_from(column.saturating_sub(1)).unwrap_or(usize::MAX);

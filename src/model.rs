@@ -1,33 +1,83 @@
 //! The validated connector: what the renderers may rely on.
 //!
-//! Takes: nothing (built only by `validate.rs`). Returns: plain domain types with every
+//! Takes: nothing (built only by `validate/`). Returns: plain domain types with every
 //! default applied and every cross-reference checked, so renderers never re-check.
 //! Must never: derive `Deserialize` or keep an `Option` for something that has a default.
 //! Remaining `Option`s mean "absent" in the output, not "not decided yet".
+//!
+//! One shape for both kinds of manifest: an operation is an OpenAPI Operation Object
+//! (`http`: parameters, request body, responses, … exactly as they will be written)
+//! plus the safety layer connectorgen exists for (spends, async, idempotency) and the
+//! text the model reads. Inline manifests are lowered to that shape by validation; base
+//! mode copies it from the provider's document. Every stage after validation is written
+//! once for both.
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::diagnostics::Span;
 use crate::lint::{Lint, LintConfig};
 
 /// A whole connector, ready to render.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Connector {
     pub service: Service,
-    /// Connector tokens start with this, when the manifest says so.
-    pub token_prefix: Option<String>,
+    pub auth: Auth,
+    /// Everything of the OpenAPI document but the operations themselves.
+    pub document: Document,
     /// In manifest order: outputs list operations in the order the author wrote them.
     pub operations: Vec<Operation>,
     /// Lint levels from `lint:` over the defaults.
-    #[serde(skip)]
     pub lint: LintConfig,
     /// Which outputs to produce, in a fixed order, without repeats.
-    #[serde(skip)]
     pub targets: Vec<Target>,
     /// `templates:` as written (relative to the manifest) and where, if given.
-    #[serde(skip)]
     pub templates_dir: Option<(String, Span)>,
+}
+
+/// The OpenAPI document around the operations.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The top-level object in output order: `openapi`, `info`, `servers`, … and
+    /// `components` (only what the exposed operations reach). Its `paths` maps each
+    /// exposed path, in manifest order of first appearance, to the path item's keys
+    /// other than its operations (shared `parameters`, `servers`, …; usually none).
+    pub root: Map<String, Value>,
+    pub version: OpenapiVersion,
+}
+
+impl Document {
+    /// The value at a local reference (`#/components/schemas/X`), if it resolves.
+    pub fn resolve(&self, reference: &str) -> Option<&Value> {
+        let pointer = reference.strip_prefix('#')?;
+        let mut segments = pointer.split('/');
+        if segments.next() != Some("") {
+            return None;
+        }
+        let first = unescape(segments.next()?);
+        let mut value = self.root.get(&first)?;
+        for segment in segments {
+            let segment = unescape(segment);
+            value = match value {
+                Value::Object(map) => map.get(&segment)?,
+                Value::Array(list) => list.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(value)
+    }
+
+    /// The path item keys shared by the operations of `path` (`parameters`, `servers`, …).
+    pub fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
+        self.root.get("paths")?.get(path)?.as_object()
+    }
+}
+
+/// Which OpenAPI the document is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenapiVersion {
+    V30,
+    V31,
 }
 
 /// An agent platform connectorgen writes for, and the files it gets.
@@ -62,15 +112,24 @@ impl Target {
 }
 
 /// Where an operation's parts are in the manifest, so findings made after validation
-/// (target constraints while rendering) can still point at the YAML node at fault.
+/// (lints, target constraints) can point at the YAML node at fault without reading the
+/// raw manifest again. In base mode, parts taken from the provider's document point at
+/// the operation's entry (`entry`), where an override would go.
 #[derive(Debug, Clone)]
 pub struct Origin {
+    /// The whole operation entry.
+    pub entry: Span,
     pub id: Span,
+    pub path: Span,
+    pub summary: Span,
     pub description: Span,
+    pub spends: Option<Span>,
+    pub poll_with: Option<Span>,
+    pub idempotency: Option<Span>,
+    /// Inline mode: the request and response schemas and each query parameter.
     pub input: Option<Span>,
     pub output: Option<Span>,
-    /// One per query parameter, in order.
-    pub query: Vec<Span>,
+    pub query: Vec<(String, Span)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -85,6 +144,36 @@ pub struct Service {
     pub public_url: String,
     /// Without a trailing slash.
     pub dashboard_url: String,
+}
+
+/// How the agent proves who it acts for, as prose describes it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Auth {
+    #[serde(flatten)]
+    pub scheme: AuthScheme,
+    /// What every credential starts with (may be empty).
+    pub token_prefixes: Vec<String>,
+    /// How prose names the credential ("connector token", "API key").
+    pub credential_name: String,
+}
+
+/// The kind of credential, and where an API key goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "scheme", rename_all = "camelCase")]
+pub enum AuthScheme {
+    Bearer,
+    ApiKey {
+        #[serde(rename = "in")]
+        location: String,
+        name: String,
+    },
+    Basic,
+    #[serde(rename = "oauth2")]
+    OAuth2,
+    OpenIdConnect,
+    /// No security requirement applies to the exposed operations.
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -179,54 +268,61 @@ pub struct Spends {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Async {
-    /// The id of a validated free, side-effect-free GET operation.
+    /// The agent-facing id of a validated free, side-effect-free GET operation.
     pub poll_with: String,
     pub typical_seconds: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryParam {
-    pub name: String,
-    pub description: Option<String>,
-    pub required: bool,
-    /// Passed through as written.
-    pub schema: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One operation the agent may call.
+#[derive(Debug, Clone)]
 pub struct Operation {
+    /// The agent-facing id: `operationId` in every output, the MCP tool name.
     pub id: String,
     pub method: Method,
     pub path: String,
     /// The `{name}` segments of `path`, in order.
     pub path_params: Vec<String>,
     pub summary: String,
-    /// The author's description, as written (trimmed).
+    /// The author's description (the override, else the base document's), trimmed.
     pub description: String,
-    /// JSON Schema of the request body, as written.
-    pub input: Option<serde_json::Value>,
-    pub query: Vec<QueryParam>,
-    /// JSON Schema of the success response, as written, or an object with any properties.
-    pub output: serde_json::Value,
+    /// The OpenAPI Operation Object as written out, apart from `operationId`, `summary`
+    /// and `description` (replaced by the values above and the model-facing text) and
+    /// the safety hints (added). Includes the `Idempotency-Key` header when the
+    /// operation takes one.
+    pub http: Map<String, Value>,
     pub spends: Option<Spends>,
-    #[serde(rename = "async")]
     pub async_: Option<Async>,
     pub idempotency: Idempotency,
+    /// Whether the operation declares the `Idempotency-Key` header (generated, or the
+    /// base document's own).
+    pub idempotency_key: bool,
     /// Lints not reported for this operation (`lintAllow`).
-    #[serde(skip)]
     pub lint_allow: Vec<Lint>,
-    #[serde(skip)]
     pub origin: Origin,
 }
 
 impl Operation {
-    /// Whether the model must send an `Idempotency-Key` header (declared in openapi.json):
-    /// every non-GET that spends or starts a job, unless the provider cannot honour one.
+    /// Whether the model must send an `Idempotency-Key` header.
     pub fn takes_idempotency_key(&self) -> bool {
-        self.method != Method::Get
-            && (self.spends.is_some() || self.async_.is_some())
-            && self.idempotency != Idempotency::Unsupported
+        self.idempotency_key
     }
+
+    /// The JSON pointer of this operation's object in the generated documents.
+    pub fn pointer(&self) -> String {
+        format!("/paths/{}/{}", escape(&self.path), self.method.as_str())
+    }
+}
+
+/// The header name every idempotent retry carries.
+pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+/// A JSON pointer segment: `~` → `~0`, `/` → `~1`.
+pub fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// A pointer's segment back to the key it names (a reference's percent-encoding too).
+pub fn unescape(segment: &str) -> String {
+    let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+    decoded.replace("~1", "/").replace("~0", "~")
 }

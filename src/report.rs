@@ -95,7 +95,7 @@ impl Report<'_> {
     }
 
     fn json(&self) -> String {
-        let lines = LineIndex::new(self.diagnostics.text());
+        let lines = Files::new(self.diagnostics);
         let diagnostics: Vec<JsonDiagnostic> = self
             .diagnostics
             .items()
@@ -107,7 +107,7 @@ impl Report<'_> {
                     severity: f.severity,
                     message: f.diagnostic.to_string(),
                     help: help(&f.diagnostic),
-                    file: self.diagnostics.name(),
+                    file: lines.name(f),
                     line: start.0,
                     column: start.1,
                     end_line: end.0,
@@ -140,7 +140,7 @@ impl Report<'_> {
     }
 
     fn github(&self) -> String {
-        let lines = LineIndex::new(self.diagnostics.text());
+        let lines = Files::new(self.diagnostics);
         let mut out = String::new();
         for f in self.diagnostics.items() {
             let ((line, col), (end_line, end_col)) = lines.range(f);
@@ -156,7 +156,7 @@ impl Report<'_> {
             let _ = writeln!(
                 out,
                 "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}",
-                gh_property(self.diagnostics.name()),
+                gh_property(lines.name(f)),
                 gh_property(&f.diagnostic.code_str()),
                 gh_message(&message),
             );
@@ -185,7 +185,7 @@ impl Report<'_> {
     }
 
     fn sarif(&self) -> String {
-        let lines = LineIndex::new(self.diagnostics.text());
+        let lines = Files::new(self.diagnostics);
         // One rule per lint id, always; problem codes and drift when they occur.
         let mut rules: Vec<serde_json::Value> = Lint::ALL
             .iter()
@@ -226,7 +226,7 @@ impl Report<'_> {
                 "message": { "text": text },
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": { "uri": uri(self.diagnostics.name()) },
+                        "artifactLocation": { "uri": uri(lines.name(f)) },
                         "region": {
                             "startLine": line, "startColumn": col,
                             "endLine": end_line, "endColumn": end_col
@@ -338,6 +338,39 @@ fn gh_property(text: &str) -> String {
     gh_message(text).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// The line indexes of the files findings point into (the manifest, and the base
+/// document in base mode).
+struct Files<'a> {
+    manifest: (&'a str, LineIndex<'a>),
+    base: Option<(&'a str, LineIndex<'a>)>,
+}
+
+impl<'a> Files<'a> {
+    fn new(diagnostics: &'a Diagnostics) -> Self {
+        Files {
+            manifest: (diagnostics.name(), LineIndex::new(diagnostics.text())),
+            base: diagnostics
+                .base_file()
+                .map(|(name, text)| (name, LineIndex::new(text))),
+        }
+    }
+
+    fn file(&self, f: &Finding) -> &(&'a str, LineIndex<'a>) {
+        match (&self.base, f.source) {
+            (Some(base), crate::diagnostics::Source::Base) => base,
+            _ => &self.manifest,
+        }
+    }
+
+    fn name(&self, f: &Finding) -> &'a str {
+        self.file(f).0
+    }
+
+    fn range(&self, f: &Finding) -> ((usize, usize), (usize, usize)) {
+        self.file(f).1.range(f)
+    }
+}
+
 /// Byte offset → (line, column), both 1-based, columns in characters.
 struct LineIndex<'a> {
     text: &'a str,
@@ -423,7 +456,7 @@ pub fn human_findings(diagnostics: &Diagnostics, color: bool) -> String {
     for finding in diagnostics.items() {
         let lent = WithSource {
             finding,
-            source: diagnostics.source(),
+            source: diagnostics.file_of(finding).2,
         };
         // Writing into a String cannot fail; a renderer error would be a miette bug.
         if handler.render_report(&mut out, &lent).is_err() {
@@ -470,6 +503,26 @@ pub fn problem_summary(code: &str) -> &'static str {
             "Two inputs of one operation share a name, so no MCP inputSchema can hold both."
         }
         "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
+        "base-unreadable" => "`openapi:` names a file that cannot be read.",
+        "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
+        "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",
+        "base-ref-unresolved" => {
+            "A `$ref` the exposed operations reach does not resolve to a component."
+        }
+        "base-ref-external" => {
+            "A `$ref` the exposed operations reach points outside the base document."
+        }
+        "unknown-base-operation" => "`operation:` names nothing in the base document.",
+        "operation-listed-twice" => "The same base operation is listed twice.",
+        "inline-key-with-base" => {
+            "An inline-only key on an operation of a manifest with a base document."
+        }
+        "operation-without-base" => "`operation:` in a manifest without a base document.",
+        "unsupported-method" => "The base operation's method is not one agents are given.",
+        "id-not-for-target" => "An operation id that a chosen target cannot take.",
+        "idempotency-contradicts-base" => {
+            "`idempotency: unsupported` on an operation whose base declares the header."
+        }
         _ => "A problem in the manifest.",
     }
 }

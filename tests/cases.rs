@@ -14,7 +14,7 @@ mod schemas;
 
 use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
-use connectorgen::{GenerateError, Options, generate, generate_with};
+use connectorgen::{GenerateError, Options, generate_with};
 
 fn read(path: &Path) -> (String, Arc<String>) {
     let text = std::fs::read_to_string(path).expect("test manifest is readable UTF-8");
@@ -22,17 +22,32 @@ fn read(path: &Path) -> (String, Arc<String>) {
     (name, Arc::new(text))
 }
 
-/// Every target, whatever the manifest's own `targets:` says.
-fn all_targets() -> Options {
+/// Every target, whatever the manifest's own `targets:` says; files the manifest names
+/// (`openapi:`) are read beside it.
+fn all_targets(path: &Path) -> Options {
     Options {
         targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+        ..beside(path)
+    }
+}
+
+/// The manifest's own targets; files it names are read beside it (named relative to the
+/// repository, so that messages which name them are the same on every machine).
+fn beside(path: &Path) -> Options {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let dir = dir
+        .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(dir)
+        .to_path_buf();
+    Options {
+        manifest_dir: Some(dir),
         ..Options::default()
     }
 }
 
 fn check_valid(group: &str, path: &Path) {
     let (name, text) = read(path);
-    let outputs = match generate_with(&name, text.clone(), &all_targets()) {
+    let outputs = match generate_with(&name, text.clone(), &all_targets(path)) {
         Ok(outputs) => outputs,
         Err(GenerateError::Invalid(d)) => panic!("{name} should be valid:\n{}", d.render(false)),
         Err(e) => panic!("{name}: {e}"),
@@ -85,7 +100,7 @@ fn check_valid(group: &str, path: &Path) {
         );
     }
 
-    let again = generate_with(&name, text, &all_targets()).expect("second build");
+    let again = generate_with(&name, text, &all_targets(path)).expect("second build");
     assert_eq!(outputs, again, "{name}: two builds differ");
 }
 
@@ -105,7 +120,7 @@ fn valid_cases() {
 fn invalid_cases() {
     insta::glob!("cases/invalid", "*.yaml", |path| {
         let (name, text) = read(path);
-        let diagnostics = match generate(&name, text) {
+        let diagnostics = match generate_with(&name, text, &beside(path)) {
             Err(GenerateError::Invalid(d)) => d,
             Ok(_) => panic!("{name} should be rejected"),
             Err(e) => panic!("{name}: {e}"),
@@ -131,7 +146,7 @@ fn invalid_cases() {
 fn lint_cases() {
     insta::glob!("cases/lint", "*.yaml", |path| {
         let (name, text) = read(path);
-        let analysis = connectorgen::analyze(&name, text).expect("renders");
+        let analysis = connectorgen::analyze_with(&name, text, &beside(path)).expect("renders");
         assert!(
             analysis.outputs.is_some(),
             "{name} must be a valid manifest"

@@ -19,11 +19,13 @@ use connectorgen::schema::manifest_schema;
 const REJECTED: &[&str] = &[
     "invalid-lint-setting",      // `error` is not a level
     "invalid-lint-setting--max", // `max` on a lint without it, and `max: 0`
+    "inline-key-with-base",      // `method` and `input` beside `operation`
     "invalid-schema",            // `output: object`: not a mapping or a boolean
     "missing-key",
     "missing-key--auth",
     "missing-key--spends-note",
-    "no-operations", // `operations: []`
+    "no-operations",          // `operations: []`
+    "operation-without-base", // `operation` without `openapi`
     "non-positive-typical-seconds",
     "unknown-idempotency",
     "unknown-key",
@@ -44,10 +46,17 @@ const ACCEPTED: &[&str] = &[
     "bad-templates-dir",
     "bad-url",
     "bad-url--relative",
+    "base-not-openapi", // the base document: the schema sees only the manifest
+    "base-ref-external",
+    "base-ref-unresolved",
+    "base-syntax",
+    "base-unreadable",
     "duplicate-operation-id",
     "duplicate-route",
     "empty-text", // only blanks: the schema does not look inside text
     "empty-text--note",
+    "id-not-for-target",
+    "idempotency-contradicts-base",
     "get-with-side-effect",
     "get-with-side-effect--async",
     "input-not-allowed",
@@ -58,11 +67,16 @@ const ACCEPTED: &[&str] = &[
     "invalid-token-prefix",
     "mcp-input-collision",
     "mcp-input-collision--idempotency-key",
+    "missing-key--base-publicurl", // the base document has no server
+    "operation-listed-twice",
     "openapi30-unsupported",
     "unknown-poll-target",
     "unsafe-poll-target",
     "unsafe-poll-target--self",
     "unsafe-poll-target--spends",
+    "unknown-base-operation",
+    "unknown-base-operation--route",
+    "unsupported-method",
 ];
 
 /// Invalid cases that are not YAML a JSON Schema can be applied to: the YAML parser

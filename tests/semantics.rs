@@ -377,8 +377,15 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let connector = connectorgen::load(&name, Arc::new(text.clone())).unwrap();
-            let outputs = connectorgen::generate_with(&name, Arc::new(text), &options).unwrap();
+            let options = connectorgen::Options {
+                manifest_dir: path.parent().map(std::path::Path::to_path_buf),
+                ..options.clone()
+            };
+            let analysis = connectorgen::analyze_with(&name, Arc::new(text), &options).unwrap();
+            assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
+            let (Some(connector), Some(outputs)) = (analysis.connector, analysis.outputs) else {
+                panic!("{name} must build");
+            };
             for (i, op) in connector.operations.iter().enumerate() {
                 let next = connector.operations.get(i + 1).map(|o| o.id.as_str());
                 let texts = model_texts(&outputs, &op.id, next);

@@ -2,15 +2,26 @@
 //!
 //! Takes: the validated connector and each operation's model-facing description.
 //! Returns: the JSON text, and an error finding for every operation whose inputs cannot
-//! share one flat `inputSchema` (a name used twice across path, query, body and
+//! share one flat `inputSchema` (a name used twice across parameters, body and
 //! `idempotencyKey`).
 //! Must never: soften the cost semantics — a tool that spends is `destructiveHint: true`
-//! so that a client which asks before destructive calls asks here too.
+//! so that a client which asks before destructive calls asks here too — or emit a
+//! schema that points outside itself: every `$ref` into the document's components is
+//! copied into the tool schema's own `$defs` and rewritten to point there.
+//!
+//! Arguments, in order: path, query, header and cookie parameters (the path item's
+//! shared ones first; the `Idempotency-Key` header becomes `idempotencyKey`), then the
+//! request body — a JSON, form or multipart body whose schema is an object with
+//! properties gives one argument per property, any other body one `body` argument. A
+//! binary value (a `format: binary` field, or a body that is neither JSON, form nor
+//! text) is a base64 string (`contentEncoding: base64`), which the server decodes.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Finding};
-use crate::model::{Connector, Idempotency, Method, Operation};
+use crate::model::{Connector, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation};
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
@@ -34,19 +45,23 @@ pub fn render(connector: &Connector, descriptions: &[String]) -> (String, Vec<Fi
         .operations
         .iter()
         .zip(descriptions)
-        .map(|(op, description)| tool(op, description, &mut findings))
+        .map(|(op, description)| tool(&connector.document, op, description, &mut findings))
         .collect();
     (super::json_text(&tools), findings)
 }
 
-fn tool(op: &Operation, description: &str, findings: &mut Vec<Finding>) -> Value {
+fn tool(doc: &Document, op: &Operation, description: &str, findings: &mut Vec<Finding>) -> Value {
+    let mut defs = Defs::default();
     let mut tool = Map::new();
     tool.insert("name".into(), json!(op.id));
     tool.insert("title".into(), json!(op.summary));
     tool.insert("description".into(), json!(description));
-    tool.insert("inputSchema".into(), input_schema(op, findings));
-    if op.output.get("type").and_then(Value::as_str) == Some("object") {
-        tool.insert("outputSchema".into(), op.output.clone());
+    tool.insert(
+        "inputSchema".into(),
+        input_schema(doc, op, &mut defs, findings),
+    );
+    if let Some(output) = output_schema(doc, op) {
+        tool.insert("outputSchema".into(), output);
     }
     tool.insert("annotations".into(), annotations(op));
     Value::Object(tool)
@@ -66,77 +81,157 @@ fn annotations(op: &Operation) -> Value {
     })
 }
 
-/// Path parameters, then query parameters, then the body's properties (or the whole
-/// body as `body` when it is not an object with properties), then `idempotencyKey`.
-fn input_schema(op: &Operation, findings: &mut Vec<Finding>) -> Value {
-    let mut inputs: Vec<Input> = op
-        .path_params
-        .iter()
-        .map(|name| Input {
-            name: name.clone(),
-            from: "a path parameter",
-            schema: json!({ "type": "string" }),
-            required: true,
-        })
+/// A `$ref` (or a reference object) followed to what it names, through any chain.
+fn resolved<'a>(doc: &'a Document, value: &'a Value) -> &'a Value {
+    let mut value = value;
+    for _ in 0..16 {
+        match value.get("$ref").and_then(Value::as_str) {
+            Some(reference) => match doc.resolve(reference) {
+                Some(target) => value = target,
+                None => return value,
+            },
+            None => return value,
+        }
+    }
+    value
+}
+
+/// The parameters that apply to an operation: the path item's shared ones, replaced by
+/// the operation's own of the same name and location.
+fn parameters<'a>(doc: &'a Document, op: &'a Operation) -> Vec<&'a Value> {
+    let shared = doc
+        .path_item(&op.path)
+        .and_then(|item| item.get("parameters"))
+        .and_then(Value::as_array);
+    let own = op.http.get("parameters").and_then(Value::as_array);
+    let own: Vec<&Value> = own
+        .into_iter()
+        .flatten()
+        .map(|p| resolved(doc, p))
         .collect();
-    inputs.extend(op.query.iter().map(|q| {
-        let mut schema = q.schema.clone();
-        if let (Some(d), Value::Object(map)) = (&q.description, &mut schema) {
-            map.entry("description").or_insert_with(|| json!(d));
+    let key = |p: &Value| (p.get("name").cloned(), p.get("in").cloned());
+    let mut out: Vec<&Value> = shared
+        .into_iter()
+        .flatten()
+        .map(|p| resolved(doc, p))
+        .filter(|p| !own.iter().any(|o| key(o) == key(p)))
+        .collect();
+    out.extend(own);
+    out
+}
+
+/// Path, query, header and cookie parameters, then the body, then `idempotencyKey`.
+fn input_schema(
+    doc: &Document,
+    op: &Operation,
+    defs: &mut Defs,
+    findings: &mut Vec<Finding>,
+) -> Value {
+    let mut inputs: Vec<Input> = Vec::new();
+    let mut idempotency: Option<Input> = None;
+    for p in parameters(doc, op) {
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
+        let required =
+            location == "path" || p.get("required").and_then(Value::as_bool) == Some(true);
+        if location == "header" && name.eq_ignore_ascii_case(IDEMPOTENCY_HEADER) {
+            idempotency = Some(Input {
+                name: IDEMPOTENCY_ARGUMENT.to_string(),
+                from: "the idempotency key",
+                schema: json!({
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 255,
+                    "description": IDEMPOTENCY_ARGUMENT_DESCRIPTION
+                }),
+                required: required || op.idempotency == Idempotency::Required,
+            });
+            continue;
         }
-        Input {
-            name: q.name.clone(),
-            from: "a query parameter",
+        let schema = p
+            .get("schema")
+            .or_else(|| {
+                p.get("content")
+                    .and_then(Value::as_object)
+                    .and_then(|c| c.values().next())
+                    .and_then(|m| m.get("schema"))
+            })
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let mut schema = defs.own(doc, schema);
+        if let (Some(d), Value::Object(map)) = (p.get("description"), &mut schema) {
+            map.entry("description").or_insert_with(|| d.clone());
+        }
+        inputs.push(Input {
+            name: name.to_string(),
+            from: match location {
+                "path" => "a path parameter",
+                "query" => "a query parameter",
+                "header" => "a header parameter",
+                _ => "a cookie parameter",
+            },
             schema,
-            required: q.required,
-        }
-    }));
+            required,
+        });
+    }
 
     // The body's own keywords (additionalProperties, $defs, …) stay on the merged
     // object so references like `#/$defs/x` still resolve from the tool's root.
     let mut base = Map::new();
-    match op.input.as_ref() {
-        Some(Value::Object(body)) if body.get("properties").is_some_and(Value::is_object) => {
-            let required: Vec<&str> = body
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if let Some(Value::Object(props)) = body.get("properties") {
-                inputs.extend(props.iter().map(|(name, schema)| Input {
-                    name: name.clone(),
-                    from: "a body property",
-                    schema: schema.clone(),
-                    required: required.contains(&name.as_str()),
-                }));
-            }
-            for (k, v) in body {
-                if !matches!(k.as_str(), "type" | "properties" | "required") {
-                    base.insert(k.clone(), v.clone());
+    if let Some(body) = op.http.get("requestBody").map(|b| resolved(doc, b)) {
+        let body_required = body.get("required").and_then(Value::as_bool) == Some(true);
+        let (media, schema) = pick_media(body);
+        let structured = matches!(media.as_str(), "form" | "multipart" | "json");
+        let schema = schema.cloned().unwrap_or_else(|| json!({}));
+        let shown = resolved(doc, &schema);
+        match shown {
+            Value::Object(object)
+                if structured && object.get("properties").is_some_and(Value::is_object) =>
+            {
+                let required: Vec<&str> = object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                for (name, property) in object["properties"].as_object().into_iter().flatten() {
+                    let property = if media == "json" {
+                        property.clone()
+                    } else {
+                        base64_binary(property)
+                    };
+                    inputs.push(Input {
+                        name: name.clone(),
+                        from: "a body property",
+                        schema: defs.own(doc, property),
+                        required: body_required && required.contains(&name.as_str()),
+                    });
+                }
+                for (k, v) in object {
+                    if !matches!(k.as_str(), "type" | "properties" | "required") {
+                        base.insert(k.clone(), defs.own(doc, v.clone()));
+                    }
                 }
             }
+            _ => {
+                let schema = match media.as_str() {
+                    "json" | "form" | "multipart" | "text" => schema,
+                    other => json!({
+                        "type": "string",
+                        "contentEncoding": "base64",
+                        "contentMediaType": other,
+                        "description": format!("The request body ({other}), base64-encoded.")
+                    }),
+                };
+                inputs.push(Input {
+                    name: "body".to_string(),
+                    from: "the request body",
+                    schema: defs.own(doc, schema),
+                    required: body_required,
+                });
+            }
         }
-        Some(body) => inputs.push(Input {
-            name: "body".to_string(),
-            from: "the request body",
-            schema: body.clone(),
-            required: true,
-        }),
-        None => {}
     }
-    if op.takes_idempotency_key() {
-        inputs.push(Input {
-            name: IDEMPOTENCY_ARGUMENT.to_string(),
-            from: "the idempotency key",
-            schema: json!({
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 255,
-                "description": IDEMPOTENCY_ARGUMENT_DESCRIPTION
-            }),
-            required: op.idempotency == Idempotency::Required,
-        });
-    }
+    inputs.extend(idempotency);
 
     let mut properties = Map::new();
     let mut required = Vec::new();
@@ -172,5 +267,159 @@ fn input_schema(op: &Operation, findings: &mut Vec<Finding>) -> Value {
         schema.insert("required".into(), Value::Array(required));
     }
     schema.extend(base);
+    defs.write_into(&mut schema);
     Value::Object(schema)
+}
+
+/// The media type a tool sends, by preference (JSON, form, multipart, text, anything
+/// else), and its schema. Kinds: `json`, `form`, `multipart`, `text`, or the type itself.
+fn pick_media(body: &Value) -> (String, Option<&Value>) {
+    let Some(content) = body.get("content").and_then(Value::as_object) else {
+        return ("json".to_string(), None);
+    };
+    let kind = |media: &str| {
+        let media = media
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if media == "application/json" || media.ends_with("+json") || media == "*/*" {
+            "json".to_string()
+        } else if media == "application/x-www-form-urlencoded" {
+            "form".to_string()
+        } else if media == "multipart/form-data" {
+            "multipart".to_string()
+        } else if media.starts_with("text/") {
+            "text".to_string()
+        } else {
+            media
+        }
+    };
+    let rank = |k: &str| match k {
+        "json" => 0,
+        "form" => 1,
+        "multipart" => 2,
+        "text" => 3,
+        _ => 4,
+    };
+    content
+        .iter()
+        .map(|(media, object)| (kind(media), object.get("schema")))
+        .min_by_key(|(k, _)| rank(k))
+        .unwrap_or(("json".to_string(), None))
+}
+
+/// A form or multipart field: a binary string (`format: binary`) travels as base64.
+fn base64_binary(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) if map.get("format").and_then(Value::as_str) == Some("binary") => {
+            let mut out = map.clone();
+            out.remove("format");
+            out.insert("contentEncoding".into(), json!("base64"));
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// The success response's JSON schema, when its root is an object (MCP requires that).
+fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
+    let responses = op.http.get("responses")?.as_object()?;
+    let success = responses
+        .iter()
+        .filter(|(status, _)| status.starts_with('2'))
+        .map(|(_, r)| resolved(doc, r))
+        .next()?;
+    let (media, schema) = pick_media(success);
+    let schema = schema?;
+    if media != "json"
+        || resolved(doc, schema).get("type").and_then(Value::as_str) != Some("object")
+    {
+        return None;
+    }
+    let mut defs = Defs::default();
+    let mut out = defs.own(doc, resolved(doc, schema).clone());
+    if let Value::Object(map) = &mut out {
+        defs.write_into(map);
+    }
+    Some(out)
+}
+
+/// The components a tool schema uses, copied into its `$defs` under their names.
+#[derive(Default)]
+struct Defs {
+    /// `$defs` key → the copied schema (already rewritten), in name order.
+    copied: BTreeMap<String, Value>,
+}
+
+impl Defs {
+    /// `schema` with every `#/components/…` reference rewritten to `#/$defs/…`, and the
+    /// schemas it names copied in (transitively).
+    fn own(&mut self, doc: &Document, mut schema: Value) -> Value {
+        let mut pending = Vec::new();
+        rewrite(&mut schema, &mut pending);
+        while let Some((key, reference)) = pending.pop() {
+            if self.copied.contains_key(&key) {
+                continue;
+            }
+            let Some(mut target) = doc.resolve(&reference).cloned() else {
+                continue;
+            };
+            rewrite(&mut target, &mut pending);
+            self.copied.insert(key, target);
+        }
+        schema
+    }
+
+    /// Adds the copied schemas to a tool schema's root `$defs`.
+    fn write_into(&mut self, root: &mut Map<String, Value>) {
+        if self.copied.is_empty() {
+            return;
+        }
+        let defs = root
+            .entry("$defs")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(defs) = defs {
+            for (k, v) in std::mem::take(&mut self.copied) {
+                defs.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
+/// Rewrites `#/components/<section>/<name>…` references to `#/$defs/<key>…` in place and
+/// lists each `(key, reference to the component)` to copy. `<key>` is the name for
+/// schemas and `<section>.<name>` for anything else.
+fn rewrite(value: &mut Value, pending: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if let ("$ref", Value::String(reference)) = (key.as_str(), &mut *child) {
+                    let Some(rest) = reference.strip_prefix("#/components/") else {
+                        continue;
+                    };
+                    let mut parts = rest.splitn(3, '/');
+                    let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
+                        continue;
+                    };
+                    let tail = parts.next().map(|t| format!("/{t}")).unwrap_or_default();
+                    let def = if section == "schemas" {
+                        name.to_string()
+                    } else {
+                        format!("{section}.{name}")
+                    };
+                    pending.push((
+                        crate::model::unescape(&def),
+                        format!("#/components/{section}/{name}"),
+                    ));
+                    *reference = format!("#/$defs/{def}{tail}");
+                } else {
+                    rewrite(child, pending);
+                }
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| rewrite(v, pending)),
+        _ => {}
+    }
 }

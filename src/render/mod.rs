@@ -1,6 +1,7 @@
 //! Model → the generated files.
 //!
-//! Takes: a validated `Connector` (with its targets) and the manifest's file name.
+//! Takes: a validated `Connector` (with its targets), the base document in base mode
+//! (findings about it point into it), and the manifest's file name.
 //! Returns: `Outputs`, a sorted map of output file name → full contents, plus findings
 //! from targets that cannot express something. Both `build` (which writes them) and a
 //! drift check (which compares them) start from this one map.
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::base::Base;
 use crate::diagnostics::Finding;
 use crate::model::{Connector, Target};
 use crate::templates::Sources;
@@ -86,6 +88,7 @@ pub struct Rendered {
 /// Renders the outputs of every target the connector selects, with the given templates.
 pub fn render(
     connector: &Connector,
+    base: Option<&Base>,
     manifest_name: &str,
     templates: &Sources,
 ) -> Result<Rendered, RenderError> {
@@ -119,12 +122,12 @@ pub fn render(
                     .iter()
                     .map(|op| prose.compact_notice(op))
                     .collect::<Result<Vec<_>, _>>()?;
-                let (text, found) = openai::render(connector, &descriptions, &compact);
+                let (text, found) = openai::render(connector, base, &descriptions, &compact);
                 outputs.insert("openapi.openai.json".to_string(), text);
                 findings.extend(found);
             }
             Target::Openapi30 => {
-                let (text, found) = openapi30::render(connector, &descriptions);
+                let (text, found) = openapi30::render(connector, base, &descriptions);
                 outputs.insert("openapi.3.0.json".to_string(), text);
                 findings.extend(found);
             }

@@ -8,9 +8,12 @@
 //! Only the author's own prose is shortened; if even the generated sentences alone do
 //! not fit, they are kept whole and the warning says so.
 
+use serde_json::Value;
+
+use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::lint::{Level, Lint};
-use crate::model::{Connector, Operation};
+use crate::model::{Connector, Operation, escape};
 
 use super::openapi;
 
@@ -21,14 +24,17 @@ pub const PARAMETER_MAX: usize = 700;
 
 pub fn render(
     connector: &Connector,
+    base: Option<&Base>,
     descriptions: &[String],
     compact: &[String],
 ) -> (String, Vec<Finding>) {
     let mut findings = Vec::new();
-    let mut fitted = connector.clone();
     let mut texts = Vec::with_capacity(descriptions.len());
-    for (i, (full, compact)) in descriptions.iter().zip(compact).enumerate() {
-        let op = &connector.operations[i];
+    for (op, (full, compact)) in connector
+        .operations
+        .iter()
+        .zip(descriptions.iter().zip(compact))
+    {
         let mut warn = |what, length, max, action| {
             warning(connector, op, what, length, max, action, &mut findings)
         };
@@ -65,23 +71,84 @@ pub fn render(
                 compact.clone()
             }
         };
-        for q in &mut fitted.operations[i].query {
-            if let Some(d) = &mut q.description {
-                let length = d.chars().count();
-                if length > PARAMETER_MAX {
-                    *d = shorten(d, PARAMETER_MAX);
-                    warn(
-                        "a query parameter's description",
-                        length,
-                        PARAMETER_MAX,
-                        "shortens it",
-                    );
-                }
-            }
-        }
         texts.push(text);
     }
-    (openapi::render(&fitted, &texts), findings)
+    let mut doc = openapi::document(connector, &texts);
+    fit_parameters(connector, base, &mut doc, &mut findings);
+    (super::json_text(&doc), findings)
+}
+
+/// Shortens every parameter description over OpenAI's limit: the operations' own, their
+/// path items' shared ones and the document's reusable ones (the last two exist only in
+/// base mode, where the warning points into the base document).
+fn fit_parameters(
+    connector: &Connector,
+    base: Option<&Base>,
+    doc: &mut Value,
+    findings: &mut Vec<Finding>,
+) {
+    // (pointer of the parameter list, the operation it belongs to)
+    let mut lists: Vec<(String, Option<&Operation>)> = connector
+        .operations
+        .iter()
+        .map(|op| (format!("{}/parameters", op.pointer()), Some(op)))
+        .collect();
+    let paths: Vec<String> = doc
+        .get("paths")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(path, _)| format!("/paths/{}/parameters", escape(path)))
+        .collect();
+    lists.extend(paths.into_iter().map(|p| (p, None)));
+    lists.push(("/components/parameters".to_string(), None));
+    for (pointer, op) in lists {
+        let entries: Vec<(String, &mut Value)> = match doc.pointer_mut(&pointer) {
+            Some(Value::Array(items)) => items
+                .iter_mut()
+                .enumerate()
+                .map(|(i, p)| (format!("{pointer}/{i}"), p))
+                .collect(),
+            Some(Value::Object(map)) => map
+                .iter_mut()
+                .map(|(k, p)| (format!("{pointer}/{}", escape(k)), p))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (at, p) in entries {
+            let Some(Value::String(d)) = p.get_mut("description") else {
+                continue;
+            };
+            let length = d.chars().count();
+            if length <= PARAMETER_MAX {
+                continue;
+            }
+            *d = shorten(d, PARAMETER_MAX);
+            match (op, base) {
+                (Some(op), _) => warning(
+                    connector,
+                    op,
+                    "a parameter's description",
+                    length,
+                    PARAMETER_MAX,
+                    "shortens it",
+                    findings,
+                ),
+                (None, Some(base)) => findings.push(
+                    Finding::warning(Diagnostic::ShortenedForOpenai {
+                        id: at.clone(),
+                        what: "a shared parameter's description",
+                        length,
+                        max: PARAMETER_MAX,
+                        action: "shortens it",
+                        span: base.span(&format!("{at}/description")),
+                    })
+                    .in_base(),
+                ),
+                (None, None) => {}
+            }
+        }
+    }
 }
 
 fn warning(
@@ -103,6 +170,7 @@ fn warning(
         _ => Severity::Warning,
     };
     findings.push(Finding {
+        source: Default::default(),
         diagnostic: Diagnostic::ShortenedForOpenai {
             id: op.id.clone(),
             what,

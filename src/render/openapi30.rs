@@ -11,8 +11,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::diagnostics::{Diagnostic, Finding, Severity, Span};
-use crate::model::{Connector, Operation};
+use crate::base::Base;
+use crate::diagnostics::{Diagnostic, Finding, Severity, Source, Span};
+use crate::model::{Connector, OpenapiVersion, escape};
 
 use super::openapi;
 
@@ -47,11 +48,19 @@ const KEPT: [&str; 27] = [
     "type",
 ];
 
-/// Collects what could not be carried over for one schema of one operation.
-struct Converter<'a> {
-    op: &'a Operation,
+/// Where a schema is, for findings: the name and field shown in the message, and the
+/// place (in the manifest, or in the base document).
+#[derive(Clone)]
+struct Place {
+    id: String,
     field: String,
     span: Span,
+    source: Source,
+}
+
+/// Collects what could not be carried over for one schema.
+struct Converter<'a> {
+    place: Place,
     findings: &'a mut Vec<Finding>,
 }
 
@@ -59,12 +68,13 @@ impl Converter<'_> {
     fn report(&mut self, pointer: &str, construct: String, severity: Severity) {
         self.findings.push(Finding {
             diagnostic: Diagnostic::Openapi30Unsupported {
-                id: self.op.id.clone(),
-                pointer: format!("`{}{pointer}`", self.field),
+                id: self.place.id.clone(),
+                pointer: format!("`{}{pointer}`", self.place.field),
                 construct,
-                span: self.span,
+                span: self.place.span,
             },
             severity,
+            source: self.place.source,
         });
     }
 
@@ -198,56 +208,108 @@ impl Converter<'_> {
     }
 }
 
-pub fn render(connector: &Connector, descriptions: &[String]) -> (String, Vec<Finding>) {
+pub fn render(
+    connector: &Connector,
+    base: Option<&Base>,
+    descriptions: &[String],
+) -> (String, Vec<Finding>) {
     let mut doc = openapi::document(connector, descriptions);
     let mut findings = Vec::new();
+    if connector.document.version == OpenapiVersion::V30 {
+        // The provider's document is 3.0 already: nothing to convert.
+        return (super::json_text(&doc), findings);
+    }
     doc["openapi"] = json!("3.0.3");
-    for op in &connector.operations {
-        let Some(object) = doc.pointer_mut(&format!(
-            "/paths/{}/{}",
-            op.path.replace('~', "~0").replace('/', "~1"),
-            op.method.as_str()
-        )) else {
+    let mut locations = Vec::new();
+    schema_locations(&doc, "", &mut locations);
+    for pointer in locations {
+        let place = place(connector, base, &doc, &pointer);
+        let Some(schema) = doc.pointer_mut(&pointer) else {
             continue;
         };
-        let mut convert = |field: String, span: Span, schema: &mut Value| {
-            let mut c = Converter {
-                op,
-                field,
-                span,
-                findings: &mut findings,
-            };
-            *schema = c.schema(schema, "");
+        let mut c = Converter {
+            place,
+            findings: &mut findings,
         };
-        if let Some(params) = object.get_mut("parameters").and_then(Value::as_array_mut) {
-            for p in params {
-                let name = p["name"].as_str().unwrap_or_default().to_string();
-                let span = op
-                    .query
-                    .iter()
-                    .position(|q| q.name == name)
-                    .and_then(|i| op.origin.query.get(i).copied())
-                    .unwrap_or(op.origin.id);
-                if let Some(schema) = p.get_mut("schema") {
-                    convert(format!("query[{name}].schema"), span, schema);
-                }
-            }
-        }
-        if let Some(schema) = object.pointer_mut("/requestBody/content/application~1json/schema") {
-            convert(
-                "input".to_string(),
-                op.origin.input.unwrap_or(op.origin.id),
-                schema,
-            );
-        }
-        if let Some(schema) = object.pointer_mut("/responses/200/content/application~1json/schema")
-        {
-            convert(
-                "output".to_string(),
-                op.origin.output.unwrap_or(op.origin.id),
-                schema,
-            );
-        }
+        *schema = c.schema(schema, "");
     }
     (super::json_text(&doc), findings)
+}
+
+/// Every Schema Object that is not inside another one: components' schemas, and the
+/// `schema` of every parameter, header and media type, wherever they sit.
+fn schema_locations(value: &Value, pointer: &str, out: &mut Vec<String>) {
+    let Value::Object(map) = value else {
+        if let Value::Array(list) = value {
+            for (i, v) in list.iter().enumerate() {
+                schema_locations(v, &format!("{pointer}/{i}"), out);
+            }
+        }
+        return;
+    };
+    for (key, child) in map {
+        let here = format!("{pointer}/{}", escape(key));
+        if key == "schemas" && pointer == "/components" {
+            for name in child.as_object().into_iter().flatten().map(|(k, _)| k) {
+                out.push(format!("{here}/{}", escape(name)));
+            }
+        } else if key == "schema" && (child.is_object() || child.is_boolean()) {
+            out.push(here);
+        } else if !matches!(key.as_str(), "example" | "examples" | "default") {
+            schema_locations(child, &here, out);
+        }
+    }
+}
+
+/// Where the schema at `pointer` came from. Base mode: the same pointer in the base
+/// document. Inline: the manifest node it was written at (`input`, `output`, a query
+/// parameter), named as the manifest names it.
+fn place(connector: &Connector, base: Option<&Base>, doc: &Value, pointer: &str) -> Place {
+    let op = connector
+        .operations
+        .iter()
+        .find(|op| pointer.starts_with(&format!("{}/", op.pointer())));
+    if let Some(base) = base {
+        return Place {
+            id: op.map_or_else(|| "components".to_string(), |op| op.id.clone()),
+            field: String::new(),
+            span: base.span(pointer),
+            source: Source::Base,
+        };
+    }
+    let Some(op) = op else {
+        return Place {
+            id: "components".to_string(),
+            field: pointer.to_string(),
+            span: Span::from((0, 0)),
+            source: Source::Manifest,
+        };
+    };
+    let rest = &pointer[op.pointer().len()..];
+    let (field, span) = if rest.starts_with("/requestBody/") {
+        ("input".to_string(), op.origin.input)
+    } else if rest.starts_with("/responses/") {
+        ("output".to_string(), op.origin.output)
+    } else if let Some(param) = rest.strip_prefix("/parameters/") {
+        let index = param.split('/').next().unwrap_or_default();
+        let name = doc
+            .pointer(&format!("{}/parameters/{index}/name", op.pointer()))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let span = op
+            .origin
+            .query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s);
+        (format!("query[{name}].schema"), span)
+    } else {
+        (rest.trim_start_matches('/').to_string(), None)
+    };
+    Place {
+        id: op.id.clone(),
+        field,
+        span: span.unwrap_or(op.origin.id),
+        source: Source::Manifest,
+    }
 }

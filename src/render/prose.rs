@@ -15,7 +15,7 @@ use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
-use crate::model::Connector;
+use crate::model::{Async, Connector, Idempotency, Method, Operation, Spends};
 use crate::templates::Sources;
 
 /// The template environment, built once per run.
@@ -25,14 +25,47 @@ pub struct Prose {
     sources: Sources,
 }
 
+/// What templates see of one operation: its names and text and the safety layer. The
+/// HTTP description (parameters, bodies, responses) is not part of it: the prose never
+/// needed it, and converting it was the costliest part of every render.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplateOperation<'a> {
+    id: &'a str,
+    method: Method,
+    path: &'a str,
+    path_params: &'a [String],
+    summary: &'a str,
+    description: &'a str,
+    spends: &'a Option<Spends>,
+    #[serde(rename = "async")]
+    async_: &'a Option<Async>,
+    idempotency: Idempotency,
+}
+
+impl<'a> From<&'a Operation> for TemplateOperation<'a> {
+    fn from(op: &'a Operation) -> Self {
+        TemplateOperation {
+            id: &op.id,
+            method: op.method,
+            path: &op.path,
+            path_params: &op.path_params,
+            summary: &op.summary,
+            description: &op.description,
+            spends: &op.spends,
+            async_: &op.async_,
+            idempotency: op.idempotency,
+        }
+    }
+}
+
 /// Each operation as the template value `operation`, converted once per render: the
-/// description templates and both file templates share it (schemas included, it is the
-/// costliest part of the context).
+/// description templates and both file templates share it.
 pub fn operation_values(connector: &Connector) -> Vec<Value> {
     connector
         .operations
         .iter()
-        .map(|op| Value::from(Serde(op)))
+        .map(|op| Value::from(Serde(&TemplateOperation::from(op))))
         .collect()
 }
 
@@ -70,6 +103,7 @@ impl Prose {
         env.add_filter("md_code", md_code);
         env.add_filter("fence", fence);
         env.add_filter("sentence", sentence);
+        env.add_filter("a", |text: &str| crate::english::with_article(text));
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| RenderError::new(name, Some(source), e))?;
@@ -117,7 +151,8 @@ impl Prose {
             .collect();
         context! {
             service => Serde(&connector.service),
-            tokenPrefix => Serde(&connector.token_prefix),
+            auth => Serde(&connector.auth),
+            tokenPrefix => Serde(&connector.auth.token_prefixes.first()),
             operations => operations,
             manifest => manifest_name,
         }
@@ -241,7 +276,7 @@ mod tests {
         #[serde(rename_all = "camelCase")]
         struct Flattened<'a> {
             #[serde(flatten)]
-            op: &'a crate::model::Operation,
+            op: TemplateOperation<'a>,
             model_description: &'a str,
             idempotency_key: bool,
         }
@@ -250,7 +285,7 @@ mod tests {
         let values = operation_values(&connector);
         for (op, value) in connector.operations.iter().zip(&values) {
             let expected = Value::from(Serde(Flattened {
-                op,
+                op: TemplateOperation::from(op),
                 model_description: "The text.",
                 idempotency_key: op.takes_idempotency_key(),
             }));

@@ -1,14 +1,22 @@
-//! Raw manifest → validated `Connector`.
+//! Raw manifest (and, in base mode, the provider's OpenAPI document) → validated `Connector`.
 //!
-//! Takes: a parsed `RawManifest`. Returns: the `Connector` model, or every problem found
-//! (it never stops at the first one), each pointing at the YAML node at fault. The JSON
-//! Schemas are moved out of the raw manifest into the model, not copied: afterwards the
-//! raw manifest is only read for spans (lints), and a schema's span stays in place.
+//! Takes: a parsed `RawManifest` and, when it names one with `openapi:`, the parsed
+//! `Base`. Returns: the `Connector` model, or every problem found (it never stops at the
+//! first one), each pointing at the YAML node at fault — or, for a problem inside the
+//! provider's document, at the place in that file. Inline JSON Schemas are moved out of
+//! the raw manifest into the model, not copied; a schema's span stays in place.
 //! Must never: let through a manifest that would mislead a model — a poll target that
 //! is not a free read, a GET that spends or starts a job, a body on a GET. Defaults are
 //! applied here, once, after checking, and nowhere else.
+//!
+//! Both kinds of manifest end in the same model: `operation.rs` checks and lowers an
+//! inline operation, `overlay.rs` lays the safety layer over a base operation; the rules
+//! that compare operations (ids, routes, poll targets) and the targets' naming rules are
+//! here, written once for both.
 
+mod lower;
 mod operation;
+mod overlay;
 mod settings;
 mod syntax;
 
@@ -16,16 +24,20 @@ use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
-use operation::id_span;
-use syntax::{check_url, path_shape};
+use syntax::{agent_id_problem, check_url, path_shape};
 
-use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::base::Base;
+use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::manifest::{RawAuth, RawManifest, RawOperation, RawService, span};
-use crate::model::{Connector, Method, Operation, Service};
+use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
 
-/// Checks a raw manifest and builds the model from it. Each valid JSON Schema is taken
-/// out of `raw` (left `null`, its span kept), whether or not the whole manifest is valid.
-pub fn validate(raw: &mut Spanned<RawManifest>) -> Result<Connector, Vec<Diagnostic>> {
+/// Checks a raw manifest and builds the model from it. Each valid inline JSON Schema is
+/// taken out of `raw` (left `null`, its span kept), whether or not the whole manifest is
+/// valid. `base` is the document `openapi:` names, already read and parsed.
+pub fn validate(
+    raw: &mut Spanned<RawManifest>,
+    base: Option<&Base>,
+) -> Result<Connector, Vec<Finding>> {
     let mut v = Validator::default();
     let root = span(raw);
     let raw = &mut raw.value;
@@ -44,8 +56,22 @@ pub fn validate(raw: &mut Spanned<RawManifest>) -> Result<Connector, Vec<Diagnos
         Some(_) => {}
     }
 
-    let service = match &raw.service {
-        None => {
+    let mut public_url_given = false;
+    let service = match (&raw.service, base) {
+        (Some(s), Some(base)) => v.base_service(s, base).map(|(service, given)| {
+            public_url_given = given;
+            service
+        }),
+        (None, Some(_)) => {
+            v.missing(
+                "service",
+                "the manifest",
+                root,
+                "add `service:` with at least `dashboardUrl: https://…` (where the person creates API keys); every other field defaults to the base document",
+            );
+            None
+        }
+        (None, None) => {
             v.missing(
                 "service",
                 "the manifest",
@@ -54,12 +80,17 @@ pub fn validate(raw: &mut Spanned<RawManifest>) -> Result<Connector, Vec<Diagnos
             );
             None
         }
-        Some(s) => v.service(s),
+        (Some(s), None) => v.service(s),
     };
 
-    let token_prefix = raw.auth.as_ref().and_then(|a| v.auth(a));
+    let token_prefixes = raw
+        .auth
+        .as_ref()
+        .and_then(|a| v.auth(a))
+        .into_iter()
+        .collect();
 
-    let operations = match &mut raw.operations {
+    let checked = match &mut raw.operations {
         None => {
             v.missing(
                 "operations",
@@ -73,29 +104,60 @@ pub fn validate(raw: &mut Spanned<RawManifest>) -> Result<Connector, Vec<Diagnos
             if ops.value.is_empty() {
                 v.push(Diagnostic::NoOperations { span: span(ops) });
             }
-            v.operations(&mut ops.value)
+            match base {
+                Some(base) => v.base_operations(&ops.value, base),
+                None => v.inline_operations(&mut ops.value),
+            }
         }
     };
+    v.cross_operation(&checked);
 
     let lint = v.lint_config(&raw.lint);
     let targets = v.targets(&raw.targets);
+    v.ids_for_targets(&checked, &targets);
 
-    match (v.problems.is_empty(), service) {
-        (true, Some(service)) => Ok(Connector {
-            service,
-            token_prefix,
-            operations,
-            lint,
-            targets,
-            templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
+    let operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
+    // In base mode the document is built (and its references checked) even when
+    // `service` has problems, so that every problem is reported at once.
+    let built = match base {
+        Some(base) => {
+            let document = v.base_document(base, service.as_ref(), public_url_given, &operations);
+            let auth = Auth {
+                scheme: overlay::auth_scheme(&document),
+                token_prefixes,
+                credential_name: "API key".to_string(),
+            };
+            Some((document, auth))
+        }
+        None => service.as_ref().map(|service| {
+            let auth = Auth {
+                scheme: AuthScheme::Bearer,
+                token_prefixes,
+                credential_name: "connector token".to_string(),
+            };
+            (lower::document(service, &auth, &operations), auth)
         }),
-        _ => Err(v.problems),
+    };
+    let (Some(service), Some((document, auth))) = (service, built) else {
+        return Err(v.problems);
+    };
+    if !v.problems.is_empty() {
+        return Err(v.problems);
     }
+    Ok(Connector {
+        service,
+        auth,
+        document,
+        operations,
+        lint,
+        targets,
+        templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
+    })
 }
 
 #[derive(Default)]
 struct Validator {
-    problems: Vec<Diagnostic>,
+    problems: Vec<Finding>,
 }
 
 /// An operation with a usable id, method and path, for cross-operation checks. When its
@@ -125,7 +187,12 @@ fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {
 
 impl Validator {
     fn push(&mut self, d: Diagnostic) {
-        self.problems.push(d);
+        self.problems.push(Finding::error(d));
+    }
+
+    /// A problem inside the base document (its span points into that file).
+    fn push_base(&mut self, d: Diagnostic) {
+        self.problems.push(Finding::error(d).in_base());
     }
 
     fn missing(&mut self, key: &'static str, context: &'static str, at: Span, help: &str) {
@@ -228,6 +295,10 @@ impl Validator {
             self.missing(key, "`service`", parent, &format!("add `{key}: https://…`"));
             return None;
         };
+        self.check_url(value, key)
+    }
+
+    fn check_url(&mut self, value: &Spanned<String>, key: &'static str) -> Option<String> {
         match check_url(value.value.trim()) {
             Ok(url) => Some(url),
             Err(reason) => {
@@ -265,32 +336,31 @@ impl Validator {
         Some(p.clone())
     }
 
-    fn operations(&mut self, raw: &mut [Spanned<RawOperation>]) -> Vec<Operation> {
-        let mut checked: Vec<Checked> = Vec::with_capacity(raw.len());
-        let mut ids: HashMap<String, Span> = HashMap::with_capacity(raw.len());
+    /// The rules that compare operations: unique ids, unique routes (inline), one
+    /// spelling per path (inline), and poll targets that are free, safe reads.
+    fn cross_operation(&mut self, checked: &[Checked]) {
+        let mut ids: HashMap<&str, Span> = HashMap::with_capacity(checked.len());
         // Keyed by method and the path with parameter names blanked: OpenAPI treats
         // `/a/{id}` and `/a/{name}` as the same path.
-        let mut routes: HashMap<(Method, String), (Span, String)> =
-            HashMap::with_capacity(raw.len());
-        let mut shapes: HashMap<String, String> = HashMap::with_capacity(raw.len());
-
-        for op in raw {
-            let Some(c) = self.operation(op) else {
-                continue;
-            };
-            let op = c.raw;
-            match ids.get(&c.op.id) {
+        let mut routes: HashMap<(Method, String), Span> = HashMap::with_capacity(checked.len());
+        let mut shapes: HashMap<String, &str> = HashMap::with_capacity(checked.len());
+        for c in checked {
+            match ids.get(c.op.id.as_str()) {
                 Some(first) => self.push(Diagnostic::DuplicateOperationId {
                     id: c.op.id.clone(),
-                    span: id_span(op),
+                    span: c.op.origin.id,
                     first: *first,
                 }),
                 None => {
-                    ids.insert(c.op.id.clone(), id_span(op));
+                    ids.insert(&c.op.id, c.op.origin.id);
                 }
             }
+            // A base document's routes are unique by construction (each is listed once).
+            if c.raw.value.operation.is_some() {
+                continue;
+            }
             let shape = path_shape(&c.op.path);
-            let path_span = op.value.path.as_ref().map(span).unwrap_or_else(|| span(op));
+            let path_span = c.op.origin.path;
             match shapes.get(&shape) {
                 Some(literal) if *literal != c.op.path => self.push(Diagnostic::InvalidPath {
                     path: c.op.path.clone(),
@@ -301,21 +371,20 @@ impl Validator {
                 }),
                 Some(_) => {}
                 None => {
-                    shapes.insert(shape.clone(), c.op.path.clone());
+                    shapes.insert(shape.clone(), &c.op.path);
                 }
             }
             match routes.get(&(c.op.method, shape.clone())) {
-                Some((first, _)) => self.push(Diagnostic::DuplicateRoute {
+                Some(first) => self.push(Diagnostic::DuplicateRoute {
                     method: c.op.method.upper().to_string(),
                     path: c.op.path.clone(),
                     span: path_span,
                     first: *first,
                 }),
                 None => {
-                    routes.insert((c.op.method, shape), (path_span, c.op.id.clone()));
+                    routes.insert((c.op.method, shape), path_span);
                 }
             }
-            checked.push(c);
         }
 
         let by_id: HashMap<&str, usize> = checked
@@ -324,14 +393,13 @@ impl Validator {
             .map(|(i, c)| (c.op.id.as_str(), i))
             .rev() // the first declaration wins, as for duplicate-id reporting
             .collect();
-        let mut poll_problems = Vec::new();
-        for c in &checked {
+        for c in checked {
             let Some((poll_with, at)) = &c.poll else {
                 continue;
             };
             let at = *at;
             let Some(&t) = by_id.get(poll_with.as_str()) else {
-                poll_problems.push(Diagnostic::UnknownPollTarget {
+                self.push(Diagnostic::UnknownPollTarget {
                     target: poll_with.clone(),
                     span: at,
                     help: suggest(poll_with, checked.iter().map(|c| c.op.id.as_str())),
@@ -351,15 +419,39 @@ impl Validator {
                 None
             };
             if let Some(reason) = reason {
-                poll_problems.push(Diagnostic::UnsafePollTarget {
+                self.push(Diagnostic::UnsafePollTarget {
                     target: poll_with.clone(),
                     reason,
                     span: at,
-                    target_span: Some(id_span(target.raw)),
+                    target_span: Some(target.op.origin.id),
                 });
             }
         }
-        self.problems.extend(poll_problems);
-        checked.into_iter().map(|c| c.op).collect()
+    }
+
+    /// Every chosen target can call every operation by its id.
+    fn ids_for_targets(&mut self, checked: &[Checked], targets: &[Target]) {
+        for c in checked {
+            for target in targets {
+                if let Some(reason) = agent_id_problem(&c.op.id, *target) {
+                    let from_base = c.raw.value.operation.is_some() && c.raw.value.id.is_none();
+                    let help = if from_base {
+                        "the id comes from the base document's operationId: set `id:` on this entry to a name the target accepts, e.g. `createPrediction`".to_string()
+                    } else {
+                        format!(
+                            "rename the operation, or leave `{}` out of `targets`",
+                            target.as_str()
+                        )
+                    };
+                    self.push(Diagnostic::IdNotForTarget {
+                        id: c.op.id.clone(),
+                        by: format!("by the {} target", target.as_str()),
+                        reason: reason.to_string(),
+                        span: c.op.origin.id,
+                        help,
+                    });
+                }
+            }
+        }
     }
 }

@@ -1,20 +1,88 @@
-//! One operation: its fields checked, its defaults applied.
+//! One inline operation: its fields checked, its defaults applied, lowered to an
+//! OpenAPI Operation Object (`lower.rs`).
 //!
 //! Takes: a raw operation, whose JSON Schemas it moves into the model (leaving `null`
 //! and the spans behind). Returns (through `Validator`): the operation model and every
 //! problem in it; cross-operation checks (ids, routes, poll targets) are in `mod.rs`.
+//! The safety-layer keys (`spends`, `async`, `idempotency`, `lintAllow`) are read by the
+//! functions here for base-mode operations too.
 
 use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
+use super::lower::{self, QueryParam};
 use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lint::Lint;
 use crate::manifest::{RawAsync, RawOperation, RawQueryParam, RawSpends, span};
-use crate::model::{Async, Idempotency, Method, Operation, Origin, QueryParam, SpendKind, Spends};
+use crate::model::{Async, Idempotency, Method, Operation, Origin, SpendKind, Spends};
+
+/// The safety layer of one operation, as written (both modes read it the same way).
+pub(super) struct Safety {
+    pub spends: Option<Option<Spends>>,
+    pub async_: Option<Option<Async>>,
+    /// `None` when the written value is not a known setting (already reported).
+    pub idempotency: Option<Option<Idempotency>>,
+    pub lint_allow: Vec<Lint>,
+}
 
 impl Validator {
+    /// Every inline operation that has a usable id, method and path.
+    pub(super) fn inline_operations<'a>(
+        &mut self,
+        raw: &'a mut [Spanned<RawOperation>],
+    ) -> Vec<Checked<'a>> {
+        raw.iter_mut().filter_map(|op| self.operation(op)).collect()
+    }
+
+    /// `spends`, `async`, `idempotency` and `lintAllow` of one operation; `is_get` says
+    /// whether the first two are forbidden.
+    pub(super) fn safety(&mut self, raw: &RawOperation, is_get: bool) -> Safety {
+        if let (Some(sp), true) = (&raw.spends, is_get) {
+            self.push(Diagnostic::GetWithSideEffect {
+                what: "spend the person's money",
+                key: "spends",
+                span: span(sp),
+            });
+        }
+        if let (Some(a), true) = (&raw.async_, is_get) {
+            self.push(Diagnostic::GetWithSideEffect {
+                what: "start a job (be async)",
+                key: "async",
+                span: span(a),
+            });
+        }
+        let spends = raw.spends.as_ref().map(|s| self.spends(s));
+        let async_ = raw.async_.as_ref().map(|a| self.async_(a));
+        let idempotency = raw.idempotency.as_ref().map(|i| {
+            match Idempotency::ALL.iter().find(|(n, _)| *n == i.value.trim()) {
+                Some((_, v)) => Some(*v),
+                None => {
+                    self.push(Diagnostic::UnknownIdempotency {
+                        value: i.value.clone(),
+                        span: span(i),
+                        help: suggest(i.value.trim(), Idempotency::ALL.iter().map(|(n, _)| *n)),
+                    });
+                    None
+                }
+            }
+        });
+        let lint_allow = raw
+            .lint_allow
+            .iter()
+            .flatten()
+            .filter_map(|id| self.lint_id(id))
+            .collect();
+        Safety {
+            spends,
+            async_,
+            idempotency,
+            lint_allow,
+        }
+    }
+
     pub(super) fn operation<'a>(
         &mut self,
         s: &'a mut Spanned<RawOperation>,
@@ -24,6 +92,9 @@ impl Validator {
         let ctx = "an operation";
         let before = self.problems.len();
 
+        if let Some(name) = &raw.operation {
+            self.push(Diagnostic::OperationWithoutBase { span: span(name) });
+        }
         let id = match &raw.id {
             None => {
                 self.missing(
@@ -109,7 +180,7 @@ impl Validator {
         );
 
         // The schemas are moved into the model, not copied: after validation the raw
-        // manifest is read only for spans (lints). `raw` is bound again below, read-only.
+        // manifest is read only for spans. `raw` is bound again below, read-only.
         let raw_mut = &mut s.value;
         if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw_mut.input, method) {
             self.push(Diagnostic::InputNotAllowed {
@@ -126,45 +197,8 @@ impl Validator {
         let s: &'a Spanned<RawOperation> = s;
         let raw = &s.value;
 
-        let is_get = method == Some(Method::Get);
-        if let (Some(sp), true) = (&raw.spends, is_get) {
-            self.push(Diagnostic::GetWithSideEffect {
-                what: "spend the person's money",
-                key: "spends",
-                span: span(sp),
-            });
-        }
-        if let (Some(a), true) = (&raw.async_, is_get) {
-            self.push(Diagnostic::GetWithSideEffect {
-                what: "start a job (be async)",
-                key: "async",
-                span: span(a),
-            });
-        }
-        let spends = raw.spends.as_ref().map(|s| self.spends(s));
-        let async_ = raw.async_.as_ref().map(|a| self.async_(a));
-
-        let idempotency = match &raw.idempotency {
-            None => Some(Idempotency::Optional),
-            Some(i) => match Idempotency::ALL.iter().find(|(n, _)| *n == i.value.trim()) {
-                Some((_, v)) => Some(*v),
-                None => {
-                    self.push(Diagnostic::UnknownIdempotency {
-                        value: i.value.clone(),
-                        span: span(i),
-                        help: suggest(i.value.trim(), Idempotency::ALL.iter().map(|(n, _)| *n)),
-                    });
-                    None
-                }
-            },
-        };
-
-        let lint_allow = raw
-            .lint_allow
-            .iter()
-            .flatten()
-            .filter_map(|id| self.lint_id(id))
-            .collect();
+        let safety = self.safety(raw, method == Some(Method::Get));
+        let origin = origin(s);
 
         if self.problems.len() > before {
             // Still hand back what cross-operation checks need (id, method, path, and
@@ -172,22 +206,7 @@ impl Validator {
             // a duplicate route or an unsafe poll target elsewhere.
             return match (id, method, path) {
                 (Some(id), Some(method), Some((path, path_params))) => Some(Checked {
-                    op: Operation {
-                        id,
-                        method,
-                        path,
-                        path_params,
-                        summary: String::new(),
-                        description: String::new(),
-                        input: None,
-                        query: Vec::new(),
-                        output: serde_json::Value::Null,
-                        spends: None,
-                        async_: None,
-                        idempotency: Idempotency::Optional,
-                        lint_allow: Vec::new(),
-                        origin: origin(s),
-                    },
+                    op: placeholder(id, method, path, path_params, origin),
                     raw: s,
                     poll: poll_of(raw),
                 }),
@@ -195,22 +214,41 @@ impl Validator {
             };
         }
         let (path, path_params) = path?;
+        let method = method?;
+        let spends = safety.spends.flatten();
+        let async_ = safety.async_.flatten();
+        let idempotency = safety
+            .idempotency
+            .flatten()
+            .unwrap_or(Idempotency::Optional);
+        // Every non-GET that spends or starts a job, unless the provider cannot honour one.
+        let idempotency_key = method != Method::Get
+            && (spends.is_some() || async_.is_some())
+            && idempotency != Idempotency::Unsupported;
+        let http = lower::operation(lower::Inline {
+            path_params: &path_params,
+            query: query?,
+            input,
+            output,
+            idempotency_key: idempotency_key.then_some(idempotency == Idempotency::Required),
+            spends: spends.is_some(),
+            is_async: async_.is_some(),
+        });
         Some(Checked {
             op: Operation {
                 id: id?,
-                method: method?,
+                method,
                 path,
                 path_params,
                 summary: summary?,
                 description: description?,
-                input,
-                query: query?,
-                output: output.unwrap_or_else(default_output),
-                spends: spends.flatten(),
-                async_: async_.flatten(),
-                idempotency: idempotency?,
-                lint_allow,
-                origin: origin(s),
+                http,
+                spends,
+                async_,
+                idempotency,
+                idempotency_key,
+                lint_allow: safety.lint_allow,
+                origin,
             },
             raw: s,
             poll: poll_of(raw),
@@ -359,19 +397,66 @@ impl Validator {
 
 fn origin(op: &Spanned<RawOperation>) -> Origin {
     let raw = &op.value;
+    let entry = span(op);
+    let at = |field: &Option<Spanned<String>>| field.as_ref().map_or(entry, span);
     Origin {
+        entry,
         id: id_span(op),
-        description: raw.description.as_ref().map_or_else(|| span(op), span),
+        path: at(&raw.path),
+        summary: at(&raw.summary),
+        description: at(&raw.description),
+        spends: raw.spends.as_ref().map(span),
+        poll_with: raw
+            .async_
+            .as_ref()
+            .and_then(|a| a.value.poll_with.as_ref())
+            .map(span),
+        idempotency: raw.idempotency.as_ref().map(span),
         input: raw.input.as_ref().map(span),
         output: raw.output.as_ref().map(span),
-        query: raw.query.iter().flatten().map(span).collect(),
+        query: raw
+            .query
+            .iter()
+            .flatten()
+            .map(|q| {
+                let name = q.value.name.as_ref().map(|n| n.value.clone());
+                (name.unwrap_or_default(), span(q))
+            })
+            .collect(),
+    }
+}
+
+/// An operation with problems elsewhere: enough for the cross-operation checks, never
+/// rendered.
+pub(super) fn placeholder(
+    id: String,
+    method: Method,
+    path: String,
+    path_params: Vec<String>,
+    origin: Origin,
+) -> Operation {
+    Operation {
+        id,
+        method,
+        path,
+        path_params,
+        summary: String::new(),
+        description: String::new(),
+        http: serde_json::Map::new(),
+        spends: None,
+        async_: None,
+        idempotency: Idempotency::Optional,
+        idempotency_key: false,
+        lint_allow: Vec::new(),
+        origin,
     }
 }
 
 pub(super) fn id_span(op: &Spanned<RawOperation>) -> Span {
-    op.value.id.as_ref().map(span).unwrap_or_else(|| span(op))
-}
-
-fn default_output() -> serde_json::Value {
-    serde_json::json!({ "type": "object" })
+    let raw = &op.value;
+    raw.id
+        .as_ref()
+        .or(raw.operation.as_ref())
+        .map(span)
+        .unwrap_or_else(|| span(op))
 }

@@ -2,11 +2,33 @@
 //!
 //! Takes: one string. Returns: whether (or how) it is well-formed; no spans, no state.
 
-/// Letter first, then letters, digits or `_` (ASCII: ids end up in URLs, code and Markdown).
+use crate::model::Target;
+
+/// An agent-facing operation id: 1 to 128 ASCII letters, digits, `_`, `.` or `-`, not
+/// starting with `.` or `-` (the characters every agent platform's tool names share
+/// except OpenAI's `.`; ids end up in URLs, code spans and tool names).
 pub(super) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    s.len() <= 128
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// Why a target cannot take an (otherwise valid) id: MCP tool names are at most 128 of
+/// `A-Za-z0-9_.-`; OpenAI function names at most 64 of `A-Za-z0-9_-`.
+pub(super) fn agent_id_problem(id: &str, target: Target) -> Option<&'static str> {
+    match target {
+        Target::Openai if id.len() > 64 => Some("OpenAI function names are at most 64 characters"),
+        Target::Openai if id.contains('.') => {
+            Some("OpenAI function names use only letters, digits, `_` and `-`")
+        }
+        Target::Mcp if !is_identifier(id) => {
+            Some("MCP tool names are 1 to 128 letters, digits, `_`, `.` or `-`")
+        }
+        _ => None,
+    }
 }
 
 /// The path with every `{name}` replaced by `{}`, the form OpenAPI compares paths by.
@@ -152,9 +174,17 @@ mod tests {
     fn identifiers() {
         assert!(is_identifier("createVideo"));
         assert!(is_identifier("a_1"));
-        assert!(!is_identifier("1a"));
-        assert!(!is_identifier("_a"));
-        assert!(!is_identifier("a-b"));
+        assert!(is_identifier("predictions.create"));
+        assert!(is_identifier("post-v2-transcript"));
+        assert!(is_identifier("_a"));
+        assert!(!is_identifier("-a"));
+        assert!(!is_identifier("a b"));
+        assert!(!is_identifier("a/b"));
         assert!(!is_identifier(""));
+        assert!(!is_identifier(&"a".repeat(129)));
+        assert_eq!(agent_id_problem("predictions.create", Target::Mcp), None);
+        assert!(agent_id_problem("predictions.create", Target::Openai).is_some());
+        assert!(agent_id_problem(&"a".repeat(65), Target::Openai).is_some());
+        assert_eq!(agent_id_problem(&"a".repeat(65), Target::Muse), None);
     }
 }

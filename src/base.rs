@@ -1,0 +1,361 @@
+//! The provider's own OpenAPI document, named by `openapi:` in a manifest ("base mode").
+//!
+//! Takes: the document's text and the name to show for it. Returns: a `Base` — the
+//! document as one `serde_json::Value` in the order written, its OpenAPI version, an
+//! index of its operations in document order, and a way to turn a JSON pointer into the
+//! place in the file (line and column for YAML and JSON alike) — or one `Diagnostic`
+//! pointing into the file when it is not an OpenAPI 3.0/3.1 document we can read.
+//! Must never: trust the document (it gets the manifest's size limit and YAML budgets),
+//! follow a reference out of the file, or change a byte of what it keeps: every later
+//! stage copies the provider's HTTP description verbatim.
+//!
+//! JSON is parsed with serde_json (a 3 MB document in milliseconds); anything else is
+//! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).
+//! Neither keeps positions, so a pointer is located only when a finding needs it: one
+//! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Value};
+
+use crate::diagnostics::{Diagnostic, Span};
+use crate::model::{OpenapiVersion as Version, escape};
+
+/// The HTTP methods an OpenAPI path item can hold, in the order the specification lists them.
+pub const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// One operation of the base document.
+#[derive(Debug, Clone)]
+pub struct BaseOperation {
+    /// The path template, as the `paths` key.
+    pub path: String,
+    /// Lower case, as the path item keys it.
+    pub method: &'static str,
+    pub operation_id: Option<String>,
+}
+
+impl BaseOperation {
+    /// "POST /v1/predictions": how a manifest names an operation without an operationId.
+    pub fn route(&self) -> String {
+        format!("{} {}", self.method.to_ascii_uppercase(), self.path)
+    }
+
+    /// The JSON pointer of the operation object.
+    pub fn pointer(&self) -> String {
+        format!("/paths/{}/{}", escape(&self.path), self.method)
+    }
+}
+
+/// A parsed base document.
+#[derive(Debug)]
+pub struct Base {
+    /// How diagnostics name the file (the manifest's `openapi:` joined to its folder).
+    pub name: String,
+    pub text: Arc<String>,
+    pub root: Value,
+    pub version: Version,
+    /// Every operation, in document order.
+    pub operations: Vec<BaseOperation>,
+    /// Pointer → byte range, built on first use.
+    places: OnceLock<HashMap<String, (usize, usize)>>,
+}
+
+impl Base {
+    /// Parses and indexes `text`. `json` says how to read it (by file extension or a
+    /// leading `{`).
+    pub fn parse(name: &str, text: Arc<String>) -> Result<Base, Box<Diagnostic>> {
+        let json = name.ends_with(".json") || text.trim_start().starts_with('{');
+        let root: Value = if json {
+            serde_json::from_str(&text).map_err(|e| {
+                let at = crate::manifest::span_at(&text, e.line() as u64, e.column() as u64);
+                Box::new(Diagnostic::BaseSyntax {
+                    message: strip_position(&e.to_string()),
+                    span: at,
+                })
+            })?
+        } else {
+            crate::manifest::parse_value(&text).map_err(|d| {
+                Box::new(match *d {
+                    Diagnostic::YamlSyntax { message, span }
+                    | Diagnostic::WrongType { message, span, .. } => {
+                        Diagnostic::BaseSyntax { message, span }
+                    }
+                    Diagnostic::YamlLimit { message, span } => {
+                        Diagnostic::BaseSyntax { message, span }
+                    }
+                    Diagnostic::DuplicateKey { key, span } => Diagnostic::BaseSyntax {
+                        message: format!("duplicate key `{key}`"),
+                        span,
+                    },
+                    other => other,
+                })
+            })?
+        };
+        let mut base = Base {
+            name: name.to_string(),
+            text,
+            root,
+            version: Version::V31,
+            operations: Vec::new(),
+            places: OnceLock::new(),
+        };
+        base.version = base.check_version()?;
+        base.operations = index(&base.root);
+        Ok(base)
+    }
+
+    fn check_version(&self) -> Result<Version, Box<Diagnostic>> {
+        let not_openapi = |found: String, pointer: &str| {
+            Box::new(Diagnostic::BaseNotOpenapi {
+                found,
+                span: self.span(pointer),
+            })
+        };
+        let Some(object) = self.root.as_object() else {
+            return Err(not_openapi("not a mapping at the top".to_string(), ""));
+        };
+        if let Some(v) = object.get("swagger") {
+            return Err(not_openapi(format!("Swagger {}", show(v)), "/swagger"));
+        }
+        match object.get("openapi") {
+            Some(Value::String(v)) if v.starts_with("3.0.") || v == "3.0" => Ok(Version::V30),
+            Some(Value::String(v)) if v.starts_with("3.1.") || v == "3.1" => Ok(Version::V31),
+            Some(v) => Err(not_openapi(format!("OpenAPI {}", show(v)), "/openapi")),
+            None => Err(not_openapi("no `openapi` version".to_string(), "")),
+        }
+    }
+
+    /// The operation a manifest names: an operationId, or "METHOD /path" (the method in
+    /// any case).
+    pub fn find(&self, name: &str) -> Option<&BaseOperation> {
+        let name = name.trim();
+        if let Some(op) = self
+            .operations
+            .iter()
+            .find(|o| o.operation_id.as_deref() == Some(name))
+        {
+            return Some(op);
+        }
+        let (method, path) = name.split_once(char::is_whitespace)?;
+        let method = method.to_ascii_lowercase();
+        let path = path.trim();
+        self.operations
+            .iter()
+            .find(|o| o.method == method && o.path == path)
+    }
+
+    /// The value at a JSON pointer of the document.
+    pub fn get(&self, pointer: &str) -> Option<&Value> {
+        self.root.pointer(pointer)
+    }
+
+    /// Where the node at `pointer` is in the file: the node itself, else its nearest
+    /// ancestor that exists in the text, else the start of the file.
+    pub fn span(&self, pointer: &str) -> Span {
+        let places = self.places.get_or_init(|| locate_all(&self.text));
+        let mut pointer = pointer;
+        loop {
+            if let Some(&(offset, len)) = places.get(pointer) {
+                return Span::from((offset, len));
+            }
+            match pointer.rfind('/') {
+                Some(i) => pointer = &pointer[..i],
+                None => return Span::from((0, 0)),
+            }
+        }
+    }
+}
+
+/// Every operation of `paths`, in document order.
+fn index(root: &Value) -> Vec<BaseOperation> {
+    let Some(paths) = root.get("paths").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (path, item) in paths {
+        let Some(item) = item.as_object() else {
+            continue;
+        };
+        for (key, op) in item {
+            let Some(method) = METHODS.iter().find(|m| **m == key) else {
+                continue;
+            };
+            out.push(BaseOperation {
+                path: path.clone(),
+                method,
+                operation_id: op
+                    .get("operationId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
+        }
+    }
+    out
+}
+
+/// A value for a message: strings without quotes, anything else as JSON.
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// serde_json's message without its " at line 3 column 7" (the label shows the place).
+fn strip_position(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// One open collection while walking the events.
+enum Frame {
+    /// A mapping, and the key whose value comes next (None: a key comes next).
+    Map(Option<String>),
+    /// A sequence, and the index of the next item.
+    Seq(usize),
+}
+
+/// Every node's JSON pointer → its byte range, from one pass of the YAML event parser
+/// (which reads JSON too). A document the parser rejects gives what was seen before the
+/// error: locations are a convenience for messages, never a reason to fail.
+fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
+    use serde_saphyr::granit_parser::{Event, Parser};
+
+    let mut places = HashMap::new();
+    let mut frames: Vec<Frame> = Vec::new();
+    // The pointer of each open collection, parallel to `frames`.
+    let mut pointers: Vec<String> = Vec::new();
+    let byte = |m: &serde_saphyr::granit_parser::Marker| {
+        m.byte_offset().unwrap_or_else(|| {
+            // Character index → byte offset, for inputs without byte offsets.
+            text.char_indices()
+                .nth(m.index())
+                .map_or(text.len(), |(i, _)| i)
+        })
+    };
+    let mut parser = Parser::new_from_str(text);
+    while let Some(Ok((event, span))) = parser.next_event() {
+        let start = byte(&span.start);
+        let end = byte(&span.end).max(start);
+        // A scalar in key position names the next value; anything else is a node.
+        if let (Event::Scalar(key, ..), Some(Frame::Map(next @ None))) = (&event, frames.last_mut())
+        {
+            *next = Some(key.to_string());
+            continue;
+        }
+        let is_node = matches!(
+            event,
+            Event::Scalar(..)
+                | Event::MappingStart(..)
+                | Event::SequenceStart(..)
+                | Event::Alias(..)
+        );
+        if is_node {
+            let here = match (frames.last_mut(), pointers.last()) {
+                (None, _) => String::new(),
+                (Some(Frame::Map(key)), Some(parent)) => {
+                    format!("{parent}/{}", escape(key.as_deref().unwrap_or_default()))
+                }
+                (Some(Frame::Seq(i)), Some(parent)) => format!("{parent}/{i}"),
+                _ => String::new(),
+            };
+            places.entry(here.clone()).or_insert((start, end - start));
+            match event {
+                Event::MappingStart(..) => {
+                    frames.push(Frame::Map(None));
+                    pointers.push(here);
+                }
+                Event::SequenceStart(..) => {
+                    frames.push(Frame::Seq(0));
+                    pointers.push(here);
+                }
+                _ => advance(&mut frames),
+            }
+            continue;
+        }
+        if matches!(event, Event::MappingEnd | Event::SequenceEnd) {
+            frames.pop();
+            pointers.pop();
+            advance(&mut frames);
+        }
+    }
+    places
+}
+
+/// A value ended: the parent mapping expects a key next, the parent sequence an item.
+fn advance(frames: &mut [Frame]) {
+    match frames.last_mut() {
+        Some(Frame::Map(key)) => *key = None,
+        Some(Frame::Seq(i)) => *i += 1,
+        None => {}
+    }
+}
+
+/// The Operation Objects' HTTP parts that a path item may hold for all its operations.
+pub fn path_item_shared(item: &Map<String, Value>) -> Map<String, Value> {
+    item.iter()
+        .filter(|(k, _)| !METHODS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base(name: &str, text: &str) -> Base {
+        Base::parse(name, Arc::new(text.to_string())).unwrap()
+    }
+
+    #[test]
+    fn yaml_and_json_read_alike_and_index_in_order() {
+        let yaml = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a/{id}:\n    post: {operationId: a.create, responses: {201: {description: ok}}}\n    get: {responses: {'200': {description: ok}}}\n";
+        let b = base("api.yaml", yaml);
+        assert_eq!(b.version, Version::V31);
+        let routes: Vec<String> = b.operations.iter().map(BaseOperation::route).collect();
+        assert_eq!(routes, ["POST /a/{id}", "GET /a/{id}"]);
+        assert_eq!(b.find("a.create").unwrap().method, "post");
+        assert_eq!(b.find("get /a/{id}").unwrap().method, "get");
+        assert!(b.find("GET /a/{other}").is_none());
+        // A bare YAML number as a key is the status code text.
+        assert!(b.get("/paths/~1a~1{id}/post/responses/201").is_some());
+        let json = serde_json::to_string(&b.root).unwrap();
+        let j = base("api.json", &json);
+        assert_eq!(j.root, b.root);
+    }
+
+    #[test]
+    fn pointers_are_located_in_yaml_and_json() {
+        let yaml = "openapi: 3.0.3\npaths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/nope'}\n";
+        let b = base("api.yaml", yaml);
+        let at = b.span("/paths/~1a/get/responses/200/$ref");
+        assert_eq!(&yaml[at.offset()..at.offset() + at.len()], "'#/nope'");
+        let json = "{\n  \"openapi\": \"3.0.3\",\n  \"paths\": {\"/a\": {\"get\": {\"x\": [1, {\"y\": true}]}}}\n}";
+        let j = base("api.json", json);
+        let at = j.span("/paths/~1a/get/x/1/y");
+        assert_eq!(&json[at.offset()..at.offset() + at.len()], "true");
+        // A pointer that does not exist falls back to its nearest ancestor.
+        let at = j.span("/paths/~1a/get/missing");
+        assert!(json[at.offset()..].starts_with("{\"x\""));
+    }
+
+    #[test]
+    fn not_openapi_3_is_refused() {
+        for (text, found) in [
+            ("swagger: '2.0'\n", "Swagger 2.0"),
+            ("openapi: 3.2.0\n", "OpenAPI 3.2.0"),
+            ("info: {}\n", "no `openapi` version"),
+            ("[1, 2]\n", "not a mapping"),
+        ] {
+            let err = Base::parse("a.yaml", Arc::new(text.to_string())).unwrap_err();
+            assert!(err.to_string().contains(found), "{text}: {err}");
+        }
+        let err = Base::parse("a.json", Arc::new("{\"openapi\": ".to_string())).unwrap_err();
+        assert!(err.to_string().contains("EOF"), "{err}");
+    }
+}

@@ -1,0 +1,772 @@
+//! Base mode: the safety layer laid over the provider's own OpenAPI document.
+//!
+//! Takes: the manifest's operations (each naming a base operation with `operation:`)
+//! and the parsed `Base`. Returns (through `Validator`): one model operation per entry,
+//! whose `http` is the base Operation Object verbatim (plus an `Idempotency-Key` header
+//! when the operation needs one and the base has none), and the document around them:
+//! the base's own top level with `info` overridden by `service:`, only the exposed paths,
+//! and only the components they reach (transitively) plus the security schemes they use.
+//! Must never: change a byte of the HTTP description it keeps, keep a component nothing
+//! exposed reaches, or let a reference that does not resolve (or leaves the file) through.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde_json::{Map, Value, json};
+use serde_saphyr::Spanned;
+
+use super::lower::idempotency_parameter;
+use super::operation::{id_span, placeholder};
+use super::syntax::{check_url, is_identifier};
+use super::{Checked, Validator, poll_of};
+use crate::base::{Base, METHODS};
+use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::manifest::{RawOperation, RawService, span};
+use crate::model::{
+    AuthScheme, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation, Origin, Service,
+    escape, unescape,
+};
+
+impl Validator {
+    /// Every listed base operation that could be found and named.
+    pub(super) fn base_operations<'a>(
+        &mut self,
+        raw: &'a [Spanned<RawOperation>],
+        base: &Base,
+    ) -> Vec<Checked<'a>> {
+        let mut listed: HashMap<String, Span> = HashMap::with_capacity(raw.len());
+        raw.iter()
+            .filter_map(|op| self.base_operation(op, base, &mut listed))
+            .collect()
+    }
+
+    fn base_operation<'a>(
+        &mut self,
+        s: &'a Spanned<RawOperation>,
+        base: &Base,
+        listed: &mut HashMap<String, Span>,
+    ) -> Option<Checked<'a>> {
+        let raw = &s.value;
+        let at = span(s);
+        let before = self.problems.len();
+        let inline_keys = [
+            ("method", raw.method.as_ref().map(span)),
+            ("path", raw.path.as_ref().map(span)),
+            ("input", raw.input.as_ref().map(span)),
+            ("output", raw.output.as_ref().map(span)),
+            (
+                "query",
+                raw.query.as_ref().map(|q| q.first().map_or(at, span)),
+            ),
+        ];
+        for (key, place) in inline_keys {
+            if let Some(place) = place {
+                self.push(Diagnostic::InlineKeyWithBase { key, span: place });
+            }
+        }
+        let Some(name) = &raw.operation else {
+            self.missing(
+                "operation",
+                "an operation",
+                at,
+                "name the base operation it exposes: `operation: createThing` (its operationId) or `operation: \"POST /v1/things\"`",
+            );
+            return None;
+        };
+        let Some(found) = base.find(&name.value) else {
+            let known = base
+                .operations
+                .iter()
+                .flat_map(|o| o.operation_id.clone().into_iter().chain([o.route()]))
+                .collect::<Vec<_>>();
+            self.push(Diagnostic::UnknownBaseOperation {
+                name: name.value.clone(),
+                span: span(name),
+                help: suggest(name.value.trim(), known.iter().map(String::as_str)),
+            });
+            return None;
+        };
+        let pointer = found.pointer();
+        if let Some(first) = listed.get(&pointer) {
+            self.push(Diagnostic::OperationListedTwice {
+                name: name.value.trim().to_string(),
+                span: span(name),
+                first: *first,
+            });
+            return None;
+        }
+        listed.insert(pointer.clone(), span(name));
+        let Some(method) = Method::ALL
+            .iter()
+            .find(|(n, _)| *n == found.method)
+            .map(|(_, m)| *m)
+        else {
+            self.push(Diagnostic::UnsupportedMethod {
+                name: name.value.trim().to_string(),
+                method: found.method.to_ascii_uppercase(),
+                span: span(name),
+            });
+            return None;
+        };
+        let Some(object) = base.get(&pointer).and_then(Value::as_object) else {
+            self.push_base(Diagnostic::BaseSyntax {
+                message: format!("the operation `{}` is not a mapping", found.route()),
+                span: base.span(&pointer),
+            });
+            return None;
+        };
+
+        let id = match (&raw.id, &found.operation_id) {
+            (Some(id), _) if !is_identifier(&id.value) => {
+                self.push(Diagnostic::InvalidOperationId {
+                    id: id.value.clone(),
+                    span: span(id),
+                });
+                None
+            }
+            (Some(id), _) => Some(id.value.clone()),
+            (None, Some(base_id)) if !is_identifier(base_id) => {
+                self.push(Diagnostic::IdNotForTarget {
+                    id: base_id.clone(),
+                    by: "by agents".to_string(),
+                    reason: "agent-facing ids are 1 to 128 letters, digits, `_`, `.` or `-`"
+                        .to_string(),
+                    span: span(name),
+                    help: "the id comes from the base document's operationId: set `id:` on this entry, e.g. `id: createThing`".to_string(),
+                });
+                None
+            }
+            (None, Some(base_id)) => Some(base_id.clone()),
+            (None, None) => {
+                self.missing(
+                    "id",
+                    "an operation",
+                    at,
+                    "this base operation has no operationId: add `id: someName`, the name the model calls it by",
+                );
+                None
+            }
+        };
+
+        let text = |key: &str| {
+            object
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+        };
+        let summary = match &raw.summary {
+            Some(s) => self.non_empty(
+                s,
+                "summary",
+                "write a short summary, or remove `summary` to use the base document's",
+            ),
+            None => Some(
+                text("summary")
+                    .map(str::to_string)
+                    .or_else(|| text("description").map(first_sentence))
+                    .unwrap_or_else(|| found.route()),
+            ),
+        };
+        let description = match &raw.description {
+            Some(d) => self.non_empty(
+                d,
+                "description",
+                "say what the call does and what it will not do, or remove `description` to use the base document's",
+            ),
+            None => Some(text("description").unwrap_or_default().to_string()),
+        };
+
+        let safety = self.safety(raw, method == Method::Get);
+        let declared = idempotency_header(base, &found.path, object);
+        let idempotency = match (safety.idempotency, declared) {
+            (Some(Some(Idempotency::Unsupported)), Some(_)) => {
+                self.push(Diagnostic::IdempotencyContradictsBase {
+                    id: id.clone().unwrap_or_default(),
+                    span: raw.idempotency.as_ref().map_or(at, span),
+                });
+                None
+            }
+            (Some(written), _) => written,
+            (None, Some(true)) => Some(Idempotency::Required),
+            (None, _) => Some(Idempotency::Optional),
+        };
+        let origin = Origin {
+            entry: at,
+            id: id_span(s),
+            path: span(name),
+            summary: raw.summary.as_ref().map_or(span(name), span),
+            description: raw.description.as_ref().map_or(span(name), span),
+            spends: raw.spends.as_ref().map(span),
+            poll_with: raw
+                .async_
+                .as_ref()
+                .and_then(|a| a.value.poll_with.as_ref())
+                .map(span),
+            idempotency: raw.idempotency.as_ref().map(span),
+            input: None,
+            output: None,
+            query: Vec::new(),
+        };
+        let path_params = template_params(&found.path);
+        if self.problems.len() > before {
+            return id.map(|id| Checked {
+                op: placeholder(id, method, found.path.clone(), path_params, origin),
+                raw: s,
+                poll: poll_of(raw),
+            });
+        }
+
+        let spends = safety.spends.flatten();
+        let async_ = safety.async_.flatten();
+        let idempotency = idempotency?;
+        let needs_key = method != Method::Get
+            && (spends.is_some() || async_.is_some())
+            && idempotency != Idempotency::Unsupported;
+        let mut http = object.clone();
+        if declared.is_none() && needs_key {
+            let parameters = http
+                .entry("parameters")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(list) = parameters {
+                list.push(idempotency_parameter(idempotency == Idempotency::Required));
+            }
+        }
+        Some(Checked {
+            op: Operation {
+                id: id?,
+                method,
+                path: found.path.clone(),
+                path_params,
+                summary: summary?,
+                description: description?,
+                http,
+                spends,
+                async_,
+                idempotency,
+                idempotency_key: declared.is_some() || needs_key,
+                lint_allow: safety.lint_allow,
+                origin,
+            },
+            raw: s,
+            poll: poll_of(raw),
+        })
+    }
+
+    /// `service:` in base mode: every field but `dashboardUrl` defaults to the base
+    /// document's `info` and first server. Also says whether `publicUrl` was given.
+    pub(super) fn base_service(
+        &mut self,
+        s: &Spanned<RawService>,
+        base: &Base,
+    ) -> Option<(Service, bool)> {
+        let at = span(s);
+        let raw = &s.value;
+        let info = base.root.get("info");
+        let info_text = |key: &str| {
+            info.and_then(|i| i.get(key))
+                .and_then(|v| match v {
+                    Value::String(s) => Some(s.trim().to_string()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
+                .filter(|t| !t.is_empty())
+        };
+        let mut field = |value: &Option<Spanned<String>>,
+                         key: &'static str,
+                         default: Option<String>,
+                         help: &str| match value {
+            Some(v) => self.non_empty(v, key, help),
+            None => {
+                if default.is_none() {
+                    self.missing(key, "`service`", at, help);
+                }
+                default
+            }
+        };
+        let title = field(
+            &raw.title,
+            "title",
+            info_text("title"),
+            "give a title, or remove `title` to use the base document's info.title",
+        );
+        let name = field(
+            &raw.name,
+            "name",
+            info_text("title").map(|t| service_name(&t)),
+            "give the service's name as people know it, e.g. `name: VidGen`",
+        );
+        let version = field(
+            &raw.version,
+            "version",
+            info_text("version"),
+            "give the API's version, e.g. `version: 1.0.0`",
+        );
+        let description = field(
+            &raw.description,
+            "description",
+            info_text("description"),
+            "the base document's info has no description: write one paragraph on who this connector is for and what it does",
+        );
+        let public_url = match &raw.public_url {
+            Some(url) => self.check_url(url, "publicUrl"),
+            None => match first_server(base) {
+                Ok(url) => Some(url),
+                Err(reason) => {
+                    self.missing(
+                        "publicUrl",
+                        "`service`",
+                        at,
+                        &format!("{reason}; add `publicUrl: https://…`, the API's base URL"),
+                    );
+                    None
+                }
+            },
+        };
+        let dashboard_url = self.url(&raw.dashboard_url, "dashboardUrl", at);
+        Some((
+            Service {
+                name: name?,
+                title: title?,
+                version: version?,
+                description: description?,
+                public_url: public_url?,
+                dashboard_url: dashboard_url?,
+            },
+            raw.public_url.is_some(),
+        ))
+    }
+
+    /// The document around the exposed operations: the base's top level in its order,
+    /// with `info` from `service`, the servers (`publicUrl` first when given), only the
+    /// exposed paths (shared path-item keys kept), only the tags they use, and only the
+    /// components they reach. `webhooks` are dropped: the agent receives none.
+    pub(super) fn base_document(
+        &mut self,
+        base: &Base,
+        service: Option<&Service>,
+        public_url_given: bool,
+        operations: &[Operation],
+    ) -> Document {
+        // Without a valid `service` nothing is rendered: only the reference checks matter.
+        let public_url = service
+            .filter(|_| public_url_given)
+            .map(|s| s.public_url.as_str());
+        let mut paths = Map::new();
+        for op in operations {
+            if paths.contains_key(&op.path) {
+                continue;
+            }
+            let shared: Map<String, Value> = base
+                .root
+                .get("paths")
+                .and_then(|p| p.get(&op.path))
+                .and_then(Value::as_object)
+                .map(|item| {
+                    item.iter()
+                        .filter(|(k, _)| !METHODS.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            paths.insert(op.path.clone(), Value::Object(shared));
+        }
+        let components = self.reachable_components(base, operations, &paths);
+        let used_tags: HashSet<&str> = operations
+            .iter()
+            .filter_map(|op| op.http.get("tags").and_then(Value::as_array))
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+
+        let mut root = Map::new();
+        let source = base.root.as_object().cloned().unwrap_or_default();
+        let mut servers_written = false;
+        for (key, value) in source {
+            match key.as_str() {
+                "info" => {
+                    let value = match service {
+                        Some(service) => info(value, service),
+                        None => value,
+                    };
+                    root.insert(key, value);
+                    if let Some(url) = public_url
+                        && !base
+                            .root
+                            .as_object()
+                            .is_some_and(|r| r.contains_key("servers"))
+                    {
+                        root.insert("servers".into(), json!([{ "url": url }]));
+                        servers_written = true;
+                    }
+                }
+                "servers" if public_url.is_some() => {
+                    let url = public_url.unwrap_or_default();
+                    let mut list = vec![json!({ "url": url })];
+                    list.extend(
+                        value
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter(|s| {
+                                s.get("url")
+                                    .and_then(Value::as_str)
+                                    .map(|u| u.trim_end_matches('/'))
+                                    != Some(url)
+                            })
+                            .cloned(),
+                    );
+                    root.insert(key, Value::Array(list));
+                    servers_written = true;
+                }
+                "paths" => {
+                    root.insert(key, Value::Object(std::mem::take(&mut paths)));
+                }
+                "components" => {
+                    if !components.is_empty() {
+                        root.insert(key, Value::Object(components.clone()));
+                    }
+                }
+                "webhooks" => {}
+                "tags" => {
+                    let kept: Vec<Value> = value
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|t| {
+                            t.get("name")
+                                .and_then(Value::as_str)
+                                .is_some_and(|n| used_tags.contains(n))
+                        })
+                        .cloned()
+                        .collect();
+                    if !kept.is_empty() {
+                        root.insert(key, Value::Array(kept));
+                    }
+                }
+                _ => {
+                    root.insert(key, value);
+                }
+            }
+        }
+        if let Some(url) = public_url
+            && !servers_written
+        {
+            root.insert("servers".into(), json!([{ "url": url }]));
+        }
+        Document {
+            root,
+            version: base.version,
+        }
+    }
+
+    /// The components the exposed operations reach, transitively, in the base's order,
+    /// plus the security schemes their security requirements name. Every reference met
+    /// on the way must point at a component of the same file.
+    fn reachable_components(
+        &mut self,
+        base: &Base,
+        operations: &[Operation],
+        paths: &Map<String, Value>,
+    ) -> Map<String, Value> {
+        let mut refs: Vec<(String, String)> = Vec::new();
+        for op in operations {
+            let mut pointer = op.pointer();
+            collect_refs(&Value::Object(op.http.clone()), &mut pointer, &mut refs);
+        }
+        for (path, item) in paths {
+            let mut pointer = format!("/paths/{}", escape(path));
+            collect_refs(item, &mut pointer, &mut refs);
+        }
+        let mut kept: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut reported: HashSet<String> = HashSet::new();
+        while let Some((reference, at)) = refs.pop() {
+            let Some(fragment) = reference.strip_prefix('#') else {
+                if reported.insert(reference.clone()) {
+                    self.push_base(Diagnostic::BaseRefExternal {
+                        reference,
+                        span: base.span(&at),
+                    });
+                }
+                continue;
+            };
+            let segments: Vec<String> = fragment.split('/').skip(1).map(unescape).collect();
+            let target = match segments.as_slice() {
+                [first, section, name, ..] if first == "components" => {
+                    Some((section.clone(), name.clone()))
+                }
+                _ => None,
+            };
+            let pointer: String = segments.iter().map(|s| format!("/{}", escape(s))).collect();
+            let resolves = !fragment.is_empty() && base.get(&pointer).is_some();
+            let Some(target) = target.filter(|_| resolves) else {
+                if reported.insert(reference.clone()) {
+                    self.push_base(Diagnostic::BaseRefUnresolved {
+                        span: base.span(&at),
+                        reason: if resolves {
+                            "points outside `#/components`, which connectorgen does not copy"
+                        } else {
+                            "does not resolve in the base document"
+                        },
+                        reference,
+                    });
+                }
+                continue;
+            };
+            if kept.insert(target.clone()) {
+                let mut pointer =
+                    format!("/components/{}/{}", escape(&target.0), escape(&target.1));
+                if let Some(value) = base.get(&pointer) {
+                    collect_refs(value, &mut pointer, &mut refs);
+                }
+            }
+        }
+        let mut schemes: Vec<&str> = Vec::new();
+        let global = base.root.get("security");
+        for op in operations {
+            let requirements = op.http.get("security").or(global);
+            for requirement in requirements.and_then(Value::as_array).into_iter().flatten() {
+                for name in requirement
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k)
+                {
+                    if !schemes.contains(&name.as_str()) {
+                        schemes.push(name);
+                    }
+                }
+            }
+        }
+        for name in schemes {
+            kept.insert(("securitySchemes".to_string(), name.to_string()));
+        }
+
+        let mut out = Map::new();
+        let sections = base.root.get("components").and_then(Value::as_object);
+        for (section, entries) in sections.into_iter().flatten() {
+            let Some(entries) = entries.as_object() else {
+                continue;
+            };
+            let section_kept: Map<String, Value> = entries
+                .iter()
+                .filter(|(name, _)| kept.contains(&(section.clone(), (*name).clone())))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !section_kept.is_empty() {
+                out.insert(section.clone(), Value::Object(section_kept));
+            }
+        }
+        out
+    }
+}
+
+/// Every `$ref` (and discriminator mapping target) in `value`, with the pointer of the
+/// node that holds it. `pointer` is `value`'s own pointer, restored on return.
+fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&escape(key));
+                match (key.as_str(), child) {
+                    ("$ref", Value::String(reference)) => {
+                        out.push((reference.clone(), pointer.clone()));
+                    }
+                    ("mapping", Value::Object(mapping)) if map.contains_key("propertyName") => {
+                        for (k, target) in mapping {
+                            if let Value::String(reference) = target
+                                && reference.starts_with('#')
+                            {
+                                out.push((reference.clone(), format!("{pointer}/{}", escape(k))));
+                            }
+                        }
+                    }
+                    _ => collect_refs(child, pointer, out),
+                }
+                pointer.truncate(len);
+            }
+        }
+        Value::Array(list) => {
+            for (i, child) in list.iter().enumerate() {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{i}"));
+                collect_refs(child, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether the operation declares an `Idempotency-Key` header (any case), counting the
+/// path item's shared parameters and following `#/components/parameters` references;
+/// `Some(required)` when it does.
+fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Option<bool> {
+    let shared = base
+        .root
+        .get("paths")
+        .and_then(|p| p.get(path))
+        .and_then(|item| item.get("parameters"));
+    let own = op.get("parameters");
+    [shared, own]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
+        .flatten()
+        .map(|p| match p.get("$ref").and_then(Value::as_str) {
+            Some(reference) => reference
+                .strip_prefix('#')
+                .and_then(|pointer| {
+                    let pointer: String = pointer
+                        .split('/')
+                        .skip(1)
+                        .map(|s| format!("/{}", escape(&unescape(s))))
+                        .collect();
+                    base.get(&pointer)
+                })
+                .unwrap_or(p),
+            None => p,
+        })
+        .find(|p| {
+            p.get("in").and_then(Value::as_str) == Some("header")
+                && p.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n.eq_ignore_ascii_case(IDEMPOTENCY_HEADER))
+        })
+        .map(|p| p.get("required").and_then(Value::as_bool).unwrap_or(false))
+}
+
+/// The `{name}` segments of a path template, in order, as written.
+fn template_params(path: &str) -> Vec<String> {
+    path.split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+/// The first sentence of a description, as a summary of last resort.
+fn first_sentence(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default().trim();
+    let end = line.find(". ").map_or(line.len(), |i| i + 1);
+    line[..end].trim_end_matches('.').to_string()
+}
+
+/// "Stripe API" → "Stripe": the name prose uses, from the document's title.
+fn service_name(title: &str) -> String {
+    let trimmed = title.trim();
+    for suffix in [" REST API", " API", " Api"] {
+        if let Some(name) = trimmed.strip_suffix(suffix)
+            && !name.trim().is_empty()
+        {
+            return name.trim().to_string();
+        }
+    }
+    trimmed.to_string()
+}
+
+/// The base document's first server as a usable base URL (its variables at their
+/// defaults), or why there is none.
+fn first_server(base: &Base) -> Result<String, String> {
+    let Some(server) = base
+        .root
+        .get("servers")
+        .and_then(Value::as_array)
+        .and_then(|s| s.first())
+    else {
+        return Err("the base document lists no servers".to_string());
+    };
+    let mut url = server
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    for (name, variable) in server
+        .get("variables")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(default) = variable.get("default").and_then(Value::as_str) {
+            url = url.replace(&format!("{{{name}}}"), default);
+        }
+    }
+    check_url(&url).map_err(|reason| {
+        format!("the base document's first server `{url}` is not a usable base URL: {reason}")
+    })
+}
+
+/// The base `info` with `service:`'s title, version and description over it.
+fn info(value: Value, service: &Service) -> Value {
+    let Value::Object(mut info) = value else {
+        return value;
+    };
+    let mut set = |key: &str, text: &str| {
+        let same = info
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.trim() == text);
+        if !same {
+            info.insert(key.to_string(), Value::String(text.to_string()));
+        }
+    };
+    set("title", &service.title);
+    set("version", &service.version);
+    set("description", &service.description);
+    Value::Object(info)
+}
+
+/// The credential prose describes: among the security schemes the exposed operations
+/// use, the one an agent platform handles most simply.
+pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
+    let schemes = document
+        .root
+        .get("components")
+        .and_then(|c| c.get("securitySchemes"))
+        .and_then(Value::as_object);
+    let mut found: Vec<AuthScheme> = schemes
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, scheme)| {
+            let kind = scheme.get("type").and_then(Value::as_str)?;
+            Some(match kind {
+                "http" => match scheme
+                    .get("scheme")
+                    .and_then(Value::as_str)
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                {
+                    Some("bearer") => AuthScheme::Bearer,
+                    Some("basic") => AuthScheme::Basic,
+                    _ => return None,
+                },
+                "apiKey" => AuthScheme::ApiKey {
+                    location: scheme
+                        .get("in")
+                        .and_then(Value::as_str)
+                        .unwrap_or("header")
+                        .to_string(),
+                    name: scheme
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                },
+                "oauth2" => AuthScheme::OAuth2,
+                "openIdConnect" => AuthScheme::OpenIdConnect,
+                _ => return None,
+            })
+        })
+        .collect();
+    let rank = |s: &AuthScheme| match s {
+        AuthScheme::Bearer => 0,
+        AuthScheme::ApiKey { location, .. } if location == "header" => 1,
+        AuthScheme::ApiKey { .. } => 2,
+        AuthScheme::Basic => 3,
+        AuthScheme::OAuth2 => 4,
+        AuthScheme::OpenIdConnect => 5,
+        AuthScheme::None => 6,
+    };
+    found.sort_by_key(rank);
+    found.into_iter().next().unwrap_or(AuthScheme::None)
+}
