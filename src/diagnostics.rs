@@ -436,7 +436,7 @@ pub enum Diagnostic {
 
     /// With the `openai` target, a text was shortened to fit OpenAI's limits.
     #[error(
-        "`{id}`: {what} is {length} characters; OpenAI allows {max}, so openapi.openai.json {action}"
+        "`{id}`: {what} is {length} characters and {max} fit in openapi.openai.json (OpenAI's limits), so it {action}"
     )]
     #[diagnostic(
         code("description-too-long"),
@@ -451,6 +451,25 @@ pub enum Diagnostic {
         max: usize,
         action: &'static str,
         #[label("this text")]
+        span: Span,
+    },
+
+    /// With the `openai` target, the generated cost, polling and consent sentences alone
+    /// leave too little of OpenAI's 300 characters for the author's description.
+    #[error(
+        "`{id}`: the generated sentences alone are {length} characters in openapi.openai.json; at most {max} leave room for what the call will not do within OpenAI's 300"
+    )]
+    #[diagnostic(
+        code("openai-notice-too-long"),
+        help(
+            "shorten `spends.note` (it is repeated in the cost sentence), or leave the openai target out: remove it from `targets`, or pass `--target` without it for one run"
+        )
+    )]
+    OpenaiNoticeTooLong {
+        id: String,
+        length: usize,
+        max: usize,
+        #[label("this makes it long")]
         span: Span,
     },
 

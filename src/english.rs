@@ -1,9 +1,10 @@
 //! Small rules of English that generated prose needs.
 //!
-//! Takes: a phrase. Returns: the phrase with its indefinite article ("an API key",
-//! "a connector token", "an AssemblyAI token"). The rule reads the spelling, so it can
-//! be wrong for words whose sound the spelling hides ("an hour" reads as "a hour"); it
-//! is right for the names and acronyms connector prose meets.
+//! Takes: a phrase or a description. Returns: the phrase with its indefinite article
+//! ("an API key", "a connector token", "an AssemblyAI token"); whether a text says what a
+//! call will not do, and which of its sentences says it. The article rule reads the
+//! spelling, so it can be wrong for words whose sound the spelling hides ("an hour"
+//! reads as "a hour"); it is right for the names and acronyms connector prose meets.
 
 /// "a" or "an", then the phrase.
 pub fn with_article(phrase: &str) -> String {
@@ -36,9 +37,80 @@ fn article(phrase: &str) -> &'static str {
     if vowel_sound { "an" } else { "a" }
 }
 
+/// Words that bound what a call does ("Read-only", "cannot", "does not", "never", "only", …).
+const LIMIT_WORDS: [&str; 12] = [
+    "read-only",
+    "read only",
+    "cannot",
+    "can't",
+    "can not",
+    "does not",
+    "doesn't",
+    "do not",
+    "never",
+    "only",
+    "will not",
+    "won't",
+];
+
+/// Whether the text bounds what the call does ("Read-only", "cannot", "does not", …),
+/// matching whole words only: "only" must not match "commonly".
+pub fn states_limit(description: &str) -> bool {
+    let lower = description.to_lowercase();
+    LIMIT_WORDS.iter().any(|w| {
+        lower.match_indices(w).any(|(i, _)| {
+            // Whole words only: "only" must not match "commonly".
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + w.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
+}
+
+/// The text split into sentences (each with its closing punctuation and no surrounding
+/// space): at `.`, `!` or `?` followed by whitespace.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1).is_some_and(|b| b.is_ascii_whitespace())
+        {
+            let sentence = text[start..=i].trim();
+            if !sentence.is_empty() {
+                out.push(sentence);
+            }
+            start = i + 1;
+        }
+    }
+    let rest = text[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::with_article;
+    use super::{sentences, states_limit, with_article};
+
+    #[test]
+    fn limits_are_whole_words() {
+        assert!(states_limit("Read-only. This cannot move funds."));
+        assert!(states_limit("Returns tasks. Does not create them."));
+        assert!(states_limit("Only lists."));
+        assert!(!states_limit("Commonly used to list things."));
+        assert!(!states_limit("Reads your balance."));
+    }
+
+    #[test]
+    fn sentences_split_at_stops() {
+        assert_eq!(
+            sentences("One two. Three? Four!  Five 1.5 six"),
+            ["One two.", "Three?", "Four!", "Five 1.5 six"]
+        );
+        assert_eq!(sentences(""), Vec::<&str>::new());
+    }
 
     #[test]
     fn articles_follow_the_sound() {

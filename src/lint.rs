@@ -6,6 +6,7 @@
 //! Must never: fail or change the model; a lint only reports.
 
 use crate::diagnostics::{Diagnostic, Finding, Severity};
+use crate::english::states_limit;
 use crate::model::{Connector, Idempotency, Method, Operation};
 
 /// Every lint, with its stable id and default level.
@@ -134,22 +135,6 @@ impl LintConfig {
     }
 }
 
-/// Words that bound what a call does ("Read-only", "cannot", "does not", "never", "only", …).
-const LIMIT_WORDS: [&str; 12] = [
-    "read-only",
-    "read only",
-    "cannot",
-    "can't",
-    "can not",
-    "does not",
-    "doesn't",
-    "do not",
-    "never",
-    "only",
-    "will not",
-    "won't",
-];
-
 /// Catch-all verbs that say nothing about what a call does.
 const VAGUE_STARTS: [&str; 6] = [
     "manages",
@@ -159,18 +144,6 @@ const VAGUE_STARTS: [&str; 6] = [
     "does",
     "deals with",
 ];
-
-fn states_limit(description: &str) -> bool {
-    let lower = description.to_lowercase();
-    LIMIT_WORDS.iter().any(|w| {
-        lower.match_indices(w).any(|(i, _)| {
-            // Whole words only: "only" must not match "commonly".
-            let before = lower[..i].chars().next_back();
-            let after = lower[i + w.len()..].chars().next();
-            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-        })
-    })
-}
 
 fn vague_reason(summary: &str) -> Option<String> {
     let words = summary.split_whitespace().count();
@@ -364,15 +337,6 @@ fn local_ref(schema: &serde_json::Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn limits_are_whole_words() {
-        assert!(states_limit("Read-only. This cannot move funds."));
-        assert!(states_limit("Returns tasks. Does not create them."));
-        assert!(states_limit("Only lists."));
-        assert!(!states_limit("Commonly used to list things."));
-        assert!(!states_limit("Reads your balance."));
-    }
 
     #[test]
     fn vague_summaries() {

@@ -503,6 +503,9 @@ pub fn problem_summary(code: &str) -> &'static str {
             "Two inputs of one operation share a name, so no MCP inputSchema can hold both."
         }
         "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
+        "openai-notice-too-long" => {
+            "The generated sentences alone leave too little of OpenAI's 300 characters."
+        }
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
         "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",

@@ -323,7 +323,15 @@ fn base64_binary(schema: &Value) -> Value {
     }
 }
 
-/// The success response's JSON schema, when its root is an object (MCP requires that).
+/// The most bytes (compact JSON) an `outputSchema` may take with everything it
+/// references copied in. Every tool definition travels in one `tools/list` answer:
+/// Stripe's PaymentIntent alone reaches 400 schemas (630 KB), and eleven tools carrying
+/// it made a 9 MB answer. Past this size the tool has no `outputSchema`, which MCP
+/// allows: results then arrive as unstructured content.
+pub const OUTPUT_SCHEMA_MAX: usize = 128 * 1024;
+
+/// The success response's JSON schema, when its root is an object (MCP requires that)
+/// and it fits `OUTPUT_SCHEMA_MAX`.
 fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
     let responses = op.http.get("responses")?.as_object()?;
     let success = responses
@@ -343,7 +351,8 @@ fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
     if let Value::Object(map) = &mut out {
         defs.write_into(map);
     }
-    Some(out)
+    let size = serde_json::to_vec(&out).map_or(usize::MAX, |bytes| bytes.len());
+    (size <= OUTPUT_SCHEMA_MAX).then_some(out)
 }
 
 /// The components a tool schema uses, copied into its `$defs` under their names.

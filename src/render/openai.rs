@@ -2,11 +2,14 @@
 //! (operation description 300 characters, parameter description 700).
 //!
 //! Takes: the connector, the full model-facing descriptions and the compact form of the
-//! generated sentences. Returns: the JSON text and a `description-too-long` warning for
-//! every text it had to shorten.
-//! Must never: drop or cut the cost ("COSTS THE PERSON") or do-not-resubmit sentences.
-//! Only the author's own prose is shortened; if even the generated sentences alone do
-//! not fit, they are kept whole and the warning says so.
+//! generated sentences. Returns: the JSON text, a `description-too-long` warning for
+//! every author's text it had to shorten, and an `openai-notice-too-long` error when the
+//! generated sentences alone leave the author too little room (a very long `spends.note`).
+//! Must never: write a description over 300 characters or a parameter description over
+//! 700, or drop or cut the cost ("COSTS THE PERSON") or do-not-resubmit sentences. When
+//! the full text does not fit, the generated sentences switch to their short form and
+//! only the author's prose is shortened, keeping the sentence that says what the call
+//! will not do.
 
 use serde_json::Value;
 
@@ -22,6 +25,12 @@ pub const DESCRIPTION_MAX: usize = 300;
 /// OpenAI's documented limit on a parameter's description.
 pub const PARAMETER_MAX: usize = 700;
 
+/// The generated sentences may take at most this much of an operation's 300 characters,
+/// so that the author's own words (at least their limit sentence) always have room.
+pub const NOTICE_MAX: usize = DESCRIPTION_MAX - 2 - PROSE_MIN;
+/// What the author's prose always keeps of the budget.
+const PROSE_MIN: usize = 60;
+
 pub fn render(
     connector: &Connector,
     base: Option<&Base>,
@@ -35,40 +44,38 @@ pub fn render(
         .iter()
         .zip(descriptions.iter().zip(compact))
     {
-        let mut warn = |what, length, max, action| {
-            warning(connector, op, what, length, max, action, &mut findings)
-        };
-        let length = full.chars().count();
-        let text = if length <= DESCRIPTION_MAX {
+        let text = if full.chars().count() <= DESCRIPTION_MAX {
             full.clone()
-        } else if compact.is_empty() {
-            warn("the description", length, DESCRIPTION_MAX, "shortens it");
-            shorten(&op.description, DESCRIPTION_MAX)
         } else {
-            // The generated sentences come first in the budget; the author's prose gets
-            // what is left, if enough is left to say something.
-            let room = DESCRIPTION_MAX.saturating_sub(compact.chars().count() + 2);
-            if room >= 40 {
-                let prose = shorten(&op.description, room);
-                warn(
-                    "the description the model reads",
-                    length,
-                    DESCRIPTION_MAX,
-                    if prose == op.description {
-                        "uses the short form of the cost and polling sentences"
-                    } else {
-                        "uses the short form of the cost and polling sentences and shortens the author's text"
-                    },
+            let notice = compact.chars().count();
+            if notice > NOTICE_MAX {
+                findings.push(Finding::error(Diagnostic::OpenaiNoticeTooLong {
+                    id: op.id.clone(),
+                    length: notice,
+                    max: NOTICE_MAX,
+                    span: op.origin.spends.unwrap_or(op.origin.entry),
+                }));
+            }
+            let room = match notice {
+                0 => DESCRIPTION_MAX,
+                n => DESCRIPTION_MAX.saturating_sub(n + 2).max(PROSE_MIN),
+            };
+            let prose = fit_prose(&op.description, room);
+            if prose != op.description {
+                warning(
+                    connector,
+                    op,
+                    "the author's description",
+                    op.description.chars().count(),
+                    room,
+                    "keeps its limit sentence and shortens the rest",
+                    &mut findings,
                 );
-                format!("{prose}\n\n{compact}")
-            } else {
-                warn(
-                    "the description the model reads",
-                    length,
-                    DESCRIPTION_MAX,
-                    "keeps only the cost and polling sentences (in short form); they are never cut, even past the limit",
-                );
-                compact.clone()
+            }
+            match (prose.is_empty(), compact.is_empty()) {
+                (_, true) => prose,
+                (true, false) => compact.clone(),
+                (false, false) => format!("{prose}\n\n{compact}"),
             }
         };
         texts.push(text);
@@ -76,6 +83,41 @@ pub fn render(
     let mut doc = openapi::document(connector, &texts);
     fit_parameters(connector, base, &mut doc, &mut findings);
     (super::json_text(&doc), findings)
+}
+
+/// The author's prose in at most `max` characters: the sentence that says what the call
+/// will not do comes first in the budget, then the other sentences in their order as
+/// long as they fit (the kept ones stay in the author's order); a sentence too long
+/// for what is left is cut at a word, with "…".
+pub fn fit_prose(text: &str, max: usize) -> String {
+    let len = |s: &str| s.chars().count();
+    if len(text) <= max {
+        return text.to_string();
+    }
+    let sentences = crate::english::sentences(text);
+    let first = sentences
+        .iter()
+        .position(|s| crate::english::states_limit(s))
+        .unwrap_or(0);
+    let mut kept = vec![false; sentences.len()];
+    let mut used = 0;
+    for i in std::iter::once(first).chain((0..sentences.len()).filter(|&i| i != first)) {
+        let cost = len(sentences[i]) + usize::from(used > 0);
+        if used + cost <= max {
+            kept[i] = true;
+            used += cost;
+        }
+    }
+    if !kept[first] {
+        return shorten(sentences[first], max);
+    }
+    sentences
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| **k)
+        .map(|(s, _)| *s)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Shortens every parameter description over OpenAI's limit: the operations' own, their
@@ -202,7 +244,25 @@ pub fn shorten(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::shorten;
+    use super::{fit_prose, shorten};
+
+    #[test]
+    fn prose_keeps_its_limit_sentence_first() {
+        let text = "Starts a generation of a very long video. Returns a job to track. Does not publish the video.";
+        assert_eq!(fit_prose(text, 200), text);
+        assert_eq!(
+            fit_prose(text, 60),
+            "Returns a job to track. Does not publish the video."
+        );
+        assert_eq!(fit_prose(text, 30), "Does not publish the video.");
+        assert_eq!(fit_prose(text, 20), "Does not publish…");
+        assert!(
+            fit_prose("No limit here at all, just words.", 12)
+                .chars()
+                .count()
+                <= 12
+        );
+    }
 
     #[test]
     fn shortens_at_sentence_then_word() {

@@ -9,6 +9,8 @@
 //! `examples` → `example`; numeric `exclusiveMinimum/Maximum` → `minimum/maximum` +
 //! boolean; boolean schemas → `{}` / `{not: {}}`.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use crate::base::Base;
@@ -61,17 +63,33 @@ struct Place {
 /// Collects what could not be carried over for one schema.
 struct Converter<'a> {
     place: Place,
+    base: Option<&'a Base>,
+    /// The base pointer of the schema being converted (base mode).
+    location: String,
     findings: &'a mut Vec<Finding>,
+    /// What was reported already, by place and construct: a schema reused through YAML
+    /// aliases is one schema, reported once.
+    seen: &'a mut HashSet<(usize, String, String)>,
 }
 
 impl Converter<'_> {
     fn report(&mut self, pointer: &str, construct: String, severity: Severity) {
+        let span = match self.base {
+            Some(base) => base.span(&format!("{}{pointer}", self.location)),
+            None => self.place.span,
+        };
+        if !self
+            .seen
+            .insert((span.offset(), pointer.to_string(), construct.clone()))
+        {
+            return;
+        }
         self.findings.push(Finding {
             diagnostic: Diagnostic::Openapi30Unsupported {
                 id: self.place.id.clone(),
                 pointer: format!("`{}{pointer}`", self.place.field),
                 construct,
-                span: self.place.span,
+                span,
             },
             severity,
             source: self.place.source,
@@ -83,18 +101,22 @@ impl Converter<'_> {
             Value::Bool(true) => return json!({}),
             Value::Bool(false) => return json!({ "not": {} }),
             Value::Object(map) => map,
-            other => return other.clone(),
+            other => {
+                self.report(
+                    pointer,
+                    format!("{} where a schema belongs", kind(other)),
+                    Severity::Error,
+                );
+                return other.clone();
+            }
         };
-        if map.contains_key("$ref") && map.len() > 1 {
-            self.report(
-                pointer,
-                "keywords beside `$ref` (3.0 ignores them)".to_string(),
-                Severity::Error,
-            );
+        // 3.1 spellings 3.0 has an exact (or conventional) form for.
+        if let Some(rewritten) = nullable_union(map).or_else(|| ref_with_siblings(map)) {
+            return self.schema(&Value::Object(rewritten), pointer);
         }
         let mut out = Map::new();
         for (key, value) in map {
-            let here = format!("{pointer}/{key}");
+            let here = format!("{pointer}/{}", escape(key));
             match key.as_str() {
                 "type" => self.type_(value, &here, &mut out),
                 "const" if !map.contains_key("enum") => {
@@ -102,19 +124,30 @@ impl Converter<'_> {
                 }
                 "examples" => match value.as_array() {
                     Some(list) if !list.is_empty() => {
-                        if list.len() > 1 && !map.contains_key("example") {
+                        let kept = if map.contains_key("example") { 0 } else { 1 };
+                        if list.len() > kept {
                             self.report(
                                 &here,
                                 format!(
-                                    "{} `examples`; 3.0 has one `example`, so only the first is kept",
-                                    list.len()
+                                    "{} `examples` where 3.0 has one `example`, so {} dropped",
+                                    list.len(),
+                                    if kept == 1 {
+                                        "all but the first are"
+                                    } else {
+                                        "they are (`example` is kept)"
+                                    }
                                 ),
                                 Severity::Warning,
                             );
                         }
                         out.entry("example").or_insert_with(|| list[0].clone());
                     }
-                    _ => {}
+                    Some(_) => {}
+                    None => self.report(
+                        &here,
+                        format!("`examples` as {}, not a list", kind(value)),
+                        Severity::Error,
+                    ),
                 },
                 "exclusiveMinimum" | "exclusiveMaximum" if value.is_number() => {
                     let bound = if key == "exclusiveMinimum" {
@@ -136,19 +169,26 @@ impl Converter<'_> {
                 "exclusiveMinimum" | "exclusiveMaximum" => {
                     out.insert(key.clone(), value.clone());
                 }
-                "properties" => {
-                    let props = value
-                        .as_object()
-                        .map(|p| {
-                            p.iter()
-                                .map(|(name, s)| {
-                                    (name.clone(), self.schema(s, &format!("{here}/{name}")))
-                                })
-                                .collect::<Map<_, _>>()
-                        })
-                        .unwrap_or_default();
-                    out.insert(key.clone(), Value::Object(props));
+                "required" if value.as_array().is_some_and(Vec::is_empty) => {
+                    // 3.0 requires at least one name; an empty list means the same as none.
                 }
+                "properties" => match value.as_object() {
+                    Some(props) => {
+                        let props = props
+                            .iter()
+                            .map(|(name, s)| {
+                                let at = format!("{here}/{}", escape(name));
+                                (name.clone(), self.schema(s, &at))
+                            })
+                            .collect::<Map<_, _>>();
+                        out.insert(key.clone(), Value::Object(props));
+                    }
+                    None => self.report(
+                        &here,
+                        format!("`properties` as {}, not a mapping", kind(value)),
+                        Severity::Error,
+                    ),
+                },
                 "items" | "not" => {
                     let converted = self.schema(value, &here);
                     out.insert(key.clone(), converted);
@@ -160,17 +200,29 @@ impl Converter<'_> {
                     };
                     out.insert(key.clone(), converted);
                 }
-                "allOf" | "anyOf" | "oneOf" => {
-                    let list = value
-                        .as_array()
-                        .map(|l| {
-                            l.iter()
-                                .enumerate()
-                                .map(|(i, s)| self.schema(s, &format!("{here}/{i}")))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    out.insert(key.clone(), Value::Array(list));
+                "allOf" | "anyOf" | "oneOf" => match value.as_array() {
+                    Some(list) => {
+                        let list = list
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| self.schema(s, &format!("{here}/{i}")))
+                            .collect();
+                        out.insert(key.clone(), Value::Array(list));
+                    }
+                    None => self.report(
+                        &here,
+                        format!("`{key}` as {}, not a list", kind(value)),
+                        Severity::Error,
+                    ),
+                },
+                // 3.0 says "binary" and "byte" with `format`.
+                "contentEncoding" if value == "base64" && !map.contains_key("format") => {
+                    out.insert("format".into(), json!("byte"));
+                }
+                "contentMediaType"
+                    if !map.contains_key("contentEncoding") && !map.contains_key("format") =>
+                {
+                    out.insert("format".into(), json!("binary"));
                 }
                 k if k.starts_with("x-") || KEPT.contains(&k) => {
                     out.insert(key.clone(), value.clone());
@@ -208,6 +260,74 @@ impl Converter<'_> {
     }
 }
 
+/// What a JSON value is, for messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// `anyOf`/`oneOf` of one schema and `{type: "null"}` (the 3.1 way to say "or null") →
+/// that schema with `nullable: true`; a `$ref` is wrapped in `allOf` (3.0 allows no
+/// keyword beside `$ref`), as is a schema whose keywords clash with the outer ones.
+fn nullable_union(map: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let (key, list) = ["anyOf", "oneOf"]
+        .iter()
+        .find_map(|k| map.get(*k).and_then(Value::as_array).map(|l| (*k, l)))?;
+    let is_null = |s: &Value| {
+        s.get("type").and_then(Value::as_str) == Some("null")
+            && s.as_object().is_some_and(|o| o.len() == 1)
+    };
+    let [a, b] = list.as_slice() else {
+        return None;
+    };
+    let inner = match (is_null(a), is_null(b)) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return None,
+    };
+    let mut out: Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| *k != key)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    match inner.as_object() {
+        Some(inner)
+            if !inner.contains_key("$ref") && inner.keys().all(|k| !out.contains_key(k)) =>
+        {
+            out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        _ => {
+            out.insert("allOf".into(), json!([inner]));
+        }
+    }
+    out.insert("nullable".into(), json!(true));
+    Some(out)
+}
+
+/// `{$ref, description, …}` (3.1 applies keywords beside `$ref`; 3.0 ignores them) →
+/// `{allOf: [{$ref}], description, …}`, which means the same in 3.0.
+fn ref_with_siblings(map: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let reference = map.get("$ref")?;
+    if map.len() == 1 || map.contains_key("allOf") {
+        return None;
+    }
+    let mut out = Map::new();
+    for (k, v) in map {
+        if k == "$ref" {
+            out.insert("allOf".into(), json!([{ "$ref": reference }]));
+        } else {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    Some(out)
+}
+
 pub fn render(
     connector: &Connector,
     base: Option<&Base>,
@@ -220,8 +340,10 @@ pub fn render(
         return (super::json_text(&doc), findings);
     }
     doc["openapi"] = json!("3.0.3");
+    document_level(connector, base, &mut doc, &mut findings);
     let mut locations = Vec::new();
     schema_locations(&doc, "", &mut locations);
+    let mut seen = HashSet::new();
     for pointer in locations {
         let place = place(connector, base, &doc, &pointer);
         let Some(schema) = doc.pointer_mut(&pointer) else {
@@ -229,11 +351,148 @@ pub fn render(
         };
         let mut c = Converter {
             place,
+            base,
+            location: pointer.clone(),
             findings: &mut findings,
+            seen: &mut seen,
         };
         *schema = c.schema(schema, "");
     }
+    reference_siblings(connector, base, &mut doc, "", &mut findings);
     (super::json_text(&doc), findings)
+}
+
+/// The 3.1 constructs outside schemas: `info.license.identifier` becomes the SPDX page
+/// as `url`; `info.summary` and `jsonSchemaDialect`, which 3.0 has no place for, are
+/// dropped with a warning; `components.pathItems` cannot be expressed.
+fn document_level(
+    connector: &Connector,
+    base: Option<&Base>,
+    doc: &mut Value,
+    findings: &mut Vec<Finding>,
+) {
+    let mut report = |pointer: &str, construct: String, severity| {
+        findings.push(document_finding(
+            connector, base, pointer, construct, severity,
+        ));
+    };
+    if let Some(license) = doc
+        .pointer_mut("/info/license")
+        .and_then(Value::as_object_mut)
+        && let Some(identifier) = license.remove("identifier")
+        && !license.contains_key("url")
+    {
+        let id = identifier.as_str().unwrap_or_default();
+        license.insert(
+            "url".into(),
+            json!(format!("https://spdx.org/licenses/{id}.html")),
+        );
+    }
+    if let Some(info) = doc.get_mut("info").and_then(Value::as_object_mut)
+        && info.remove("summary").is_some()
+    {
+        report(
+            "/info/summary",
+            "`info.summary`, which 3.0 has no place for; it is dropped".to_string(),
+            Severity::Warning,
+        );
+    }
+    if let Some(root) = doc.as_object_mut()
+        && root.remove("jsonSchemaDialect").is_some()
+    {
+        report(
+            "/jsonSchemaDialect",
+            "`jsonSchemaDialect`, which 3.0 has no place for; it is dropped".to_string(),
+            Severity::Warning,
+        );
+    }
+    if doc.pointer("/components/pathItems").is_some() {
+        report(
+            "/components/pathItems",
+            "`components.pathItems`".to_string(),
+            Severity::Error,
+        );
+    }
+}
+
+/// Reference Objects outside schemas with keys beside `$ref` (3.1 allows `summary` and
+/// `description` there; 3.0 allows nothing): the extra keys are dropped with a warning.
+fn reference_siblings(
+    connector: &Connector,
+    base: Option<&Base>,
+    value: &mut Value,
+    pointer: &str,
+    findings: &mut Vec<Finding>,
+) {
+    match value {
+        Value::Object(map) => {
+            if map.get("$ref").is_some_and(Value::is_string) && map.len() > 1 {
+                let dropped: Vec<String> = map
+                    .keys()
+                    .filter(|k| *k != "$ref")
+                    .map(|k| format!("`{k}`"))
+                    .collect();
+                map.retain(|k, _| k == "$ref");
+                findings.push(document_finding(
+                    connector,
+                    base,
+                    pointer,
+                    format!(
+                        "{} beside `$ref` in a reference, which 3.0 does not allow; dropped",
+                        dropped.join(", ")
+                    ),
+                    Severity::Warning,
+                ));
+                return;
+            }
+            for (key, child) in map.iter_mut() {
+                // Schemas were converted already; literal data is not an object model.
+                if matches!(
+                    key.as_str(),
+                    "schema" | "schemas" | "example" | "value" | "default"
+                ) {
+                    continue;
+                }
+                let here = format!("{pointer}/{}", escape(key));
+                reference_siblings(connector, base, child, &here, findings);
+            }
+        }
+        Value::Array(list) => {
+            for (i, child) in list.iter_mut().enumerate() {
+                let here = format!("{pointer}/{i}");
+                reference_siblings(connector, base, child, &here, findings);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A finding about a construct outside schemas, at its place.
+fn document_finding(
+    connector: &Connector,
+    base: Option<&Base>,
+    pointer: &str,
+    construct: String,
+    severity: Severity,
+) -> Finding {
+    let (id, span, source) = match base {
+        Some(base) => ("document".to_string(), base.span(pointer), Source::Base),
+        None => {
+            let first = connector.operations.first();
+            let span = first.map_or(Span::from((0, 0)), |op| op.origin.entry);
+            ("document".to_string(), span, Source::Manifest)
+        }
+    };
+    Finding {
+        diagnostic: Diagnostic::Openapi30Unsupported {
+            id,
+            pointer: format!("`{pointer}`"),
+            construct,
+            span,
+        },
+        severity,
+        source,
+    }
 }
 
 /// Every Schema Object that is not inside another one: components' schemas, and the

@@ -16,7 +16,7 @@ use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::lint::Lint;
-use crate::manifest::{RawAsync, RawOperation, RawQueryParam, RawSpends, span};
+use crate::manifest::{RawAsync, RawOperation, RawQueryParam, RawSpends, span, span_of};
 use crate::model::{Async, Idempotency, Method, Operation, Origin, SpendKind, Spends};
 
 /// The safety layer of one operation, as written (both modes read it the same way).
@@ -412,15 +412,17 @@ fn origin(op: &Spanned<RawOperation>) -> Origin {
             .and_then(|a| a.value.poll_with.as_ref())
             .map(span),
         idempotency: raw.idempotency.as_ref().map(span),
-        input: raw.input.as_ref().map(span),
-        output: raw.output.as_ref().map(span),
+        // Where the schemas are defined: a schema reused through a YAML alias is one
+        // schema, and findings about it point at (and are reported once for) its anchor.
+        input: raw.input.as_ref().map(|s| span_of(&s.defined)),
+        output: raw.output.as_ref().map(|s| span_of(&s.defined)),
         query: raw
             .query
             .iter()
             .flatten()
             .map(|q| {
                 let name = q.value.name.as_ref().map(|n| n.value.clone());
-                (name.unwrap_or_default(), span(q))
+                (name.unwrap_or_default(), span_of(&q.defined))
             })
             .collect(),
     }
