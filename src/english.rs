@@ -90,6 +90,23 @@ pub fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
+/// At most `max` characters: whole sentences if they fit, else whole words, with "…".
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let budget = max.saturating_sub(1);
+    let cut: String = text.chars().take(budget).collect();
+    if let Some(end) = cut.rfind(". ").filter(|&i| i >= budget / 2) {
+        return cut[..=end].to_string();
+    }
+    let words = match cut.rfind(char::is_whitespace) {
+        Some(i) if i > 0 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", words.trim_end_matches([',', ';', ':', ' ']))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{sentences, states_limit, with_article};

@@ -35,7 +35,7 @@ pub struct Connector {
     pub templates_dir: Option<(String, Span)>,
 }
 
-/// The OpenAPI document around the operations.
+/// The OpenAPI 3.1 document around the operations (a 3.0 base is upgraded on the way in).
 #[derive(Debug, Clone)]
 pub struct Document {
     /// The top-level object in output order: `openapi`, `info`, `servers`, … and
@@ -43,7 +43,6 @@ pub struct Document {
     /// exposed path, in manifest order of first appearance, to the path item's keys
     /// other than its operations (shared `parameters`, `servers`, …; usually none).
     pub root: Map<String, Value>,
-    pub version: OpenapiVersion,
 }
 
 impl Document {
@@ -73,7 +72,7 @@ impl Document {
     }
 }
 
-/// Which OpenAPI the document is written in.
+/// Which OpenAPI a base document is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenapiVersion {
     V30,

@@ -109,7 +109,7 @@ pub fn fit_prose(text: &str, max: usize) -> String {
         }
     }
     if !kept[first] {
-        return shorten(sentences[first], max);
+        return crate::english::clip(sentences[first], max);
     }
     sentences
         .iter()
@@ -165,7 +165,7 @@ fn fit_parameters(
             if length <= PARAMETER_MAX {
                 continue;
             }
-            *d = shorten(d, PARAMETER_MAX);
+            *d = crate::english::clip(d, PARAMETER_MAX);
             match (op, base) {
                 (Some(op), _) => warning(
                     connector,
@@ -225,26 +225,10 @@ fn warning(
     });
 }
 
-/// At most `max` characters: whole sentences if they fit, else whole words, with "…".
-pub fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let budget = max.saturating_sub(1);
-    let cut: String = text.chars().take(budget).collect();
-    if let Some(end) = cut.rfind(". ").filter(|&i| i >= budget / 2) {
-        return cut[..=end].to_string();
-    }
-    let words = match cut.rfind(char::is_whitespace) {
-        Some(i) if i > 0 => &cut[..i],
-        _ => cut.as_str(),
-    };
-    format!("{}…", words.trim_end_matches([',', ';', ':', ' ']))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{fit_prose, shorten};
+    use super::fit_prose;
+    use crate::english::clip as shorten;
 
     #[test]
     fn prose_keeps_its_limit_sentence_first() {

@@ -9,13 +9,13 @@
 //! `examples` → `example`; numeric `exclusiveMinimum/Maximum` → `minimum/maximum` +
 //! boolean; boolean schemas → `{}` / `{not: {}}`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Severity, Source, Span};
-use crate::model::{Connector, OpenapiVersion, escape};
+use crate::model::{Connector, escape};
 
 use super::openapi;
 
@@ -67,6 +67,8 @@ struct Converter<'a> {
     /// The base pointer of the schema being converted (base mode).
     location: String,
     findings: &'a mut Vec<Finding>,
+    /// The `type` of each component schema that has one, by reference.
+    types: &'a HashMap<String, Value>,
     /// What was reported already, by place and construct: a schema reused through YAML
     /// aliases is one schema, reported once.
     seen: &'a mut HashSet<(usize, String, String)>,
@@ -111,7 +113,8 @@ impl Converter<'_> {
             }
         };
         // 3.1 spellings 3.0 has an exact (or conventional) form for.
-        if let Some(rewritten) = nullable_union(map).or_else(|| ref_with_siblings(map)) {
+        if let Some(rewritten) = nullable_union(map, self.types).or_else(|| ref_with_siblings(map))
+        {
             return self.schema(&Value::Object(rewritten), pointer);
         }
         let mut out = Map::new();
@@ -230,6 +233,13 @@ impl Converter<'_> {
                 k => self.report(&here, format!("`{k}`"), Severity::Error),
             }
         }
+        // A nullable enum must list null itself to accept it.
+        if out.get("nullable") == Some(&json!(true))
+            && let Some(Value::Array(values)) = out.get_mut("enum")
+            && !values.contains(&Value::Null)
+        {
+            values.push(Value::Null);
+        }
         Value::Object(out)
     }
 
@@ -274,8 +284,12 @@ fn kind(value: &Value) -> &'static str {
 
 /// `anyOf`/`oneOf` of one schema and `{type: "null"}` (the 3.1 way to say "or null") →
 /// that schema with `nullable: true`; a `$ref` is wrapped in `allOf` (3.0 allows no
-/// keyword beside `$ref`), as is a schema whose keywords clash with the outer ones.
-fn nullable_union(map: &Map<String, Value>) -> Option<Map<String, Value>> {
+/// keyword beside `$ref`), as is a schema whose keywords clash with the outer ones. 3.0
+/// reads `nullable` only beside `type`, so a wrapped reference gets its target's type.
+fn nullable_union(
+    map: &Map<String, Value>,
+    types: &HashMap<String, Value>,
+) -> Option<Map<String, Value>> {
     let (key, list) = ["anyOf", "oneOf"]
         .iter()
         .find_map(|k| map.get(*k).and_then(Value::as_array).map(|l| (*k, l)))?;
@@ -283,31 +297,107 @@ fn nullable_union(map: &Map<String, Value>) -> Option<Map<String, Value>> {
         s.get("type").and_then(Value::as_str) == Some("null")
             && s.as_object().is_some_and(|o| o.len() == 1)
     };
-    let [a, b] = list.as_slice() else {
+    if list.iter().filter(|s| is_null(s)).count() != 1 || list.len() < 2 {
         return None;
-    };
-    let inner = match (is_null(a), is_null(b)) {
-        (true, false) => b,
-        (false, true) => a,
-        _ => return None,
-    };
+    }
+    let rest: Vec<&Value> = list.iter().filter(|s| !is_null(s)).collect();
     let mut out: Map<String, Value> = map
         .iter()
         .filter(|(k, _)| *k != key)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // 3.0 reads `nullable` only beside `type`: the branches' common type, when they agree.
+    let common = rest
+        .iter()
+        .map(|s| type_of(s, types))
+        .reduce(|a, b| if a == b { a } else { None })
+        .flatten();
+    let [inner] = rest.as_slice() else {
+        // Several branches besides null: null goes into the branches (the first only for
+        // `oneOf`, where a value must match exactly one), each of which gets its type.
+        let mut branches: Vec<Value> = rest.iter().map(|s| (*s).clone()).collect();
+        let mut typed = true;
+        for (i, branch) in branches.iter_mut().enumerate() {
+            if key == "oneOf" && i > 0 {
+                continue;
+            }
+            match nullable_branch(branch, types) {
+                Some(b) => *branch = b,
+                None => typed = false,
+            }
+        }
+        if typed {
+            out.insert(key.into(), Value::Array(branches));
+        } else {
+            if let Some(t) = common
+                && !out.contains_key("type")
+            {
+                out.insert("type".into(), t);
+            }
+            out.insert(
+                key.into(),
+                Value::Array(rest.into_iter().cloned().collect()),
+            );
+            out.insert("nullable".into(), json!(true));
+        }
+        return Some(out);
+    };
     match inner.as_object() {
         Some(inner)
             if !inner.contains_key("$ref") && inner.keys().all(|k| !out.contains_key(k)) =>
         {
             out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(t) = common
+                && !out.contains_key("type")
+            {
+                out.insert("type".into(), t);
+            }
         }
         _ => {
+            if let Some(t) = common
+                && !out.contains_key("type")
+            {
+                out.insert("type".into(), t);
+            }
             out.insert("allOf".into(), json!([inner]));
         }
     }
     out.insert("nullable".into(), json!(true));
     Some(out)
+}
+
+/// A schema's single `type`: its own, its reference's, or the one all its `anyOf`/
+/// `oneOf`/`allOf` branches share.
+fn type_of(schema: &Value, types: &HashMap<String, Value>) -> Option<Value> {
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        return types.get(reference).cloned();
+    }
+    if let Some(t) = schema.get("type").filter(|t| t.is_string()) {
+        return Some(t.clone());
+    }
+    let branches = ["anyOf", "oneOf", "allOf"]
+        .iter()
+        .find_map(|k| schema.get(*k).and_then(Value::as_array))?;
+    branches
+        .iter()
+        .map(|b| type_of(b, types))
+        .reduce(|a, b| if a == b { a } else { None })
+        .flatten()
+}
+
+/// One branch of a nullable union, made to accept null itself (3.0 style), when its
+/// type is known.
+fn nullable_branch(branch: &Value, types: &HashMap<String, Value>) -> Option<Value> {
+    let t = type_of(branch, types)?;
+    let map = branch.as_object()?;
+    Some(if map.contains_key("$ref") {
+        json!({ "type": t, "nullable": true, "allOf": [branch] })
+    } else {
+        let mut out = map.clone();
+        out.entry("type").or_insert(t);
+        out.insert("nullable".into(), json!(true));
+        Value::Object(out)
+    })
 }
 
 /// `{$ref, description, …}` (3.1 applies keywords beside `$ref`; 3.0 ignores them) →
@@ -335,15 +425,21 @@ pub fn render(
 ) -> (String, Vec<Finding>) {
     let mut doc = openapi::document(connector, descriptions);
     let mut findings = Vec::new();
-    if connector.document.version == OpenapiVersion::V30 {
-        // The provider's document is 3.0 already: nothing to convert.
-        return (super::json_text(&doc), findings);
-    }
     doc["openapi"] = json!("3.0.3");
     document_level(connector, base, &mut doc, &mut findings);
     let mut locations = Vec::new();
     schema_locations(&doc, "", &mut locations);
     let mut seen = HashSet::new();
+    let types: HashMap<String, Value> = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, s)| {
+            let t = s.get("type").filter(|t| t.is_string())?;
+            Some((format!("#/components/schemas/{}", escape(name)), t.clone()))
+        })
+        .collect();
     for pointer in locations {
         let place = place(connector, base, &doc, &pointer);
         let Some(schema) = doc.pointer_mut(&pointer) else {
@@ -354,6 +450,7 @@ pub fn render(
             base,
             location: pointer.clone(),
             findings: &mut findings,
+            types: &types,
             seen: &mut seen,
         };
         *schema = c.schema(schema, "");

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Auth, Document, IDEMPOTENCY_HEADER, OpenapiVersion, Operation, Service};
+use crate::model::{Auth, Document, IDEMPOTENCY_HEADER, Operation, Service};
 
 /// The security scheme every inline operation uses.
 const BEARER: &str = "bearerAuth";
@@ -135,10 +135,7 @@ pub fn document(service: &Service, auth: &Auth, operations: &[Operation]) -> Doc
     root.insert("security".into(), json!([{ BEARER: [] }]));
     root.insert("paths".into(), Value::Object(paths));
     root.insert("components".into(), components(service, auth, operations));
-    Document {
-        root,
-        version: OpenapiVersion::V31,
-    }
+    Document { root }
 }
 
 fn problem_response(description: &str) -> Value {

@@ -19,6 +19,7 @@ mod operation;
 mod overlay;
 mod settings;
 mod syntax;
+mod upgrade;
 
 use std::collections::HashMap;
 
@@ -116,12 +117,19 @@ pub fn validate(
     let targets = v.targets(&raw.targets);
     v.ids_for_targets(&checked, &targets);
 
-    let operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
+    let mut operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
     // In base mode the document is built (and its references checked) even when
     // `service` has problems, so that every problem is reported at once.
     let built = match base {
         Some(base) => {
-            let document = v.base_document(base, service.as_ref(), public_url_given, &operations);
+            let mut document =
+                v.base_document(base, service.as_ref(), public_url_given, &operations);
+            if base.version == crate::model::OpenapiVersion::V30 {
+                upgrade::to_31(
+                    &mut document.root,
+                    operations.iter_mut().map(|op| &mut op.http),
+                );
+            }
             let auth = Auth {
                 scheme: overlay::auth_scheme(&document),
                 token_prefixes,

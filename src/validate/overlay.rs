@@ -154,6 +154,8 @@ impl Validator {
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
         };
+        // Some documents keep the long text in `summary` and have no `description`.
+        let short_summary = text("summary").filter(|s| is_short(s));
         let summary = match &raw.summary {
             Some(s) => self.non_empty(
                 s,
@@ -161,9 +163,9 @@ impl Validator {
                 "write a short summary, or remove `summary` to use the base document's",
             ),
             None => Some(
-                text("summary")
-                    .map(str::to_string)
-                    .or_else(|| text("description").map(first_sentence))
+                short_summary
+                    .map(plain)
+                    .or_else(|| text("summary").or(text("description")).map(first_sentence))
                     .unwrap_or_else(|| found.route()),
             ),
         };
@@ -173,7 +175,12 @@ impl Validator {
                 "description",
                 "say what the call does and what it will not do, or remove `description` to use the base document's",
             ),
-            None => Some(text("description").unwrap_or_default().to_string()),
+            None => Some(
+                text("description")
+                    .or_else(|| text("summary").filter(|s| !is_short(s)))
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
         };
 
         let safety = self.safety(raw, method == Method::Get);
@@ -223,6 +230,8 @@ impl Validator {
             && (spends.is_some() || async_.is_some())
             && idempotency != Idempotency::Unsupported;
         let mut http = object.clone();
+        // The provider calls these back; an agent receives no calls, as with `webhooks`.
+        http.remove("callbacks");
         if declared.is_none() && needs_key {
             let parameters = http
                 .entry("parameters")
@@ -448,15 +457,13 @@ impl Validator {
                 }
             }
         }
+        trim_server_slashes(&mut root);
         if let Some(url) = public_url
             && !servers_written
         {
             root.insert("servers".into(), json!([{ "url": url }]));
         }
-        Document {
-            root,
-            version: base.version,
-        }
+        Document { root }
     }
 
     /// The components the exposed operations reach, transitively, in the base's order,
@@ -637,6 +644,41 @@ fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Optio
         .map(|p| p.get("required").and_then(Value::as_bool).unwrap_or(false))
 }
 
+/// Server URLs without a trailing slash: paths start with `/`, and a client that appends
+/// one to `https://api.stripe.com/` calls `https://api.stripe.com//v1/…`.
+fn trim_server_slashes(root: &mut Map<String, Value>) {
+    let mut lists: Vec<&mut Value> = Vec::new();
+    let (servers, paths) = {
+        let mut servers = None;
+        let mut paths = None;
+        for (key, value) in root.iter_mut() {
+            match key.as_str() {
+                "servers" => servers = Some(value),
+                "paths" => paths = Some(value),
+                _ => {}
+            }
+        }
+        (servers, paths)
+    };
+    lists.extend(servers);
+    for item in paths.and_then(Value::as_object_mut).into_iter().flatten() {
+        if let Some(servers) = item.1.get_mut("servers") {
+            lists.push(servers);
+        }
+    }
+    for list in lists {
+        for server in list.as_array_mut().into_iter().flatten() {
+            if let Some(Value::String(url)) = server.get_mut("url")
+                && url.len() > 1
+                && url.ends_with('/')
+                && !url.ends_with("//")
+            {
+                url.pop();
+            }
+        }
+    }
+}
+
 /// The `{name}` segments of a path template, in order, as written.
 fn template_params(path: &str) -> Vec<String> {
     path.split('{')
@@ -645,11 +687,40 @@ fn template_params(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// The first sentence of a description, as a summary of last resort.
+/// Longest summary used as it is; a longer one is the operation's text, not its summary.
+const SUMMARY_MAX: usize = 120;
+
+fn is_short(text: &str) -> bool {
+    let text = plain(text);
+    text.chars().count() <= SUMMARY_MAX && crate::english::sentences(&text).len() <= 1
+}
+
+/// The text without HTML tags (Stripe writes `<p>…</p>`), on one line.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                out.push(' ');
+            }
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first sentence of a text, as a summary of last resort (without its full stop,
+/// and clipped at a word).
 fn first_sentence(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default().trim();
-    let end = line.find(". ").map_or(line.len(), |i| i + 1);
-    line[..end].trim_end_matches('.').to_string()
+    let text = plain(text);
+    let first = crate::english::sentences(&text)
+        .first()
+        .map_or(String::new(), |s| s.trim_end_matches('.').to_string());
+    crate::english::clip(&first, SUMMARY_MAX)
 }
 
 /// "Stripe API" → "Stripe": the name prose uses, from the document's title.
