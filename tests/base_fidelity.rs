@@ -1,0 +1,283 @@
+//! Base mode keeps the provider's HTTP description: for every exposed operation of every
+//! base-mode manifest (the real-provider examples and the base cases), what the agent
+//! reads in openapi.json is what the provider's document says, apart from the documented
+//! additions — `operationId`, `summary`, the model-facing `description`, the `x-` safety
+//! hints and an `Idempotency-Key` header where the base declares none — and the one
+//! documented removal, `callbacks` (an agent receives no calls).
+//!
+//! A 3.1 base is compared exactly. A 3.0 base is upgraded to 3.1 (`nullable` and
+//! boolean exclusive bounds are spelt the 3.1 way inside schemas), so there the test
+//! compares every HTTP fact outside schemas exactly: parameter names, locations,
+//! styles, `explode`, `required`; body and response media types with their
+//! `encoding`; status codes; response headers; security; servers.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use connectorgen::base::Base;
+use connectorgen::model::OpenapiVersion;
+use connectorgen::{Options, analyze_with};
+use serde_json::{Map, Value};
+
+/// Keys connectorgen writes over or adds to an operation.
+const GENERATED: [&str; 10] = [
+    "operationId",
+    "summary",
+    "description",
+    "x-openai-isConsequential",
+    "x-long-running",
+    "x-poll-operationId",
+    "x-typical-seconds",
+    "x-cost-kind",
+    "x-cost-note",
+    "x-requires-confirmation",
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every manifest with `openapi:` among the examples and the valid cases.
+fn base_manifests() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in ["examples/manifests", "tests/cases/valid"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.lines().any(|l| l.starts_with("openapi:")) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn is_idempotency_header(p: &Value) -> bool {
+    p["in"] == "header"
+        && p["name"]
+            .as_str()
+            .is_some_and(|n| n.eq_ignore_ascii_case("Idempotency-Key"))
+}
+
+/// The HTTP facts of a parameter list that do not live in schemas.
+fn parameter_facts(list: Option<&Value>) -> Vec<Value> {
+    let keep = [
+        "$ref",
+        "name",
+        "in",
+        "style",
+        "explode",
+        "required",
+        "allowReserved",
+        "deprecated",
+    ];
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let facts: Map<String, Value> = p
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| keep.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Value::Object(facts)
+        })
+        .collect()
+}
+
+/// Media types, encodings, status codes and headers of a body or response map, without
+/// schemas.
+fn content_facts(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "schema" | "example" | "examples"))
+                .map(|(k, v)| (k.clone(), content_facts(v)))
+                .collect(),
+        ),
+        Value::Array(list) => Value::Array(list.iter().map(content_facts).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Every `$ref` in a value.
+fn refs(value: &Value, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => {
+                        out.insert(r.clone());
+                    }
+                    _ => refs(v, out),
+                }
+            }
+        }
+        Value::Array(list) => list.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn exposed_operations_keep_the_base_http() {
+    let manifests = base_manifests();
+    assert!(
+        manifests.len() >= 4,
+        "expected the three real-provider examples and base-jobs, found {manifests:?}"
+    );
+    let mut compared = 0;
+    for path in manifests {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let options = Options {
+            manifest_dir: path.parent().map(Path::to_path_buf),
+            ..Options::default()
+        };
+        let analysis = analyze_with(&name, Arc::new(text), &options).unwrap();
+        assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
+        let base: &Base = analysis.base.as_deref().expect("base mode");
+        let connector = analysis.connector.as_ref().unwrap();
+        let outputs = analysis.outputs.as_ref().unwrap();
+        let doc: Value = serde_json::from_str(&outputs["openapi.json"]).unwrap();
+        let exact = base.version == OpenapiVersion::V31;
+
+        for op in &connector.operations {
+            let pointer = op.pointer();
+            let out = doc
+                .pointer(&pointer)
+                .unwrap_or_else(|| panic!("{name}: {pointer}"));
+            let theirs = base.get(&pointer).unwrap().as_object().unwrap();
+            let ours = out.as_object().unwrap();
+            let at = format!("{name} {} ({pointer})", op.id);
+
+            // Nothing but the generated keys is added, and only callbacks go away.
+            for key in ours.keys() {
+                assert!(
+                    theirs.contains_key(key)
+                        || GENERATED.contains(&key.as_str())
+                        || key == "parameters",
+                    "{at}: `{key}` is not in the base"
+                );
+            }
+            for key in theirs.keys() {
+                assert!(
+                    ours.contains_key(key) || key == "callbacks",
+                    "{at}: `{key}` was dropped"
+                );
+            }
+
+            // Parameters: the base's, in order, plus at most one generated header.
+            let mut params: Vec<Value> = ours
+                .get("parameters")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let base_params = theirs
+                .get("parameters")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if params.len() == base_params.len() + 1 {
+                let added = params.pop().unwrap();
+                assert!(is_idempotency_header(&added), "{at}: added {added}");
+                assert!(
+                    op.takes_idempotency_key(),
+                    "{at}: a header it does not take"
+                );
+                assert!(
+                    !base_params.iter().any(is_idempotency_header),
+                    "{at}: a second header"
+                );
+            }
+            let params = Value::Array(params);
+            let base_params = Value::Array(base_params);
+            if exact {
+                assert_eq!(params, base_params, "{at}: parameters");
+            } else {
+                assert_eq!(
+                    parameter_facts(Some(&params)),
+                    parameter_facts(Some(&base_params)),
+                    "{at}: parameters"
+                );
+            }
+
+            for key in theirs.keys() {
+                if GENERATED.contains(&key.as_str())
+                    || matches!(key.as_str(), "parameters" | "callbacks")
+                {
+                    continue;
+                }
+                if exact {
+                    assert_eq!(ours[key], theirs[key], "{at}: `{key}`");
+                } else {
+                    assert_eq!(
+                        content_facts(&ours[key]),
+                        content_facts(&theirs[key]),
+                        "{at}: `{key}`"
+                    );
+                }
+            }
+            compared += 1;
+        }
+
+        // The path items' shared keys are the base's.
+        for path in connector.operations.iter().map(|o| &o.path) {
+            let escaped = path.replace('~', "~0").replace('/', "~1");
+            let theirs = base
+                .get(&format!("/paths/{escaped}"))
+                .unwrap()
+                .as_object()
+                .unwrap();
+            let ours = doc["paths"][path.as_str()].as_object().unwrap();
+            for (key, value) in theirs {
+                let is_method = [
+                    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+                ]
+                .contains(&key.as_str());
+                if !is_method && exact {
+                    assert_eq!(&ours[key], value, "{name} {path}: `{key}`");
+                }
+            }
+        }
+
+        // Every reference resolves inside the document, and every component kept is
+        // reachable from the exposed operations (or a security scheme they use).
+        let mut all = BTreeSet::new();
+        refs(&doc, &mut all);
+        for r in &all {
+            let pointer = r.strip_prefix('#').expect("local references only");
+            assert!(doc.pointer(pointer).is_some(), "{name}: `{r}` dangles");
+        }
+        let mut reached = BTreeSet::new();
+        refs(&doc["paths"], &mut reached);
+        loop {
+            let before = reached.len();
+            for r in reached.clone() {
+                if let Some(target) = doc.pointer(r.trim_start_matches('#')) {
+                    refs(target, &mut reached);
+                }
+            }
+            if reached.len() == before {
+                break;
+            }
+        }
+        let components = doc["components"].as_object().cloned().unwrap_or_default();
+        for (section, entries) in &components {
+            for entry in entries.as_object().unwrap().keys() {
+                let r = format!(
+                    "#/components/{section}/{}",
+                    entry.replace('~', "~0").replace('/', "~1")
+                );
+                assert!(
+                    reached.contains(&r) || section == "securitySchemes",
+                    "{name}: `{r}` is kept but nothing exposed reaches it"
+                );
+            }
+        }
+    }
+    assert!(compared >= 25, "compared only {compared} operations");
+}
