@@ -625,11 +625,13 @@ fn place(connector: &Connector, base: Option<&Base>, doc: &Value, pointer: &str)
         .operations
         .iter()
         .find(|op| pointer.starts_with(&format!("{}/", op.pointer())));
-    if let Some(base) = base {
+    if base.is_some() {
         return Place {
             id: op.map_or_else(|| "components".to_string(), |op| op.id.clone()),
             field: String::new(),
-            span: base.span(pointer),
+            // Located only when a finding needs it (`Converter::report`): indexing the
+            // base document's text is the slowest step of a build.
+            span: Span::from((0, 0)),
             source: Source::Base,
         };
     }

@@ -388,14 +388,17 @@ impl Validator {
             .collect();
 
         let mut root = Map::new();
-        let source = base.root.as_object().cloned().unwrap_or_default();
         let mut servers_written = false;
+        // Only what is kept is copied: a provider's document can be megabytes of paths
+        // and components, of which the connector exposes a few.
+        let source = base.root.as_object().into_iter().flatten();
         for (key, value) in source {
+            let (key, value) = (key.clone(), value);
             match key.as_str() {
                 "info" => {
                     let value = match service {
-                        Some(service) => info(value, service),
-                        None => value,
+                        Some(service) => info(value.clone(), service),
+                        None => value.clone(),
                     };
                     root.insert(key, value);
                     if let Some(url) = public_url
@@ -453,7 +456,7 @@ impl Validator {
                     }
                 }
                 _ => {
-                    root.insert(key, value);
+                    root.insert(key, value.clone());
                 }
             }
         }
