@@ -14,7 +14,7 @@ use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
 use connectorgen::{
-    Analysis, Options, analyze_with, check, explain, init, input, output, templates,
+    Analysis, Options, analyze_with, check, explain, init, input, output, templates, terminal,
 };
 
 #[derive(Parser)]
@@ -298,7 +298,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(Failure::Fatal(message)) => {
-            ui.err(&format!("error: {message}\n"));
+            ui.err(&format!("error: {}\n", terminal::escape(&message)));
             ExitCode::from(2)
         }
         Err(Failure::Template(e)) => {
@@ -309,17 +309,7 @@ fn main() -> ExitCode {
 }
 
 fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> String {
-    let theme = if color {
-        miette::GraphicalTheme::unicode()
-    } else {
-        miette::GraphicalTheme::unicode_nocolor()
-    };
-    let mut out = String::new();
-    let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
-    if handler.render_report(&mut out, e).is_err() {
-        out = format!("error: {e}\n");
-    }
-    out
+    connectorgen::report::template_error(e, color)
 }
 
 fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
@@ -481,7 +471,7 @@ fn run_explain(
             Ok(ExitCode::SUCCESS)
         }
         Err(message) => {
-            ui.err(&format!("error: {message}\n"));
+            ui.err(&format!("error: {}\n", terminal::escape(&message)));
             Ok(ExitCode::from(1))
         }
     }
