@@ -5,7 +5,10 @@
 #[path = "support/cli.rs"]
 mod cli;
 
-use cli::{run, text};
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use cli::{bin, run, text, workspace};
 use connectorgen::report::DETAILED_PER_CODE;
 use serde_json::{Value, json};
 
@@ -314,4 +317,86 @@ fn control_characters_in_messages_are_escaped_in_every_format() {
     let stderr = text(&out.stderr);
     assert_no_raw_controls("yaml-syntax", &stderr);
     assert!(stderr.contains("Probe\\u{1b}]0;pwned\\u{7}"), "{stderr}");
+}
+
+/// Each command that prints to stdout, from a folder holding a built manifest.
+const PRINTING: &[&[&str]] = &[
+    &["build"],
+    &["check"],
+    &["check", "--format", "json"],
+    &["check", "--format", "github"],
+    &["check", "--format", "sarif"],
+    &["explain", "createVideo"],
+    &["explain", "--list"],
+    &["schema"],
+    &["completions", "bash"],
+    &["templates", "export", "exported", "--force"],
+    &["init", "started.yaml", "--force"],
+    &["--help"],
+    &["build", "--help"],
+    &["--version"],
+];
+
+fn run_with_stdout(dir: &Path, args: &[&str], stdout: impl Into<Stdio>) -> Output {
+    bin()
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn failed_write_to_stdout_is_exit_2_with_one_line() {
+    let dir = workspace("examples/manifests/video.yaml", true);
+    // Every command is tried, and every one that misbehaves is named.
+    let mut wrong = Vec::new();
+    for args in PRINTING {
+        // /dev/full fails every write with ENOSPC, as a full disk does.
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full exists on Linux");
+        let out = run_with_stdout(dir.path(), args, full);
+        let stderr = text(&out.stderr);
+        if out.status.code() != Some(2)
+            || stderr.lines().count() != 1
+            || !stderr.starts_with("error: could not write to stdout: ")
+        {
+            wrong.push(format!("{args:?}: {:?} {stderr:?}", out.status.code()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // --quiet prints nothing on success, so there is nothing to fail.
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = run_with_stdout(dir.path(), &["build", "--quiet"], full);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn closed_stdout_is_quiet_and_keeps_the_exit_code() {
+    let dir = workspace("examples/manifests/video.yaml", true);
+    for args in PRINTING {
+        // A check that fails still fails when nobody reads its report (`build` above
+        // it in the list rewrites the file, so make it stale each time).
+        let expected = if args[0] == "check" {
+            std::fs::write(dir.path().join("generated/llms.txt"), "stale\n").unwrap();
+            1
+        } else {
+            0
+        };
+        // The reading end is closed before the child starts: its first write meets it.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = run_with_stdout(dir.path(), args, writer);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(expected), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
 }
