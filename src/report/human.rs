@@ -241,6 +241,24 @@ mod tests {
         prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
     }
 
+    #[test]
+    fn a_template_error_far_along_a_line_is_clipped() {
+        let text = format!("{}{{{{ broken }}\u{1b}[2J", "x".repeat(70_000));
+        let e = crate::render::RenderError {
+            template: "llms.txt.j2".into(),
+            message: "syntax error".into(),
+            source_text: Some(std::sync::Arc::new(miette::NamedSource::new(
+                "llms.txt.j2",
+                text,
+            ))),
+            span: Some((70_000, 10).into()),
+        };
+        let out = template_error(&e, false);
+        assert!(out.contains("[llms.txt.j2:1:70001]"), "{out}");
+        assert!(out.len() < 2_000, "{out}");
+        assert!(!out.chars().any(terminal::is_unsafe), "{out}");
+    }
+
     proptest! {
         #[test]
         fn any_spans_in_any_text_draw_safely(
