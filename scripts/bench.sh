@@ -3,7 +3,9 @@
 # processes on synthetic manifests of 10, 1,000, 10,000 and 100,000 operations, and
 # prints a Markdown table: median wall time (hyperfine) and peak memory (GNU time's
 # maximum resident set size) per size, then the in-process stage breakdown at 10,000
-# operations (examples/stages.rs) so a regression shows which stage moved.
+# operations (examples/stages.rs) so a regression shows which stage moved; then how
+# long the default commands take to print many findings (examples/findings.rs): 6,000
+# warnings and 1,000 errors, against the same commands under --quiet or --format json.
 #
 # Usage: scripts/bench.sh [OPS...]        e.g. scripts/bench.sh 10 1000
 # Environment:
@@ -11,6 +13,7 @@
 #   BENCH_DIR=path     keep manifests and outputs there (default: a temp dir, removed)
 #   BENCH_REPORT=file  also write the Markdown report to this file
 #   STAGES=0           skip the stage breakdown
+#   FINDINGS=0         skip the findings timings
 # Needs: hyperfine and GNU time (`apt-get install -y hyperfine time`). Takes about
 # 5 minutes on 2 cores, most of it at 100,000 operations; the first run also compiles
 # the examples (and so the dev-dependencies).
@@ -33,7 +36,7 @@ sizes=("$@")
 seed=${SEED:-42}
 
 echo "building (release)…" >&2
-cargo build --release --quiet --bin connectorgen --example synth --example stages >&2
+cargo build --release --quiet --bin connectorgen --example synth --example stages --example findings >&2
 target=${CARGO_TARGET_DIR:-target}/release
 bin=$target/connectorgen
 
@@ -96,6 +99,35 @@ for n in "${sizes[@]}"; do
     fi
 done
 
+# The human report of many findings: the default command (every finding counted, the
+# first of each code drawn) against the same run printing nothing or JSON. Exit code 1
+# (errors) is expected for the errors manifest, hence -i there.
+declare -A find_ms find_bytes find_mb
+find_rows=()
+time_findings() {
+    local key=$1 flags=$2
+    shift 2
+    hyperfine -N --style basic $flags --warmup 1 --runs 10 \
+        --export-json "$work/find-$key.json" "$*" >&2
+    find_ms[$key]=$(median_ms "$work/find-$key.json")
+    find_bytes[$key]=$({ "$@" 2>&1 || true; } | wc -c)
+    find_rows+=("$key")
+}
+if [ "${FINDINGS:-1}" != 0 ]; then
+    "$target/examples/findings" --warnings 6000 >"$work/warnings-6000.yaml"
+    "$target/examples/findings" --errors 1000 >"$work/errors-1000.yaml"
+    find_mb[w]=$(awk -v b="$(wc -c <"$work/warnings-6000.yaml")" 'BEGIN { printf "%.2f", b / 1e6 }')
+    find_mb[e]=$(awk -v b="$(wc -c <"$work/errors-1000.yaml")" 'BEGIN { printf "%.2f", b / 1e6 }')
+    echo "== findings: 6,000 warnings (${find_mb[w]} MB), 1,000 errors (${find_mb[e]} MB)" >&2
+    "$bin" build "$work/warnings-6000.yaml" --out "$work/out-w" >/dev/null 2>&1
+    time_findings "build, 6,000 warnings" "" "$bin" build "$work/warnings-6000.yaml" --out "$work/out-w"
+    time_findings "build -q, 6,000 warnings" "" "$bin" --quiet build "$work/warnings-6000.yaml" --out "$work/out-w"
+    time_findings "check, 6,000 warnings" "" "$bin" check "$work/warnings-6000.yaml" --out "$work/out-w"
+    time_findings "check --format json, 6,000 warnings" "" "$bin" check "$work/warnings-6000.yaml" --out "$work/out-w" --format json
+    time_findings "build, 1,000 errors" "-i" "$bin" build "$work/errors-1000.yaml" --out "$work/out-e"
+    time_findings "check --format json, 1,000 errors" "-i" "$bin" check "$work/errors-1000.yaml" --out "$work/out-e" --format json
+fi
+
 report() {
     echo "connectorgen $("$bin" --version | awk '{ print $2 }'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $(nproc) cores (load $load at start), seed $seed, $(date -u +%Y-%m-%d)"
     echo
@@ -122,6 +154,16 @@ report() {
     if ((!has_check)); then
         echo
         echo "(this connectorgen has no \`check\` subcommand; only build was timed)"
+    fi
+    if ((${#find_rows[@]})); then
+        echo
+        echo "Printing findings (examples/findings.rs; 6,000 warnings: ${find_mb[w]} MB, 1,000 errors: ${find_mb[e]} MB):"
+        echo
+        echo "| command | median ms | bytes printed |"
+        echo "|---|---:|---:|"
+        for key in "${find_rows[@]}"; do
+            echo "| $key | ${find_ms[$key]} | ${find_bytes[$key]} |"
+        done
     fi
     if [ "${STAGES:-1}" != 0 ] && [ -n "${build_ms[10000]:-}" ]; then
         echo

@@ -4,7 +4,9 @@
 //! person: the description each target's model reads, the llms.txt lines that name the
 //! operation, the `x-` hints and the MCP annotations — all read back from the generated
 //! files, so it shows what was generated, not a second rendering of it.
-//! Must never: render anything itself, or guess: an unknown id gets a did-you-mean.
+//! Must never: render anything itself, or guess: an unknown id gets a did-you-mean;
+//! or let text from the manifest act on the terminal: what it returns is escaped
+//! (`terminal::escape`), tabs and newlines kept.
 
 use std::fmt::Write as _;
 
@@ -13,6 +15,7 @@ use serde_json::Value;
 use crate::diagnostics::suggest;
 use crate::model::{Connector, Operation};
 use crate::render::Outputs;
+use crate::terminal::escape;
 
 /// A table of the operations with their flags.
 pub fn list(connector: &Connector) -> String {
@@ -25,7 +28,7 @@ pub fn list(connector: &Connector) -> String {
     let path_width = connector
         .operations
         .iter()
-        .map(|o| o.path.len())
+        .map(|o| escape(&o.path).chars().count())
         .max()
         .unwrap_or(0);
     let mut out = String::new();
@@ -51,10 +54,10 @@ pub fn list(connector: &Connector) -> String {
             "{:width$}  {:6} {:path_width$}  {}",
             op.id,
             op.method.upper(),
-            op.path,
+            escape(&op.path),
             flags.join(", ")
         );
-        let _ = writeln!(out, "{}", line.trim_end());
+        let _ = writeln!(out, "{}", escape(line.trim_end()));
     }
     out
 }
@@ -62,10 +65,11 @@ pub fn list(connector: &Connector) -> String {
 /// Everything the model reads about operation `id`, or a did-you-mean message.
 pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<String, String> {
     let Some(op) = connector.operations.iter().find(|o| o.id == id) else {
-        return Err(format!(
+        return Err(escape(&format!(
             "no operation `{id}` in this manifest; {}",
             suggest(id, connector.operations.iter().map(|o| o.id.as_str()))
-        ));
+        ))
+        .into_owned());
     };
     let mut out = String::new();
     let _ = writeln!(
@@ -136,7 +140,7 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
             ),
         );
     }
-    Ok(out)
+    Ok(escape(&out).into_owned())
 }
 
 fn json(outputs: &Outputs, file: &str) -> Option<Value> {

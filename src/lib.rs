@@ -22,6 +22,7 @@ pub mod render;
 pub mod report;
 pub mod schema;
 pub mod templates;
+pub mod terminal;
 pub mod validate;
 
 use std::sync::Arc;

@@ -2,8 +2,11 @@
 //! codes. Everything else lives in the library.
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
-//! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder).
+//! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
+//! or stdout could not be written). A closed stdout (`connectorgen … | head -1`) ends
+//! the printing quietly and leaves the exit code as it was.
 
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +17,7 @@ use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
 use connectorgen::{
-    Analysis, Options, analyze_with, check, explain, init, input, output, templates,
+    Analysis, Options, analyze_with, check, explain, init, input, output, templates, terminal,
 };
 
 #[derive(Parser)]
@@ -231,9 +234,27 @@ fn fatal(e: impl std::fmt::Display) -> Failure {
 struct Ui {
     quiet: bool,
     color: ColorWhen,
+    /// How writing to stdout went: once it failed, nothing more is written there.
+    stdout: RefCell<Stdout>,
+}
+
+enum Stdout {
+    Open,
+    /// The reader went away (`connectorgen … | head -1`): not an error of ours.
+    Closed,
+    /// A write failed (a full disk, `> /dev/full`): the run ends with exit code 2.
+    Failed(std::io::Error),
 }
 
 impl Ui {
+    fn new(quiet: bool, color: ColorWhen) -> Ui {
+        Ui {
+            quiet,
+            color,
+            stdout: RefCell::new(Stdout::Open),
+        }
+    }
+
     fn colored(&self, stream: &impl IsTerminal) -> bool {
         match self.color {
             ColorWhen::Always => true,
@@ -242,11 +263,26 @@ impl Ui {
         }
     }
 
-    /// A closed pipe (`connectorgen … | head -1`) is not an error of ours: ignore it.
+    /// Writes and flushes at once: a write error must be seen here, not lost when the
+    /// buffer is flushed at exit.
     fn out(&self, text: &str) {
-        let _ = std::io::stdout().write_all(text.as_bytes());
+        let mut state = self.stdout.borrow_mut();
+        if !matches!(*state, Stdout::Open) {
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            *state = match e.kind() {
+                std::io::ErrorKind::BrokenPipe => Stdout::Closed,
+                _ => Stdout::Failed(e),
+            };
+        }
     }
 
+    /// Nothing is left to tell when stderr itself cannot be written.
     fn err(&self, text: &str) {
         let _ = std::io::stderr().write_all(text.as_bytes());
     }
@@ -257,14 +293,51 @@ impl Ui {
             self.out(text);
         }
     }
+
+    /// The exit code of a run that would end with `code`: 2, with one line saying why,
+    /// when stdout could not be written.
+    fn exit(&self, code: ExitCode) -> ExitCode {
+        match &*self.stdout.borrow() {
+            Stdout::Failed(e) => {
+                self.err(&format!("error: could not write to stdout: {e}\n"));
+                ExitCode::from(2)
+            }
+            Stdout::Open | Stdout::Closed => code,
+        }
+    }
+}
+
+/// `--help`, `--version` (stdout, exit 0) and usage errors (stderr, exit 2), written
+/// through `Ui` so that a failed write is reported as for every other command.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    let ui = Ui::new(false, ColorWhen::Auto);
+    let code = ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    let text = e.render();
+    if e.use_stderr() {
+        let colored = ui.colored(&std::io::stderr());
+        ui.err(&if colored {
+            text.ansi().to_string()
+        } else {
+            text.to_string()
+        });
+        code
+    } else {
+        let colored = ui.colored(&std::io::stdout());
+        ui.out(&if colored {
+            text.ansi().to_string()
+        } else {
+            text.to_string()
+        });
+        ui.exit(code)
+    }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let ui = Ui {
-        quiet: cli.quiet,
-        color: cli.color,
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
     };
+    let ui = Ui::new(cli.quiet, cli.color);
     let result = match cli.command {
         Command::Build { common, watch } if watch => watch_build(&ui, &common),
         Command::Build { common, .. } => build(&ui, &common),
@@ -297,31 +370,22 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(Failure::Fatal(message)) => {
-            ui.err(&format!("error: {message}\n"));
+            ui.err(&format!("error: {}\n", terminal::escape(&message)));
             ExitCode::from(2)
         }
         Err(Failure::Template(e)) => {
             ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())));
             ExitCode::from(1)
         }
-    }
+    };
+    ui.exit(code)
 }
 
 fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> String {
-    let theme = if color {
-        miette::GraphicalTheme::unicode()
-    } else {
-        miette::GraphicalTheme::unicode_nocolor()
-    };
-    let mut out = String::new();
-    let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
-    if handler.render_report(&mut out, e).is_err() {
-        out = format!("error: {e}\n");
-    }
-    out
+    connectorgen::report::template_error(e, color)
 }
 
 fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {

@@ -65,20 +65,33 @@ fn invalid_manifest_exits_1_and_leaves_existing_outputs_untouched() {
     let generated = dir.path().join("generated");
     std::fs::create_dir(&generated).unwrap();
     std::fs::write(generated.join("openapi.json"), "previous").unwrap();
-    std::fs::write(
-        dir.path().join("connector.yaml"),
-        std::fs::read_to_string(example("video.yaml"))
-            .unwrap()
-            .replace("pollWith: getVideo", "pollWith: getVidoe"),
-    )
-    .unwrap();
+    let manifest = std::fs::read_to_string(example("video.yaml"))
+        .unwrap()
+        .replace("pollWith: getVideo", "pollWith: getVidoe");
+    std::fs::write(dir.path().join("connector.yaml"), &manifest).unwrap();
+    // Where the misspelt name is, counted here from the text itself (1-based).
+    let offset = manifest.find("getVidoe").unwrap();
+    let line = manifest[..offset].matches('\n').count() + 1;
+    let column = offset - manifest[..offset].rfind('\n').map_or(0, |n| n + 1) + 1;
     let out = connectorgen(dir.path(), &["build"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("unknown-poll-target"), "{stderr}");
     assert!(
-        stderr.contains("connector.yaml:"),
-        "names file, line and column: {stderr}"
+        stderr.contains(&format!("[connector.yaml:{line}:{column}]")),
+        "names file, line {line} and column {column}: {stderr}"
+    );
+    let (number, snippet) = stderr
+        .lines()
+        .find_map(|l| l.trim_start().split_once(" │ "))
+        .filter(|(n, _)| n.parse::<usize>().is_ok())
+        .map(|(n, rest)| (n.parse::<usize>().unwrap(), rest))
+        .unwrap_or_else(|| panic!("a numbered snippet line: {stderr}"));
+    let lines: Vec<&str> = manifest.lines().collect();
+    assert_eq!(
+        snippet,
+        lines[number - 1],
+        "snippet lines carry their real numbers: {stderr}"
     );
     assert!(stderr.contains("did you mean `getVideo`?"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "NO_COLOR is honoured");

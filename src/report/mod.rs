@@ -3,19 +3,28 @@
 //!
 //! Takes: a run's `Diagnostics` and drift. Returns: the text to print. Line and column
 //! numbers are computed here from byte offsets (1-based; columns count characters; end
-//! columns are exclusive, as SARIF defines them).
-//! Must never: decide what passes — exit codes belong to `main.rs` — or print anything.
+//! columns are exclusive, as SARIF defines them). Every format lists every finding,
+//! except `human`, which draws `DETAILED_PER_CODE` of each code and counts the rest.
+//! Must never: decide what passes — exit codes belong to `main.rs` — or print anything;
+//! let text from the manifest or the disk reach a terminal raw: `human` and `github`
+//! escape control and bidi characters visibly (`\u{1b}`), `json` and `sarif` keep the
+//! exact values and write those characters as `\u` escapes.
+
+mod excerpt;
+mod human;
 
 use std::fmt::Write as _;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource};
 use owo_colors::OwoColorize as _;
 use serde::Serialize;
 use serde_json::json;
 
 use crate::check::Drift;
-use crate::diagnostics::{Diagnostic, Diagnostics, Finding, Severity};
+use crate::diagnostics::{Diagnostic, Diagnostics, Finding, Severity, Source};
 use crate::lint::{Level, Lint};
+use crate::terminal;
+use excerpt::LineIndex;
+pub use human::{DETAILED_PER_CODE, findings as human_findings, template_error};
 
 /// Everything one `check` (or `build`) run has to say.
 pub struct Report<'a> {
@@ -67,6 +76,12 @@ impl Report<'_> {
         parts.join(", ")
     }
 
+    /// The indexes the findings' positions come from; a clean run of a 100 MB manifest
+    /// has no finding to place and skips the pass over its text.
+    fn lines(&self) -> Files<'_> {
+        Files::new(self.diagnostics)
+    }
+
     fn human(&self, color: bool) -> String {
         let mut out = human_findings(self.diagnostics, color);
         for d in self.drift {
@@ -75,27 +90,36 @@ impl Report<'_> {
             } else {
                 "is out of date"
             };
-            let _ = writeln!(out, "drift: {} {what}", d.path.display());
+            let _ = writeln!(
+                out,
+                "drift: {} {what}",
+                terminal::escape(&d.path.display().to_string())
+            );
             for line in d.diff.lines() {
+                let line = human::diff_line(line);
                 let line = match line.as_bytes().first() {
                     Some(b'+') if color && !line.starts_with("+++") => line.green().to_string(),
                     Some(b'-') if color && !line.starts_with("---") => line.red().to_string(),
                     Some(b'@') if color => line.cyan().to_string(),
-                    _ => line.to_string(),
+                    _ => line,
                 };
                 let _ = writeln!(out, "{line}");
             }
             out.push('\n');
         }
         if !self.drift.is_empty() {
-            let _ = writeln!(out, "to update the generated files, run `{}`", self.fix);
+            let _ = writeln!(
+                out,
+                "to update the generated files, run `{}`",
+                terminal::escape(&self.fix)
+            );
         }
         let _ = writeln!(out, "{}", self.summary());
         out
     }
 
     fn json(&self) -> String {
-        let lines = Files::new(self.diagnostics);
+        let lines = self.lines();
         let diagnostics: Vec<JsonDiagnostic> = self
             .diagnostics
             .items()
@@ -140,7 +164,7 @@ impl Report<'_> {
     }
 
     fn github(&self) -> String {
-        let lines = Files::new(self.diagnostics);
+        let lines = self.lines();
         let mut out = String::new();
         for f in self.diagnostics.items() {
             let ((line, col), (end_line, end_col)) = lines.range(f);
@@ -176,7 +200,7 @@ impl Report<'_> {
             );
             if !d.diff.is_empty() {
                 let _ = writeln!(out, "::group::diff {}", gh_message(&file));
-                out.push_str(&d.diff);
+                out.push_str(&terminal::escape(&d.diff));
                 let _ = writeln!(out, "::endgroup::");
             }
         }
@@ -185,7 +209,7 @@ impl Report<'_> {
     }
 
     fn sarif(&self) -> String {
-        let lines = Files::new(self.diagnostics);
+        let lines = self.lines();
         // One rule per lint id, always; problem codes and drift when they occur.
         let mut rules: Vec<serde_json::Value> = Lint::ALL
             .iter()
@@ -298,8 +322,9 @@ fn rule(id: &str, summary: &str, level: &str) -> serde_json::Value {
 }
 
 fn to_pretty(doc: &serde_json::Value) -> String {
-    let mut text =
-        serde_json::to_string_pretty(doc).expect("serialising in-memory JSON cannot fail");
+    let mut text = terminal::json_ascii_controls(
+        serde_json::to_string_pretty(doc).expect("serialising in-memory JSON cannot fail"),
+    );
     text.push('\n');
     text
 }
@@ -326,9 +351,11 @@ fn uri(path: &str) -> String {
     utf8_percent_encode(&path.replace('\\', "/"), PATH).to_string()
 }
 
-/// Workflow-command message text: `%`, CR and LF are escaped, as GitHub documents.
+/// Workflow-command message text: `%`, CR and LF are escaped, as GitHub documents;
+/// other control and bidi characters visibly, as for a terminal (the log is one).
 fn gh_message(text: &str) -> String {
-    text.replace('%', "%25")
+    terminal::escape(text)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
@@ -338,133 +365,54 @@ fn gh_property(text: &str) -> String {
     gh_message(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The line indexes of the files findings point into (the manifest, and the base
-/// document in base mode).
-struct Files<'a> {
+/// The line indexes of the files findings point into: the manifest, and the base
+/// document in base mode. A file no finding points into is not indexed.
+pub(crate) struct Files<'a> {
     manifest: (&'a str, LineIndex<'a>),
     base: Option<(&'a str, LineIndex<'a>)>,
 }
 
 impl<'a> Files<'a> {
-    fn new(diagnostics: &'a Diagnostics) -> Self {
+    pub(crate) fn new(diagnostics: &'a Diagnostics) -> Self {
+        let needs = |source| diagnostics.items().iter().any(|f| f.source == source);
+        let index = |text: &'a str, source| LineIndex::new(if needs(source) { text } else { "" });
         Files {
-            manifest: (diagnostics.name(), LineIndex::new(diagnostics.text())),
+            manifest: (
+                diagnostics.name(),
+                index(diagnostics.text(), Source::Manifest),
+            ),
             base: diagnostics
                 .base_file()
-                .map(|(name, text)| (name, LineIndex::new(text))),
+                .map(|(name, text)| (name, index(text, Source::Base))),
         }
     }
 
-    fn file(&self, f: &Finding) -> &(&'a str, LineIndex<'a>) {
+    /// The index and name of the file a finding points into.
+    pub(crate) fn file(&self, f: &Finding) -> (&LineIndex<'a>, &'a str) {
         match (&self.base, f.source) {
-            (Some(base), crate::diagnostics::Source::Base) => base,
-            _ => &self.manifest,
+            (Some((name, index)), Source::Base) => (index, name),
+            _ => (&self.manifest.1, self.manifest.0),
         }
     }
 
     fn name(&self, f: &Finding) -> &'a str {
-        self.file(f).0
+        self.file(f).1
     }
 
     fn range(&self, f: &Finding) -> ((usize, usize), (usize, usize)) {
-        self.file(f).1.range(f)
+        range(self.file(f).0, f)
     }
 }
 
-/// Byte offset → (line, column), both 1-based, columns in characters.
-struct LineIndex<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> LineIndex<'a> {
-    fn new(text: &'a str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        LineIndex { text, starts }
-    }
-
-    fn position(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts[line - 1];
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
-        (line, column + 1)
-    }
-
-    /// The start and (exclusive) end of a finding's first label.
-    fn range(&self, f: &Finding) -> ((usize, usize), (usize, usize)) {
-        use miette::Diagnostic as _;
-        let span = f.diagnostic.labels().and_then(|mut l| l.next());
-        let (offset, len) = span.map_or((0, 0), |s| (s.offset(), s.len()));
-        (self.position(offset), self.position(offset + len))
-    }
-}
-
-/// Lends a finding the manifest text and its run's severity, so the renderer can draw
-/// the snippet without copying either.
-#[derive(Debug)]
-struct WithSource<'a> {
-    finding: &'a Finding,
-    source: &'a NamedSource<std::sync::Arc<String>>,
-}
-
-impl std::fmt::Display for WithSource<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.finding.diagnostic.fmt(f)
-    }
-}
-
-impl std::error::Error for WithSource<'_> {}
-
-impl miette::Diagnostic for WithSource<'_> {
-    fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        self.finding.diagnostic.code()
-    }
-    fn severity(&self) -> Option<miette::Severity> {
-        Some(match self.finding.severity {
-            Severity::Error => miette::Severity::Error,
-            Severity::Warning => miette::Severity::Warning,
-        })
-    }
-    fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
-        self.finding.diagnostic.help()
-    }
-    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        self.finding.diagnostic.labels()
-    }
-    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(self.source)
-    }
-}
-
-/// Every finding as miette draws it: the snippet, a caret under the value, the help line.
-pub fn human_findings(diagnostics: &Diagnostics, color: bool) -> String {
-    let theme = if color {
-        GraphicalTheme::unicode()
-    } else {
-        GraphicalTheme::unicode_nocolor()
-    };
-    let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
-        .with_links(false);
-    let mut out = String::new();
-    for finding in diagnostics.items() {
-        let lent = WithSource {
-            finding,
-            source: diagnostics.file_of(finding).2,
-        };
-        // Writing into a String cannot fail; a renderer error would be a miette bug.
-        if handler.render_report(&mut out, &lent).is_err() {
-            let _ = writeln!(out, "error: {}", finding.diagnostic);
-        }
-        out.push('\n');
-    }
-    out
+/// The start and (exclusive) end of a finding's first label.
+fn range(lines: &LineIndex, f: &Finding) -> ((usize, usize), (usize, usize)) {
+    use miette::Diagnostic as _;
+    let span = f.diagnostic.labels().and_then(|mut l| l.next());
+    let (offset, len) = span.map_or((0, 0), |s| (s.offset(), s.len()));
+    (
+        lines.position(offset),
+        lines.position(offset.saturating_add(len)),
+    )
 }
 
 /// What each problem code means, for SARIF rule descriptions.
@@ -533,15 +481,6 @@ pub fn problem_summary(code: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn positions_count_characters() {
-        let idx = LineIndex::new("ab\nçd\n");
-        assert_eq!(idx.position(0), (1, 1));
-        assert_eq!(idx.position(3), (2, 1));
-        assert_eq!(idx.position(5), (2, 2));
-        assert_eq!(idx.position(99), (3, 1));
-    }
 
     #[test]
     fn github_escaping() {
