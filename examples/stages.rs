@@ -155,7 +155,7 @@ fn run_once(manifest: &Path, out: &Path) -> Result<[Sample; 9], String> {
     let (raw, parse) = time(|| manifest::parse(&text));
     let mut raw = raw.map_err(|d| format!("{shown} does not parse: {d}"))?;
     let (connector, validate) = time(|| validate::validate(&mut raw, None));
-    let connector = connector.map_err(|p| format!("{shown} has {} problem(s)", p.len()))?;
+    let (connector, _) = connector.map_err(|p| format!("{shown} has {} problem(s)", p.len()))?;
     let name = manifest
         .file_name()
         .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());

@@ -473,6 +473,149 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    // ---- Inline HTTP: what the request and response really look like. ----
+    /// A path or header parameter is unusable: its name, a path without it, a header
+    /// connectorgen or the client sends itself, or `required: false` on a path parameter.
+    #[error("invalid {location} parameter `{name}`: {reason}")]
+    #[diagnostic(
+        code("invalid-parameter"),
+        help(
+            "`params` describe the path's `{{name}}` segments; `headers` are header parameters other than Authorization, Content-Type, Accept and Idempotency-Key"
+        )
+    )]
+    InvalidParameter {
+        location: &'static str,
+        name: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
+    /// A parameter's `style` or `explode` that OpenAPI does not allow there, or that does
+    /// not fit its schema: a client would serialise the value differently than the API reads it.
+    #[error("`{name}` in `{key}`: {reason}")]
+    #[diagnostic(
+        code("invalid-style"),
+        help(
+            "query: form (default), spaceDelimited, pipeDelimited, deepObject; path: simple (default), label, matrix; header: simple. `explode` applies to lists and objects"
+        )
+    )]
+    InvalidStyle {
+        name: String,
+        key: &'static str,
+        reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `inputType`, `outputType` or `errors.contentType` is not a `type/subtype` media type.
+    #[error("`{key}` is not a media type: `{value}`")]
+    #[diagnostic(
+        code("invalid-media-type"),
+        help(
+            "write `type/subtype`, e.g. `application/json`, `application/x-www-form-urlencoded`, `multipart/form-data`, `application/octet-stream`, `text/plain`"
+        )
+    )]
+    InvalidMediaType {
+        key: &'static str,
+        value: String,
+        #[label("not type/subtype")]
+        span: Span,
+    },
+
+    /// A success `status` outside 2xx, or an error status outside 4xx/5xx.
+    #[error("status `{status}` is not {expected}")]
+    #[diagnostic(
+        code("invalid-status"),
+        help(
+            "`status` is the success status (200 to 299; 204 has no body); `errors.statuses` lists 400 to 599 or `default`"
+        )
+    )]
+    InvalidStatus {
+        status: String,
+        expected: &'static str,
+        #[label("this status")]
+        span: Span,
+    },
+
+    /// The `openapi:` fragment of an operation is not a mapping of Operation Object fields,
+    /// or sets a field connectorgen owns.
+    #[error("the `openapi:` fragment cannot hold `{key}`: {reason}")]
+    #[diagnostic(
+        code("invalid-openapi-fragment"),
+        help(
+            "the fragment is merged over the generated operation: use it for Operation Object fields the manifest has no key for (externalDocs, callbacks, security, servers, x- extensions, …)"
+        )
+    )]
+    InvalidOpenapiFragment {
+        key: String,
+        reason: String,
+        #[label("this fragment")]
+        span: Span,
+    },
+
+    /// A `$ref` in a schema the author wrote does not resolve inside the generated documents.
+    #[error("`$ref: \"{reference}\"` does not resolve: {reason}")]
+    #[diagnostic(
+        code("unresolved-ref"),
+        help(
+            "share a schema by writing it once under `schemas:` and pointing at it with `$ref: \"#/components/schemas/<name>\"`"
+        )
+    )]
+    UnresolvedRef {
+        reference: String,
+        reason: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// A JSON Schema the author wrote is not valid against the JSON Schema 2020-12
+    /// meta-schema (`type: strnig`, `required: yes`).
+    #[error("`{key}` is not a valid JSON Schema at `{pointer}`: {message}")]
+    #[diagnostic(
+        code("schema-not-valid"),
+        help(
+            "fix the schema at that place (it is JSON Schema 2020-12, as OpenAPI 3.1 reads it); the pointer is inside the schema marked below"
+        )
+    )]
+    SchemaNotValid {
+        key: String,
+        pointer: String,
+        message: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// A keyword in an author's JSON Schema that no JSON Schema or OpenAPI vocabulary
+    /// defines (often a YAML slip: `{ description: a, b }` writes a keyword `b`).
+    #[error(
+        "`{key}` has the keyword `{keyword}` at `{pointer}`, which no schema vocabulary defines"
+    )]
+    #[diagnostic(code("unknown-schema-keyword"))]
+    UnknownSchemaKeyword {
+        key: String,
+        keyword: String,
+        pointer: String,
+        #[label("in this schema")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `auth:` describes a credential no client can send.
+    #[error("invalid `auth`: {reason}")]
+    #[diagnostic(
+        code("invalid-auth"),
+        help(
+            "`scheme: bearer` (the default), `scheme: basic`, or `scheme: apiKey` with `in: header` or `in: query` and the `name` that carries the key"
+        )
+    )]
+    InvalidAuth {
+        reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
     // ---- Base mode: the provider's OpenAPI document (`openapi:`). ----
     /// `openapi:` names a file that cannot be read.
     #[error("cannot use the base OpenAPI document: {message}")]
@@ -726,25 +869,6 @@ pub enum Diagnostic {
     MutatingWithoutLimit {
         id: String,
         #[label("no \"cannot\", \"does not\", \"never\" or \"only\" here")]
-        span: Span,
-    },
-
-    /// A schema's `$ref` points into the document (`#/…`): in openapi.json that resolves
-    /// against the whole OpenAPI document, where the author's `$defs` are not.
-    #[error(
-        "`{id}`: `$ref: \"{reference}\"` in {field} will not resolve in the generated OpenAPI documents"
-    )]
-    #[diagnostic(
-        code("local-ref"),
-        help(
-            "a `#…` reference inside an operation's schema resolves against the root of openapi.json, not against this schema; inline the referenced schema, or reuse it with a YAML anchor (`&address` … `*address`)"
-        )
-    )]
-    LocalRef {
-        id: String,
-        field: &'static str,
-        reference: String,
-        #[label("this schema")]
         span: Span,
     },
 

@@ -106,8 +106,8 @@ pub fn analyze_with(
         },
     };
     let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
-    let mut connector = match validate::validate(&mut raw, base.as_deref()) {
-        Ok(connector) => connector,
+    let (mut connector, warnings) = match validate::validate(&mut raw, base.as_deref()) {
+        Ok(valid) => valid,
         Err(findings) => return Ok(invalid(findings, base_file.as_ref())),
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
@@ -134,7 +134,8 @@ pub fn analyze_with(
     };
     drop(raw);
     let rendered = render::render(&connector, base.as_deref(), &file_name(name), &sources)?;
-    let mut findings = lint::run(&connector, &rendered.descriptions);
+    let mut findings = warnings;
+    findings.extend(lint::run(&connector, &rendered.descriptions));
     findings.extend(rendered.findings);
     let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
     if let Some((base_name, base_text)) = base_file {

@@ -103,7 +103,7 @@ impl Lint {
             }
             Lint::PaidSyncOperation => "An operation spends but is not async.",
             Lint::LocalRef => {
-                "A schema's `$ref: \"#/…\"` resolves against the generated OpenAPI document's root, not the schema."
+                "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
             }
         }
     }
@@ -252,48 +252,6 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
                 },
             );
         }
-        // The author's inline schemas: a `#…` reference there resolves against the
-        // generated document, where the author's `$defs` are not.
-        let pointer = |p: &str| at_pointer(&op.http, p);
-        let mut schemas = vec![
-            (
-                "input",
-                pointer("/requestBody/content/application~1json/schema"),
-                origin.input,
-            ),
-            (
-                "output",
-                pointer("/responses/200/content/application~1json/schema"),
-                origin.output,
-            ),
-        ];
-        let params = op
-            .http
-            .get("parameters")
-            .and_then(serde_json::Value::as_array);
-        for (name, at) in &origin.query {
-            let schema = params
-                .into_iter()
-                .flatten()
-                .find(|p| p["in"] == "query" && p["name"] == name.as_str())
-                .and_then(|p| p.get("schema"));
-            schemas.push(("a query schema", schema, Some(*at)));
-        }
-        for (field, schema, at) in schemas {
-            if let (Some(schema), Some(at)) = (schema, at)
-                && let Some(reference) = local_ref(schema)
-            {
-                emit(
-                    Lint::LocalRef,
-                    Diagnostic::LocalRef {
-                        id: op.id.clone(),
-                        field,
-                        reference,
-                        span: at,
-                    },
-                );
-            }
-        }
         if spends && op.async_.is_none() {
             emit(
                 Lint::PaidSyncOperation,
@@ -305,33 +263,6 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
         }
     }
     out
-}
-
-/// The value at a JSON pointer inside an operation's HTTP map.
-fn at_pointer<'a>(
-    http: &'a serde_json::Map<String, serde_json::Value>,
-    pointer: &str,
-) -> Option<&'a serde_json::Value> {
-    let rest = pointer.strip_prefix('/')?;
-    let (first, rest) = rest.split_once('/').unwrap_or((rest, ""));
-    let value = http.get(&crate::model::unescape(first))?;
-    if rest.is_empty() {
-        Some(value)
-    } else {
-        value.pointer(&format!("/{rest}"))
-    }
-}
-
-/// The first `$ref` that points into the document (`#…`) anywhere in a schema.
-fn local_ref(schema: &serde_json::Value) -> Option<String> {
-    match schema {
-        serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| match (k.as_str(), v) {
-            ("$ref", serde_json::Value::String(r)) if r.starts_with('#') => Some(r.clone()),
-            _ => local_ref(v),
-        }),
-        serde_json::Value::Array(list) => list.iter().find_map(local_ref),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::schema::{
-    IdempotencyName, LintId, LintLevel, LintTable, MethodName, SpendKindName, TargetName,
+    ApiKeyInName, AuthSchemeName, IdempotencyName, LintId, LintLevel, LintTable, MethodName,
+    SpendKindName, TargetName,
 };
 
 /// A connectorgen manifest: one service and the operations an AI agent may call on a
@@ -40,6 +41,9 @@ use crate::schema::{
     extend(
         "if" = { "required": ["openapi"] },
         "then" = {
+            "not": { "anyOf": [
+                { "required": ["schemas"] }, { "required": ["servers"] }, { "required": ["errors"] }
+            ] },
             "properties": {
                 "service": { "required": ["dashboardUrl"] },
                 "operations": { "items": {
@@ -111,6 +115,60 @@ pub struct RawManifest {
     /// A folder of templates overriding the embedded ones, relative to the manifest.
     #[schemars(with = "Option<String>", example = &"templates")]
     pub templates: Option<Spanned<String>>,
+    /// Inline mode: JSON Schemas shared by operations, written to `components.schemas`;
+    /// use one with `$ref: "#/components/schemas/<name>"`.
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, serde_json::Value>>",
+        example = json!({ "Prediction": { "type": "object", "properties": { "id": { "type": "string" } } } })
+    )]
+    pub schemas: Option<Spanned<IndexMap<String, Spanned<serde_json::Value>>>>,
+    /// Inline mode: more servers after `publicUrl` (e.g. data residency), in order.
+    #[schemars(
+        with = "Option<Vec<RawServer>>",
+        example = json!([{ "url": "https://api.eu.example.com", "description": "EU data residency" }])
+    )]
+    pub servers: Option<Vec<Spanned<RawServer>>>,
+    /// Inline mode: the provider's own error body, replacing the RFC 9457 problem default.
+    #[schemars(
+        with = "Option<RawErrors>",
+        example = json!({ "contentType": "application/json", "schema": { "$ref": "#/components/schemas/Error" }, "statuses": [400, 401, 404, 429, 500] })
+    )]
+    pub errors: Option<Spanned<RawErrors>>,
+}
+
+/// One entry of `servers:`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawServer {
+    /// The server's base URL (same rules as `publicUrl`).
+    #[schemars(with = "String", example = "https://api.eu.example.com")]
+    pub url: Option<Spanned<String>>,
+    /// What the server is for.
+    #[schemars(with = "Option<String>", example = "EU data residency")]
+    pub description: Option<Spanned<String>>,
+}
+
+/// `errors:` — the body the provider sends with an error status.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawErrors {
+    /// The error body's media type (default `application/json`).
+    #[schemars(with = "Option<String>", extend("pattern" = "^[!#$&^_.+0-9A-Za-z-]+/[!#$&^_.+0-9A-Za-z-]+( *;.*)?$"), example = &"application/json")]
+    pub content_type: Option<Spanned<String>>,
+    /// JSON Schema of the error body.
+    #[schemars(
+        with = "serde_json::Value",
+        extend("type" = ["object", "boolean"]),
+        example = json!({ "$ref": "#/components/schemas/Error" })
+    )]
+    pub schema: Option<Spanned<serde_json::Value>>,
+    /// The error statuses every operation may answer with (4xx or 5xx), or `default`.
+    #[schemars(
+        with = "Vec<serde_json::Value>",
+        extend("items" = { "type": ["integer", "string"] }),
+        example = json!([400, 401, 404, 429, 500])
+    )]
+    pub statuses: Option<Spanned<Vec<Spanned<serde_json::Value>>>>,
 }
 
 /// `lint:` — lint id → setting, in the order written.
@@ -177,15 +235,51 @@ pub struct RawService {
         example = "https://vidgen.example/connections"
     )]
     pub dashboard_url: Option<Spanned<String>>,
+    /// OpenAPI `info.contact`: `name`, `url`, `email`.
+    #[schemars(
+        with = "Option<serde_json::Map<String, serde_json::Value>>",
+        example = json!({ "name": "API support", "email": "support@example.com" })
+    )]
+    pub contact: Option<Spanned<serde_json::Value>>,
+    /// OpenAPI `info.license`: `name` and an SPDX `identifier` or a `url`.
+    #[schemars(
+        with = "Option<serde_json::Map<String, serde_json::Value>>",
+        example = json!({ "name": "Apache-2.0", "identifier": "Apache-2.0" })
+    )]
+    pub license: Option<Spanned<serde_json::Value>>,
 }
 
-/// `auth:` — how connector tokens look.
+/// `auth:` — how the agent sends the person's credential, and how it looks.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend(
+    "if" = { "required": ["scheme"], "properties": { "scheme": { "const": "apiKey" } } },
+    "then" = { "required": ["name"] }
+))]
 pub struct RawAuth {
-    /// What every connector token starts with (no spaces), so the model can recognise one.
-    #[schemars(with = "String", example = &"vg_")]
-    pub token_prefix: Option<Spanned<String>>,
+    /// How the agent sends the credential: `bearer` (`Authorization: Bearer …`, the
+    /// default), `apiKey` (a named header or query parameter) or `basic` (HTTP Basic).
+    /// Inline mode only: in base mode the document's security schemes say it.
+    #[schemars(with = "Option<AuthSchemeName>", extend("default" = "bearer"), example = &"apiKey")]
+    pub scheme: Option<Spanned<String>>,
+    /// `apiKey`: where the key goes, `header` or `query`.
+    #[serde(rename = "in")]
+    #[schemars(with = "Option<ApiKeyInName>", example = &"header")]
+    pub in_: Option<Spanned<String>>,
+    /// `apiKey`: the header or query parameter that carries the key.
+    #[schemars(with = "Option<String>", example = &"X-API-Key")]
+    pub name: Option<Spanned<String>>,
+    /// What every credential starts with (no spaces), so the model can recognise one:
+    /// one prefix, or a list of them.
+    #[schemars(
+        with = "Option<serde_json::Value>",
+        extend("anyOf" = [{ "type": "string" }, { "type": "array", "items": { "type": "string" }, "minItems": 1 }]),
+        example = &"vg_"
+    )]
+    pub token_prefix: Option<Spanned<serde_json::Value>>,
+    /// How prose names the credential (default "connector token"; base mode "API key").
+    #[schemars(with = "Option<String>", example = "API key")]
+    pub credential_name: Option<Spanned<String>>,
 }
 
 /// One entry of `operations:`.
@@ -264,6 +358,49 @@ pub struct RawOperation {
     /// Lint ids not to report for this operation.
     #[schemars(with = "Option<Vec<LintId>>", example = ["vague-summary"])]
     pub lint_allow: Option<Vec<Spanned<String>>>,
+    /// The request body's media type (default `application/json`): e.g.
+    /// `application/x-www-form-urlencoded`, `multipart/form-data`, `text/plain`,
+    /// `application/octet-stream` — any `type/subtype`.
+    #[schemars(with = "Option<String>", extend("pattern" = "^[!#$&^_.+0-9A-Za-z-]+/[!#$&^_.+0-9A-Za-z-]+( *;.*)?$"), example = &"application/x-www-form-urlencoded")]
+    pub input_type: Option<Spanned<String>>,
+    /// Whether the request body must be sent (OpenAPI `requestBody.required`).
+    #[schemars(with = "Option<bool>", extend("default" = true), example = false)]
+    pub input_required: Option<Spanned<bool>>,
+    /// The success status (2xx, default 200); 204 means the response has no body.
+    #[schemars(with = "Option<i64>", range(min = 200, max = 299), extend("default" = 200), example = 201)]
+    pub status: Option<Spanned<i64>>,
+    /// The success response's media type (default `application/json`); a binary type
+    /// (`video/mp4`, `application/octet-stream`, …) gets `{ type: string, format: binary }`
+    /// unless `output` says otherwise.
+    #[schemars(with = "Option<String>", extend("pattern" = "^[!#$&^_.+0-9A-Za-z-]+/[!#$&^_.+0-9A-Za-z-]+( *;.*)?$"), example = &"text/plain")]
+    pub output_type: Option<Spanned<String>>,
+    /// Path parameters' descriptions and schemas (default: a required string).
+    #[schemars(
+        with = "Option<Vec<RawQueryParam>>",
+        example = json!([{ "name": "format", "description": "Subtitle format.", "schema": { "enum": ["srt", "vtt"] } }])
+    )]
+    pub params: Option<Vec<Spanned<RawQueryParam>>>,
+    /// Header parameters (never Authorization, Content-Type or Idempotency-Key: those
+    /// are generated).
+    #[schemars(
+        with = "Option<Vec<RawQueryParam>>",
+        example = json!([{ "name": "Prefer", "description": "wait=N holds the request open up to N seconds.", "schema": { "type": "string" } }])
+    )]
+    pub headers: Option<Vec<Spanned<RawQueryParam>>>,
+    /// The operation is deprecated (OpenAPI `deprecated`).
+    #[schemars(with = "Option<bool>", example = true)]
+    pub deprecated: Option<Spanned<bool>>,
+    /// OpenAPI tags, for grouping in documentation.
+    #[schemars(with = "Option<Vec<String>>", example = ["uploads"])]
+    pub tags: Option<Vec<Spanned<String>>>,
+    /// Escape hatch: an OpenAPI Operation Object fragment merged over the generated
+    /// operation (not `operationId`, `summary`, `description` or the `x-` safety hints,
+    /// which connectorgen owns).
+    #[schemars(
+        with = "Option<serde_json::Map<String, serde_json::Value>>",
+        example = json!({ "externalDocs": { "url": "https://docs.example.com/upload" } })
+    )]
+    pub openapi: Option<Spanned<serde_json::Value>>,
 }
 
 /// One entry of an operation's `query:` list.
@@ -286,6 +423,15 @@ pub struct RawQueryParam {
         example = json!({ "type": "integer", "minimum": 1, "maximum": 100 })
     )]
     pub schema: Option<Spanned<serde_json::Value>>,
+    /// How the value is serialised (OpenAPI `style`): query `form` (default),
+    /// `spaceDelimited`, `pipeDelimited`, `deepObject`; path `simple` (default), `label`,
+    /// `matrix`; header `simple`.
+    #[schemars(with = "Option<String>", example = &"form")]
+    pub style: Option<Spanned<String>>,
+    /// Whether a list or object is sent as separate values (OpenAPI `explode`); needs a
+    /// list or object schema. `explode: false` sends `words=a,b`.
+    #[schemars(with = "Option<bool>", example = false)]
+    pub explode: Option<Spanned<bool>>,
 }
 
 /// `spends:` — the operation costs the person something.

@@ -33,6 +33,8 @@ pub struct Connector {
     pub targets: Vec<Target>,
     /// `templates:` as written (relative to the manifest) and where, if given.
     pub templates_dir: Option<(String, Span)>,
+    /// Inline mode: where each of `schemas:` is defined, for findings about them.
+    pub schema_spans: Vec<(String, Span)>,
 }
 
 /// The OpenAPI 3.1 document around the operations (a 3.0 base is upgraded on the way in).
@@ -156,6 +158,12 @@ pub struct Auth {
     /// How prose names the credential ("connector token", "API key").
     pub credential_name: String,
 }
+
+/// The `auth.scheme` names of an inline manifest.
+pub const AUTH_SCHEMES: [&str; 3] = ["bearer", "apiKey", "basic"];
+
+/// Where an inline manifest's API key may go.
+pub const API_KEY_LOCATIONS: [&str; 2] = ["header", "query"];
 
 /// The kind of credential, and where an API key goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -85,6 +85,14 @@ names!(
     TargetName => Target::ALL.iter().map(|(name, _)| *name)
 );
 names!(
+    /// How an inline manifest's agent sends its credential.
+    AuthSchemeName => crate::model::AUTH_SCHEMES
+);
+names!(
+    /// Where an inline manifest's API key goes.
+    ApiKeyInName => crate::model::API_KEY_LOCATIONS
+);
+names!(
     /// A lint id.
     LintId => Lint::ALL.iter().map(|lint| lint.id())
 );

@@ -17,10 +17,14 @@ use connectorgen::schema::manifest_schema;
 
 /// Invalid cases the schema rejects: their problem is one of shape.
 const REJECTED: &[&str] = &[
-    "invalid-lint-setting",      // `error` is not a level
-    "invalid-lint-setting--max", // `max` on a lint without it, and `max: 0`
-    "inline-key-with-base",      // `method` and `input` beside `operation`
-    "invalid-schema",            // `output: object`: not a mapping or a boolean
+    "invalid-lint-setting",           // `error` is not a level
+    "invalid-lint-setting--max",      // `max` on a lint without it, and `max: 0`
+    "inline-key-with-base",           // `method` and `input` beside `operation`
+    "inline-key-with-base--document", // `schemas`, `servers`, `errors` beside `openapi`
+    "invalid-auth",                   // `scheme: apikey`, `in: cookie`
+    "invalid-media-type",             // `octet-stream`: not type/subtype
+    "invalid-status",                 // 302 as a success status
+    "invalid-schema",                 // `output: object`: not a mapping or a boolean
     "missing-key",
     "missing-key--auth",
     "missing-key--spends-note",
@@ -57,6 +61,12 @@ const ACCEPTED: &[&str] = &[
     "empty-text--note",
     "id-not-for-target",
     "idempotency-contradicts-base",
+    "invalid-openapi-fragment", // which fields a fragment may hold is connectorgen's rule
+    "invalid-parameter",        // a path without the parameter; a reserved header
+    "invalid-parameter--path-optional",
+    "invalid-status--no-content", // two values: 204 and an `output`
+    "invalid-style",              // the style against the schema
+    "invalid-style--location",    // the style against the list it is in
     "get-with-side-effect",
     "get-with-side-effect--async",
     "input-not-allowed",
@@ -68,6 +78,7 @@ const ACCEPTED: &[&str] = &[
     "mcp-input-collision",
     "mcp-input-collision--idempotency-key",
     "missing-key--base-publicurl", // the base document has no server
+    "missing-key--input",          // `input` needed because of `inputType`
     "openai-notice-too-long",      // a length with the generated sentences
     "operation-listed-twice",
     "openapi30-unsupported",
@@ -78,6 +89,9 @@ const ACCEPTED: &[&str] = &[
     "unknown-base-operation",
     "unknown-base-operation--route",
     "unsupported-method",
+    "schema-not-valid", // the manifest's schema does not look inside JSON Schemas
+    "unresolved-ref",   // references resolve against `schemas:`
+    "unresolved-ref--defs",
 ];
 
 /// Invalid cases that are not YAML a JSON Schema can be applied to: the YAML parser

@@ -636,10 +636,21 @@ fn place(connector: &Connector, base: Option<&Base>, doc: &Value, pointer: &str)
         };
     }
     let Some(op) = op else {
+        // A shared schema: at its entry under `schemas:`.
+        let name = pointer
+            .strip_prefix("/components/schemas/")
+            .map(|rest| crate::model::unescape(rest.split('/').next().unwrap_or_default()));
+        let span = name.and_then(|n| {
+            connector
+                .schema_spans
+                .iter()
+                .find(|(s, _)| *s == n)
+                .map(|(_, at)| *at)
+        });
         return Place {
-            id: "components".to_string(),
+            id: "schemas".to_string(),
             field: pointer.to_string(),
-            span: Span::from((0, 0)),
+            span: span.unwrap_or(Span::from((0, 0))),
             source: Source::Manifest,
         };
     };

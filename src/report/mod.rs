@@ -454,6 +454,19 @@ pub fn problem_summary(code: &str) -> &'static str {
         "openai-notice-too-long" => {
             "The generated sentences alone leave too little of OpenAI's 300 characters."
         }
+        "invalid-parameter" => "A path or header parameter is unusable.",
+        "invalid-style" => "A parameter's style or explode that OpenAPI does not allow there.",
+        "invalid-media-type" => "A media type that is not `type/subtype`.",
+        "invalid-status" => "A success status outside 2xx, or an error status outside 4xx/5xx.",
+        "invalid-openapi-fragment" => {
+            "An operation's `openapi:` fragment holds a field it may not."
+        }
+        "unresolved-ref" => "A `$ref` in a schema does not resolve in the generated documents.",
+        "schema-not-valid" => "A JSON Schema the author wrote is not valid JSON Schema 2020-12.",
+        "unknown-schema-keyword" => {
+            "A schema keyword no JSON Schema or OpenAPI vocabulary defines."
+        }
+        "invalid-auth" => "`auth:` describes a credential no client can send.",
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
         "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",

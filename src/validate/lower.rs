@@ -1,5 +1,5 @@
 //! Inline manifests → OpenAPI: the Operation Object of each inline operation, and the
-//! document around them (info, servers, bearer security, RFC 9457 problem responses).
+//! document around them (info, servers, security, shared schemas, error responses).
 //!
 //! Takes: checked inline values (the JSON Schemas moved in, never copied). Returns:
 //! plain `serde_json` maps in the key order the generated files have always had, so an
@@ -9,10 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Auth, Document, IDEMPOTENCY_HEADER, Operation, Service};
-
-/// The security scheme every inline operation uses.
-const BEARER: &str = "bearerAuth";
+use crate::model::{Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Service};
 
 /// What the model reads about the `Idempotency-Key` header.
 pub const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
@@ -20,59 +17,153 @@ Send a fresh value for each new request, and the same value when retrying this r
 (after a timeout or a network error), so the retry returns the original result instead of \
 starting or charging for a second one.";
 
-/// One query parameter as written (checked).
-pub struct QueryParam {
+/// One parameter as written (checked).
+pub struct Param {
     pub name: String,
+    /// `path`, `query` or `header`.
+    pub location: &'static str,
     pub description: Option<String>,
     pub required: bool,
+    pub style: Option<String>,
+    pub explode: Option<bool>,
     pub schema: Value,
+}
+
+impl Param {
+    fn into_value(self) -> Value {
+        let mut p = Map::new();
+        p.insert("name".into(), Value::String(self.name));
+        p.insert("in".into(), json!(self.location));
+        if let Some(d) = self.description {
+            p.insert("description".into(), Value::String(d));
+        }
+        p.insert("required".into(), Value::Bool(self.required));
+        if let Some(style) = self.style {
+            p.insert("style".into(), Value::String(style));
+        }
+        if let Some(explode) = self.explode {
+            p.insert("explode".into(), Value::Bool(explode));
+        }
+        p.insert("schema".into(), self.schema);
+        Value::Object(p)
+    }
+}
+
+/// The error responses of a manifest.
+#[derive(Default)]
+pub enum Errors {
+    /// RFC 9457 problem details: 401 on every operation, 409 where it spends, 429 where
+    /// it is async.
+    #[default]
+    Problem,
+    /// `errors:`: the provider's body under each listed status, on every operation (409
+    /// only where the `Idempotency-Key` header is declared).
+    Provider {
+        content_type: String,
+        schema: Value,
+        statuses: Vec<String>,
+    },
 }
 
 /// The HTTP parts of one inline operation.
 pub struct Inline<'a> {
     pub path_params: &'a [String],
-    pub query: Vec<QueryParam>,
+    /// `params:`: descriptions and schemas of path parameters, by name.
+    pub params: Vec<Param>,
+    pub query: Vec<Param>,
+    pub headers: Vec<Param>,
     pub input: Option<Value>,
+    pub input_type: String,
+    pub input_required: bool,
     pub output: Option<Value>,
+    pub output_type: String,
+    pub status: u16,
     /// `Some(required)` when the operation declares the `Idempotency-Key` header.
     pub idempotency_key: Option<bool>,
     pub spends: bool,
     pub is_async: bool,
+    pub deprecated: bool,
+    pub tags: Vec<String>,
+    /// The `openapi:` fragment, merged over the rest.
+    pub fragment: Option<Map<String, Value>>,
+}
+
+/// What a media type carries: JSON, text, or bytes.
+fn is_json(media: &str) -> bool {
+    let essence = media
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+fn is_text(media: &str) -> bool {
+    media.trim().to_ascii_lowercase().starts_with("text/")
+}
+
+/// Whether a body of this type is fields (form, multipart) or JSON: it needs `input`.
+pub fn is_structured(media: &str) -> bool {
+    let essence = media
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    is_json(media)
+        || essence == "application/x-www-form-urlencoded"
+        || essence == "multipart/form-data"
+}
+
+/// The schema of a body nobody described: an object for JSON, text for `text/*`, bytes
+/// for anything else.
+pub fn default_schema(media: &str) -> Value {
+    if is_json(media) {
+        json!({ "type": "object" })
+    } else if is_text(media) {
+        json!({ "type": "string" })
+    } else {
+        json!({ "type": "string", "format": "binary" })
+    }
 }
 
 /// The Operation Object of an inline operation (without operationId, summary and
 /// description, which the renderer writes first).
-pub fn operation(op: Inline) -> Map<String, Value> {
-    let mut parameters: Vec<Value> = op
-        .path_params
+pub fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
+    let Inline {
+        path_params,
+        mut params,
+        query,
+        headers,
+        ..
+    } = op;
+    let mut parameters: Vec<Value> = path_params
         .iter()
-        .map(|name| {
-            json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } })
+        .map(|name| match params.iter().position(|p| &p.name == name) {
+            Some(i) => params.remove(i).into_value(),
+            None => json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }),
         })
         .collect();
-    for q in op.query {
-        let mut p = Map::new();
-        p.insert("name".into(), Value::String(q.name));
-        p.insert("in".into(), json!("query"));
-        if let Some(d) = q.description {
-            p.insert("description".into(), Value::String(d));
-        }
-        p.insert("required".into(), Value::Bool(q.required));
-        p.insert("schema".into(), q.schema);
-        parameters.push(Value::Object(p));
-    }
+    parameters.extend(query.into_iter().map(Param::into_value));
+    parameters.extend(headers.into_iter().map(Param::into_value));
     if let Some(required) = op.idempotency_key {
         parameters.push(idempotency_parameter(required));
     }
 
     let mut http = Map::new();
+    if !op.tags.is_empty() {
+        http.insert("tags".into(), json!(op.tags));
+    }
     if !parameters.is_empty() {
         http.insert("parameters".into(), Value::Array(parameters));
     }
     if let Some(schema) = op.input {
+        let mut content = Map::new();
+        content.insert(op.input_type, json!({ "schema": schema }));
         http.insert(
             "requestBody".into(),
-            json!({ "required": true, "content": { "application/json": { "schema": schema } } }),
+            json!({ "required": op.input_required, "content": content }),
         );
     }
     let success = if op.is_async {
@@ -80,21 +171,55 @@ pub fn operation(op: Inline) -> Map<String, Value> {
     } else {
         "Success."
     };
-    let output = op.output.unwrap_or_else(|| json!({ "type": "object" }));
     let mut responses = Map::new();
-    responses.insert(
-        "200".into(),
-        json!({ "description": success, "content": { "application/json": { "schema": output } } }),
-    );
-    responses.insert("401".into(), reference("Unauthorized"));
-    if op.spends {
-        responses.insert("409".into(), reference("Conflict"));
-    }
-    if op.is_async {
-        responses.insert("429".into(), reference("TooManyRequests"));
+    let ok = if op.status == 204 {
+        json!({ "description": success })
+    } else {
+        let schema = op.output.unwrap_or_else(|| default_schema(&op.output_type));
+        let mut content = Map::new();
+        content.insert(op.output_type, json!({ "schema": schema }));
+        json!({ "description": success, "content": content })
+    };
+    responses.insert(op.status.to_string(), ok);
+    match errors {
+        Errors::Problem => {
+            responses.insert("401".into(), reference("Unauthorized"));
+            if op.spends {
+                responses.insert("409".into(), reference("Conflict"));
+            }
+            if op.is_async {
+                responses.insert("429".into(), reference("TooManyRequests"));
+            }
+        }
+        Errors::Provider { statuses, .. } => {
+            for status in statuses {
+                if status == "409" && op.idempotency_key.is_none() {
+                    continue;
+                }
+                responses.insert(status.clone(), reference(&error_response_name(status)));
+            }
+        }
     }
     http.insert("responses".into(), Value::Object(responses));
+    if op.deprecated {
+        http.insert("deprecated".into(), json!(true));
+    }
+    if let Some(fragment) = op.fragment {
+        merge(&mut http, fragment);
+    }
     http
+}
+
+/// `fragment` over `base`: mappings merge key by key, anything else replaces.
+fn merge(base: &mut Map<String, Value>, fragment: Map<String, Value>) {
+    for (key, value) in fragment {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(ours)), Value::Object(theirs)) => merge(ours, theirs),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
 }
 
 /// The `Idempotency-Key` header parameter connectorgen declares.
@@ -112,30 +237,206 @@ fn reference(response: &str) -> Value {
     json!({ "$ref": format!("#/components/responses/{response}") })
 }
 
-/// The document around inline operations: OpenAPI 3.1.0, one server, bearer tokens,
-/// RFC 9457 problem responses (401 everywhere, 409 where it spends, 429 where async).
-pub fn document(service: &Service, auth: &Auth, operations: &[Operation]) -> Document {
+/// The component name of the provider's error response under `status`.
+fn error_response_name(status: &str) -> String {
+    match status {
+        "401" => "Unauthorized".to_string(),
+        "409" => "Conflict".to_string(),
+        "429" => "TooManyRequests".to_string(),
+        "default" => "Error".to_string(),
+        other => format!("Error{other}"),
+    }
+}
+
+/// What the model reads about an error status: what happened, and what not to do.
+fn error_description(status: &str) -> &'static str {
+    match status {
+        "401" => {
+            "The token is missing, invalid or revoked. Ask the person to create a new one; do not retry with the same token."
+        }
+        "409" => {
+            "This Idempotency-Key was already used for a different request, or the same request is still being processed. Do not resubmit with a new key: wait, then check the first request's result."
+        }
+        "429" => {
+            "Too many requests. Wait (see the Retry-After header) before trying again; a job already started is still running."
+        }
+        s if s.starts_with('5') => {
+            "The provider failed. The request may or may not have been carried out: check with a read before trying again."
+        }
+        "default" => "An error. Read the body before deciding whether to try again.",
+        _ => {
+            "The request was refused. Read the body and fix the request; sending it again unchanged fails again."
+        }
+    }
+}
+
+/// Everything a manifest says about the document around its inline operations.
+pub struct Around<'a> {
+    pub service: &'a Service,
+    pub auth: &'a Auth,
+    /// `servers:` after `publicUrl`: (url, description).
+    pub servers: Vec<(String, Option<String>)>,
+    pub contact: Option<Value>,
+    pub license: Option<Value>,
+    /// `schemas:`, in order.
+    pub schemas: Map<String, Value>,
+    pub errors: &'a Errors,
+}
+
+/// The document around inline operations: OpenAPI 3.1.0, the servers, the security
+/// scheme `auth:` describes, the shared schemas, and the error responses.
+pub fn document(around: Around, operations: &[Operation]) -> Document {
+    let Around {
+        service,
+        auth,
+        servers,
+        contact,
+        license,
+        mut schemas,
+        errors,
+    } = around;
     let mut paths = Map::new();
+    let mut tags: Vec<&str> = Vec::new();
     for op in operations {
         paths
             .entry(op.path.clone())
             .or_insert_with(|| Value::Object(Map::new()));
+        for tag in op
+            .http
+            .get("tags")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(tag) = tag.as_str()
+                && !tags.contains(&tag)
+            {
+                tags.push(tag);
+            }
+        }
     }
     let mut root = Map::new();
     root.insert("openapi".into(), json!("3.1.0"));
-    root.insert(
-        "info".into(),
-        json!({
-            "title": service.title,
-            "version": service.version,
-            "description": service.description
-        }),
-    );
-    root.insert("servers".into(), json!([{ "url": service.public_url }]));
-    root.insert("security".into(), json!([{ BEARER: [] }]));
+    let mut info = Map::new();
+    info.insert("title".into(), json!(service.title));
+    info.insert("version".into(), json!(service.version));
+    info.insert("description".into(), json!(service.description));
+    if let Some(contact) = contact {
+        info.insert("contact".into(), contact);
+    }
+    if let Some(license) = license {
+        info.insert("license".into(), license);
+    }
+    root.insert("info".into(), Value::Object(info));
+    let mut server_list = vec![json!({ "url": service.public_url })];
+    for (url, description) in servers {
+        let mut server = Map::new();
+        server.insert("url".into(), Value::String(url));
+        if let Some(d) = description {
+            server.insert("description".into(), Value::String(d));
+        }
+        server_list.push(Value::Object(server));
+    }
+    root.insert("servers".into(), Value::Array(server_list));
+    let (scheme_name, scheme) = security_scheme(service, auth);
+    root.insert("security".into(), json!([{ scheme_name: [] }]));
+    if !tags.is_empty() {
+        let list: Vec<Value> = tags.iter().map(|t| json!({ "name": t })).collect();
+        root.insert("tags".into(), Value::Array(list));
+    }
     root.insert("paths".into(), Value::Object(paths));
-    root.insert("components".into(), components(service, auth, operations));
+
+    let mut responses = Map::new();
+    match errors {
+        Errors::Problem => {
+            schemas.insert("Problem".into(), problem_schema());
+            responses.insert(
+                "Unauthorized".to_string(),
+                problem_response(error_description("401")),
+            );
+            if operations.iter().any(|o| o.spends.is_some()) {
+                responses.insert(
+                    "Conflict".to_string(),
+                    problem_response(error_description("409")),
+                );
+            }
+            if operations.iter().any(|o| o.async_.is_some()) {
+                responses.insert(
+                    "TooManyRequests".to_string(),
+                    problem_response(error_description("429")),
+                );
+            }
+        }
+        Errors::Provider {
+            content_type,
+            schema,
+            statuses,
+        } => {
+            for status in statuses {
+                if status == "409" && !operations.iter().any(|o| o.idempotency_key) {
+                    continue;
+                }
+                let mut content = Map::new();
+                content.insert(content_type.clone(), json!({ "schema": schema }));
+                responses.insert(
+                    error_response_name(status),
+                    json!({ "description": error_description(status), "content": content }),
+                );
+            }
+        }
+    }
+    let mut components = Map::new();
+    components.insert("securitySchemes".into(), json!({ scheme_name: scheme }));
+    components.insert("schemas".into(), Value::Object(schemas));
+    components.insert("responses".into(), Value::Object(responses));
+    root.insert("components".into(), Value::Object(components));
     Document { root }
+}
+
+/// The security scheme of an inline manifest, by its name in `components`.
+fn security_scheme(service: &Service, auth: &Auth) -> (&'static str, Value) {
+    let mut credential =
+        crate::english::with_article(&format!("{} {}", service.name, auth.credential_name));
+    // A sentence starts here.
+    credential.replace_range(..1, &credential[..1].to_uppercase());
+    match auth.token_prefixes.as_slice() {
+        [] => {}
+        [one] => credential.push_str(&format!(" (it starts with `{one}`)")),
+        many => {
+            let list: Vec<String> = many.iter().map(|p| format!("`{p}`")).collect();
+            credential.push_str(&format!(" (it starts with {})", list.join(" or ")));
+        }
+    }
+    let plural = auth
+        .credential_name
+        .split_whitespace()
+        .next_back()
+        .map_or("credentials".to_string(), |w| format!("{w}s"));
+    let at = format!(
+        "The person creates and revokes {plural} at {}.",
+        service.dashboard_url
+    );
+    match &auth.scheme {
+        AuthScheme::ApiKey { location, name } => {
+            let how = if location == "query" {
+                format!("sent as the `{name}` query parameter")
+            } else {
+                format!("sent in the `{name}` header")
+            };
+            (
+                "apiKeyAuth",
+                json!({ "type": "apiKey", "in": location, "name": name, "description": format!("{credential}, {how}. {at}") }),
+            )
+        }
+        AuthScheme::Basic => (
+            "basicAuth",
+            json!({ "type": "http", "scheme": "basic", "description": format!("{credential}, sent as HTTP Basic credentials. {at}") }),
+        ),
+        _ => (
+            "bearerAuth",
+            json!({ "type": "http", "scheme": "bearer", "description": format!("{credential}, sent as `Authorization: Bearer <token>`. {at}") }),
+        ),
+    }
 }
 
 fn problem_response(description: &str) -> Value {
@@ -144,53 +445,6 @@ fn problem_response(description: &str) -> Value {
         "content": {
             "application/problem+json": { "schema": { "$ref": "#/components/schemas/Problem" } }
         }
-    })
-}
-
-fn components(service: &Service, auth: &Auth, operations: &[Operation]) -> Value {
-    let mut token = crate::english::with_article(&format!("{} connector token", service.name));
-    // A sentence starts here.
-    token.replace_range(..1, &token[..1].to_uppercase());
-    if let Some(prefix) = auth.token_prefixes.first() {
-        token.push_str(&format!(" (it starts with `{prefix}`)"));
-    }
-    let scheme_description = format!(
-        "{token}, sent as `Authorization: Bearer <token>`. The person creates and revokes tokens at {}.",
-        service.dashboard_url
-    );
-    let mut responses = Map::new();
-    responses.insert(
-        "Unauthorized".to_string(),
-        problem_response(
-            "The token is missing, invalid or revoked. Ask the person to create a new one; do not retry with the same token.",
-        ),
-    );
-    if operations.iter().any(|o| o.spends.is_some()) {
-        responses.insert(
-            "Conflict".to_string(),
-            problem_response(
-                "This Idempotency-Key was already used for a different request, or the same request is still being processed. Do not resubmit with a new key: wait, then check the first request's result.",
-            ),
-        );
-    }
-    if operations.iter().any(|o| o.async_.is_some()) {
-        responses.insert(
-            "TooManyRequests".to_string(),
-            problem_response(
-                "Too many requests. Wait (see the Retry-After header) before trying again; a job already started is still running.",
-            ),
-        );
-    }
-    json!({
-        "securitySchemes": {
-            BEARER: {
-                "type": "http",
-                "scheme": "bearer",
-                "description": scheme_description
-            }
-        },
-        "schemas": { "Problem": problem_schema() },
-        "responses": responses
     })
 }
 

@@ -14,9 +14,12 @@
 //! that compare operations (ids, routes, poll targets) and the targets' naming rules are
 //! here, written once for both.
 
+mod document;
+mod http;
 mod lower;
 mod operation;
 mod overlay;
+mod schemas;
 mod settings;
 mod syntax;
 mod upgrade;
@@ -29,7 +32,7 @@ use syntax::{agent_id_problem, check_url, path_shape};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
-use crate::manifest::{RawAuth, RawManifest, RawOperation, RawService, span};
+use crate::manifest::{RawManifest, RawOperation, RawService, span};
 use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
 
 /// Checks a raw manifest and builds the model from it. Each valid inline JSON Schema is
@@ -38,7 +41,7 @@ use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Targ
 pub fn validate(
     raw: &mut Spanned<RawManifest>,
     base: Option<&Base>,
-) -> Result<Connector, Vec<Finding>> {
+) -> Result<(Connector, Vec<Finding>), Vec<Finding>> {
     let mut v = Validator::default();
     let root = span(raw);
     let raw = &mut raw.value;
@@ -84,12 +87,36 @@ pub fn validate(
         (Some(s), None) => v.service(s),
     };
 
-    let token_prefixes = raw
-        .auth
-        .as_ref()
-        .and_then(|a| v.auth(a))
-        .into_iter()
-        .collect();
+    let credential = v.credential(raw.auth.as_ref(), base.is_some());
+    if let Some(AuthScheme::ApiKey { location, name }) = &credential.scheme
+        && location == "header"
+    {
+        v.api_key_header = Some(name.clone());
+    }
+    let mut servers = Vec::new();
+    let mut contact = None;
+    let mut license = None;
+    if base.is_some() {
+        v.no_inline_document_keys(raw);
+    } else {
+        v.errors = v.error_model(&mut raw.errors);
+        // Shared schemas first: the errors' and operations' references resolve against them.
+        let reserve = matches!(v.errors, lower::Errors::Problem);
+        v.shared = v.shared_schemas(&mut raw.schemas, reserve);
+        if let Some(errors) = &raw.errors
+            && let (Some(schema), lower::Errors::Provider { schema: body, .. }) =
+                (&errors.value.schema, &v.errors)
+        {
+            let (body, shared) = (body.clone(), std::mem::take(&mut v.shared));
+            v.refs(&body, &shared, span(schema));
+            v.shared = shared;
+        }
+        servers = v.servers(raw.servers.as_deref().unwrap_or_default());
+        if let Some(s) = &raw.service {
+            contact = v.info_object(&s.value.contact, "contact");
+            license = v.info_object(&s.value.license, "license");
+        }
+    }
 
     let checked = match &mut raw.operations {
         None => {
@@ -132,27 +159,43 @@ pub fn validate(
             }
             let auth = Auth {
                 scheme: overlay::auth_scheme(&document),
-                token_prefixes,
-                credential_name: "API key".to_string(),
+                token_prefixes: credential.token_prefixes,
+                credential_name: credential
+                    .credential_name
+                    .unwrap_or_else(|| "API key".to_string()),
             };
             Some((document, auth))
         }
-        None => service.as_ref().map(|service| {
-            let auth = Auth {
-                scheme: AuthScheme::Bearer,
-                token_prefixes,
-                credential_name: "connector token".to_string(),
-            };
-            (lower::document(service, &auth, &operations), auth)
-        }),
+        None => match (&service, credential.scheme) {
+            (Some(service), Some(scheme)) => {
+                let auth = Auth {
+                    scheme,
+                    token_prefixes: credential.token_prefixes,
+                    credential_name: credential
+                        .credential_name
+                        .unwrap_or_else(|| "connector token".to_string()),
+                };
+                let around = lower::Around {
+                    service,
+                    auth: &auth,
+                    servers,
+                    contact,
+                    license,
+                    schemas: std::mem::take(&mut v.shared),
+                    errors: &v.errors,
+                };
+                Some((lower::document(around, &operations), auth))
+            }
+            _ => None,
+        },
     };
     let (Some(service), Some((document, auth))) = (service, built) else {
         return Err(v.problems);
     };
-    if !v.problems.is_empty() {
+    if v.errors() > 0 {
         return Err(v.problems);
     }
-    Ok(Connector {
+    let connector = Connector {
         service,
         auth,
         document,
@@ -160,12 +203,25 @@ pub fn validate(
         lint,
         targets,
         templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
-    })
+        schema_spans: v.schema_spans,
+    };
+    // What is left are warnings (an unknown schema keyword): the manifest is valid.
+    Ok((connector, v.problems))
 }
 
 #[derive(Default)]
 struct Validator {
     problems: Vec<Finding>,
+    /// Inline mode: `schemas:`, against which the author's `$ref`s resolve.
+    shared: serde_json::Map<String, serde_json::Value>,
+    /// Inline mode: the error responses every operation gets.
+    errors: lower::Errors,
+    /// The header an inline API key travels in, which no operation may declare again.
+    api_key_header: Option<String>,
+    /// Where the schemas already checked against the meta-schema are defined.
+    checked: std::collections::HashSet<usize>,
+    /// Where each of `schemas:` is defined.
+    schema_spans: Vec<(String, Span)>,
 }
 
 /// An operation with a usable id, method and path, for cross-operation checks. When its
@@ -194,6 +250,14 @@ fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {
 }
 
 impl Validator {
+    /// How many errors were found so far (warnings do not stop anything).
+    fn errors(&self) -> usize {
+        self.problems
+            .iter()
+            .filter(|f| f.severity == crate::diagnostics::Severity::Error)
+            .count()
+    }
+
     fn push(&mut self, d: Diagnostic) {
         self.problems.push(Finding::error(d));
     }
@@ -318,30 +382,6 @@ impl Validator {
                 None
             }
         }
-    }
-
-    fn auth(&mut self, a: &Spanned<RawAuth>) -> Option<String> {
-        let Some(prefix) = &a.value.token_prefix else {
-            self.missing(
-                "tokenPrefix",
-                "`auth`",
-                span(a),
-                "add `tokenPrefix: …` (the start of every connector token), or remove `auth`",
-            );
-            return None;
-        };
-        let p = &prefix.value;
-        if p.is_empty()
-            || p.chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == '`')
-        {
-            self.push(Diagnostic::InvalidTokenPrefix {
-                prefix: p.clone(),
-                span: span(prefix),
-            });
-            return None;
-        }
-        Some(p.clone())
     }
 
     /// The rules that compare operations: unique ids, unique routes (inline), one

@@ -7,17 +7,29 @@
 //! The safety-layer keys (`spends`, `async`, `idempotency`, `lintAllow`) are read by the
 //! functions here for base-mode operations too.
 
-use std::collections::HashMap;
-
 use serde_saphyr::Spanned;
 
-use super::lower::{self, QueryParam};
+use super::http::Location;
+use super::lower;
 use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::lint::Lint;
-use crate::manifest::{RawAsync, RawOperation, RawQueryParam, RawSpends, span, span_of};
+use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
 use crate::model::{Async, Idempotency, Method, Operation, Origin, SpendKind, Spends};
+
+/// The default media type of bodies.
+const JSON: &str = "application/json";
+
+/// An inline operation's plain HTTP keys, checked.
+struct HttpKeys {
+    input_type: Option<String>,
+    input_required: bool,
+    output_type: Option<String>,
+    status: u16,
+    deprecated: bool,
+    tags: Vec<String>,
+}
 
 /// The safety layer of one operation, as written (both modes read it the same way).
 pub(super) struct Safety {
@@ -90,7 +102,7 @@ impl Validator {
         let at = span(s);
         let raw = &s.value;
         let ctx = "an operation";
-        let before = self.problems.len();
+        let before = self.errors();
 
         if let Some(name) = &raw.operation {
             self.push(Diagnostic::OperationWithoutBase { span: span(name) });
@@ -193,14 +205,54 @@ impl Validator {
             .output
             .as_mut()
             .and_then(|o| self.schema(o, "output"));
-        let query = self.query(raw_mut.query.as_deref_mut().unwrap_or_default());
+        let template: &[String] = path.as_ref().map_or(&[], |(_, p)| p.as_slice());
+        let api_key = self.api_key_header.clone();
+        let params = self.parameters(
+            raw_mut.params.as_deref_mut().unwrap_or_default(),
+            Location::Path,
+            template,
+            None,
+        );
+        let query = self.parameters(
+            raw_mut.query.as_deref_mut().unwrap_or_default(),
+            Location::Query,
+            template,
+            None,
+        );
+        let headers = self.parameters(
+            raw_mut.headers.as_deref_mut().unwrap_or_default(),
+            Location::Header,
+            template,
+            api_key.as_deref(),
+        );
+        let fragment = raw_mut.openapi.as_mut().and_then(|f| self.fragment(f));
         let s: &'a Spanned<RawOperation> = s;
         let raw = &s.value;
+        let http_keys = self.http_keys(raw, method, input.is_some(), output.is_some());
+        // References in the author's schemas must resolve against `schemas:`.
+        let shared = std::mem::take(&mut self.shared);
+        let schemas = [
+            (input.as_ref(), raw.input.as_ref().map(span)),
+            (output.as_ref(), raw.output.as_ref().map(span)),
+        ];
+        for (schema, at) in schemas {
+            if let (Some(schema), Some(at)) = (schema, at) {
+                self.refs(schema, &shared, at);
+            }
+        }
+        let lists = [&params, &query, &headers];
+        let raws = [&raw.params, &raw.query, &raw.headers];
+        for (list, raw_list) in lists.into_iter().zip(raws) {
+            for (p, r) in list.iter().flatten().zip(raw_list.iter().flatten()) {
+                self.refs(&p.schema, &shared, span(r));
+            }
+        }
+        self.shared = shared;
 
         let safety = self.safety(raw, method == Some(Method::Get));
         let origin = origin(s);
 
-        if self.problems.len() > before {
+        if self.errors() > before {
             // Still hand back what cross-operation checks need (id, method, path, and
             // whether it spends or polls) so one bad field does not hide a duplicate id,
             // a duplicate route or an unsafe poll target elsewhere.
@@ -215,6 +267,7 @@ impl Validator {
         }
         let (path, path_params) = path?;
         let method = method?;
+        let http_keys = http_keys?;
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = safety
@@ -225,15 +278,32 @@ impl Validator {
         let idempotency_key = method != Method::Get
             && (spends.is_some() || async_.is_some())
             && idempotency != Idempotency::Unsupported;
-        let http = lower::operation(lower::Inline {
-            path_params: &path_params,
-            query: query?,
-            input,
-            output,
-            idempotency_key: idempotency_key.then_some(idempotency == Idempotency::Required),
-            spends: spends.is_some(),
-            is_async: async_.is_some(),
-        });
+        let input = match (input, &http_keys.input_type) {
+            (Some(input), _) => Some(input),
+            (None, Some(media)) => Some(lower::default_schema(media)),
+            (None, None) => None,
+        };
+        let http = lower::operation(
+            lower::Inline {
+                path_params: &path_params,
+                params: params?,
+                query: query?,
+                headers: headers?,
+                input,
+                input_type: http_keys.input_type.unwrap_or_else(|| JSON.to_string()),
+                input_required: http_keys.input_required,
+                output,
+                output_type: http_keys.output_type.unwrap_or_else(|| JSON.to_string()),
+                status: http_keys.status,
+                idempotency_key: idempotency_key.then_some(idempotency == Idempotency::Required),
+                spends: spends.is_some(),
+                is_async: async_.is_some(),
+                deprecated: http_keys.deprecated,
+                tags: http_keys.tags,
+                fragment,
+            },
+            &self.errors,
+        );
         Some(Checked {
             op: Operation {
                 id: id?,
@@ -255,6 +325,67 @@ impl Validator {
         })
     }
 
+    /// The plain HTTP keys of an inline operation: media types, status, deprecation,
+    /// tags. `has_input`/`has_output` say whether `input`/`output` were given.
+    fn http_keys(
+        &mut self,
+        raw: &RawOperation,
+        method: Option<Method>,
+        has_input: bool,
+        has_output: bool,
+    ) -> Option<HttpKeys> {
+        let before = self.errors();
+        let input_type = raw
+            .input_type
+            .as_ref()
+            .and_then(|t| self.media_type(t, "inputType"));
+        if let (Some(t), Some(m @ (Method::Get | Method::Delete))) = (&raw.input_type, method) {
+            self.push(Diagnostic::InputNotAllowed {
+                method: m.as_str().to_string(),
+                span: span(t),
+            });
+        }
+        if let (Some(media), false) = (&input_type, has_input)
+            && lower::is_structured(media)
+        {
+            self.missing(
+                "input",
+                "an operation",
+                raw.input_type.as_ref().map_or((0, 0).into(), span),
+                "a JSON, form or multipart body needs `input`: the JSON Schema of its fields",
+            );
+        }
+        let output_type = raw
+            .output_type
+            .as_ref()
+            .and_then(|t| self.media_type(t, "outputType"));
+        let status = match &raw.status {
+            Some(s) => self.status(s),
+            None => Some(200),
+        };
+        if let (Some(204), true) = (status, has_output) {
+            self.push(Diagnostic::InvalidStatus {
+                status: "204".to_string(),
+                expected: "a status whose response has a body; 204 (No Content) has none: remove `output`, or answer 200",
+                span: raw.status.as_ref().map_or((0, 0).into(), span),
+            });
+        }
+        let tags = raw
+            .tags
+            .iter()
+            .flatten()
+            .filter_map(|t| self.non_empty(t, "tags", "name the tag, or remove it"))
+            .collect();
+        (self.errors() == before).then_some(HttpKeys {
+            input_type: raw.input_type.as_ref().and(input_type),
+            input_required: raw.input_required.as_ref().is_none_or(|r| r.value),
+            output_type: raw.output_type.as_ref().and(output_type),
+            status: status.unwrap_or(200),
+            deprecated: raw.deprecated.as_ref().is_some_and(|d| d.value),
+            tags,
+        })
+    }
+
     /// The schema, taken out of `s` (which keeps its span) when it is one.
     pub(super) fn schema(
         &mut self,
@@ -263,6 +394,12 @@ impl Validator {
     ) -> Option<serde_json::Value> {
         match &s.value {
             serde_json::Value::Object(_) | serde_json::Value::Bool(_) => {
+                // Checked where it is defined: a schema reused through a YAML alias is
+                // one schema, reported once.
+                if !self.checked.contains(&span_of(&s.defined).offset()) {
+                    self.checked.insert(span_of(&s.defined).offset());
+                    self.check_schema(&s.value, key, span_of(&s.defined));
+                }
                 Some(std::mem::take(&mut s.value))
             }
             _ => {
@@ -270,59 +407,6 @@ impl Validator {
                 None
             }
         }
-    }
-
-    pub(super) fn query(&mut self, raw: &mut [Spanned<RawQueryParam>]) -> Option<Vec<QueryParam>> {
-        let before = self.problems.len();
-        let mut seen: HashMap<&str, ()> = HashMap::new();
-        let mut out = Vec::with_capacity(raw.len());
-        for q in raw {
-            let at = span(q);
-            let Some(name) = &q.value.name else {
-                self.missing("name", "a query parameter", at, "add `name: limit`");
-                continue;
-            };
-            let n = name.value.as_str();
-            let reason = if n.is_empty() {
-                Some("the name is empty")
-            } else if !n
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-            {
-                Some("the name has characters other than letters, digits, `_`, `-` or `.`")
-            } else if seen.insert(n, ()).is_some() {
-                Some("declared twice in this operation")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                self.push(Diagnostic::InvalidQueryParameter {
-                    name: n.to_string(),
-                    reason: reason.to_string(),
-                    span: span(name),
-                });
-            }
-            let description = q.value.description.as_ref().and_then(|d| {
-                self.non_empty(
-                    d,
-                    "description",
-                    "describe the parameter, or remove `description`",
-                )
-            });
-            let schema = match &mut q.value.schema {
-                Some(s) => self.schema(s, "schema"),
-                None => Some(serde_json::json!({ "type": "string" })),
-            };
-            if let Some(schema) = schema {
-                out.push(QueryParam {
-                    name: n.to_string(),
-                    description,
-                    required: q.value.required.unwrap_or(false),
-                    schema,
-                });
-            }
-        }
-        (self.problems.len() == before).then_some(out)
     }
 
     pub(super) fn spends(&mut self, s: &Spanned<RawSpends>) -> Option<Spends> {

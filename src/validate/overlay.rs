@@ -47,7 +47,7 @@ impl Validator {
     ) -> Option<Checked<'a>> {
         let raw = &s.value;
         let at = span(s);
-        let before = self.problems.len();
+        let before = self.errors();
         let inline_keys = [
             ("method", raw.method.as_ref().map(span)),
             ("path", raw.path.as_ref().map(span)),
@@ -215,7 +215,7 @@ impl Validator {
             query: Vec::new(),
         };
         let path_params = template_params(&found.path);
-        if self.problems.len() > before {
+        if self.errors() > before {
             return id.map(|id| Checked {
                 op: placeholder(id, method, found.path.clone(), path_params, origin),
                 raw: s,

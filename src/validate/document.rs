@@ -1,0 +1,340 @@
+//! The manifest-wide keys that shape the HTTP document: `auth:`, and in inline mode
+//! `schemas:`, `servers:`, `errors:` and `service.contact`/`license`.
+//!
+//! Takes: the raw keys (JSON Schemas are moved out). Returns (through `Validator`): the
+//! credential as prose and the security scheme describe it, the shared schemas (their
+//! references checked), the extra servers and the error model — or a problem for each
+//! key that a client could not use. In base mode the provider's document says all of it,
+//! so the inline-only keys are refused there.
+
+use serde_json::{Map, Value};
+use serde_saphyr::Spanned;
+
+use super::Validator;
+use super::lower::Errors;
+use crate::diagnostics::{Diagnostic, suggest};
+use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
+use crate::model::{AUTH_SCHEMES, AuthScheme};
+
+/// The credential, as `auth:` describes it.
+pub(super) struct Credential {
+    /// `None` in base mode, where the document's security schemes decide.
+    pub scheme: Option<AuthScheme>,
+    pub token_prefixes: Vec<String>,
+    pub credential_name: Option<String>,
+}
+
+impl Validator {
+    /// `auth:`. In base mode `scheme`, `in` and `name` come from the document.
+    pub(super) fn credential(
+        &mut self,
+        a: Option<&Spanned<RawAuth>>,
+        base_mode: bool,
+    ) -> Credential {
+        let Some(a) = a else {
+            return Credential {
+                scheme: (!base_mode).then_some(AuthScheme::Bearer),
+                token_prefixes: Vec::new(),
+                credential_name: None,
+            };
+        };
+        let raw = &a.value;
+        if base_mode {
+            for (key, value) in [
+                ("scheme", &raw.scheme),
+                ("in", &raw.in_),
+                ("name", &raw.name),
+            ] {
+                if let Some(v) = value {
+                    self.push(Diagnostic::InlineKeyWithBase {
+                        key: match key {
+                            "scheme" => "auth.scheme",
+                            "in" => "auth.in",
+                            _ => "auth.name",
+                        },
+                        span: span(v),
+                    });
+                }
+            }
+        }
+        let scheme = if base_mode { None } else { self.auth_scheme(a) };
+        let token_prefixes = match &raw.token_prefix {
+            None => Vec::new(),
+            Some(p) => self.token_prefixes(p),
+        };
+        let credential_name = raw.credential_name.as_ref().and_then(|n| {
+            self.non_empty(
+                n,
+                "credentialName",
+                "name the credential as the person knows it, e.g. `API key`",
+            )
+            .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
+        });
+        Credential {
+            scheme,
+            token_prefixes,
+            credential_name,
+        }
+    }
+
+    fn auth_scheme(&mut self, a: &Spanned<RawAuth>) -> Option<AuthScheme> {
+        let raw = &a.value;
+        let name = raw.scheme.as_ref().map_or("bearer", |s| s.value.trim());
+        if !AUTH_SCHEMES.contains(&name) {
+            self.push(Diagnostic::InvalidAuth {
+                reason: format!(
+                    "`{name}` is not a scheme; {}",
+                    suggest(name, AUTH_SCHEMES.iter().copied())
+                ),
+                span: raw.scheme.as_ref().map_or(span(a), span),
+            });
+            return None;
+        }
+        if name != "apiKey" {
+            for (key, value) in [("in", &raw.in_), ("name", &raw.name)] {
+                if let Some(v) = value {
+                    self.push(Diagnostic::InvalidAuth {
+                        reason: format!("`{key}` applies to `scheme: apiKey` only, not `{name}`"),
+                        span: span(v),
+                    });
+                }
+            }
+        }
+        match name {
+            "basic" => Some(AuthScheme::Basic),
+            "apiKey" => {
+                let location = raw.in_.as_ref().map_or("header", |l| l.value.trim());
+                if !matches!(location, "header" | "query") {
+                    self.push(Diagnostic::InvalidAuth {
+                        reason: format!(
+                            "an API key goes in the `header` or the `query`, not `{location}`"
+                        ),
+                        span: raw.in_.as_ref().map_or(span(a), span),
+                    });
+                    return None;
+                }
+                let Some(key_name) = &raw.name else {
+                    self.missing(
+                        "name",
+                        "`auth`",
+                        span(a),
+                        "add `name: X-API-Key` (the header or query parameter that carries the key)",
+                    );
+                    return None;
+                };
+                let n = key_name.value.trim();
+                let valid = !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c));
+                if !valid {
+                    self.push(Diagnostic::InvalidAuth {
+                        reason: format!("`{n}` is not a header or query parameter name"),
+                        span: span(key_name),
+                    });
+                    return None;
+                }
+                Some(AuthScheme::ApiKey {
+                    location: location.to_string(),
+                    name: n.to_string(),
+                })
+            }
+            _ => Some(AuthScheme::Bearer),
+        }
+    }
+
+    /// `tokenPrefix`: one prefix, or a list of them.
+    fn token_prefixes(&mut self, p: &Spanned<Value>) -> Vec<String> {
+        let values: Vec<&Value> = match &p.value {
+            Value::Array(list) if !list.is_empty() => list.iter().collect(),
+            other => vec![other],
+        };
+        let mut out = Vec::with_capacity(values.len());
+        for v in values {
+            match v.as_str() {
+                Some(text)
+                    if !text.is_empty()
+                        && !text
+                            .chars()
+                            .any(|c| c.is_whitespace() || c.is_control() || c == '`') =>
+                {
+                    out.push(text.to_string());
+                }
+                _ => self.push(Diagnostic::InvalidTokenPrefix {
+                    prefix: match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    span: span(p),
+                }),
+            }
+        }
+        out
+    }
+
+    /// In base mode the provider's document says what these keys would: refuse them.
+    pub(super) fn no_inline_document_keys(&mut self, raw: &RawManifest) {
+        if let Some(s) = &raw.schemas {
+            self.push(Diagnostic::InlineKeyWithBase {
+                key: "schemas",
+                span: span(s),
+            });
+        }
+        if let Some(s) = raw.servers.as_ref().and_then(|s| s.first()) {
+            self.push(Diagnostic::InlineKeyWithBase {
+                key: "servers",
+                span: span(s),
+            });
+        }
+        if let Some(e) = &raw.errors {
+            self.push(Diagnostic::InlineKeyWithBase {
+                key: "errors",
+                span: span(e),
+            });
+        }
+    }
+
+    /// `schemas:`, taken out of the raw manifest, each a schema whose references resolve.
+    pub(super) fn shared_schemas(
+        &mut self,
+        raw: &mut Option<Spanned<indexmap::IndexMap<String, Spanned<Value>>>>,
+        reserve_problem: bool,
+    ) -> Map<String, Value> {
+        let mut out = Map::new();
+        let Some(raw) = raw else {
+            return out;
+        };
+        let mut spans = Vec::new();
+        for (name, schema) in raw.value.iter_mut() {
+            let at = span(schema);
+            let valid_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+            if !valid_name {
+                self.push(Diagnostic::InvalidSchema {
+                    key: "schemas",
+                    span: at,
+                });
+                continue;
+            }
+            if reserve_problem && name == "Problem" {
+                self.push(Diagnostic::InvalidOpenapiFragment {
+                    key: "Problem".to_string(),
+                    reason: "connectorgen's default error responses use `#/components/schemas/Problem`: rename the schema, or declare the provider's own `errors:`".to_string(),
+                    span: at,
+                });
+                continue;
+            }
+            if let Some(schema) = self.schema(schema, "schemas") {
+                out.insert(name.clone(), schema);
+                spans.push(at);
+                self.schema_spans.push((name.clone(), at));
+            }
+        }
+        for (schema, at) in out.values().zip(spans) {
+            self.refs(schema, &out, at);
+        }
+        out
+    }
+
+    /// `servers:` after `publicUrl`.
+    pub(super) fn servers(&mut self, raw: &[Spanned<RawServer>]) -> Vec<(String, Option<String>)> {
+        raw.iter()
+            .filter_map(|s| {
+                let Some(url) = &s.value.url else {
+                    self.missing("url", "a server", span(s), "add `url: https://…`");
+                    return None;
+                };
+                let url = self.check_url(url, "servers.url")?;
+                let description = s.value.description.as_ref().and_then(|d| {
+                    self.non_empty(
+                        d,
+                        "description",
+                        "describe the server, or remove `description`",
+                    )
+                });
+                Some((url, description))
+            })
+            .collect()
+    }
+
+    /// `errors:`: the provider's error body and statuses, or RFC 9457 problems.
+    pub(super) fn error_model(&mut self, raw: &mut Option<Spanned<RawErrors>>) -> Errors {
+        let Some(raw) = raw else {
+            return Errors::Problem;
+        };
+        let at = span(raw);
+        let before = self.errors();
+        let content_type = match &raw.value.content_type {
+            Some(t) => self.media_type(t, "errors.contentType"),
+            None => Some("application/json".to_string()),
+        };
+        let schema = match &mut raw.value.schema {
+            // Its references are checked once `schemas:` is known (`validate`).
+            Some(s) => self.schema(s, "errors.schema"),
+            None => {
+                self.missing(
+                    "schema",
+                    "`errors`",
+                    at,
+                    "give the JSON Schema of the provider's error body, e.g. `schema: { $ref: \"#/components/schemas/Error\" }`",
+                );
+                None
+            }
+        };
+        let mut statuses = Vec::new();
+        match &raw.value.statuses {
+            None => self.missing(
+                "statuses",
+                "`errors`",
+                at,
+                "list the error statuses every operation may answer with, e.g. `statuses: [400, 401, 404, 429, 500]`, or `[default]`",
+            ),
+            Some(list) => {
+                for status in &list.value {
+                    let text = match &status.value {
+                        Value::Number(n) => n.to_string(),
+                        Value::String(s) => s.trim().to_string(),
+                        other => other.to_string(),
+                    };
+                    let valid = text == "default"
+                        || text.parse::<u16>().is_ok_and(|c| (400..=599).contains(&c));
+                    if !valid {
+                        self.push(Diagnostic::InvalidStatus {
+                            status: text,
+                            expected: "an error status, 400 to 599, or `default`",
+                            span: span(status),
+                        });
+                    } else if !statuses.contains(&text) {
+                        statuses.push(text);
+                    }
+                }
+            }
+        }
+        match (content_type, schema, self.errors() == before) {
+            (Some(content_type), Some(schema), true) => Errors::Provider {
+                content_type,
+                schema,
+                statuses,
+            },
+            _ => Errors::Problem,
+        }
+    }
+
+    /// `service.contact` / `service.license`: a mapping, as OpenAPI's `info` holds it.
+    pub(super) fn info_object(&mut self, raw: &Option<Spanned<Value>>, key: &str) -> Option<Value> {
+        let raw = raw.as_ref()?;
+        if raw.value.is_object() {
+            Some(raw.value.clone())
+        } else {
+            self.push(Diagnostic::WrongType {
+                message: format!("`{key}` must be a mapping"),
+                span: span(raw),
+                help: Some(format!(
+                    "write e.g. `{key}: {{ name: …, url: https://… }}`, as OpenAPI's info.{key}"
+                )),
+            });
+            None
+        }
+    }
+}

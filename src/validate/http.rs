@@ -1,0 +1,444 @@
+//! The HTTP keys of inline operations: parameters of every location, media types,
+//! statuses, the `openapi:` fragment, and `$ref`s into `schemas:`.
+//!
+//! Takes: raw values of one inline operation (JSON Schemas are moved out, as elsewhere).
+//! Returns (through `Validator`): checked values for `lower.rs`, and a problem for every
+//! HTTP construct a client would get wrong: a style the location does not allow,
+//! `explode` on a scalar, a header connectorgen generates itself, a media type that is
+//! not `type/subtype`, a non-2xx success status, a reference that points nowhere.
+//! Must never: let through an operation whose generated request differs from what the
+//! author wrote; every rule here exists because a client built from openapi.json would
+//! otherwise send the wrong bytes.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+use serde_saphyr::Spanned;
+
+use super::Validator;
+use super::lower::Param;
+use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::manifest::{RawQueryParam, span};
+use crate::model::IDEMPOTENCY_HEADER;
+
+/// Where a parameter goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    Path,
+    Query,
+    Header,
+}
+
+impl Location {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+        }
+    }
+
+    /// The styles OpenAPI allows here; the first is the default.
+    fn styles(self) -> &'static [&'static str] {
+        match self {
+            Location::Path => &["simple", "label", "matrix"],
+            Location::Query => &["form", "spaceDelimited", "pipeDelimited", "deepObject"],
+            Location::Header => &["simple"],
+        }
+    }
+
+    /// How the manifest names the list the parameter is in.
+    fn key(self) -> &'static str {
+        match self {
+            Location::Path => "params",
+            Location::Query => "query",
+            Location::Header => "headers",
+        }
+    }
+}
+
+/// Header parameters a client sets itself or connectorgen generates: declaring them
+/// would make a client send them twice, or send a different value.
+const RESERVED_HEADERS: [&str; 4] = [
+    "Authorization",
+    "Content-Type",
+    "Accept",
+    IDEMPOTENCY_HEADER,
+];
+
+/// Operation Object keys an `openapi:` fragment may set.
+const FRAGMENT_KEYS: [&str; 9] = [
+    "tags",
+    "externalDocs",
+    "parameters",
+    "requestBody",
+    "responses",
+    "callbacks",
+    "deprecated",
+    "security",
+    "servers",
+];
+
+/// Keys connectorgen writes itself, which a fragment may not replace.
+const OWNED_KEYS: [&str; 10] = [
+    "operationId",
+    "summary",
+    "description",
+    "x-openai-isConsequential",
+    "x-long-running",
+    "x-poll-operationId",
+    "x-typical-seconds",
+    "x-cost-kind",
+    "x-cost-note",
+    "x-requires-confirmation",
+];
+
+impl Validator {
+    /// One list of parameters (`params`, `query` or `headers`), checked. `path` holds
+    /// the path template's parameter names; `reserved` more header names to refuse (the
+    /// API key's).
+    pub(super) fn parameters(
+        &mut self,
+        raw: &mut [Spanned<RawQueryParam>],
+        location: Location,
+        path: &[String],
+        reserved: Option<&str>,
+    ) -> Option<Vec<Param>> {
+        let before = self.errors();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut out = Vec::with_capacity(raw.len());
+        for q in raw {
+            let at = span(q);
+            let what = match location {
+                Location::Path => "a path parameter",
+                Location::Query => "a query parameter",
+                Location::Header => "a header parameter",
+            };
+            let Some(name) = &q.value.name else {
+                self.missing("name", what, at, "add `name: …`");
+                continue;
+            };
+            let n = name.value.as_str();
+            let key = match location {
+                // Header names compare without case.
+                Location::Header => n.to_ascii_lowercase(),
+                _ => n.to_string(),
+            };
+            let reason = if n.is_empty() {
+                Some("the name is empty".to_string())
+            } else if location == Location::Header
+                && !n
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+            {
+                Some("a header name is letters, digits and `!#$%&'*+-.^_`|~`".to_string())
+            } else if location != Location::Header
+                && !n
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                Some(
+                    "the name has characters other than letters, digits, `_`, `-` or `.`"
+                        .to_string(),
+                )
+            } else if !seen.insert(key) {
+                Some("declared twice in this operation".to_string())
+            } else if location == Location::Path && !path.iter().any(|p| p == n) {
+                Some(format!(
+                    "the path has no `{{{n}}}`; {}",
+                    suggest(n, path.iter().map(String::as_str))
+                ))
+            } else if location == Location::Header
+                && let Some(r) = RESERVED_HEADERS
+                    .iter()
+                    .copied()
+                    .chain(reserved)
+                    .find(|r| r.eq_ignore_ascii_case(n))
+            {
+                Some(format!(
+                    "`{r}` is sent by the client or generated by connectorgen; remove it"
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                let d = match location {
+                    Location::Query => Diagnostic::InvalidQueryParameter {
+                        name: n.to_string(),
+                        reason,
+                        span: span(name),
+                    },
+                    _ => Diagnostic::InvalidParameter {
+                        location: location.as_str(),
+                        name: n.to_string(),
+                        reason,
+                        span: span(name),
+                    },
+                };
+                self.push(d);
+            }
+            let description = q.value.description.as_ref().and_then(|d| {
+                self.non_empty(
+                    d,
+                    "description",
+                    "describe the parameter, or remove `description`",
+                )
+            });
+            let required = match (location, q.value.required) {
+                (Location::Path, Some(false)) => {
+                    self.push(Diagnostic::InvalidParameter {
+                        location: "path",
+                        name: n.to_string(),
+                        reason: "a path parameter is always required; remove `required: false`"
+                            .to_string(),
+                        span: at,
+                    });
+                    true
+                }
+                (Location::Path, _) => true,
+                (_, r) => r.unwrap_or(false),
+            };
+            let schema = match &mut q.value.schema {
+                Some(s) => self.schema(s, "schema"),
+                None => Some(serde_json::json!({ "type": "string" })),
+            };
+            let style = q.value.style.as_ref().map(|s| s.value.trim().to_string());
+            let explode = q.value.explode.as_ref().map(|e| e.value);
+            if let Some(schema) = &schema {
+                self.style(q, location, schema, n);
+            }
+            if let Some(schema) = schema {
+                out.push(Param {
+                    name: n.to_string(),
+                    location: location.as_str(),
+                    description,
+                    required,
+                    style,
+                    explode,
+                    schema,
+                });
+            }
+        }
+        (self.errors() == before).then_some(out)
+    }
+
+    /// `style` must be one the location allows and fit the schema; `explode` needs a list
+    /// or an object to mean anything.
+    fn style(
+        &mut self,
+        q: &Spanned<RawQueryParam>,
+        location: Location,
+        schema: &Value,
+        name: &str,
+    ) {
+        let kind = schema_kind(schema);
+        if let Some(style) = &q.value.style {
+            let value = style.value.trim();
+            let reason = if !location.styles().contains(&value) {
+                Some(format!(
+                    "`{value}` is not a style for {} parameters; {}",
+                    location.as_str(),
+                    suggest(value, location.styles().iter().copied())
+                ))
+            } else if matches!(value, "deepObject" | "spaceDelimited" | "pipeDelimited")
+                && !matches!(kind, Some("array" | "object"))
+            {
+                Some(format!(
+                    "`{value}` needs a list (`type: array`) or object schema"
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                self.push(Diagnostic::InvalidStyle {
+                    name: name.to_string(),
+                    key: location.key(),
+                    reason,
+                    span: span(style),
+                });
+            }
+        }
+        if let Some(explode) = &q.value.explode
+            && !matches!(kind, Some("array" | "object"))
+        {
+            self.push(Diagnostic::InvalidStyle {
+                name: name.to_string(),
+                key: location.key(),
+                reason: "`explode` only changes how a list or an object is sent; give the parameter a `type: array` or `type: object` schema, or remove `explode`".to_string(),
+                span: span(explode),
+            });
+        }
+    }
+
+    /// A media type as written: `type/subtype`, with optional parameters.
+    pub(super) fn media_type(
+        &mut self,
+        raw: &Spanned<String>,
+        key: &'static str,
+    ) -> Option<String> {
+        let value = raw.value.trim();
+        let essence = value.split(';').next().unwrap_or_default().trim();
+        let token = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "!#$&-^_.+".contains(c))
+        };
+        let valid = match essence.split_once('/') {
+            Some((t, sub)) => token(t) && token(sub),
+            None => false,
+        };
+        if valid {
+            Some(value.to_string())
+        } else {
+            self.push(Diagnostic::InvalidMediaType {
+                key,
+                value: raw.value.clone(),
+                span: span(raw),
+            });
+            None
+        }
+    }
+
+    /// The success status: 2xx.
+    pub(super) fn status(&mut self, raw: &Spanned<i64>) -> Option<u16> {
+        match u16::try_from(raw.value) {
+            Ok(code @ 200..=299) => Some(code),
+            _ => {
+                self.push(Diagnostic::InvalidStatus {
+                    status: raw.value.to_string(),
+                    expected: "a success status, 200 to 299",
+                    span: span(raw),
+                });
+                None
+            }
+        }
+    }
+
+    /// The `openapi:` escape hatch: an Operation Object fragment, of keys connectorgen
+    /// does not own.
+    pub(super) fn fragment(&mut self, raw: &mut Spanned<Value>) -> Option<Map<String, Value>> {
+        let at = span(raw);
+        let Value::Object(map) = std::mem::take(&mut raw.value) else {
+            self.push(Diagnostic::InvalidOpenapiFragment {
+                key: String::new(),
+                reason: "it must be a mapping of OpenAPI Operation Object fields".to_string(),
+                span: at,
+            });
+            return None;
+        };
+        let before = self.errors();
+        for key in map.keys() {
+            let reason = if OWNED_KEYS.contains(&key.as_str()) {
+                Some(format!(
+                    "`{key}` is written by connectorgen from the manifest; set it there, not in the fragment"
+                ))
+            } else if !key.starts_with("x-") && !FRAGMENT_KEYS.contains(&key.as_str()) {
+                Some(format!(
+                    "`{key}` is not an OpenAPI Operation Object field; {}",
+                    suggest(key, FRAGMENT_KEYS.iter().copied())
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                self.push(Diagnostic::InvalidOpenapiFragment {
+                    key: key.clone(),
+                    reason,
+                    span: at,
+                });
+            }
+        }
+        (self.errors() == before).then_some(map)
+    }
+
+    /// Every `$ref` in a schema the author wrote must point at one of `schemas:` (or
+    /// inside one): inside openapi.json nothing else resolves.
+    pub(super) fn refs(&mut self, schema: &Value, schemas: &Map<String, Value>, at: Span) {
+        match schema {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match (key.as_str(), value) {
+                        ("$ref", Value::String(reference)) => {
+                            if let Some(reason) = unresolved(reference, schemas) {
+                                self.push(Diagnostic::UnresolvedRef {
+                                    reference: reference.clone(),
+                                    reason,
+                                    span: at,
+                                });
+                            }
+                        }
+                        // Literal data may hold anything, `$ref` keys included.
+                        ("example" | "examples" | "default" | "const" | "enum", _) => {}
+                        _ => self.refs(value, schemas, at),
+                    }
+                }
+            }
+            Value::Array(list) => list.iter().for_each(|v| self.refs(v, schemas, at)),
+            _ => {}
+        }
+    }
+}
+
+/// Why a reference does not resolve against `schemas:`, if it does not.
+fn unresolved(reference: &str, schemas: &Map<String, Value>) -> Option<String> {
+    let Some(rest) = reference.strip_prefix("#/components/schemas/") else {
+        return Some(
+            "only `#/components/schemas/<name>` references resolve: write the shared schema under `schemas:` and point at it there".to_string(),
+        );
+    };
+    let mut segments = rest.split('/');
+    let name = crate::model::unescape(segments.next().unwrap_or_default());
+    let Some(mut value) = schemas.get(&name) else {
+        return Some(format!(
+            "`schemas:` has no `{name}`; {}",
+            suggest(&name, schemas.keys().map(String::as_str))
+        ));
+    };
+    for segment in segments {
+        let key = crate::model::unescape(segment);
+        let next = match value {
+            Value::Object(map) => map.get(&key),
+            Value::Array(list) => key.parse::<usize>().ok().and_then(|i| list.get(i)),
+            _ => None,
+        };
+        match next {
+            Some(v) => value = v,
+            None => return Some(format!("`{name}` has nothing at `{rest}`")),
+        }
+    }
+    None
+}
+
+/// What a schema holds: its `type` when it is one name, or what its keywords imply; for
+/// a union, a list or object when one of its branches is one (Stripe's `created` is an
+/// object of bounds or a timestamp).
+fn schema_kind(schema: &Value) -> Option<&str> {
+    if let Some(branches) = ["anyOf", "oneOf"]
+        .iter()
+        .find_map(|k| schema.get(*k).and_then(Value::as_array))
+    {
+        let kinds: Vec<Option<&str>> = branches.iter().map(schema_kind).collect();
+        return ["object", "array"]
+            .into_iter()
+            .find(|k| kinds.contains(&Some(*k)));
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(Value::Array(types)) => {
+            let named: Vec<&str> = types
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .collect();
+            match named.as_slice() {
+                [one] => Some(one),
+                _ => None,
+            }
+        }
+        _ if schema.get("properties").is_some() => Some("object"),
+        _ if schema.get("items").is_some() => Some("array"),
+        // A reference's target is checked where it is written; trust its author here.
+        _ if schema.get("$ref").is_some() => Some("object"),
+        _ => None,
+    }
+}
