@@ -3,12 +3,16 @@
 //! clear diagnostic or correct output, in bounded time and memory, with the files
 //! already on disk intact. docs/GUARANTEES.md lists each promise with its test here.
 
+#[path = "support/cli.rs"]
+mod cli;
+
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use cli::ChildGuard;
 use connectorgen::generate;
 use connectorgen::render::Outputs;
 
@@ -31,12 +35,11 @@ fn bin() -> Command {
 /// fail the test, not stall it).
 fn run_within(mut cmd: Command, limit: Duration) -> (Output, Duration) {
     let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
+    let mut child = ChildGuard::spawn(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     // Drain both pipes on threads so a chatty child cannot block on a full pipe.
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
@@ -54,11 +57,11 @@ fn run_within(mut cmd: Command, limit: Duration) -> (Output, Duration) {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running after {limit:?}: {cmd:?}");
-        }
+        // The guard kills and reaps the child as this panic unwinds.
+        assert!(
+            start.elapsed() <= limit,
+            "still running after {limit:?}: {cmd:?}"
+        );
         std::thread::sleep(Duration::from_millis(2));
     };
     let elapsed = start.elapsed();
@@ -435,13 +438,13 @@ fn killed_build_leaves_previous_outputs_complete() {
 
     let mut killed_while_writing = 0;
     for attempt in 0..4 {
-        let mut child: Child = bin()
-            .current_dir(dir.path())
-            .arg("build")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = ChildGuard::spawn(
+            bin()
+                .current_dir(dir.path())
+                .arg("build")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
         // Odd attempts: kill as soon as a temporary file exists. Even ones: at a fixed
         // delay, wherever the build is then.
         let start = Instant::now();
@@ -535,18 +538,18 @@ fn concurrent_builds_never_mix_or_truncate() {
     };
     for round in 0..6 {
         let spawn = |i: usize| {
-            bin()
-                .current_dir(dir.path())
-                .args([
-                    "build",
-                    &format!("{i}/connector.yaml"),
-                    "--out",
-                    "generated",
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            ChildGuard::spawn(
+                bin()
+                    .current_dir(dir.path())
+                    .args([
+                        "build",
+                        &format!("{i}/connector.yaml"),
+                        "--out",
+                        "generated",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped()),
+            )
         };
         let (a, b) = if round % 2 == 0 {
             (spawn(0), spawn(1))
@@ -622,6 +625,31 @@ fn symlink_outside_output_folder_is_refused() {
 
 // ---- Clean failure surface ------------------------------------------------------------
 
+/// The guard every test here spawns through: a panic while the child runs (a failed
+/// assertion, a hang caught by a bound) must not leave the child running.
+#[cfg(target_os = "linux")]
+#[test]
+fn child_guard_kills_and_reaps_its_child_when_a_test_panics() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let failing_test = std::thread::spawn(move || {
+        let child = ChildGuard::spawn(
+            Command::new("sleep")
+                .arg("600")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
+        tx.send(child.id()).unwrap();
+        panic!("a failing assertion while the child runs");
+    });
+    assert!(failing_test.join().is_err(), "the thread panicked");
+    let pid = rx.recv().unwrap();
+    // Killed and reaped: the process is gone from /proc, not a zombie.
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "sleep (pid {pid}) survived the panic"
+    );
+}
+
 /// `connectorgen … | head -1` with head gone before anything is printed.
 #[test]
 fn closed_stdout_does_not_panic() {
@@ -633,13 +661,13 @@ fn closed_stdout_does_not_panic() {
         &["build", "--help"],
         &["--version"],
     ] {
-        let mut child = bin()
-            .current_dir(dir.path())
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = ChildGuard::spawn(
+            bin()
+                .current_dir(dir.path())
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
         // Closing our end now: the child's first write to stdout meets a closed pipe.
         drop(child.stdout.take());
         let out = child.wait_with_output().unwrap();

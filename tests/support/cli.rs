@@ -42,3 +42,48 @@ pub fn workspace(source: &str, built: bool) -> tempfile::TempDir {
     }
     dir
 }
+
+/// A spawned child process that is killed and reaped when the guard is dropped, so a
+/// failing test (a panic while the child runs) never leaves it running after the test
+/// binary exits. Use it for every child that may outlive an assertion: `build --watch`,
+/// a build to be killed, anything waited on with a timeout.
+///
+/// Derefs to the `Child`; `wait_with_output` consumes the guard like
+/// `Child::wait_with_output`, and a child already reaped is not touched again.
+pub struct ChildGuard(Option<std::process::Child>);
+
+impl ChildGuard {
+    /// Spawns `cmd`; panics (failing the test) if it cannot start.
+    pub fn spawn(cmd: &mut Command) -> ChildGuard {
+        ChildGuard(Some(cmd.spawn().expect("the child process starts")))
+    }
+
+    /// Waits for the child to exit and collects its piped stdout and stderr.
+    pub fn wait_with_output(mut self) -> std::io::Result<Output> {
+        let child = self.0.take().expect("the child is still guarded");
+        child.wait_with_output()
+    }
+}
+
+impl std::ops::Deref for ChildGuard {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("the child is still guarded")
+    }
+}
+
+impl std::ops::DerefMut for ChildGuard {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.as_mut().expect("the child is still guarded")
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            // Both fail only if the child was already reaped: then there is nothing to end.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
