@@ -54,6 +54,12 @@ pub struct Options {
     pub templates: Option<templates::Sources>,
     /// The manifest's folder, against which its `templates:` is resolved.
     pub manifest_dir: Option<std::path::PathBuf>,
+    /// Template fuel for the run (`--template-fuel`), instead of the default that grows
+    /// with the manifest (`templates::Limits`).
+    pub template_fuel: Option<u64>,
+    /// The largest text one render may produce (`--max-template-output`), instead of
+    /// `templates::DEFAULT_MAX_OUTPUT`.
+    pub max_template_output: Option<u64>,
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -99,7 +105,12 @@ pub fn analyze_with(
         }
         (None, None) => templates::defaults(),
     };
-    let rendered = render::render(&connector, &file_name(name), &sources)?;
+    let limits = templates::Limits::for_manifest(
+        text.len(),
+        options.template_fuel,
+        options.max_template_output,
+    );
+    let rendered = render::render(&connector, &file_name(name), &sources, limits)?;
     let mut findings = lint::run(&raw, &connector, &rendered.descriptions);
     findings.extend(rendered.findings);
     Ok(Analysis {

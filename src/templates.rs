@@ -2,9 +2,15 @@
 //!
 //! Takes: a folder path (for `--templates DIR` / `templates:` in the manifest, or for
 //! `templates export`). Returns: the template sources by name, defaults first and the
-//! folder's files over them, or a one-line error naming the file.
+//! folder's files over them, or a one-line error naming the file; and the `Limits` that
+//! bound what templates may do in one run.
 //! Must never: accept a file name it does not know (a typo would silently keep the
 //! default), or overwrite an existing file on export without `force`.
+//!
+//! Why limits: a templates folder comes with the manifest, from a pull request, and a
+//! template is a program (`{% for %}` in `{% for %}`, `"x" * 10**9`, a string doubled
+//! through `namespace`). Without a bound, `build` or `check` in CI would run until
+//! killed and take the machine's memory with it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +52,47 @@ short form, for the openai target when the full text does not fit.",
         variables: "the same variables as llms.txt.j2.",
     },
 ];
+
+/// What the templates may do in one run; `render` stops with an error naming the
+/// template and the limit when either is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// minijinja fuel for the whole run, shared by every render in order: one unit per
+    /// instruction, and one per 64 bytes of text created or processed. So it bounds both
+    /// time and memory (a string is only built if the fuel left can pay for it).
+    pub fuel: u64,
+    /// The largest text a single render may produce (a file, or one operation's
+    /// description), in bytes.
+    pub max_output: u64,
+}
+
+/// Fuel every run gets, whatever the manifest's size: far more than the default
+/// templates need for the bundled examples (under 1,000), small enough that a runaway
+/// template stops within a second and about 200 MB (README "Guarantees").
+pub const BASE_FUEL: u64 = 4_000_000;
+
+/// Fuel added per this many bytes of manifest. The default templates use 0.13 to 0.15
+/// fuel per manifest byte on the synthetic bench manifests (13.3 M for 100,000
+/// operations, 89 MB, every target) and less on text-heavy ones, so half a fuel per byte
+/// leaves them more than three times what they need at any size, while the memory a
+/// runaway template can take stays in proportion to the manifest.
+pub const MANIFEST_BYTES_PER_FUEL: u64 = 2;
+
+/// The default `--max-template-output`: the largest file the default templates write for
+/// 100,000 operations is 30 MB (descriptions.md).
+pub const DEFAULT_MAX_OUTPUT: u64 = 256 << 20;
+
+impl Limits {
+    /// The limits for a manifest of `manifest_bytes` bytes: `fuel` and `max_output`
+    /// when given (`--template-fuel`, `--max-template-output`), the defaults otherwise.
+    pub fn for_manifest(manifest_bytes: usize, fuel: Option<u64>, max_output: Option<u64>) -> Self {
+        let scaled = manifest_bytes as u64 / MANIFEST_BYTES_PER_FUEL;
+        Limits {
+            fuel: fuel.unwrap_or(BASE_FUEL.saturating_add(scaled)),
+            max_output: max_output.unwrap_or(DEFAULT_MAX_OUTPUT),
+        }
+    }
+}
 
 /// Template name → source, as a run will use them.
 pub type Sources = BTreeMap<String, String>;
