@@ -7,6 +7,7 @@
 //! (compare with disk). `analyze` runs everything up to the writing; `report` turns
 //! its findings into text for people and CI tools.
 
+pub mod atomic_file;
 pub mod check;
 pub mod diagnostics;
 pub mod explain;
