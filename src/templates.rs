@@ -5,7 +5,8 @@
 //! folder's files over them, or a one-line error naming the file; and the `Limits` that
 //! bound what templates may do in one run.
 //! Must never: accept a file name it does not know (a typo would silently keep the
-//! default), or overwrite an existing file on export without `force`.
+//! default), overwrite an existing file on export without `force`, or write through a
+//! symbolic link on export (even with `force`).
 //!
 //! Why limits: a templates folder comes with the manifest, from a pull request, and a
 //! template is a program (`{% for %}` in `{% for %}`, `"x" * 10**9`, a string doubled
@@ -158,16 +159,25 @@ pub fn load_dir(dir: &Path) -> Result<Sources, TemplateDirError> {
 }
 
 /// Writes the default templates into `dir` (created if missing) as a starting point.
-/// Returns the files written. Refuses, before writing any, if one exists and not `force`.
+/// Returns the files written. Refuses, before writing any, if one exists and not
+/// `force`, or if one is a symbolic link (it may lead anywhere). Each file is replaced
+/// atomically, with the mode of the file it replaces or 0666 minus the umask.
 pub fn export(dir: &Path, force: bool) -> Result<Vec<PathBuf>, TemplateDirError> {
     let paths: Vec<PathBuf> = TEMPLATES.iter().map(|t| dir.join(t.name)).collect();
-    if !force && let Some(existing) = paths.iter().find(|p| p.exists()) {
+    for path in &paths {
+        let Ok(meta) = path.symlink_metadata() else {
+            continue;
+        };
+        let why = if meta.file_type().is_symlink() {
+            "it is a symbolic link; remove the link or export into another folder"
+        } else if !force {
+            "it already exists (use --force to overwrite)"
+        } else {
+            continue;
+        };
         return Err(TemplateDirError::Io {
-            path: existing.clone(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "it already exists (use --force to overwrite)",
-            ),
+            path: path.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, why),
         });
     }
     std::fs::create_dir_all(dir).map_err(|source| TemplateDirError::Io {
@@ -175,10 +185,53 @@ pub fn export(dir: &Path, force: bool) -> Result<Vec<PathBuf>, TemplateDirError>
         source,
     })?;
     for (t, path) in TEMPLATES.iter().zip(&paths) {
-        std::fs::write(path, t.source).map_err(|source| TemplateDirError::Io {
-            path: path.clone(),
-            source,
+        crate::atomic_file::replace(path, t.source.as_bytes()).map_err(|source| {
+            TemplateDirError::Io {
+                path: path.clone(),
+                source,
+            }
         })?;
     }
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `templates export --force` used to write through a symlink (`std::fs::write`
+    /// follows it, even a dangling one, to wherever it points); now any link is refused
+    /// before a file is written.
+    #[cfg(unix)]
+    #[test]
+    fn export_refuses_symlinks_even_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "keep").unwrap();
+        let tpl = dir.path().join("tpl");
+        std::fs::create_dir(&tpl).unwrap();
+        std::os::unix::fs::symlink(&outside, tpl.join("llms.txt.j2")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("new.txt"), tpl.join("description.j2")).unwrap();
+        for force in [false, true] {
+            let err = export(&tpl, force).unwrap_err();
+            assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+        assert!(
+            !dir.path().join("new.txt").exists(),
+            "a dangling link is not followed"
+        );
+        let mut names: Vec<_> = std::fs::read_dir(&tpl)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["description.j2", "llms.txt.j2"], "nothing written");
+
+        std::fs::remove_file(tpl.join("llms.txt.j2")).unwrap();
+        std::fs::remove_file(tpl.join("description.j2")).unwrap();
+        assert_eq!(export(&tpl, false).unwrap().len(), TEMPLATES.len());
+        assert!(export(&tpl, false).is_err(), "exists");
+        assert_eq!(export(&tpl, true).unwrap().len(), TEMPLATES.len());
+    }
 }
