@@ -159,8 +159,15 @@ fn run_once(manifest: &Path, out: &Path) -> Result<[Sample; 9], String> {
     let name = manifest
         .file_name()
         .map_or_else(|| shown.to_string(), |n| n.to_string_lossy().into_owned());
-    let (rendered, render) =
-        time(|| render::render(&connector, None, &name, &templates::defaults()));
+    let (rendered, render) = time(|| {
+        render::render(
+            &connector,
+            None,
+            &name,
+            &templates::defaults(),
+            templates::Limits::for_manifest(text.len(), None, None),
+        )
+    });
     let rendered = rendered.map_err(|e| e.to_string())?;
     let (findings, lint) = time(|| lint::run(&connector, &rendered.descriptions));
     let (written, write) = time(|| output::write_all(out, &rendered.outputs));

@@ -1,9 +1,12 @@
 //! Outputs ↔ disk: what `connectorgen check` calls drift.
 //!
 //! Takes: the outputs a manifest generates now and the output folder. Returns: one
-//! `Drift` per file that is missing or differs, with a unified diff (disk → expected).
-//! Must never: write anything. Files in the folder that connectorgen does not generate
-//! are not its business and are ignored.
+//! `Drift` per file that is missing or differs, with a unified diff (disk → expected);
+//! when a build into the folder was interrupted between its renames (its journal is
+//! there, `output::interrupted`), each diff starts with a note saying so.
+//! Must never: write anything (finishing an interrupted set is the next build's job).
+//! Files in the folder that connectorgen does not generate are not its business and are
+//! ignored.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -80,6 +83,20 @@ pub fn drift(dir: &Path, outputs: &Outputs) -> Result<Vec<Drift>, CheckError> {
             missing,
             diff,
         });
+    }
+    // Only files that differ matter: a set that matches the manifest is whole, journal
+    // or not.
+    if let Some(journal) = crate::output::interrupted(dir).filter(|_| !found.is_empty()) {
+        let note = format!(
+            "note: a build into {} was interrupted while it replaced the files (its journal \
+             {} is still there), so they may be a mix of two builds; the next \
+             `connectorgen build` into this folder finishes the interrupted one first\n",
+            dir.display(),
+            journal.display()
+        );
+        for drift in &mut found {
+            drift.diff.insert_str(0, &note);
+        }
     }
     Ok(found)
 }

@@ -218,7 +218,7 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
 }
 
 /// A size for people: "128 MiB", "1.5 GiB", "300 bytes".
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (size, unit) in UNITS {
         if bytes >= size {
@@ -236,7 +236,7 @@ fn human(bytes: u64) -> String {
 
 /// A limit worth suggesting when `max` was too small: the next power-of-two number of
 /// MiB above twice the current one (`256M` for the default).
-fn suggest_limit(max: u64) -> String {
+pub(crate) fn suggest_limit(max: u64) -> String {
     let mib = (max.saturating_mul(2) >> 20).max(1);
     format!("{}M", mib.next_power_of_two())
 }

@@ -7,6 +7,7 @@
 //! (compare with disk). `analyze` runs everything up to the writing; `report` turns
 //! its findings into text for people and CI tools.
 
+pub mod atomic_file;
 pub mod base;
 pub mod check;
 pub mod diagnostics;
@@ -65,6 +66,12 @@ pub struct Options {
     /// Never read a file the manifest names (`openapi:`): for fuzzing and other runs on
     /// untrusted text that must not touch the file system.
     pub sandbox: bool,
+    /// Template fuel for the run (`--template-fuel`), instead of the default that grows
+    /// with the manifest (`templates::Limits`).
+    pub template_fuel: Option<u64>,
+    /// The largest text one render may produce (`--max-template-output`), instead of
+    /// `templates::DEFAULT_MAX_OUTPUT`.
+    pub max_template_output: Option<u64>,
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -133,7 +140,21 @@ pub fn analyze_with(
         (None, None) => templates::defaults(),
     };
     drop(raw);
-    let rendered = render::render(&connector, base.as_deref(), &file_name(name), &sources)?;
+    // Templates work on the operations' text, which in base mode comes from the base
+    // document too: the budget grows with both.
+    let input_bytes = text.len() + base.as_ref().map_or(0, |b| b.text.len());
+    let limits = templates::Limits::for_manifest(
+        input_bytes,
+        options.template_fuel,
+        options.max_template_output,
+    );
+    let rendered = render::render(
+        &connector,
+        base.as_deref(),
+        &file_name(name),
+        &sources,
+        limits,
+    )?;
     let mut findings = warnings;
     findings.extend(lint::run(&connector, &rendered.descriptions));
     findings.extend(rendered.findings);

@@ -158,6 +158,12 @@ struct Source {
     /// A folder of templates overriding the embedded ones (replaces the manifest's `templates:`)
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
+    /// Work and memory budget of all template rendering in this run [default: 4000000 + 1 per 2 manifest bytes]
+    #[arg(long, value_name = "N")]
+    template_fuel: Option<u64>,
+    /// Refuse a rendered file or description larger than this (K, M, G suffixes) [default: 256M]
+    #[arg(long, value_name = "BYTES", value_parser = input::parse_size)]
+    max_template_output: Option<u64>,
 }
 
 #[derive(Args)]
@@ -188,6 +194,8 @@ impl Source {
             manifest_dir: manifest.parent().map(Path::to_path_buf),
             max_bytes: self.max_bytes,
             sandbox: false,
+            template_fuel: self.template_fuel,
+            max_template_output: self.max_template_output,
         };
         analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))
@@ -213,6 +221,12 @@ impl Common {
         }
         if let Some(dir) = &self.source.templates {
             cmd.push_str(&format!(" --templates {}", dir.display()));
+        }
+        if let Some(fuel) = self.source.template_fuel {
+            cmd.push_str(&format!(" --template-fuel {fuel}"));
+        }
+        if let Some(max) = self.source.max_template_output {
+            cmd.push_str(&format!(" --max-template-output {max}"));
         }
         cmd
     }

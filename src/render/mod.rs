@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::base::Base;
 use crate::diagnostics::Finding;
 use crate::model::{Connector, Target};
-use crate::templates::Sources;
+use crate::templates::{Limits, Sources};
 
 /// Output file name (relative to the output folder) → contents.
 pub type Outputs = BTreeMap<String, String>;
@@ -85,14 +85,16 @@ pub struct Rendered {
     pub findings: Vec<Finding>,
 }
 
-/// Renders the outputs of every target the connector selects, with the given templates.
+/// Renders the outputs of every target the connector selects, with the given templates,
+/// within `limits`.
 pub fn render(
     connector: &Connector,
     base: Option<&Base>,
     manifest_name: &str,
     templates: &Sources,
+    limits: Limits,
 ) -> Result<Rendered, RenderError> {
-    let prose = prose::Prose::new(templates)?;
+    let prose = prose::Prose::new(templates, limits)?;
     let op_values = prose::operation_values(connector);
     let descriptions = op_values
         .iter()

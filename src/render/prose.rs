@@ -7,8 +7,10 @@
 //! Must never: evaluate text from the manifest as template code (values in a context
 //! are data, never re-parsed), or let it forge Markdown structure — every piece of
 //! user text goes through `md_inline` (one line, line-leading syntax escaped) or
-//! `fence` (verbatim inside a code fence it cannot close).
+//! `fence` (verbatim inside a code fence it cannot close); nor run a template without
+//! bounds: every render draws on the run's fuel and stops at `Limits::max_output`.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
 use minijinja::value::{Serde, Value};
@@ -16,13 +18,18 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::Syn
 
 use super::RenderError;
 use crate::model::{Async, Connector, Idempotency, Method, Operation, Spends};
-use crate::templates::Sources;
+use crate::templates::{Limits, Sources};
 
 /// The template environment, built once per run.
 pub struct Prose {
-    env: Environment<'static>,
+    /// In a cell only so each render can be given the fuel the earlier ones left.
+    env: RefCell<Environment<'static>>,
     /// Kept so an error can show the template's own line.
     sources: Sources,
+    limits: Limits,
+    /// What is left of `limits.fuel`: the budget is for the run, not for each render,
+    /// or a manifest of many operations would multiply it.
+    fuel_left: Cell<u64>,
 }
 
 /// What templates see of one operation: its names and text and the safety layer. The
@@ -86,8 +93,9 @@ fn operation_view(op: &Value, model_description: &str, idempotency_key: bool) ->
 }
 
 impl Prose {
-    /// The environment with `sources` (template name → text; see `templates.rs`).
-    pub fn new(sources: &Sources) -> Result<Self, RenderError> {
+    /// The environment with `sources` (template name → text; see `templates.rs`), to
+    /// render within `limits`.
+    pub fn new(sources: &Sources, limits: Limits) -> Result<Self, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -109,16 +117,55 @@ impl Prose {
                 .map_err(|e| RenderError::new(name, Some(source), e))?;
         }
         Ok(Prose {
-            env,
+            env: RefCell::new(env),
             sources: sources.clone(),
+            limits,
+            fuel_left: Cell::new(limits.fuel),
         })
     }
 
     fn render(&self, name: &str, ctx: Value) -> Result<String, RenderError> {
-        self.env
+        let left = self.fuel_left.get();
+        self.env.borrow_mut().set_fuel(Some(left));
+        let env = self.env.borrow();
+        let mut out = BoundedText::new(self.limits.max_output);
+        let rendered = env
             .get_template(name)
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| RenderError::new(name, self.sources.get(name), e))
+            .and_then(|t| t.render_captured_to(ctx, &mut out))
+            .map(|captured| captured.state().fuel_levels());
+        match rendered {
+            Ok(levels) => {
+                let used = levels.map_or(0, |(used, _)| used);
+                self.fuel_left.set(left.saturating_sub(used));
+                // minijinja writes whole `str`s, so this is never lossy.
+                Ok(String::from_utf8(out.bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+            }
+            Err(e) => {
+                let out_of_fuel = e.kind() == minijinja::ErrorKind::OutOfFuel;
+                let mut error = RenderError::new(name, self.sources.get(name), e);
+                if out.overflowed {
+                    let max = self.limits.max_output;
+                    error.message = format!(
+                        "its output passed the limit of {} ({max} bytes) for one rendered text; \
+                         if the template is legitimate, raise the limit with \
+                         --max-template-output {}",
+                        crate::input::human(max),
+                        crate::input::suggest_limit(max),
+                    );
+                } else if out_of_fuel {
+                    let fuel = self.limits.fuel;
+                    error.message = format!(
+                        "it ran out of template fuel: the run's budget of {fuel} (work and \
+                         memory; see --template-fuel) is used up, by a loop that does not end \
+                         or by far more work than the outputs need; if the template is \
+                         legitimate, raise the budget with --template-fuel {}",
+                        fuel.saturating_mul(2).max(1),
+                    );
+                }
+                Err(error)
+            }
+        }
     }
 
     /// The text the model reads as the operation's description. `op` is the operation's
@@ -168,6 +215,39 @@ impl Prose {
         // Not `tidy`: the fenced descriptions must stay byte-exact, blank lines included.
         let text = self.render("descriptions.md.j2", ctx.clone())?;
         Ok(format!("{}\n", text.trim_end()))
+    }
+}
+
+/// A render's output, refused past `max` bytes: the render then stops with a write
+/// error, so a runaway template is stopped before its text fills memory.
+struct BoundedText {
+    bytes: Vec<u8>,
+    max: u64,
+    overflowed: bool,
+}
+
+impl BoundedText {
+    fn new(max: u64) -> Self {
+        BoundedText {
+            bytes: Vec::new(),
+            max,
+            overflowed: false,
+        }
+    }
+}
+
+impl std::io::Write for BoundedText {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if (self.bytes.len() + buf.len()) as u64 > self.max {
+            self.overflowed = true;
+            return Err(std::io::Error::other("output limit reached"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

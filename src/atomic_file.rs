@@ -1,0 +1,250 @@
+//! One file replaced in one step: its new bytes go to a temporary file beside it, which
+//! is flushed to disk and then renamed over it.
+//!
+//! Takes: the path of a file to replace (already resolved: a symlink there is replaced,
+//! not followed) and its new bytes. Returns: a `Temporary`, written and fsynced, that
+//! `rename` puts in place, or (`replace`) the whole replacement done.
+//! Must never: leave a temporary file behind on an error, give the new file other
+//! permissions than the file it replaces (a new file gets 0666 minus the umask, as any
+//! program's would), or remove a file it cannot prove it created. Its temporary files,
+//! and only they, are named `.<file name>.<process id>.connectorgen-tmp`
+//! (`temporary_name`); `is_temporary_of` recognises that name and nothing else, so a
+//! user's `.openapi.json.backup` is never taken for one.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The marker that ends every temporary file name.
+const MARKER: &str = "connectorgen-tmp";
+
+/// `.<file name>.<pid>.connectorgen-tmp`: where the new contents of `file_name` are
+/// written by process `pid` before they replace it.
+pub fn temporary_name(file_name: &OsStr, pid: u32) -> OsString {
+    let mut name = OsString::from(".");
+    name.push(file_name);
+    name.push(format!(".{pid}.{MARKER}"));
+    name
+}
+
+/// Whether `candidate` is the name of a temporary file for `file_name` (by any process).
+pub fn is_temporary_of(candidate: &OsStr, file_name: &OsStr) -> bool {
+    let (Some(candidate), Some(file_name)) = (candidate.to_str(), file_name.to_str()) else {
+        return false;
+    };
+    candidate
+        .strip_prefix('.')
+        .and_then(|rest| rest.strip_prefix(file_name))
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.strip_suffix(MARKER))
+        .and_then(|rest| rest.strip_suffix('.'))
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A temporary file holding the complete new contents of `target`, flushed to disk.
+/// Dropped without `rename` or `keep`, it is removed.
+#[derive(Debug)]
+pub struct Temporary {
+    path: PathBuf,
+    target: PathBuf,
+    armed: bool,
+}
+
+impl Temporary {
+    /// Writes `contents` to a new temporary file beside `target` and fsyncs it. The file
+    /// gets `target`'s permissions (and, where allowed, its owner) when `target` exists.
+    pub fn create(target: &Path, contents: &[u8]) -> std::io::Result<Temporary> {
+        let (dir, file_name) = split(target)?;
+        let path = dir.join(temporary_name(file_name, std::process::id()));
+        let mut file = match create_new(&path) {
+            // Only a process with our id can have chosen this name, and ours did not: it
+            // was left by a killed process that had the same id.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::remove_file(&path)?;
+                create_new(&path)?
+            }
+            other => other?,
+        };
+        // From here on the file is ours to remove if anything fails.
+        let temporary = Temporary {
+            path,
+            target: target.to_path_buf(),
+            armed: true,
+        };
+        if let Ok(meta) = std::fs::metadata(target) {
+            copy_owner_and_mode(&file, &meta)?;
+        }
+        file.write_all(contents)?;
+        file.sync_all()?;
+        Ok(temporary)
+    }
+
+    /// The temporary file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file it will replace.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Renames the temporary file over its target. The folder is not synced: call
+    /// `sync_dir` once after the last rename of a set.
+    pub fn rename(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.path, &self.target)?;
+        self.armed = false;
+        Ok(())
+    }
+
+    /// Leaves the temporary file on disk when this is dropped (a journal names it).
+    pub fn keep(mut self) -> (PathBuf, PathBuf) {
+        self.armed = false;
+        (
+            std::mem::take(&mut self.path),
+            std::mem::take(&mut self.target),
+        )
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if self.armed {
+            // Best effort on an error path: the error being returned matters more.
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Replaces the file at `path` with `contents` in one step (or creates it), refusing a
+/// symbolic link or anything else that is not a regular file.
+pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(refusal(
+                "it is a symbolic link; remove the link or choose another path",
+            ));
+        }
+        Ok(meta) if meta.is_dir() => return Err(refusal("it is a folder")),
+        Ok(meta) if !meta.is_file() => {
+            return Err(refusal(
+                "it is not a regular file (a FIFO, socket or device); remove it",
+            ));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    Temporary::create(path, contents)?.rename()?;
+    sync_dir(split(path)?.0)
+}
+
+/// Flushes a folder's entries (new names, renames, removals) to disk.
+#[cfg(unix)]
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Elsewhere a folder cannot be opened to be synced; renames are as durable as the
+/// platform makes them.
+#[cfg(not(unix))]
+pub fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// An error the caller shows as the reason a path was refused.
+pub fn refusal(message: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::PermissionDenied, message.to_string())
+}
+
+/// The folder and file name of `path`.
+fn split(path: &Path) -> std::io::Result<(&Path, &OsStr)> {
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => Ok((
+            if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            },
+            name,
+        )),
+        _ => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it does not name a file",
+        )),
+    }
+}
+
+/// A new file, failing if the name exists; 0666 minus the umask on Unix.
+fn create_new(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o666);
+    }
+    options.open(path)
+}
+
+/// The replaced file's mode, and its owner when we may set it (as root): a build must
+/// not turn a 0644 file into a 0600 one, or a user's file into root's.
+fn copy_owner_and_mode(file: &File, meta: &std::fs::Metadata) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        // EPERM for anyone but root and the owner is expected; the mode still follows.
+        let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
+    }
+    file.set_permissions(meta.permissions())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_recognised_and_nothing_else() {
+        let name = OsStr::new("openapi.json");
+        let ours = temporary_name(name, 4242);
+        assert_eq!(ours, ".openapi.json.4242.connectorgen-tmp");
+        assert!(is_temporary_of(&ours, name));
+        for theirs in [
+            ".openapi.json.backup",
+            ".openapi.json.Ab12Cd",
+            ".openapi.json..connectorgen-tmp",
+            ".openapi.json.12a.connectorgen-tmp",
+            ".openapi.json.12.connectorgen-tmp.old",
+            "openapi.json.12.connectorgen-tmp",
+            ".llms.txt.12.connectorgen-tmp",
+        ] {
+            assert!(!is_temporary_of(OsStr::new(theirs), name), "{theirs}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn replace_keeps_the_mode_and_refuses_links() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        replace(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let err = replace(&link, b"through").unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+    }
+}

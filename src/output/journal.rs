@@ -1,0 +1,190 @@
+//! The journal of a set of renames: written before the first output is replaced,
+//! removed after the last, so a build killed in between leaves a record of what it was
+//! doing, and the next build finishes it.
+//!
+//! Takes: the output folder (canonical) and the renames (temporary file → output) of one
+//! build. Returns: the journal on disk (`write`), or for a folder where one was left
+//! behind, the renames completed (`recover`) or whether one is there (`present`).
+//! Must never: rename anything a journal names unless it is one of our temporary files
+//! (`atomic_file::is_temporary_of`) renamed over the file it was made for, in the same
+//! folder, inside the output folder: a journal planted in the folder (it may come from
+//! a repository) can do no more than a build would.
+//!
+//! Format: `.connectorgen-journal.json` in the output folder, JSON:
+//! `{"journal": "connectorgen renames", "version": 1, "renames": [{"from": ".openapi.json.4242.connectorgen-tmp", "to": "openapi.json"}, …]}`,
+//! paths relative to the output folder with `/` between components.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic_file::{self, Temporary};
+
+/// The journal's file name in the output folder.
+pub const FILE_NAME: &str = ".connectorgen-journal.json";
+
+/// What the first line says a journal is, so that a stray file of the same name is not
+/// mistaken for one.
+const KIND: &str = "connectorgen renames";
+
+/// No journal of ours comes near this: a larger file is not one.
+const MAX_BYTES: u64 = 1 << 20;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Journal {
+    journal: String,
+    version: u32,
+    renames: Vec<Rename>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rename {
+    from: String,
+    to: String,
+}
+
+/// A journal on disk, to be removed once every rename it lists is done.
+#[derive(Debug)]
+pub struct Written {
+    root: PathBuf,
+}
+
+impl Written {
+    /// Removes the journal: the set it describes is complete.
+    pub fn remove(self) -> std::io::Result<()> {
+        std::fs::remove_file(self.root.join(FILE_NAME))?;
+        atomic_file::sync_dir(&self.root)
+    }
+}
+
+/// Writes the journal of `renames` (temporary file, output; both inside `root`) into
+/// `root`, durably, replacing any earlier one.
+pub fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Written> {
+    let relative = |path: &Path| -> std::io::Result<String> {
+        let inside = path.strip_prefix(root).map_err(|_| invalid("outside"))?;
+        let parts: Option<Vec<&str>> = inside
+            .components()
+            .map(|c| c.as_os_str().to_str())
+            .collect();
+        parts
+            .map(|p| p.join("/"))
+            .ok_or_else(|| invalid("its path is not UTF-8"))
+    };
+    let journal = Journal {
+        journal: KIND.to_string(),
+        version: 1,
+        renames: renames
+            .iter()
+            .map(|(from, to)| {
+                Ok(Rename {
+                    from: relative(from)?,
+                    to: relative(to)?,
+                })
+            })
+            .collect::<std::io::Result<_>>()?,
+    };
+    let mut text = serde_json::to_string_pretty(&journal).expect("a journal always serialises");
+    text.push('\n');
+    Temporary::create(&root.join(FILE_NAME), text.as_bytes())?.rename()?;
+    // The journal must be on disk before the first rename it describes.
+    atomic_file::sync_dir(root)?;
+    Ok(Written {
+        root: root.to_path_buf(),
+    })
+}
+
+/// Whether a journal is in `dir`: a build into it was interrupted between its first and
+/// last rename, and its files may be a mix of two builds. Reads nothing, writes nothing.
+pub fn present(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(FILE_NAME)).is_ok()
+}
+
+/// Finishes the renames of an interrupted build in `root` (canonical, locked): every
+/// temporary file the journal names that is still there is renamed over its output,
+/// then the journal is removed. A temporary file that is gone was already renamed.
+/// Returns whether there was a journal. `pause` is called after each rename (the test
+/// hook of `output`).
+pub fn recover(root: &Path, pause: impl Fn(&str)) -> std::io::Result<bool> {
+    let path = root.join(FILE_NAME);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return Err(invalid(
+            "it is not a journal connectorgen wrote; remove it and build again",
+        ));
+    }
+    let text = std::fs::read_to_string(&path)?;
+    let journal: Journal = serde_json::from_str(&text)
+        .ok()
+        .filter(|j: &Journal| j.journal == KIND && j.version == 1)
+        .ok_or_else(|| {
+            invalid("it is not a journal connectorgen wrote; remove it and build again")
+        })?;
+    let mut renames = Vec::with_capacity(journal.renames.len());
+    for rename in &journal.renames {
+        renames.push(checked(root, rename)?);
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (done, (from, to)) in renames.iter().enumerate() {
+        match std::fs::symlink_metadata(from) {
+            Ok(meta) if meta.is_file() => std::fs::rename(from, to)?,
+            Ok(_) => return Err(invalid("a file it names is not a regular file")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(dir) = to.parent().filter(|d| !dirs.iter().any(|x| x == d)) {
+            dirs.push(dir.to_path_buf());
+        }
+        pause(&format!("recovered:{}", done + 1));
+    }
+    for dir in &dirs {
+        atomic_file::sync_dir(dir)?;
+    }
+    Written {
+        root: root.to_path_buf(),
+    }
+    .remove()?;
+    Ok(true)
+}
+
+/// One rename of a journal, as paths, if it is one a build of ours could have made.
+fn checked(root: &Path, rename: &Rename) -> std::io::Result<(PathBuf, PathBuf)> {
+    let relative = |text: &str| -> Option<PathBuf> {
+        let path = PathBuf::from(text);
+        let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
+        (plain && !text.is_empty()).then_some(path)
+    };
+    let bad = || {
+        invalid(
+            "it names a file that is not one of connectorgen's temporary files; remove it and build again",
+        )
+    };
+    let (from, to) = (
+        relative(&rename.from).ok_or_else(bad)?,
+        relative(&rename.to).ok_or_else(bad)?,
+    );
+    let same_folder = from.parent() == to.parent();
+    let ours = match (from.file_name(), to.file_name()) {
+        (Some(f), Some(t)) => atomic_file::is_temporary_of(f, t),
+        _ => false,
+    };
+    if !same_folder || !ours {
+        return Err(bad());
+    }
+    let (from, to) = (root.join(from), root.join(to));
+    // Through a symlinked folder, a rename could land outside the output folder.
+    let folder = to.parent().unwrap_or(root).canonicalize()?;
+    if !folder.starts_with(root) {
+        return Err(bad());
+    }
+    Ok((from, to))
+}
+
+fn invalid(why: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string())
+}

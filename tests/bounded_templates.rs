@@ -1,0 +1,226 @@
+//! Templates run within bounds: a templates folder comes with the manifest, from the
+//! same pull request, and a template is a program. README "Guarantees", "Bounded
+//! templates".
+
+#[path = "support/cli.rs"]
+mod cli;
+#[path = "support/sets.rs"]
+mod sets;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use cli::{NO_HANG, build, names, plain as bin, run_within, says, text};
+use sets::{example, large_manifest};
+
+// ---- Bounded templates ----------------------------------------------------------------
+
+/// Template attacks a pull request can bring in the manifest's own `templates:` folder:
+/// each would run for hours or take gigabytes without a bound.
+const RUNAWAY_TEMPLATES: [(&str, &str); 5] = [
+    (
+        "nested loops",
+        "{% for a in range(10000) %}{% for b in range(10000) %}{% for c in range(10000) %}x{% endfor %}{% endfor %}{% endfor %}",
+    ),
+    (
+        "join in a loop",
+        "{% for a in range(10000) %}{{ range(10000)|join(',') }}{% endfor %}",
+    ),
+    (
+        "string doubling through namespace",
+        "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}",
+    ),
+    ("string multiplication", "{{ 'x' * 10**9 }}"),
+    (
+        "a flood of output",
+        "{% for a in range(10000) %}{% for b in range(10000) %}{{ 'x' * 1000 }}{% endfor %}{% endfor %}",
+    ),
+];
+
+/// A folder holding `connector.yaml` (the video example) with `templates: tpl/`, whose
+/// `llms.txt.j2` is `template`, and the outputs of a normal build of it.
+fn workspace_with_template(template: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = std::fs::read_to_string(example("video.yaml")).unwrap();
+    std::fs::write(dir.path().join("connector.yaml"), &yaml).unwrap();
+    assert_eq!(build(dir.path(), &[]).status.code(), Some(0));
+    std::fs::write(
+        dir.path().join("connector.yaml"),
+        format!("{yaml}\ntemplates: tpl/\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("tpl")).unwrap();
+    std::fs::write(dir.path().join("tpl/llms.txt.j2"), template).unwrap();
+    dir
+}
+
+/// Every file in `dir/generated`, by name.
+fn generated(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let out = dir.join("generated");
+    names(&out)
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(out.join(&n)).unwrap();
+            (n, bytes)
+        })
+        .collect()
+}
+
+/// Runs connectorgen with `args` in `dir`, its address space capped at 1 GiB (an
+/// allocation past that aborts the process, failing the test), within the hang bound.
+#[cfg(target_os = "linux")]
+fn run_capped(dir: &Path, args: &str) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .arg("-c")
+        .arg(format!(r#"ulimit -v 1048576 && exec "$0" {args}"#))
+        .arg(env!("CARGO_BIN_EXE_connectorgen"));
+    run_within(cmd, NO_HANG).0
+}
+
+/// Each attack stops with the default limits, as a template error (exit 1) that names
+/// the template and the flag that raises the limit, and nothing is written. Measured speed is in README "Guarantees"; the bound here only
+/// catches a hang.
+#[cfg(target_os = "linux")]
+#[test]
+fn runaway_templates_stop_at_the_limits_and_write_nothing() {
+    for (attack, template) in RUNAWAY_TEMPLATES {
+        let dir = workspace_with_template(template);
+        let before = generated(dir.path());
+        // Fuel also pays for output (one per 64 bytes), so the default fuel stops a flood
+        // too; with fuel to spare, the output limit is what stops it.
+        let (flag, extra) = if attack == "a flood of output" {
+            ("--max-template-output", " --template-fuel 1000000000")
+        } else {
+            ("--template-fuel", "")
+        };
+        // Every command reports both limits the same way (one path, `Source::analyze`):
+        // `check` and `explain` run the two quick attacks, one per limit.
+        let commands: &[&str] = match attack {
+            "string multiplication" | "a flood of output" => &["build", "check", "explain --list"],
+            _ => &["build"],
+        };
+        for command in commands {
+            let out = run_capped(dir.path(), &format!("{command}{extra}"));
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{attack}, {command}: {stderr}");
+            assert!(
+                says(&stderr, "template `llms.txt.j2`") && says(&stderr, flag),
+                "{attack}, {command}: names the template and {flag}: {stderr}"
+            );
+            // minijinja drops the location of a failed write; running out of fuel keeps it.
+            if flag == "--template-fuel" {
+                assert!(
+                    says(&stderr, "llms.txt.j2:1:"),
+                    "{attack}: points into the template: {stderr}"
+                );
+            }
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert_eq!(
+                generated(dir.path()),
+                before,
+                "{attack}, {command}: nothing written"
+            );
+        }
+    }
+}
+
+/// The limits are the user's to set, both ways, and `check` names them in the command
+/// that updates the outputs.
+#[test]
+fn template_limits_can_be_lowered_and_raised() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(example("video.yaml"), dir.path().join("connector.yaml")).unwrap();
+    // The default templates use a few hundred fuel on this manifest (and write a few KiB).
+    let out = build(dir.path(), &["--template-fuel", "50"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        says(&stderr, "the run's budget of 50") && says(&stderr, "--template-fuel 100"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("generated").exists(), "nothing written");
+    let out = build(dir.path(), &["--max-template-output", "1K"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        says(&stderr, "passed the limit of 1 KiB (1024 bytes)")
+            && says(&stderr, "--max-template-output 1M"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("generated").exists(), "nothing written");
+    let out = build(
+        dir.path(),
+        &["--template-fuel", "100000", "--max-template-output", "1M"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let dir = workspace_with_template(RUNAWAY_TEMPLATES[0].1);
+    let mut cmd = bin();
+    cmd.current_dir(dir.path())
+        .args(["check", "--template-fuel", "1000"]);
+    let (out, _) = run_within(cmd, NO_HANG);
+    assert!(
+        says(&text(&out.stderr), "the run's budget of 1000"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::write(dir.path().join("tpl/llms.txt.j2"), "{{ 'x' * 100 }}\n").unwrap();
+    let mut cmd = bin();
+    cmd.current_dir(dir.path()).args([
+        "check",
+        "--template-fuel",
+        "5000",
+        "--max-template-output",
+        "64K",
+    ]);
+    let (out, _) = run_within(cmd, NO_HANG);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "llms.txt drifted: {stdout}");
+    assert!(
+        stdout.contains("--template-fuel 5000 --max-template-output 65536"),
+        "the fix command keeps the limits: {stdout}"
+    );
+}
+
+/// The default fuel grows with the manifest (`BASE_FUEL` plus one per
+/// `MANIFEST_BYTES_PER_FUEL` bytes); the default templates must fit in the growing part
+/// alone, with every target, so a manifest of any size has room to spare.
+#[test]
+fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
+    use connectorgen::model::Target;
+    use connectorgen::templates::MANIFEST_BYTES_PER_FUEL;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut manifests: Vec<(String, String)> = ["examples/manifests", "tests/cases/valid"]
+        .iter()
+        .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap())
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    manifests.push(("large".to_string(), large_manifest(300, 10, "large")));
+    for (name, yaml) in manifests {
+        // A base-mode manifest's budget grows with its OpenAPI document too.
+        let base_bytes = yaml
+            .lines()
+            .find_map(|l| l.strip_prefix("openapi: "))
+            .and_then(|file| Path::new(&name).parent().map(|dir| dir.join(file.trim())))
+            .and_then(|file| std::fs::metadata(file).ok())
+            .map_or(0, |m| m.len());
+        let options = connectorgen::Options {
+            targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+            template_fuel: Some((yaml.len() as u64 + base_bytes) / MANIFEST_BYTES_PER_FUEL),
+            // A base-mode example names its OpenAPI document relative to itself.
+            manifest_dir: Path::new(&name).parent().map(Path::to_path_buf),
+            ..Default::default()
+        };
+        let result = connectorgen::generate_with(&name, Arc::new(yaml), &options);
+        assert!(result.is_ok(), "{name}: {:?}", result.err());
+    }
+}

@@ -1,0 +1,55 @@
+//! Manifests of a chosen size and the output sets they generate, for the tests that
+//! write, kill and compare whole sets. Each test crate uses a subset, hence the allow.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use connectorgen::generate;
+use connectorgen::render::Outputs;
+
+/// A bundled example manifest.
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/manifests")
+        .join(name)
+}
+
+/// The text of a case under tests/cases/.
+pub fn case(path: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/cases")
+            .join(path),
+    )
+    .unwrap()
+}
+
+/// Every output file's bytes, read back from `dir`.
+pub fn on_disk(dir: &Path, outputs: &Outputs) -> Vec<Vec<u8>> {
+    outputs
+        .keys()
+        .map(|name| std::fs::read(dir.join(name)).unwrap())
+        .collect()
+}
+
+/// A valid manifest whose outputs are several megabytes, so that writing them takes a
+/// while: `ops` operations with `filler` bytes of description each. `tag` makes two
+/// versions differ in every file.
+pub fn large_manifest(ops: usize, filler: usize, tag: &str) -> String {
+    let mut yaml = format!(
+        "version: 1\nservice:\n  name: Large {tag}\n  version: 1.0.0\n  description: A large connector ({tag}).\n  publicUrl: https://api.large.example\n  dashboardUrl: https://large.example/tokens\noperations:\n"
+    );
+    let words = "Read-only and free to repeat; it never changes anything. ".repeat(filler / 57 + 1);
+    for i in 0..ops {
+        yaml.push_str(&format!(
+            "  - id: getThing{i}\n    method: get\n    path: /v1/things{i}/{{id}}\n    summary: Read thing {i} ({tag})\n    description: \"{words}\"\n"
+        ));
+    }
+    yaml
+}
+
+/// The outputs `yaml` generates (the default target).
+pub fn outputs_of(yaml: &str) -> Outputs {
+    generate("connector.yaml", Arc::new(yaml.to_string())).expect("the manifest is valid")
+}
