@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks `connectorgen build` (and `check`, when this build has it) as whole
-# processes on synthetic manifests of 10, 1,000, 10,000 and 100,000 operations, and
-# prints a Markdown table: median wall time (hyperfine) and peak memory (GNU time's
+# processes on synthetic manifests of 10, 1,000, 10,000 and 100,000 operations, then
+# `import` of the bundled 3.4 MB OpenAI document, and prints a Markdown table: median wall time (hyperfine) and peak memory (GNU time's
 # maximum resident set size) per size, then the in-process stage breakdown at 10,000
 # operations (examples/stages.rs) so a regression shows which stage moved; then how
 # long the default commands take to print many findings (examples/findings.rs): 6,000
@@ -128,6 +128,19 @@ if [ "${FINDINGS:-1}" != 0 ]; then
     time_findings "check --format json, 1,000 errors" "-i" "$bin" check "$work/errors-1000.yaml" --out "$work/out-e" --format json
 fi
 
+# `import` of the largest real document (3.4 MB of JSON, 288 operations), when this
+# build has the subcommand.
+import_ms=
+import_doc=examples/specs/openai/openapi.json
+if "$bin" import --help >/dev/null 2>&1 && [ -f "$import_doc" ]; then
+    echo "== import $import_doc" >&2
+    "$bin" import "$import_doc" -o "$work/imported.yaml" --force -q
+    hyperfine -N --style basic --warmup 3 --runs 20 \
+        --export-json "$work/import.json" "$bin import $import_doc -o $work/imported.yaml --force -q" >&2
+    import_ms=$(median_ms "$work/import.json")
+    import_mb=$(peak_mb "$bin" import "$import_doc" -o "$work/imported.yaml" --force -q)
+fi
+
 report() {
     echo "connectorgen $("$bin" --version | awk '{ print $2 }'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $(nproc) cores (load $load at start), seed $seed, $(date -u +%Y-%m-%d)"
     echo
@@ -164,6 +177,10 @@ report() {
         for key in "${find_rows[@]}"; do
             echo "| $key | ${find_ms[$key]} | ${find_bytes[$key]} |"
         done
+    fi
+    if [ -n "$import_ms" ]; then
+        echo
+        echo "import of $import_doc ($(awk -v b="$(wc -c <"$import_doc")" 'BEGIN { printf "%.1f", b / 1e6 }') MB): median $import_ms ms, peak $import_mb MB"
     fi
     if [ "${STAGES:-1}" != 0 ] && [ -n "${build_ms[10000]:-}" ]; then
         echo

@@ -61,6 +61,15 @@ pub struct Base {
     pub operations: Vec<BaseOperation>,
     /// Pointer → byte range, built on first use.
     places: OnceLock<HashMap<String, (usize, usize)>>,
+    /// operationId → first operation, and (method, path) → first operation, built on
+    /// first use: `find` runs once per listed operation, which must not be quadratic.
+    lookup: OnceLock<Lookup>,
+}
+
+#[derive(Debug, Default)]
+struct Lookup {
+    by_id: HashMap<String, usize>,
+    by_route: HashMap<(&'static str, String), usize>,
 }
 
 impl Base {
@@ -101,6 +110,7 @@ impl Base {
             version: Version::V31,
             operations: Vec::new(),
             places: OnceLock::new(),
+            lookup: OnceLock::new(),
         };
         base.version = base.check_version()?;
         base.operations = index(&base.root);
@@ -131,20 +141,27 @@ impl Base {
     /// The operation a manifest names: an operationId, or "METHOD /path" (the method in
     /// any case).
     pub fn find(&self, name: &str) -> Option<&BaseOperation> {
+        let lookup = self.lookup.get_or_init(|| {
+            let mut lookup = Lookup::default();
+            for (i, op) in self.operations.iter().enumerate() {
+                if let Some(id) = &op.operation_id {
+                    lookup.by_id.entry(id.clone()).or_insert(i);
+                }
+                lookup
+                    .by_route
+                    .entry((op.method, op.path.clone()))
+                    .or_insert(i);
+            }
+            lookup
+        });
         let name = name.trim();
-        if let Some(op) = self
-            .operations
-            .iter()
-            .find(|o| o.operation_id.as_deref() == Some(name))
-        {
-            return Some(op);
+        if let Some(&i) = lookup.by_id.get(name) {
+            return self.operations.get(i);
         }
         let (method, path) = name.split_once(char::is_whitespace)?;
-        let method = method.to_ascii_lowercase();
-        let path = path.trim();
-        self.operations
-            .iter()
-            .find(|o| o.method == method && o.path == path)
+        let method = METHODS.iter().find(|m| m.eq_ignore_ascii_case(method))?;
+        let i = lookup.by_route.get(&(*method, path.trim().to_string()))?;
+        self.operations.get(*i)
     }
 
     /// The value at a JSON pointer of the document.
@@ -322,6 +339,15 @@ mod tests {
         assert_eq!(b.find("a.create").unwrap().method, "post");
         assert_eq!(b.find("get /a/{id}").unwrap().method, "get");
         assert!(b.find("GET /a/{other}").is_none());
+        assert!(b.find("FETCH /a/{id}").is_none());
+        assert_eq!(b.find("  a.create ").unwrap().method, "post");
+        // A repeated operationId names its first operation; the others only by route.
+        let twice = "openapi: 3.1.0\npaths:\n  /a:\n    get: {operationId: x}\n    put: {operationId: x}\n  /b:\n    post: {operationId: GET /a}\n";
+        let t = base("t.yaml", twice);
+        assert_eq!(t.find("x").unwrap().method, "get");
+        assert_eq!(t.find("PUT /a").unwrap().method, "put");
+        // An operationId wins over a route spelled the same.
+        assert_eq!(t.find("GET /a").unwrap().path, "/b");
         // A bare YAML number as a key is the status code text.
         assert!(b.get("/paths/~1a~1{id}/post/responses/201").is_some());
         let json = serde_json::to_string(&b.root).unwrap();

@@ -13,6 +13,7 @@ pub mod check;
 pub mod diagnostics;
 pub mod english;
 pub mod explain;
+pub mod import;
 pub mod init;
 pub mod input;
 pub mod lint;
@@ -254,7 +255,7 @@ fn load_base(
 
 /// `a/b/../c` → `a/c`, without touching the disk: how messages name a file the
 /// manifest names relative to itself.
-fn normalize(path: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn normalize(path: &std::path::Path) -> std::path::PathBuf {
     use std::path::Component;
     let mut out = std::path::PathBuf::new();
     for part in path.components() {

@@ -5,6 +5,9 @@
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
 //! or stdout could not be written). A closed stdout (`connectorgen … | head -1`) ends
 //! the printing quietly and leaves the exit code as it was.
+//! `import` follows the same split: 1 when the OpenAPI document itself has the problem
+//! (not OpenAPI 3.0/3.1, does not parse, nothing an agent can call), 2 when it could not
+//! run (unreadable document, an output it must not replace, a URL only a flag can give).
 
 use std::cell::RefCell;
 use std::io::{IsTerminal, Write as _};
@@ -17,7 +20,8 @@ use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
 use connectorgen::{
-    Analysis, Options, analyze_with, check, explain, init, input, output, templates, terminal,
+    Analysis, Options, analyze_with, check, explain, import, init, input, output, templates,
+    terminal,
 };
 
 #[derive(Parser)]
@@ -25,7 +29,7 @@ use connectorgen::{
     name = "connectorgen",
     version,
     about = "Generate openapi.json, llms.txt and model-facing descriptions for an AI-agent connector from one YAML manifest",
-    after_help = "Examples:\n  connectorgen init --name VidGen\n  connectorgen build\n  connectorgen check --format github\n  connectorgen explain createVideo\n\n\
+    after_help = "Examples:\n  connectorgen init --name VidGen\n  connectorgen import specs/openapi.json\n  connectorgen build\n  connectorgen check --format github\n  connectorgen explain createVideo\n\n\
 Exit codes: 0 ok; 1 errors, denied warnings or (check) drift; 2 could not run (usage, unreadable file, unwritable folder)."
 )]
 struct Cli {
@@ -105,6 +109,35 @@ Exit codes: 0 written; 2 the file exists (use --force) or could not be written."
         /// Overwrite an existing file
         #[arg(long)]
         force: bool,
+    },
+    /// Write a manifest that builds on a provider's OpenAPI document, listing every operation
+    #[command(
+        after_help = "Every operation of SPEC is listed in document order, named by operationId (else by \
+\"METHOD /path\"), with `openapi:` pointing at SPEC from the manifest's folder. Suggestions \
+(async and its poll target, spends, Idempotency-Key, DELETE) are comments: none is applied.\n\n\
+Examples:\n  connectorgen import specs/openapi.json\n  connectorgen import specs/api.yaml -o connectors/api.yaml --dashboard-url https://example.com/account/keys\n  connectorgen import specs/openapi.json --force\n\n\
+Exit codes: 0 written; 1 SPEC is not an OpenAPI 3.0/3.1 document (the diagnostic points into it) or has no operation \
+an agent can call; 2 could not run (unreadable SPEC, the output exists (use --force) or is a symlink, a URL the \
+document lacks and no flag gives, unwritable output)."
+    )]
+    Import {
+        /// The provider's OpenAPI document: JSON or YAML, OpenAPI 3.0 or 3.1
+        spec: PathBuf,
+        /// Where to write the manifest
+        #[arg(short, long, value_name = "FILE", default_value = "connector.yaml")]
+        output: PathBuf,
+        /// Overwrite an existing file
+        #[arg(long)]
+        force: bool,
+        /// The page where the person creates API keys [default: the document's info.contact.url or externalDocs.url]
+        #[arg(long, value_name = "URL")]
+        dashboard_url: Option<String>,
+        /// The API's base URL, when the document's first server is not a usable https URL
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
+        /// Refuse a larger SPEC, checked before reading (K, M, G suffixes: powers of 1024)
+        #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
+        max_bytes: u64,
     },
     /// Print the JSON Schema of the manifest (for editors: see README, "Editor support")
     #[command(
@@ -363,6 +396,20 @@ fn main() -> ExitCode {
             source,
         } => run_explain(&ui, operation, manifest, list, &source),
         Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
+        Command::Import {
+            spec,
+            output,
+            force,
+            dashboard_url,
+            public_url,
+            max_bytes,
+        } => {
+            let flags = import::Flags {
+                dashboard_url,
+                public_url,
+            };
+            run_import(&ui, &spec, &output, force, max_bytes, &flags)
+        }
         Command::Schema => {
             ui.out(&connectorgen::schema::manifest_schema());
             Ok(ExitCode::SUCCESS)
@@ -577,6 +624,43 @@ fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, F
         file.display()
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+fn run_import(
+    ui: &Ui,
+    spec: &Path,
+    output: &Path,
+    force: bool,
+    max_bytes: u64,
+    flags: &import::Flags,
+) -> Result<ExitCode, Failure> {
+    match import::run(spec, output, force, max_bytes, flags) {
+        Ok(done) => {
+            ui.note(&format!(
+                "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
+                 next: decide on the suggestions (comments ending in `?`), remove what the agent should not call, \
+                 then `connectorgen build {}`\n",
+                output.display(),
+                done.listed,
+                spec.display(),
+                done.skipped,
+                done.async_candidates,
+                done.paid_candidates,
+                done.deletes,
+                output.display()
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(import::ImportError::Invalid(diagnostics)) => {
+            ui.err(&diagnostics.render(ui.colored(&std::io::stderr())));
+            Ok(ExitCode::from(1))
+        }
+        Err(e) if e.exit_code() == 1 => {
+            ui.err(&format!("error: {e}\n"));
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(fatal(e)),
+    }
 }
 
 /// `generated/` beside the manifest.

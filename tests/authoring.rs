@@ -221,6 +221,7 @@ fn version_and_help_with_examples_everywhere() {
         vec!["check", "--help"],
         vec!["explain", "--help"],
         vec!["init", "--help"],
+        vec!["import", "--help"],
         vec!["schema", "--help"],
         vec!["templates", "export", "--help"],
         vec!["completions", "--help"],

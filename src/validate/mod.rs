@@ -28,7 +28,10 @@ use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
-use syntax::{agent_id_problem, check_url, path_shape};
+use syntax::{agent_id_problem, path_shape};
+// What `import` predicts about a base document, by the same rules validation applies.
+pub use overlay::{first_server, idempotency_header};
+pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};

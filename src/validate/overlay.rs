@@ -612,7 +612,7 @@ fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, Stri
 /// Whether the operation declares an `Idempotency-Key` header (any case), counting the
 /// path item's shared parameters and following `#/components/parameters` references;
 /// `Some(required)` when it does.
-fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Option<bool> {
+pub fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Option<bool> {
     let shared = base
         .root
         .get("paths")
@@ -741,7 +741,7 @@ fn service_name(title: &str) -> String {
 
 /// The base document's first server as a usable base URL (its variables at their
 /// defaults), or why there is none.
-fn first_server(base: &Base) -> Result<String, String> {
+pub fn first_server(base: &Base) -> Result<String, String> {
     let Some(server) = base
         .root
         .get("servers")

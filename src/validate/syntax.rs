@@ -7,7 +7,7 @@ use crate::model::Target;
 /// An agent-facing operation id: 1 to 128 ASCII letters, digits, `_`, `.` or `-`, not
 /// starting with `.` or `-` (the characters every agent platform's tool names share
 /// except OpenAI's `.`; ids end up in URLs, code spans and tool names).
-pub(super) fn is_identifier(s: &str) -> bool {
+pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     s.len() <= 128
         && chars
@@ -100,7 +100,7 @@ pub(super) fn parse_path(path: &str) -> Result<Vec<String>, String> {
 
 /// Absolute https (http only for localhost / 127.0.0.1), no credentials, query or
 /// fragment; returns it without a trailing slash.
-pub(super) fn check_url(url: &str) -> Result<String, String> {
+pub fn check_url(url: &str) -> Result<String, String> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e: http::uri::InvalidUri| format!("it does not parse as a URL ({e})"))?;

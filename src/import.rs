@@ -1,0 +1,451 @@
+//! `connectorgen import`: a base-mode manifest from a provider's OpenAPI document.
+//!
+//! Takes: the document (read with the manifest's size limit and parsed by `Base::parse`,
+//! so JSON or YAML, OpenAPI 3.0 or 3.1, with the same budgets and diagnostics as
+//! `build`), where the manifest goes, and the URLs the person gave on the command line.
+//! Returns: the manifest text (`manifest`) — every operation in document order, named by
+//! operationId or route, with an `id:` wherever the operationId cannot be the agent's
+//! id, and suggestions as comments — or writes it (`run`).
+//! Must never: apply a suggestion (spends, async and what to ask first are a person's
+//! decision), let text from the document break or add to the YAML (values are checked
+//! plain scalars or escaped double-quoted ones; comments hold no line break), write a
+//! manifest that base mode would refuse for a reason import can see, overwrite a file
+//! without `--force`, replace or follow a symlink, or overwrite the document itself.
+//!
+//! The suggestions read evidence only (`evidence.rs`): a 202 response,
+//! `x-ms-long-running-operation`, a `status` enum with both in-flight and final job
+//! states, a GET on the same resource to poll; an `Idempotency-Key` header; cost words
+//! in the operation's own text. `yaml.rs` writes the scalars and comments, `files.rs`
+//! decides where the manifest may go and how it names the document from there.
+//!
+//! What it cannot see, and `build` then reports: a `$ref` inside an operation that does
+//! not resolve or leaves the file, and the naming rules of targets other than the
+//! default (`muse`): an operationId such as `jobs.create` is kept as the id, which the
+//! `openai` target refuses with a hint to set `id:`.
+
+mod evidence;
+mod files;
+mod yaml;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::base::{Base, BaseOperation};
+use crate::diagnostics::{Diagnostics, Finding};
+use crate::model::Method;
+use crate::validate::{check_url, first_server, is_identifier};
+use evidence::{PollTargets, suggest};
+use yaml::{comment, shorten};
+pub use yaml::{scalar, yaml_quote};
+
+/// The URLs the person gave on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    /// `--dashboard-url`: wins over what the document says.
+    pub dashboard_url: Option<String>,
+    /// `--public-url`: needed only when the document's first server is not usable.
+    pub public_url: Option<String>,
+}
+
+/// A written (or writable) manifest and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    pub text: String,
+    pub listed: usize,
+    pub skipped: usize,
+    pub async_candidates: usize,
+    pub paid_candidates: usize,
+    pub deletes: usize,
+}
+
+/// Why `import` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The document could not be read (exit 2, like an unreadable manifest).
+    #[error(transparent)]
+    Unreadable(#[from] crate::input::InputError),
+    /// The document is not OpenAPI 3.0/3.1 or does not parse (exit 1): the diagnostic
+    /// `build` gives, pointing into the document.
+    #[error("{}", .0.render(false))]
+    Invalid(Diagnostics),
+    /// Nothing in the document can be exposed (exit 1).
+    #[error("{0} has no operation an agent can call (GET, POST, PUT, PATCH or DELETE)")]
+    NoOperations(String),
+    /// A URL base mode needs is not in the document, or a flag's URL is unusable (exit 2).
+    #[error("{0}")]
+    NeedsFlag(String),
+    #[error("{} already exists; use --force to overwrite it", .0.display())]
+    Exists(PathBuf),
+    #[error(
+        "{} is a symbolic link; import neither replaces a link nor writes through it: give the path of a regular file",
+        .0.display()
+    )]
+    Symlink(PathBuf),
+    #[error("{} is not a regular file; give the path of the manifest to write", .0.display())]
+    NotAFile(PathBuf),
+    #[error("{} is the OpenAPI document itself; write the manifest somewhere else", .0.display())]
+    IsTheSpec(PathBuf),
+    #[error("{} is not UTF-8; a manifest cannot name it", .0.display())]
+    NotUtf8Path(PathBuf),
+    #[error("could not write {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ImportError {
+    /// 1: the document has a problem; 2: could not run (main.rs's convention).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ImportError::Invalid(_) | ImportError::NoOperations(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// Reads `spec`, writes the manifest to `out` (atomically) and says what it holds.
+pub fn run(
+    spec: &Path,
+    out: &Path,
+    force: bool,
+    max_bytes: u64,
+    flags: &Flags,
+) -> Result<Imported, ImportError> {
+    files::refuse_to_replace(out, spec, force)?;
+    let text = Arc::new(crate::input::read_manifest(spec, max_bytes)?);
+    let name = spec.display().to_string();
+    let base = Base::parse(&name, text.clone()).map_err(|d| {
+        ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
+    })?;
+    let openapi = files::relative_path(spec, out)?;
+    let imported = manifest(&base, &openapi, flags)?;
+    files::write(out, spec, force, &imported.text)?;
+    Ok(imported)
+}
+
+/// The manifest for `base`, whose `openapi:` says `openapi` (the document's path from
+/// the manifest's folder).
+pub fn manifest(base: &Base, openapi: &str, flags: &Flags) -> Result<Imported, ImportError> {
+    let rows = rows(base);
+    let listed = rows.iter().filter(|r| matches!(r, Row::Listed(_))).count();
+    if listed == 0 {
+        return Err(ImportError::NoOperations(base.name.clone()));
+    }
+    let service = service_lines(base, flags)?;
+    let mut out = String::with_capacity(80 * rows.len() + 1024);
+    let (mut async_candidates, mut paid_candidates, mut deletes) = (0, 0, 0);
+    out.push_str(HEADER);
+    let _ = writeln!(out, "version: 1\nopenapi: {}\nservice:", scalar(openapi));
+    for line in service {
+        let _ = writeln!(out, "  {line}");
+    }
+    out.push_str("operations:\n");
+    let polls = PollTargets::new(&rows);
+    for row in &rows {
+        match row {
+            Row::Skipped { op, why } => {
+                let _ = writeln!(out, "  # skipped {}: {why}", comment(&op.route()));
+            }
+            Row::Listed(entry) => {
+                let _ = writeln!(out, "  - operation: {}", scalar(&entry.name));
+                if let Some((id, why)) = &entry.id {
+                    let _ = writeln!(out, "    id: {id}  # {why}");
+                }
+                let found = suggest(base, entry, &polls);
+                async_candidates += usize::from(found.is_async);
+                paid_candidates += usize::from(found.is_paid);
+                deletes += usize::from(found.is_delete);
+                for line in found.lines {
+                    let _ = writeln!(out, "    # {line}");
+                }
+            }
+        }
+    }
+    Ok(Imported {
+        text: out,
+        listed,
+        skipped: rows.len() - listed,
+        async_candidates,
+        paid_candidates,
+        deletes,
+    })
+}
+
+const HEADER: &str = "\
+# yaml-language-server: $schema=connector.schema.json
+# Written by `connectorgen import`: every operation of the OpenAPI document, in its
+# order. Remove the ones the agent should not call.
+# A comment ending in `?` is a suggestion read from the document: to take it,
+# uncomment it and delete the `?`. None is applied for you: whether a call costs the
+# person money or credits (`spends`), and what to ask them first, is yours to decide.
+";
+
+/// One base operation in the manifest: listed, or skipped with the reason.
+enum Row<'a> {
+    Listed(Entry<'a>),
+    Skipped { op: &'a BaseOperation, why: String },
+}
+
+struct Entry<'a> {
+    op: &'a BaseOperation,
+    object: &'a Map<String, Value>,
+    /// What `operation:` says: the operationId, or the route when that does not name it.
+    name: String,
+    /// An `id:` to write, and why the operationId could not be the id.
+    id: Option<(String, String)>,
+}
+
+impl Entry<'_> {
+    /// The id the agent calls it by (what `pollWith` names).
+    fn agent_id(&self) -> &str {
+        self.id.as_ref().map_or(&self.name, |(id, _)| id)
+    }
+}
+
+/// The longest id written: OpenAI function names stop at 64, so every target takes it.
+const MAX_ID: usize = 64;
+
+/// Every base operation, named the way `Base::find` will find it again, with an `id:`
+/// wherever the operationId is missing, is not an agent id, or is taken.
+fn rows(base: &Base) -> Vec<Row<'_>> {
+    let mut used: HashSet<String> = HashSet::new();
+    let mut rows = Vec::with_capacity(base.operations.len());
+    for op in &base.operations {
+        if !Method::ALL.iter().any(|(m, _)| *m == op.method) {
+            let why = format!(
+                "agents call GET, POST, PUT, PATCH and DELETE, not {}",
+                op.method.to_ascii_uppercase()
+            );
+            rows.push(Row::Skipped { op, why });
+            continue;
+        }
+        let Some(object) = base.get(&op.pointer()).and_then(Value::as_object) else {
+            let why = "the operation is not a mapping in the document".to_string();
+            rows.push(Row::Skipped { op, why });
+            continue;
+        };
+        // `Base::find` is what `build` will use, so it decides; the first operation
+        // with a repeated operationId keeps it, the others are named by route.
+        let names_it = |name: &str| {
+            base.find(name)
+                .is_some_and(|o| o.method == op.method && o.path == op.path)
+        };
+        let by_id = op.operation_id.as_deref().filter(|id| names_it(id));
+        let name = match by_id {
+            Some(id) => id.to_string(),
+            None if names_it(&op.route()) => op.route(),
+            None => {
+                let why = if base.find(&op.route()).is_some() {
+                    "its route is another operation's operationId, so `operation:` cannot name it"
+                } else {
+                    "its path begins or ends with whitespace, so `operation:` cannot name it"
+                };
+                rows.push(Row::Skipped {
+                    op,
+                    why: why.to_string(),
+                });
+                continue;
+            }
+        };
+        let keeps_id = by_id.is_some_and(is_identifier);
+        if keeps_id {
+            used.insert(name.clone());
+        }
+        // Filled in below, once every kept operationId is known.
+        let id = (!keeps_id).then(Default::default);
+        rows.push(Row::Listed(Entry {
+            op,
+            object,
+            name,
+            id,
+        }));
+    }
+    // Generated ids come second, so that they never take an operationId's name.
+    for row in &mut rows {
+        let Row::Listed(entry) = row else { continue };
+        let Some(slot) = entry.id.as_mut() else {
+            continue;
+        };
+        let why = match &entry.op.operation_id {
+            None => "the document gives no operationId".to_string(),
+            Some(id) if is_identifier(id) => format!(
+                "the operationId {} is also an earlier operation's",
+                yaml_quote(&shorten(id))
+            ),
+            Some(id) => format!(
+                "the operationId {} is not an agent id (1 to 128 letters, digits, `_`, `.` or `-`)",
+                yaml_quote(&shorten(id))
+            ),
+        };
+        *slot = (unique(route_id(entry.op), &mut used), why);
+    }
+    rows
+}
+
+/// "post" + "/v1/jobs/{job_id}/cancel" → `postV1JobsByJobIdCancel`.
+fn route_id(op: &BaseOperation) -> String {
+    let mut id = op.method.to_string();
+    for segment in op.path.split('/') {
+        let text = match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(param) => {
+                id.push_str("By");
+                param
+            }
+            None => segment,
+        };
+        for word in text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            id.push_str(&word[..1].to_ascii_uppercase());
+            id.push_str(&word[1..]);
+        }
+    }
+    if id.len() == op.method.len() {
+        id.push_str("Root");
+    }
+    // ASCII only, so any byte index is a character boundary.
+    id.truncate(MAX_ID);
+    id
+}
+
+/// `id`, or `id2`, `id3`, … (within `MAX_ID`): the first not in `used`, which it joins.
+fn unique(id: String, used: &mut HashSet<String>) -> String {
+    if used.insert(id.clone()) {
+        return id;
+    }
+    for n in 2usize.. {
+        let suffix = n.to_string();
+        let candidate = format!("{}{suffix}", &id[..id.len().min(MAX_ID - suffix.len())]);
+        if used.insert(candidate.clone()) {
+            return candidate;
+        }
+    }
+    unreachable!("some suffix is free")
+}
+
+/// The `service:` lines base mode needs beyond what the document gives: always
+/// `dashboardUrl`, and whatever `info` or `servers` lack.
+fn service_lines(base: &Base, flags: &Flags) -> Result<Vec<String>, ImportError> {
+    let mut lines = Vec::new();
+    let mut needed = Vec::new();
+    // As base mode reads `info`: trimmed, non-empty text (or a number).
+    let info = |key: &str| {
+        base.root
+            .get("info")
+            .and_then(|i| i.get(key))
+            .and_then(|v| match v {
+                Value::String(s) => Some(s.trim().to_string()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .filter(|t| !t.is_empty())
+    };
+    let name = match info("title") {
+        Some(title) => title,
+        None => {
+            let stem = Path::new(&base.name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| "API".to_string());
+            lines.push(format!(
+                "name: {}  # check: the document's info has no title",
+                scalar(&stem)
+            ));
+            lines.push(format!("title: {}", scalar(&stem)));
+            stem
+        }
+    };
+    if info("version").is_none() {
+        lines.push("version: \"1\"  # check: the document's info has no version".to_string());
+    }
+    if info("description").is_none() {
+        lines.push(format!(
+            "description: {}  # check: the document's info has no description: say who this connector is for and what it does",
+            scalar(&format!("{name}, for an AI assistant acting for the person."))
+        ));
+    }
+    match (&flags.public_url, first_server(base)) {
+        (Some(url), _) => match check_url(url.trim()) {
+            Ok(url) => lines.push(format!("publicUrl: {}", scalar(&url))),
+            Err(reason) => needed.push(format!(
+                "--public-url {} is not usable: {reason}",
+                comment(url)
+            )),
+        },
+        (None, Ok(_)) => {}
+        (None, Err(reason)) => needed.push(format!(
+            "{reason}; pass --public-url https://… (the API's base URL)"
+        )),
+    }
+    let derived = [
+        ("info.contact.url", base.root.pointer("/info/contact/url")),
+        ("externalDocs.url", base.root.pointer("/externalDocs/url")),
+    ]
+    .into_iter()
+    .find_map(|(from, url)| {
+        let url = check_url(url?.as_str()?.trim()).ok()?;
+        Some((url, from))
+    });
+    match (&flags.dashboard_url, derived) {
+        (Some(url), _) => match check_url(url.trim()) {
+            Ok(url) => lines.push(format!("dashboardUrl: {}", scalar(&url))),
+            Err(reason) => needed.push(format!("--dashboard-url {} is not usable: {reason}", comment(url))),
+        },
+        (None, Some((url, from))) => lines.push(format!(
+            "dashboardUrl: {}  # check: taken from {from}; it should be the page where the person creates API keys",
+            scalar(&url)
+        )),
+        (None, None) => needed.push(
+            "the document has no usable info.contact.url or externalDocs.url to take the dashboard URL from; pass --dashboard-url https://… (the page where the person creates API keys)".to_string(),
+        ),
+    }
+    if needed.is_empty() {
+        Ok(lines)
+    } else {
+        Err(ImportError::NeedsFlag(needed.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(method: &'static str, path: &str) -> BaseOperation {
+        BaseOperation {
+            path: path.to_string(),
+            method,
+            operation_id: None,
+        }
+    }
+
+    #[test]
+    fn ids_from_routes_are_camel_case_unique_and_short() {
+        assert_eq!(
+            route_id(&op("post", "/v1/jobs/{job_id}/cancel")),
+            "postV1JobsByJobIdCancel"
+        );
+        assert_eq!(route_id(&op("get", "/")), "getRoot");
+        assert_eq!(
+            route_id(&op("get", "/word-search/ü/{x.y}")),
+            "getWordSearchByXY"
+        );
+        let long = route_id(&op("get", &"/segment".repeat(20)));
+        assert_eq!(long.len(), MAX_ID);
+        let mut used = HashSet::new();
+        assert_eq!(unique(long.clone(), &mut used), long);
+        let second = unique(long.clone(), &mut used);
+        assert_eq!(second.len(), MAX_ID);
+        assert!(second.ends_with('2'));
+        assert_eq!(unique("a".into(), &mut used), "a");
+        assert_eq!(unique("a".into(), &mut used), "a2");
+        assert!(is_identifier(&second));
+    }
+}

@@ -1,0 +1,385 @@
+//! The evidence behind `import`'s suggestions, read from the base document.
+//!
+//! Takes: the base document and one listed operation. Returns: comment lines (without
+//! `# `) — async with the GET to poll, spends from cost words, the Idempotency-Key the
+//! document declares, DELETE — and which kinds they are.
+//! Must never: suggest what base mode would refuse (`spends` or `async` on a GET), put
+//! document text in a comment unescaped, or walk the document without bound (references
+//! and `allOf`/`anyOf`/`oneOf` are followed within a budget).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::yaml::{comment, scalar};
+use super::{Entry, Row};
+use crate::base::Base;
+use crate::model::{escape, unescape};
+use crate::validate::idempotency_header;
+
+/// The listed GETs an operation could be polled with, by path.
+pub(super) struct PollTargets<'a> {
+    /// GET path → the path and its agent id.
+    item: HashMap<&'a str, (&'a str, &'a str)>,
+    /// A collection path → the first GET `collection/{param}` (its path and agent id).
+    member: HashMap<&'a str, (&'a str, &'a str)>,
+}
+
+impl<'a> PollTargets<'a> {
+    pub(super) fn new(rows: &'a [Row<'a>]) -> Self {
+        let mut item = HashMap::new();
+        let mut member = HashMap::new();
+        for row in rows {
+            let Row::Listed(entry) = row else { continue };
+            if entry.op.method != "get" {
+                continue;
+            }
+            let path = entry.op.path.as_str();
+            item.entry(path).or_insert((path, entry.agent_id()));
+            if let Some((collection, last)) = path.rsplit_once('/')
+                && is_param(last)
+            {
+                member.entry(collection).or_insert((path, entry.agent_id()));
+            }
+        }
+        PollTargets { item, member }
+    }
+
+    /// The GET that reads what the operation at `path` made or changed: `path` itself
+    /// (a change to one item, `…/{id}`), the first `path/{id}` (a create in a
+    /// collection), or the item an action such as `…/{id}/cancel` acts on.
+    fn find(&self, path: &str) -> Option<(&'a str, &'a str)> {
+        let (parent, last) = path.rsplit_once('/')?;
+        if is_param(last) {
+            return self.item.get(path).copied();
+        }
+        if let Some(&found) = self.member.get(path) {
+            return Some(found);
+        }
+        let (_, parent_last) = parent.rsplit_once('/')?;
+        if is_param(parent_last) {
+            return self.item.get(parent).copied();
+        }
+        None
+    }
+}
+
+fn is_param(segment: &str) -> bool {
+    segment.len() > 2 && segment.starts_with('{') && segment.ends_with('}')
+}
+
+/// The comment lines of one listed operation, and which kinds of suggestion they hold.
+#[derive(Default)]
+pub(super) struct Found {
+    pub(super) lines: Vec<String>,
+    pub(super) is_async: bool,
+    pub(super) is_paid: bool,
+    pub(super) is_delete: bool,
+}
+
+pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found {
+    let mut found = Found::default();
+    let op = entry.op;
+    if op.method != "get" {
+        let evidence = async_evidence(base, entry.object, op.method != "delete");
+        if !evidence.is_empty() {
+            found.is_async = true;
+            found.lines.push(match polls.find(&op.path) {
+                Some((path, id)) => format!(
+                    "async: {{ pollWith: {} }}?  {}; GET {} reads it back",
+                    scalar(id),
+                    evidence.join("; "),
+                    comment(path)
+                ),
+                None => format!(
+                    "async: {{ pollWith: … }}?  {}; no GET on the same resource was found: name the free read that returns its status",
+                    evidence.join("; ")
+                ),
+            });
+        }
+        let words = cost_words(entry.object);
+        if !words.is_empty() {
+            found.is_paid = true;
+            let kind = if words.iter().all(|w| w.starts_with("credit")) {
+                "credits"
+            } else {
+                "money"
+            };
+            found.lines.push(format!(
+                "spends: {{ kind: {kind}, note: \"…\" }}?  its text mentions {}: does calling it cost the person?",
+                words.join(", ")
+            ));
+        }
+    }
+    if let Some(required) = idempotency_header(base, &op.path, entry.object) {
+        let level = if required { "required" } else { "optional" };
+        found.lines.push(format!(
+            "idempotency: the document declares an Idempotency-Key header ({level}), so connectorgen defaults to `idempotency: {level}`"
+        ));
+    }
+    if op.method == "delete" {
+        found.is_delete = true;
+        found
+            .lines
+            .push("permanent? ask first (DELETE)".to_string());
+    }
+    found
+}
+
+/// Why the operation may start a job rather than finish it, in words. A DELETE that
+/// returns the deleted thing shows its last status, which says nothing of the DELETE:
+/// `states` is false for it.
+fn async_evidence(base: &Base, op: &Map<String, Value>, states: bool) -> Vec<String> {
+    let mut evidence = Vec::new();
+    let responses = op.get("responses").and_then(Value::as_object);
+    if responses.is_some_and(|r| r.contains_key("202")) {
+        evidence.push("a 202 Accepted response".to_string());
+    }
+    if op
+        .get("x-ms-long-running-operation")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        evidence.push("`x-ms-long-running-operation: true`".to_string());
+    }
+    let states = responses
+        .filter(|_| states)
+        .into_iter()
+        .flatten()
+        .filter(|(code, _)| code.starts_with('2'))
+        .find_map(|(_, response)| job_states(base, response));
+    if let Some(states) = states {
+        evidence.push(format!("the response's `status` can be {states}"));
+    }
+    evidence
+}
+
+/// States a job passes through on its way to done, and where it ends.
+const IN_FLIGHT: &[&str] = &[
+    "queued",
+    "pending",
+    "processing",
+    "running",
+    "in_progress",
+    "started",
+    "scheduled",
+    "submitted",
+    "waiting",
+    "validating",
+    "finalizing",
+    "cancelling",
+    "canceling",
+];
+const FINAL: &[&str] = &[
+    "succeeded",
+    "success",
+    "completed",
+    "complete",
+    "done",
+    "finished",
+    "failed",
+    "failure",
+    "error",
+    "errored",
+    "cancelled",
+    "canceled",
+    "expired",
+    "timed_out",
+];
+
+/// The job-like values of a `status` or `state` enum in a response's schemas, when
+/// they hold both an in-flight and a final state ("queued, running, succeeded").
+fn job_states(base: &Base, response: &Value) -> Option<String> {
+    let content = follow(base, response).get("content")?.as_object()?;
+    let mut values = Vec::new();
+    // A document can nest references without end; a bounded walk is enough evidence.
+    let mut budget = 1000usize;
+    for media in content.values() {
+        if let Some(schema) = media.get("schema") {
+            status_values(base, schema, 0, &mut budget, &mut values);
+        }
+    }
+    let state = |v: &str| v.to_ascii_lowercase().replace(['-', ' '], "_");
+    let job_like: Vec<&str> = values
+        .into_iter()
+        .filter(|v| {
+            let s = state(v);
+            IN_FLIGHT.contains(&s.as_str()) || FINAL.contains(&s.as_str())
+        })
+        .collect();
+    let has = |set: &[&str]| job_like.iter().any(|v| set.contains(&state(v).as_str()));
+    if !(has(IN_FLIGHT) && has(FINAL)) {
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let shown: Vec<String> = job_like
+        .into_iter()
+        .filter(|v| seen.insert(*v))
+        .map(comment)
+        .collect();
+    let more = if shown.len() > 6 { ", …" } else { "" };
+    Some(format!("{}{more}", shown[..shown.len().min(6)].join(", ")))
+}
+
+/// The enum values of `status`/`state` properties of `schema`, through `$ref`s and
+/// `allOf`/`anyOf`/`oneOf`.
+fn status_values<'a>(
+    base: &'a Base,
+    schema: &'a Value,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<&'a str>,
+) {
+    if depth > 8 || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let schema = follow(base, schema);
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (key, property) in properties {
+            if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
+                enum_values(base, property, 0, budget, out);
+            }
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for member in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            status_values(base, member, depth + 1, budget, out);
+        }
+    }
+}
+
+fn enum_values<'a>(
+    base: &'a Base,
+    schema: &'a Value,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<&'a str>,
+) {
+    if depth > 8 || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let schema = follow(base, schema);
+    let listed = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    out.extend(listed.chain(schema.get("const")).filter_map(Value::as_str));
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for member in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            enum_values(base, member, depth + 1, budget, out);
+        }
+    }
+}
+
+/// `value`, or what its local `$ref` points at (a chain of them, at most 16 long).
+fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
+    for _ in 0..16 {
+        let Some(fragment) = value
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        else {
+            return value;
+        };
+        let pointer: String = fragment
+            .split('/')
+            .skip(1)
+            .map(|s| format!("/{}", escape(&unescape(s))))
+            .collect();
+        match base.get(&pointer) {
+            Some(target) => value = target,
+            None => return value,
+        }
+    }
+    value
+}
+
+/// Words that say a call may cost something, in every form the text may use them.
+const COST_WORDS: &[&str] = &[
+    "charge",
+    "charges",
+    "charged",
+    "charging",
+    "payment",
+    "payments",
+    "pay",
+    "pays",
+    "paid",
+    "paying",
+    "credit",
+    "credits",
+    "billing",
+    "billed",
+    "bill",
+    "bills",
+    "price",
+    "prices",
+    "priced",
+    "pricing",
+    "invoice",
+    "invoices",
+    "invoiced",
+    "refund",
+    "refunds",
+    "refunded",
+    "purchase",
+    "purchases",
+    "purchased",
+    "subscription",
+    "subscriptions",
+    "cost",
+    "costs",
+];
+
+/// The cost words in the operation's summary and description, each once, in order.
+fn cost_words(op: &Map<String, Value>) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for key in ["summary", "description"] {
+        let Some(text) = op.get(key).and_then(Value::as_str) else {
+            continue;
+        };
+        for word in text.split(|c: char| !c.is_alphanumeric()) {
+            let word = word.to_lowercase();
+            if let Some(w) = COST_WORDS.iter().find(|w| **w == word)
+                && !found.contains(w)
+            {
+                found.push(*w);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_words_are_whole_words() {
+        let words = |text: &str| {
+            let op: Map<String, Value> =
+                serde_json::from_value(serde_json::json!({ "description": text })).unwrap();
+            cost_words(&op)
+        };
+        assert_eq!(
+            words("Charges the card. Charges again; pays."),
+            ["charges", "pays"]
+        );
+        assert!(words("Sends the payload at a low costume price-less").contains(&"price"));
+        assert!(words("Sends the payload in costume").is_empty());
+        assert_eq!(words("Uses credits"), ["credits"]);
+    }
+}

@@ -1,0 +1,332 @@
+//! `connectorgen import`, run as a user runs it.
+//!
+//! - `tests/cases/import/<case>.args`: the document (from the repository root) on the
+//!   first line that is not a `#` comment, extra arguments on the following lines. The
+//!   document is copied into a temporary `specs/`, imported into `connectors/`, and the
+//!   written manifest is snapshotted, checked against the manifest's JSON Schema, built,
+//!   checked (exit 0: lint warnings are allowed) and imported again to the same bytes.
+//! - Refusals, flags, diagnostics and hostile text as single tests below.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::OnceLock;
+
+use cli::{root, run, text};
+use serde_json::{Value, json};
+
+/// The arguments of a case file: the document, then the extra arguments.
+fn case_args(path: &Path) -> (String, Vec<String>) {
+    let body = std::fs::read_to_string(path).expect("readable case");
+    let mut lines = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string);
+    let spec = lines.next().expect("a document on the first line");
+    (spec, lines.collect())
+}
+
+/// A temporary folder with `specs/<file>` copied from the repository and an empty
+/// `connectors/`.
+fn workspace(spec: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("specs")).unwrap();
+    std::fs::create_dir(dir.path().join("connectors")).unwrap();
+    let file = Path::new(spec).file_name().unwrap().to_string_lossy();
+    std::fs::copy(root().join(spec), dir.path().join("specs").join(&*file)).unwrap();
+    (dir, format!("specs/{file}"))
+}
+
+fn import(dir: &Path, spec: &str, extra: &[String]) -> Output {
+    let mut args = vec!["import", spec, "-o", "connectors/connector.yaml"];
+    args.extend(extra.iter().map(String::as_str));
+    run(dir, &args)
+}
+
+fn manifest_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(&connectorgen::schema::manifest_schema())
+            .expect("the schema is JSON");
+        jsonschema::validator_for(&schema).expect("the schema compiles")
+    })
+}
+
+/// The written manifest as the manifest parser reads it.
+fn read_manifest(text: &str) -> Value {
+    connectorgen::manifest::parse_value(text).unwrap_or_else(|e| panic!("not YAML: {e}"))
+}
+
+#[test]
+fn import_cases() {
+    insta::glob!("cases/import", "*.args", |path| {
+        let (spec, extra) = case_args(path);
+        let (dir, copied) = workspace(&spec);
+        let p = dir.path();
+        let out = import(p, &copied, &extra);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+        let written = std::fs::read_to_string(p.join("connectors/connector.yaml")).unwrap();
+        let file = Path::new(&spec).file_name().unwrap().to_string_lossy();
+        assert!(
+            written.contains(&format!("\nopenapi: ../specs/{file}\n")),
+            "`openapi:` is relative to the manifest's folder"
+        );
+        insta::assert_snapshot!(format!("{}---\n{written}", text(&out.stdout)));
+
+        let doc = read_manifest(&written);
+        let errors: Vec<String> = manifest_validator()
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "schema: {errors:?}");
+
+        let built = run(p, &["build", "connectors/connector.yaml", "-q"]);
+        assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+        let checked = run(p, &["check", "connectors/connector.yaml", "-q"]);
+        assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
+
+        let mut again = extra.clone();
+        again.push("--force".to_string());
+        let out = import(p, &copied, &again);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let second = std::fs::read_to_string(p.join("connectors/connector.yaml")).unwrap();
+        assert_eq!(written, second, "two imports differ");
+    });
+}
+
+#[test]
+fn an_existing_file_is_kept_without_force() {
+    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
+    let p = dir.path();
+    let target = p.join("connectors/connector.yaml");
+    std::fs::write(&target, "mine").unwrap();
+    let out = import(p, &spec, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: connectors/connector.yaml already exists; use --force to overwrite it\n"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+    let out = import(p, &spec, &["--force".to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("operation: createTranscript")
+    );
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(p.join("connectors"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["connector.yaml"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_folders_and_the_document_itself_are_refused_even_with_force() {
+    use std::os::unix::fs::symlink;
+    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
+    let p = dir.path();
+    let force = ["--force".to_string()];
+    let elsewhere = p.join("elsewhere.yaml");
+    std::fs::write(&elsewhere, "theirs").unwrap();
+    symlink(&elsewhere, p.join("connectors/connector.yaml")).unwrap();
+    let out = import(p, &spec, &force);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: connectors/connector.yaml is a symbolic link; import neither replaces a link nor writes through it: give the path of a regular file\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(p.join("connectors/connector.yaml"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs");
+    // A dangling link too.
+    std::fs::remove_file(p.join("connectors/connector.yaml")).unwrap();
+    symlink(p.join("nowhere.yaml"), p.join("connectors/connector.yaml")).unwrap();
+    assert_eq!(import(p, &spec, &[]).status.code(), Some(2));
+    assert!(!p.join("nowhere.yaml").exists());
+
+    std::fs::remove_file(p.join("connectors/connector.yaml")).unwrap();
+    std::fs::create_dir(p.join("connectors/connector.yaml")).unwrap();
+    let out = import(p, &spec, &force);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not a regular file"));
+
+    let before = std::fs::read(p.join(&spec)).unwrap();
+    let out = run(p, &["import", &spec, "-o", &spec, "--force"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "error: {spec} is the OpenAPI document itself; write the manifest somewhere else\n"
+        )
+    );
+    assert_eq!(std::fs::read(p.join(&spec)).unwrap(), before);
+}
+
+#[test]
+fn the_dashboard_url_comes_from_the_document_or_the_flag() {
+    // jobs.yaml has neither info.contact.url nor externalDocs.url.
+    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
+    let p = dir.path();
+    let out = import(p, &spec, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("pass --dashboard-url https://"),
+        "{stderr}"
+    );
+    assert!(!p.join("connectors/connector.yaml").exists());
+
+    let bad = [
+        "--dashboard-url".to_string(),
+        "http://jobs.example/keys".to_string(),
+    ];
+    let out = import(p, &spec, &bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: --dashboard-url http://jobs.example/keys is not usable: plain http is allowed only for localhost and 127.0.0.1\n"
+    );
+
+    // The flag wins over the document's contact URL, and carries no `check:` note.
+    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
+    let flag = [
+        "--dashboard-url".to_string(),
+        "https://www.assemblyai.com/app/api-keys".to_string(),
+    ];
+    let out = import(dir.path(), &spec, &flag);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(dir.path().join("connectors/connector.yaml")).unwrap();
+    assert!(written.contains("\n  dashboardUrl: \"https://www.assemblyai.com/app/api-keys\"\n"));
+}
+
+#[test]
+fn a_document_that_is_not_openapi_3_gets_builds_diagnostic() {
+    for (spec, place, code) in [
+        (
+            "tests/cases/specs/swagger.yaml",
+            "swagger.yaml:1:10",
+            "base-not-openapi",
+        ),
+        (
+            "tests/cases/specs/broken.json",
+            "broken.json:5:37",
+            "base-syntax",
+        ),
+    ] {
+        let (dir, copied) = workspace(spec);
+        let out = import(dir.path(), &copied, &[]);
+        assert_eq!(out.status.code(), Some(1), "{spec}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(place) && stderr.contains(code),
+            "{spec}:\n{stderr}"
+        );
+        assert!(!dir.path().join("connectors/connector.yaml").exists());
+    }
+}
+
+#[test]
+fn unreadable_too_large_and_empty_documents() {
+    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
+    let p = dir.path();
+    let out = import(p, "specs/missing.yaml", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("error: cannot read specs/missing.yaml"));
+    let small = ["--max-bytes".to_string(), "1K".to_string()];
+    let out = import(p, &spec, &small);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--max-bytes"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    std::fs::write(
+        p.join("specs/head-only.yaml"),
+        "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    head: {responses: {'200': {description: ok}}}\n",
+    )
+    .unwrap();
+    let out = import(p, "specs/head-only.yaml", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: specs/head-only.yaml has no operation an agent can call (GET, POST, PUT, PATCH or DELETE)\n"
+    );
+}
+
+/// Every value in the written manifest reads back as exactly what the document says,
+/// and no text from the document becomes a key.
+#[test]
+fn hostile_text_round_trips_and_adds_no_key() {
+    let (dir, spec) = workspace("tests/cases/specs/hostile.yaml");
+    let out = import(dir.path(), &spec, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(dir.path().join("connectors/connector.yaml")).unwrap();
+    let doc = read_manifest(&written);
+    assert_eq!(
+        doc,
+        json!({
+            "version": 1,
+            "openapi": "../specs/hostile.yaml",
+            "service": { "dashboardUrl": "https://evil.example/account/keys" },
+            "operations": [
+                { "operation": "create: item\n# spends: none\nid: hijack", "id": "postItems" },
+                { "operation": "true" },
+                { "operation": "123" },
+                { "operation": "quoted \"name\" and 'single' {{ x }}", "id": "patchItemsById" },
+                { "operation": "DELETE /odd path: #1/{id}", "id": "deleteOddPath1ById" },
+                { "operation": "a\u{202e}b\u{e0041}", "id": "postHidden" },
+            ]
+        })
+    );
+    // Nothing invisible reaches the file as it is.
+    assert!(!written.contains('\u{202e}') && !written.contains('\u{2028}'));
+    let built = run(dir.path(), &["build", "connectors/connector.yaml", "-q"]);
+    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+}
+
+/// `openapi:` keeps leading to the document when the two share no folder but the root
+/// (it is then absolute), and when the manifest's folder is reached through a symlink.
+#[cfg(unix)]
+#[test]
+fn the_document_is_found_from_wherever_the_manifest_goes() {
+    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
+    let p = dir.path();
+    std::os::unix::fs::symlink(p.join("connectors"), p.join("specs/link")).unwrap();
+    let out = run(p, &["import", &spec, "-o", "specs/link/via-link.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(p.join("connectors/via-link.yaml")).unwrap();
+    assert!(
+        written.contains("\nopenapi: ../specs/openapi.yml\n"),
+        "{written}"
+    );
+    let built = run(p, &["build", "connectors/via-link.yaml", "-q"]);
+    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+
+    // The repository's own copy, imported into a temporary folder (absolute when the
+    // two share nothing but `/`; unit-tested in src/import.rs).
+    let original = root().join("examples/specs/assemblyai/openapi.yml");
+    let out = run(p, &["import", original.to_str().unwrap(), "-o", "abs.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = read_manifest(&std::fs::read_to_string(p.join("abs.yaml")).unwrap());
+    let named = doc["openapi"].as_str().unwrap();
+    assert_eq!(
+        p.join(named).canonicalize().unwrap(),
+        original.canonicalize().unwrap(),
+        "{named}"
+    );
+    let built = run(p, &["build", "abs.yaml", "-q"]);
+    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+}
