@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Auth, Document, IDEMPOTENCY_HEADER, OpenapiVersion, Operation, Service};
+use crate::model::{
+    Auth, Document, IDEMPOTENCY_HEADER, OpenapiVersion, Operation, Returns, Service,
+};
 
 /// The security scheme every inline operation uses.
 const BEARER: &str = "bearerAuth";
@@ -36,8 +38,8 @@ pub struct Inline<'a> {
     pub output: Option<Value>,
     /// `Some(required)` when the operation declares the `Idempotency-Key` header.
     pub idempotency_key: Option<bool>,
-    pub spends: bool,
-    pub is_async: bool,
+    /// What the call hands back when it is async.
+    pub returns: Option<Returns>,
 }
 
 /// The Operation Object of an inline operation (without operationId, summary and
@@ -75,10 +77,14 @@ pub fn operation(op: Inline) -> Map<String, Value> {
             json!({ "required": true, "content": { "application/json": { "schema": schema } } }),
         );
     }
-    let success = if op.is_async {
-        "The job was accepted. Poll the operation named in x-poll-operationId for its result."
-    } else {
-        "Success."
+    let success = match op.returns {
+        Some(Returns::Job) => {
+            "The job was accepted. Poll the operation named in x-poll-operationId for its result."
+        }
+        Some(Returns::Change) => {
+            "The change was accepted and settles in the background. Poll the operation named in x-poll-operationId until it shows the result."
+        }
+        None => "Success.",
     };
     let output = op.output.unwrap_or_else(|| json!({ "type": "object" }));
     let mut responses = Map::new();
@@ -87,10 +93,11 @@ pub fn operation(op: Inline) -> Map<String, Value> {
         json!({ "description": success, "content": { "application/json": { "schema": output } } }),
     );
     responses.insert("401".into(), reference("Unauthorized"));
-    if op.spends {
+    // The conflict is about a reused Idempotency-Key: only where the header is declared.
+    if op.idempotency_key.is_some() {
         responses.insert("409".into(), reference("Conflict"));
     }
-    if op.is_async {
+    if op.returns.is_some() {
         responses.insert("429".into(), reference("TooManyRequests"));
     }
     http.insert("responses".into(), Value::Object(responses));
@@ -113,7 +120,8 @@ fn reference(response: &str) -> Value {
 }
 
 /// The document around inline operations: OpenAPI 3.1.0, one server, bearer tokens,
-/// RFC 9457 problem responses (401 everywhere, 409 where it spends, 429 where async).
+/// RFC 9457 problem responses (401 everywhere, 409 where the Idempotency-Key header is
+/// declared, 429 where async).
 pub fn document(service: &Service, auth: &Auth, operations: &[Operation]) -> Document {
     let mut paths = Map::new();
     for op in operations {
@@ -168,7 +176,7 @@ fn components(service: &Service, auth: &Auth, operations: &[Operation]) -> Value
             "The token is missing, invalid or revoked. Ask the person to create a new one; do not retry with the same token.",
         ),
     );
-    if operations.iter().any(|o| o.spends.is_some()) {
+    if operations.iter().any(|o| o.idempotency_key) {
         responses.insert(
             "Conflict".to_string(),
             problem_response(
