@@ -248,7 +248,7 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
         }
         let length = description.chars().count();
         if length > config.description_max {
-            let (span, help) = longest_part(op, length);
+            let (span, help) = longest_part(op, length, config.description_max);
             emit(
                 Lint::DescriptionTooLong,
                 Diagnostic::DescriptionTooLong {
@@ -319,7 +319,7 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
 /// condition the cost sentence repeats), the longest: where `description-too-long`
 /// points, with help naming it. The summary is not among them: it is never part of
 /// the description.
-fn longest_part(op: &Operation, length: usize) -> (crate::diagnostics::Span, String) {
+fn longest_part(op: &Operation, length: usize, max: usize) -> (crate::diagnostics::Span, String) {
     let chars = |s: &str| s.chars().count();
     let raise = "or raise `lint: { description-too-long: { max: … } }`";
     let description = chars(&op.description);
@@ -338,6 +338,14 @@ fn longest_part(op: &Operation, length: usize) -> (crate::diagnostics::Span, Str
         .rev()
         .max_by_key(|(size, _, _)| *size)
         .unwrap_or((description, op.origin.description, "description"));
+    // Shortening this part cannot help when the rest alone is over the limit.
+    let rest = length.saturating_sub(size);
+    if rest > max {
+        let help = format!(
+            "the generated cost, permanence and polling sentences keep the text at {rest} characters or more, whatever the author's words: raise `lint: {{ description-too-long: {{ max: … }} }}`, or silence it here with `lintAllow: [description-too-long]`"
+        );
+        return (span, help);
+    }
     let help = match part {
         "note" => format!(
             "`spends.note` is {size} of the {length} characters: the cost sentence repeats it, so shorten it; the generated sentences must stay, {raise}"
