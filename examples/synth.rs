@@ -11,7 +11,7 @@
 //! The mix is what a real connector looks like, scaled up:
 //! - ~60% `get` reads with 1–3 query parameters and an output schema of about five
 //!   properties; half of them fetch one item by `{id}` (the poll targets), half list;
-//! - ~25% `post`s that spend (credits, money or irreversible) and are async, each
+//! - ~25% `post`s that spend (credits or money; a third of them permanent, `confirm`) and are async, each
 //!   polling an earlier `get` with an `{id}` path parameter that neither spends nor is
 //!   async;
 //! - ~15% `delete`s.
@@ -448,12 +448,17 @@ operations:
                     self.rng.below(100)
                 ),
             ),
+            // Paid and permanent: `spends` for the fee, `confirm` for what cannot be undone.
             _ => (
-                "irreversible",
-                "Sends the work to a human reviewer; it cannot be recalled.".to_string(),
+                "money",
+                "Charges a 5.00 EUR review fee; the work goes to a human reviewer and cannot be recalled."
+                    .to_string(),
             ),
         };
         let _ = write!(out, "    spends:\n      kind: {kind}\n      note: {note}\n");
+        if note.contains("cannot be recalled") {
+            out.push_str("    confirm: true\n");
+        }
         let target = self.rng.pick(&self.poll_targets).clone();
         let _ = write!(out, "    async:\n      pollWith: {target}\n");
         if self.rng.chance(80) {

@@ -258,7 +258,7 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// `spends` or `async` is declared on a get operation.
+    /// `spends`, `async` or `confirm: true` is declared on a get operation.
     #[error("a get operation cannot {what}")]
     #[diagnostic(
         code("get-with-side-effect"),
@@ -273,7 +273,45 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// `spends.kind` is not credits, money or irreversible.
+    /// `spends.kind: irreversible`, which `confirm: true` replaced: `spends` is for costs,
+    /// and a permanent action may cost nothing.
+    #[error("`spends.kind: irreversible` was replaced by `confirm: true`")]
+    #[diagnostic(code("spend-kind-irreversible"))]
+    SpendKindIrreversible {
+        #[label("no longer a spend kind")]
+        span: Span,
+        /// The new form, with the operation's own note.
+        #[help]
+        help: String,
+    },
+
+    /// `confirm: false` on an operation that spends: a cost always needs the person's yes.
+    #[error("`confirm: false` on an operation that spends")]
+    #[diagnostic(
+        code("confirm-contradicts-spends"),
+        help(
+            "a call that costs the person always needs their fresh yes, so it is never routine: remove `confirm: false` (or `spends`, if the call costs nothing)"
+        )
+    )]
+    ConfirmContradictsSpends {
+        #[label("says no confirmation is needed")]
+        span: Span,
+        #[label("but this costs the person")]
+        spends: Span,
+    },
+
+    /// `async.returns` is not job or change.
+    #[error("unknown `async.returns` value `{value}`")]
+    #[diagnostic(code("unknown-async-returns"))]
+    UnknownAsyncReturns {
+        value: String,
+        #[label("not job or change")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `spends.kind` is not credits or money.
     #[error("unknown spend kind `{kind}`")]
     #[diagnostic(code("unknown-spend-kind"))]
     UnknownSpendKind {
@@ -401,12 +439,12 @@ pub enum Diagnostic {
     /// With the `mcp` target, two inputs of one operation (path, query, body property,
     /// idempotencyKey) have the same name, so they cannot share one MCP `inputSchema`.
     #[error(
-        "`{id}`: `{name}` is both {first} and {second}; an MCP tool takes one flat set of arguments"
+        "`{id}`: `{name}` is both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
     )]
     #[diagnostic(
         code("mcp-input-collision"),
         help(
-            "rename the query parameter or the body property so every input of the operation has its own name"
+            "rename the query parameter or the body property so every input of the operation has its own name, or leave the mcp target out: remove it from `targets`, or pass `--target` without it for one run (e.g. `--target muse`)"
         )
     )]
     McpInputCollision {
@@ -419,11 +457,13 @@ pub enum Diagnostic {
     },
 
     /// With the `openapi30` target, a JSON Schema uses a construct OpenAPI 3.0 cannot express.
-    #[error("`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 cannot express")]
+    #[error(
+        "`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 (the openapi30 target) cannot express"
+    )]
     #[diagnostic(
         code("openapi30-unsupported"),
         help(
-            "rewrite the schema with 3.0-compatible keywords, or remove `openapi30` from `targets`"
+            "rewrite the schema with 3.0-compatible keywords, or leave the openapi30 target out: remove it from `targets`, or pass `--target` without it for one run (e.g. `--target muse,mcp`)"
         )
     )]
     Openapi30Unsupported {
@@ -441,7 +481,7 @@ pub enum Diagnostic {
     #[diagnostic(
         code("description-too-long"),
         help(
-            "shorten the author's text so nothing is cut; the cost and polling sentences are always kept"
+            "shorten the author's text so nothing is cut; the cost, permanence and polling sentences are always kept"
         )
     )]
     ShortenedForOpenai {
@@ -459,18 +499,18 @@ pub enum Diagnostic {
     #[error(
         "`{id}`: the generated sentences alone are {length} characters in openapi.openai.json; at most {max} leave room for what the call will not do within OpenAI's 300"
     )]
-    #[diagnostic(
-        code("openai-notice-too-long"),
-        help(
-            "shorten `spends.note` (it is repeated in the cost sentence), or leave the openai target out: remove it from `targets`, or pass `--target` without it for one run"
-        )
-    )]
+    #[diagnostic(code("openai-notice-too-long"))]
     OpenaiNoticeTooLong {
         id: String,
         length: usize,
         max: usize,
+        /// At the author's words the generated sentences repeat (the longer of
+        /// `spends.note` and `spends.when`), else the poll target's name.
         #[label("this makes it long")]
         span: Span,
+        /// What to shorten, or how to leave the target out.
+        #[help]
+        help: String,
     },
 
     // ---- Inline HTTP: what the request and response really look like. ----
@@ -795,12 +835,12 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The summary is under three words or starts with a catch-all verb.
+    /// The summary is one word or starts with a catch-all verb.
     #[error("`{id}`: the summary is vague: {reason}")]
     #[diagnostic(
         code("vague-summary"),
         help(
-            "name the action and its object in three words or more, e.g. \"Generate a video from a prompt\", not \"Manages videos\""
+            "name the action with a specific verb and its object, e.g. \"List videos\" or \"Generate a video from a prompt\", not \"Manages videos\""
         )
     )]
     VagueSummary {
@@ -815,7 +855,7 @@ pub enum Diagnostic {
     #[diagnostic(
         code("spend-without-idempotency"),
         help(
-            "a retry after a timeout charges the person again; have the provider honour an Idempotency-Key and set `idempotency: optional` or `required`"
+            "a retry after a timeout charges the person again. The provider can accept an `Idempotency-Key` header on this call (keep each key with its first result for a day or more and answer a repeat with that result instead of charging again); then set `idempotency: optional` or `required`. Until then, llms.txt tells the model never to repeat the call on its own: acknowledge that with `lintAllow: [spend-without-idempotency]` on the operation"
         )
     )]
     SpendWithoutIdempotency {
@@ -844,18 +884,18 @@ pub enum Diagnostic {
     #[error(
         "`{id}`: the description the model reads is {length} characters, over the {max} configured"
     )]
-    #[diagnostic(
-        code("description-too-long"),
-        help(
-            "shorten the author's description (the cost and polling sentences are generated and must stay), or raise `lint: {{ description-too-long: {{ max: … }} }}`"
-        )
-    )]
+    #[diagnostic(code("description-too-long"))]
     DescriptionTooLong {
         id: String,
         length: usize,
         max: usize,
-        #[label("{length} characters with the generated sentences")]
+        /// At the manifest node that makes the text longest: the description, or the
+        /// `spends.note` / `spends.when` the cost sentence repeats.
+        #[label("this makes it long ({length} characters with the generated sentences)")]
         span: Span,
+        /// Which node that is, and what to do about it.
+        #[help]
+        help: String,
     },
 
     /// A non-GET operation that does not spend does not say what it will not do.

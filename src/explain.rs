@@ -35,10 +35,23 @@ pub fn list(connector: &Connector) -> String {
     for op in &connector.operations {
         let mut flags = Vec::new();
         if let Some(s) = &op.spends {
-            flags.push(format!("spends ({})", s.kind.as_str()));
+            match &s.when {
+                Some(when) => flags.push(format!("spends ({}, when {when})", s.kind.as_str())),
+                None => flags.push(format!("spends ({})", s.kind.as_str())),
+            }
+        }
+        if op.confirm {
+            flags.push("confirm (cannot be undone)".to_string());
+        } else if !op.consequential && op.method != crate::model::Method::Get {
+            flags.push("routine (confirm: false)".to_string());
         }
         if let Some(a) = &op.async_ {
-            flags.push(format!("async, polls {}", a.poll_with));
+            match a.returns {
+                crate::model::Returns::Job => flags.push(format!("async, polls {}", a.poll_with)),
+                crate::model::Returns::Change => {
+                    flags.push(format!("async change, polls {}", a.poll_with));
+                }
+            }
         }
         if connector
             .operations

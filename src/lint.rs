@@ -89,7 +89,7 @@ impl Lint {
         match self {
             Lint::MissingLimit => "The description does not say what the call will not do.",
             Lint::VagueSummary => {
-                "The summary is under three words or starts with a catch-all verb."
+                "The summary is one word or starts with a catch-all verb (Manages, Handles, Processes, Does, Deals with)."
             }
             Lint::SpendWithoutIdempotency => {
                 "An operation that spends declares `idempotency: unsupported`."
@@ -135,20 +135,26 @@ impl LintConfig {
     }
 }
 
-/// Catch-all verbs that say nothing about what a call does.
-const VAGUE_STARTS: [&str; 6] = [
+/// Catch-all verbs that say nothing about what a call does, in both the third person
+/// ("Manages videos") and the imperative ("Manage videos"). A specific verb with its
+/// object ("List predictions", "Get transcript") is not vague, however short.
+const VAGUE_STARTS: [&str; 10] = [
     "manages",
+    "manage",
     "handles",
+    "handle",
     "processes",
-    "gets",
+    "process",
     "does",
+    "do",
     "deals with",
+    "deal with",
 ];
 
 fn vague_reason(summary: &str) -> Option<String> {
     let words = summary.split_whitespace().count();
-    if words < 3 {
-        return Some(format!("{words} word{}", if words == 1 { "" } else { "s" }));
+    if words < 2 {
+        return Some("it is one word".to_string());
     }
     let lower = summary.to_lowercase();
     VAGUE_STARTS
@@ -242,13 +248,15 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
         }
         let length = description.chars().count();
         if length > config.description_max {
+            let (span, help) = longest_part(op, length, config.description_max);
             emit(
                 Lint::DescriptionTooLong,
                 Diagnostic::DescriptionTooLong {
                     id: op.id.clone(),
                     length,
                     max: config.description_max,
-                    span: origin.description,
+                    span,
+                    help,
                 },
             );
         }
@@ -265,6 +273,54 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
     out
 }
 
+/// Of the author's words in the model-facing text (the description, and the note and
+/// condition the cost sentence repeats), the longest: where `description-too-long`
+/// points, with help naming it. The summary is not among them: it is never part of
+/// the description.
+fn longest_part(op: &Operation, length: usize, max: usize) -> (crate::diagnostics::Span, String) {
+    let chars = |s: &str| s.chars().count();
+    let raise = "or raise `lint: { description-too-long: { max: … } }`";
+    let description = chars(&op.description);
+    let mut parts = vec![(description, op.origin.description, "description")];
+    if let Some(s) = &op.spends {
+        if let Some(at) = op.origin.note {
+            parts.push((chars(&s.note), at, "note"));
+        }
+        if let (Some(when), Some(at)) = (&s.when, op.origin.when) {
+            parts.push((chars(when), at, "when"));
+        }
+    }
+    // The first of equals: the description, which the author controls most freely.
+    let (size, span, part) = parts
+        .into_iter()
+        .rev()
+        .max_by_key(|(size, _, _)| *size)
+        .unwrap_or((description, op.origin.description, "description"));
+    // Shortening this part cannot help when the rest alone is over the limit.
+    let rest = length.saturating_sub(size);
+    if rest > max {
+        let help = format!(
+            "the generated cost, permanence and polling sentences keep the text at {rest} characters or more, whatever the author's words: raise `lint: {{ description-too-long: {{ max: … }} }}`, or silence it here with `lintAllow: [description-too-long]`"
+        );
+        return (span, help);
+    }
+    let help = match part {
+        "note" => format!(
+            "`spends.note` is {size} of the {length} characters: the cost sentence repeats it, so shorten it; the generated sentences must stay, {raise}"
+        ),
+        "when" => format!(
+            "`spends.when` is {size} of the {length} characters: the cost sentence repeats it, so shorten it; the generated sentences must stay, {raise}"
+        ),
+        _ if op.origin.description_from_base => format!(
+            "the description is the base document's, {size} of the {length} characters: write a shorter `description:` on this entry (the generated sentences must stay), {raise}"
+        ),
+        _ => format!(
+            "the author's description is {size} of the {length} characters: shorten it (the generated cost, permanence and polling sentences must stay), {raise}"
+        ),
+    };
+    (span, help)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,10 +328,22 @@ mod tests {
     #[test]
     fn vague_summaries() {
         assert!(vague_reason("Manages your account").is_some());
-        assert!(vague_reason("Gets tasks for you").is_some());
+        assert!(vague_reason("Handle invoices").is_some());
+        assert!(vague_reason("Processes payments").is_some());
+        assert!(vague_reason("Does things").is_some());
         assert!(vague_reason("Deals with invoices here").is_some());
-        assert!(vague_reason("List videos").is_some());
+        assert!(vague_reason("Videos").is_some());
         assert!(vague_reason("Getaway planner for trips").is_none());
         assert!(vague_reason("Generate a video from a prompt").is_none());
+        // Two words, a specific verb and its object: clear.
+        for clear in [
+            "List predictions",
+            "Transcribe audio",
+            "Get transcript",
+            "Delete transcript",
+            "Download document",
+        ] {
+            assert!(vague_reason(clear).is_none(), "{clear}");
+        }
     }
 }

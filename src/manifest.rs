@@ -26,7 +26,7 @@ use serde_saphyr::{Location, Spanned};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::schema::{
     ApiKeyInName, AuthSchemeName, IdempotencyName, LintId, LintLevel, LintTable, MethodName,
-    SpendKindName, TargetName,
+    ReturnsName, SpendKindName, TargetName,
 };
 
 /// A connectorgen manifest: one service and the operations an AI agent may call on a
@@ -229,12 +229,22 @@ pub struct RawService {
     /// defaults to the document's first server; when given, it becomes the first server.
     #[schemars(with = "Option<String>", example = "https://muse.vidgen.example")]
     pub public_url: Option<Spanned<String>>,
-    /// Where the person creates and revokes connector tokens (same rules as `publicUrl`).
+    /// Where the person creates and revokes connector tokens: absolute `https` (plain
+    /// `http` only for localhost and 127.0.0.1), without credentials; it may carry a query
+    /// and a fragment (`…/settings?tab=keys`).
     #[schemars(
         with = "Option<String>",
         example = "https://vidgen.example/connections"
     )]
     pub dashboard_url: Option<Spanned<String>>,
+    /// Where the connector's OpenAPI document (the generated openapi.json) is published,
+    /// for the link llms.txt gives the model (same rules as `dashboardUrl`). Default:
+    /// `<publicUrl>/openapi.json`.
+    #[schemars(
+        with = "Option<String>",
+        example = "https://vidgen.example/connector/openapi.json"
+    )]
+    pub spec_url: Option<Spanned<String>>,
     /// OpenAPI `info.contact`: `name`, `url`, `email`.
     #[schemars(
         with = "Option<serde_json::Map<String, serde_json::Value>>",
@@ -340,7 +350,15 @@ pub struct RawOperation {
         example = json!({ "kind": "credits", "note": "Costs 1 generation credit." })
     )]
     pub spends: Option<Spanned<RawSpends>>,
-    /// The call returns a job to poll rather than the result. Not allowed on get.
+    /// The call cannot be undone (a delete, a cancel, a send): `true` makes the model get
+    /// the person's explicit yes before each call, even when it costs nothing. Default
+    /// `true` on delete (write `false` for, e.g., deleting a draft), `false` otherwise.
+    /// `false` also tells OpenAI the call is routine. A call that spends always needs
+    /// their yes; `confirm: true` on it adds that it is permanent. Not allowed on get.
+    #[schemars(with = "Option<bool>", example = true)]
+    pub confirm: Option<Spanned<bool>>,
+    /// The call's work goes on after it answers: it returns a job to poll, or starts a
+    /// change that settles in the background (`returns: change`). Not allowed on get.
     #[serde(rename = "async")]
     #[schemars(
         with = "Option<RawAsync>",
@@ -438,25 +456,39 @@ pub struct RawQueryParam {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawSpends {
-    /// What one call spends: `credits`, `money`, or something `irreversible`.
+    /// What one call spends: `credits` or `money`. (An action that cannot be undone but
+    /// costs nothing is not a spend: write `confirm: true` instead.)
     #[schemars(with = "SpendKindName", example = &"credits")]
     pub kind: Option<Spanned<String>>,
     /// What one call costs, in words the person understands.
     #[schemars(with = "String", example = "Costs 1 generation credit.")]
     pub note: Option<Spanned<String>>,
+    /// When only some calls cost: the condition, in words the model can check against
+    /// the call it is about to make ("COSTS THE PERSON when confirm is true: …").
+    #[schemars(with = "Option<String>", example = "confirm is true")]
+    pub when: Option<Spanned<String>>,
 }
 
-/// `async:` — the operation returns a job to poll.
+/// `async:` — the operation's work goes on after it answers.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawAsync {
-    /// The id of the operation that reports the job's progress: a get that neither spends
-    /// nor is async.
+    /// The id of the operation that reports the work's progress: a get that neither
+    /// spends nor is async.
     #[schemars(with = "String", example = &"getVideo")]
     pub poll_with: Option<Spanned<String>>,
-    /// How long the job usually takes, in whole seconds.
+    /// How long the work usually takes, in whole seconds.
     #[schemars(with = "Option<i64>", range(min = 1), example = 90)]
     pub typical_seconds: Option<Spanned<i64>>,
+    /// What the call hands back: `job` (a job to poll; calling again starts a second one)
+    /// or `change` (a change to something that exists, such as a cancel or a refund,
+    /// which settles in the background; polling shows the result).
+    #[schemars(
+        with = "Option<ReturnsName>",
+        extend("default" = "job"),
+        example = &"change"
+    )]
+    pub returns: Option<Spanned<String>>,
 }
 
 /// Deeper than any manifest needs (JSON Schemas included), far below what hurts.

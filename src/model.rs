@@ -124,7 +124,12 @@ pub struct Origin {
     pub path: Span,
     pub summary: Span,
     pub description: Span,
+    /// Base mode without a `description:` override: the text is the base document's.
+    pub description_from_base: bool,
     pub spends: Option<Span>,
+    /// `spends.note` and `spends.when`, the author's words inside the cost sentence.
+    pub note: Option<Span>,
+    pub when: Option<Span>,
     pub poll_with: Option<Span>,
     pub idempotency: Option<Span>,
     /// Inline mode: the request and response schemas and each query parameter.
@@ -143,8 +148,11 @@ pub struct Service {
     pub description: String,
     /// Without a trailing slash.
     pub public_url: String,
-    /// Without a trailing slash.
+    /// Without a trailing slash; may carry a query and a fragment.
     pub dashboard_url: String,
+    /// Where the connector's OpenAPI document is published: `specUrl`, else
+    /// `<publicUrl>/openapi.json`.
+    pub spec_url: String,
 }
 
 /// How the agent proves who it acts for, as prose describes it.
@@ -225,26 +233,46 @@ impl Method {
     }
 }
 
+/// What one call of a paid operation spends. (A permanence without a cost is not a
+/// spend: it is `confirm`. The old `irreversible` kind is refused with that hint.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SpendKind {
     Credits,
     Money,
-    Irreversible,
 }
 
 impl SpendKind {
-    pub const ALL: [(&'static str, SpendKind); 3] = [
-        ("credits", SpendKind::Credits),
-        ("money", SpendKind::Money),
-        ("irreversible", SpendKind::Irreversible),
-    ];
+    pub const ALL: [(&'static str, SpendKind); 2] =
+        [("credits", SpendKind::Credits), ("money", SpendKind::Money)];
 
     pub fn as_str(self) -> &'static str {
         match self {
             SpendKind::Credits => "credits",
             SpendKind::Money => "money",
-            SpendKind::Irreversible => "irreversible",
+        }
+    }
+}
+
+/// What an async operation hands back while its work goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Returns {
+    /// A job, with an id to poll: calling again starts (and may charge for) a second one.
+    Job,
+    /// A change to something that exists (a cancel, a refund) which settles in the
+    /// background: polling shows the result, calling again does not make it faster.
+    Change,
+}
+
+impl Returns {
+    pub const ALL: [(&'static str, Returns); 2] =
+        [("job", Returns::Job), ("change", Returns::Change)];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Returns::Job => "job",
+            Returns::Change => "change",
         }
     }
 }
@@ -270,6 +298,8 @@ impl Idempotency {
 pub struct Spends {
     pub kind: SpendKind,
     pub note: String,
+    /// The condition under which a call costs (`spends.when`, free text), if only some do.
+    pub when: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -278,6 +308,10 @@ pub struct Async {
     /// The agent-facing id of a validated free, side-effect-free GET operation.
     pub poll_with: String,
     pub typical_seconds: Option<u64>,
+    pub returns: Returns,
+    /// For a job: the free GET that lists the jobs' collection (the poll target's path
+    /// without its last `/{param}`), where a model that lost a job's id finds it again.
+    pub list_with: Option<String>,
 }
 
 /// One operation the agent may call.
@@ -300,6 +334,13 @@ pub struct Operation {
     pub spends: Option<Spends>,
     pub async_: Option<Async>,
     pub idempotency: Idempotency,
+    /// Whether the person must say yes before each call because it cannot be undone:
+    /// `confirm: true`, or a DELETE without `confirm`. (A call that spends needs their yes
+    /// anyway, `consent()`; this is its permanence.)
+    pub confirm: bool,
+    /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
+    /// unless the author wrote `confirm: false`.
+    pub consequential: bool,
     /// Whether the operation declares the `Idempotency-Key` header (generated, or the
     /// base document's own).
     pub idempotency_key: bool,
@@ -312,6 +353,12 @@ impl Operation {
     /// Whether the model must send an `Idempotency-Key` header.
     pub fn takes_idempotency_key(&self) -> bool {
         self.idempotency_key
+    }
+
+    /// Whether the model needs the person's fresh yes before each call: it spends, or
+    /// it cannot be undone (`x-requires-confirmation`).
+    pub fn consent(&self) -> bool {
+        self.spends.is_some() || self.confirm
     }
 
     /// The JSON pointer of this operation's object in the generated documents.

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::lint::{Level, Lint};
 use crate::manifest::{RawLintSetting, RawManifest};
-use crate::model::{Idempotency, Method, SpendKind, Target};
+use crate::model::{Idempotency, Method, Returns, SpendKind, Target};
 
 /// The manifest's JSON Schema, as pretty JSON with one trailing newline.
 pub fn manifest_schema() -> String {
@@ -75,6 +75,10 @@ names!(
 names!(
     /// What a paid operation spends.
     SpendKindName => SpendKind::ALL.iter().map(|(name, _)| *name)
+);
+names!(
+    /// What an async operation hands back.
+    ReturnsName => Returns::ALL.iter().map(|(name, _)| *name)
 );
 names!(
     /// How an operation treats the `Idempotency-Key` header.

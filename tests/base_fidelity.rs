@@ -21,7 +21,7 @@ use connectorgen::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.
-const GENERATED: [&str; 10] = [
+const GENERATED: [&str; 13] = [
     "operationId",
     "summary",
     "description",
@@ -32,6 +32,9 @@ const GENERATED: [&str; 10] = [
     "x-cost-kind",
     "x-cost-note",
     "x-requires-confirmation",
+    "x-async-returns",
+    "x-cost-when",
+    "x-permanent",
 ];
 
 fn root() -> PathBuf {

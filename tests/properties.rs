@@ -130,7 +130,7 @@ struct Spec {
     poll: (String, String),
 }
 
-const KINDS: [&str; 3] = ["credits", "money", "irreversible"];
+const KINDS: [&str; 2] = ["credits", "money"];
 
 fn op() -> impl Strategy<Value = Op> {
     (
@@ -330,13 +330,21 @@ proptest! {
         if paid > 0 {
             sections.push("## Spending the person's money");
         }
+        // A DELETE cannot be undone unless it says `confirm: false` (these never do).
+        let permanent = spec.ops.iter().filter(|o| o.method == "delete").count();
+        if permanent > 0 {
+            sections.push("## Actions that cannot be undone");
+        }
+        sections.extend(["## Rules for the assistant", "## Docs"]);
+        // Last come the generator's own items: four rules and the OpenAPI document's link.
+        let own = 4 + 1;
         prop_assert!(s.headings[0].starts_with("# ") && llms.starts_with(s.headings[0]), "{llms}");
         prop_assert_eq!(&s.headings[1..], &sections[..], "{}", llms);
         prop_assert_eq!(s.quotes.len(), 1, "{}", llms);
         prop_assert_eq!(s.ordered.len(), 3, "setup steps: {}", llms);
         let waiting = spec.ops.iter().filter(|o| o.is_async).count();
-        prop_assert_eq!(s.bullets.len(), spec.ids().len() + waiting + paid, "{}", llms);
-        for bullet in &s.bullets {
+        prop_assert_eq!(s.bullets.len(), spec.ids().len() + waiting + paid + permanent + own, "{}", llms);
+        for bullet in &s.bullets[..s.bullets.len() - own] {
             prop_assert!(
                 spec.ids().iter().any(|id| bullet.starts_with(&format!("- `{id}` "))),
                 "{bullet:?}"

@@ -38,6 +38,8 @@ const REJECTED: &[&str] = &[
     "unknown-lint--lint-allow",
     "unknown-method",
     "unknown-spend-kind",
+    "spend-kind-irreversible", // `irreversible` is not a spend kind any more
+    "unknown-async-returns",   // `returns: changes`
     "unknown-target",
     "unsafe-poll-target--among-many-problems", // among them `kind: credit`, `typicalSeconds: -5`
     "unsupported-version",
@@ -59,6 +61,11 @@ const ACCEPTED: &[&str] = &[
     "duplicate-route",
     "empty-text", // only blanks: the schema does not look inside text
     "empty-text--note",
+    "empty-text--when",
+    "bad-url--public-url-query", // a query is fine in a link, not in a base URL: syntax
+    "confirm-contradicts-spends", // `confirm: false` beside `spends`: two values
+    "get-with-side-effect--confirm",
+    "openai-notice-too-long--when",
     "id-not-for-target",
     "idempotency-contradicts-base",
     "invalid-openapi-fragment", // which fields a fragment may hold is connectorgen's rule

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use connectorgen::generate;
+use connectorgen::model::Returns;
 use connectorgen::render::Outputs;
 use serde_json::Value;
 
@@ -44,6 +45,7 @@ fn paid_async_operation_carries_every_hint_and_sentence() {
             "x-long-running",
             "x-poll-operationId",
             "x-typical-seconds",
+            "x-async-returns",
             "x-cost-kind",
             "x-cost-note",
             "x-requires-confirmation"
@@ -52,6 +54,7 @@ fn paid_async_operation_carries_every_hint_and_sentence() {
     assert_eq!(create["x-long-running"], true);
     assert_eq!(create["x-poll-operationId"], "getVideo");
     assert_eq!(create["x-typical-seconds"], 90);
+    assert_eq!(create["x-async-returns"], "job");
     assert_eq!(create["x-cost-kind"], "credits");
     assert_eq!(create["x-cost-note"], "Costs 1 generation credit.");
     assert_eq!(create["x-requires-confirmation"], true);
@@ -126,7 +129,10 @@ fn sections_appear_only_when_needed() {
             .unwrap()
             .contains("COSTS THE PERSON")
     );
-    assert_eq!(free["x-openai-isConsequential"], false);
+    // A free POST keeps OpenAI's own default: consequential (only `confirm: false` or a
+    // GET says otherwise), but asks for no confirmation.
+    assert_eq!(free["x-openai-isConsequential"], true);
+    assert!(free.get("x-requires-confirmation").is_none());
     assert!(free.get("x-cost-kind").is_none());
     // Paid but synchronous: the cost sentence only.
     let plan = op(&doc, "/v1/plans/{planId}", "put");
@@ -264,6 +270,8 @@ fn user_text_cannot_forge_markdown_structure() {
             "## Operations",
             "## Waiting on work",
             "## Spending the person's money",
+            "## Rules for the assistant",
+            "## Docs",
         ]
     );
     // Every list item in llms.txt is one the generator wrote.
@@ -271,7 +279,11 @@ fn user_text_cannot_forge_markdown_structure() {
         .lines()
         .filter(|l| l.starts_with("- ") || l.starts_with("* "))
         .count();
-    assert_eq!(items, 2 + 1 + 1, "operations, waiting, spending");
+    assert_eq!(
+        items,
+        2 + 1 + 1 + 4 + 1,
+        "operations, waiting, spending, rules, the OpenAPI document's link"
+    );
     let md = &outputs["descriptions.md"];
     assert_eq!(
         headings(md),
@@ -393,7 +405,8 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                 for (file, text) in texts {
                     if let Some(spends) = &op.spends {
                         assert!(
-                            text.contains("COSTS THE PERSON:"),
+                            text.contains("COSTS THE PERSON:")
+                                || text.contains("COSTS THE PERSON when "),
                             "{name} {} {file}: {text}",
                             op.id
                         );
@@ -412,25 +425,74 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                         );
                         checked += 1;
                     }
-                    if let Some(a) = &op.async_ {
+                    if let Some(when) = op.spends.as_ref().and_then(|s| s.when.as_ref()) {
                         assert!(
-                            text.contains("Do not resubmit to \"check\" progress"),
-                            "{name} {} {file}: {text}",
+                            text.contains(&format!("COSTS THE PERSON when {when}:")),
+                            "{name} {} {file}: the condition is in the cost sentence: {text}",
                             op.id
                         );
+                        checked += 1;
+                    }
+                    if op.confirm {
+                        assert!(
+                            text.contains("PERMANENT") || text.contains("Cannot be undone."),
+                            "{name} {} {file}: permanence sentence: {text}",
+                            op.id
+                        );
+                        assert!(
+                            text.contains("to this specific action")
+                                || text.contains("to this specific request"),
+                            "{name} {} {file}: consent sentence: {text}",
+                            op.id
+                        );
+                        checked += 1;
+                    } else {
+                        assert!(
+                            !text.contains("PERMANENT") && !text.contains("Cannot be undone."),
+                            "{name} {} {file}: no permanence sentence without confirm",
+                            op.id
+                        );
+                    }
+                    if let Some(a) = &op.async_ {
                         assert!(
                             text.contains(&format!("poll `{}`", a.poll_with)),
                             "{name} {} {file}: names the poll target",
                             op.id
                         );
+                        match a.returns {
+                            Returns::Job => assert!(
+                                text.contains("Do not resubmit to \"check\" progress"),
+                                "{name} {} {file}: {text}",
+                                op.id
+                            ),
+                            Returns::Change => {
+                                // The generated sentences only: the author may say "job".
+                                let generated = text.rsplit("\n\n").next().unwrap_or_default();
+                                assert!(
+                                    generated.contains("until it shows the result")
+                                        || generated.contains("for the result"),
+                                    "{name} {} {file}: poll until done: {text}",
+                                    op.id
+                                );
+                                assert!(
+                                    generated.contains("does not make it faster")
+                                        || generated.contains("is not faster"),
+                                    "{name} {} {file}: calling again is no faster: {text}",
+                                    op.id
+                                );
+                                assert!(
+                                    !generated.contains("job"),
+                                    "{name} {} {file}: a change is not a job: {text}",
+                                    op.id
+                                );
+                            }
+                        }
                         checked += 1;
                     }
                     if file == "openapi.openai.json" {
                         let limit = connectorgen::render::openai::DESCRIPTION_MAX;
-                        let generated_alone =
-                            text.starts_with("COSTS") || text.starts_with("Returns a job");
                         assert!(
-                            text.chars().count() <= limit || generated_alone,
+                            text.chars().count() <= limit,
                             "{name} {} fits OpenAI's limit",
                             op.id
                         );
@@ -530,5 +592,240 @@ fn mcp_annotations_follow_the_documented_mapping() {
         free["inputSchema"]["properties"]["body"],
         serde_json::json!({}),
         "a non-object body (here `true`, spelled `{{}}`) is one `body` argument"
+    );
+}
+
+/// Builds a manifest with every target, reading files it names beside it.
+fn build_all(file: &str) -> (connectorgen::model::Connector, Outputs) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let options = connectorgen::Options {
+        targets: Some(
+            connectorgen::model::Target::ALL
+                .iter()
+                .map(|(_, t)| *t)
+                .collect(),
+        ),
+        manifest_dir: path.parent().map(std::path::Path::to_path_buf),
+        ..connectorgen::Options::default()
+    };
+    let text = std::fs::read_to_string(&path).unwrap();
+    let analysis = connectorgen::analyze_with(file, Arc::new(text), &options).unwrap();
+    assert!(!analysis.has_errors(), "{file}: {:?}", analysis.diagnostics);
+    (analysis.connector.unwrap(), analysis.outputs.unwrap())
+}
+
+/// `confirm` in every target's flags: OpenAI's consequential flag is false only on GETs
+/// and `confirm: false`; every call that needs a yes (it spends or cannot be undone) is
+/// `x-requires-confirmation` and MCP `destructiveHint`; DELETE, PUT and PATCH stay
+/// destructive for MCP even with `confirm: false`.
+#[test]
+fn confirm_maps_to_every_targets_flags() {
+    let (_, outputs) = build_all("tests/cases/valid/safety-semantics.yaml");
+    let tools: Value = serde_json::from_str(&outputs["mcp-tools.json"]).unwrap();
+    // id → (isConsequential, x-requires-confirmation, x-permanent, destructiveHint)
+    let expected = [
+        ("createExport", (true, false, false, false)),
+        ("getExport", (false, false, false, false)),
+        ("cancelExport", (true, true, true, true)),
+        ("startRender", (true, true, false, true)),
+        ("refundRender", (true, false, false, false)),
+        ("publishProject", (true, true, true, true)),
+        ("archiveProject", (true, true, true, true)),
+        ("renameProject", (true, false, false, true)),
+        ("deleteDraft", (false, false, false, true)),
+        ("deleteProject", (true, true, true, true)),
+    ];
+    for file in ["openapi.json", "openapi.openai.json", "openapi.3.0.json"] {
+        let doc: Value = serde_json::from_str(&outputs[file]).unwrap();
+        let ops: Vec<&Value> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .collect();
+        for (id, (consequential, confirmation, permanent, destructive)) in expected {
+            let op = ops.iter().find(|o| o["operationId"] == id).unwrap();
+            assert_eq!(op["x-openai-isConsequential"], consequential, "{file} {id}");
+            assert_eq!(
+                op.get("x-requires-confirmation") == Some(&Value::Bool(true)),
+                confirmation,
+                "{file} {id}"
+            );
+            assert_eq!(
+                op.get("x-permanent") == Some(&Value::Bool(true)),
+                permanent,
+                "{file} {id}"
+            );
+            let tool = tools
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == id)
+                .unwrap();
+            assert_eq!(
+                tool["annotations"]["destructiveHint"], destructive,
+                "mcp {id}"
+            );
+        }
+    }
+}
+
+/// The 409 response ("this Idempotency-Key was already used") is written exactly on
+/// the inline operations that declare the header, and its component only when one does.
+#[test]
+fn conflict_response_only_where_the_idempotency_key_is_declared() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seen = (0, 0);
+    for dir in ["examples/manifests", "tests/cases/valid"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            if text.lines().any(|l| l.starts_with("openapi:")) {
+                continue; // base mode never adds problem responses
+            }
+            // With the provider's own `errors:`, 409 is written only where it is listed
+            // (tests/cases check that); this test is about the RFC 9457 default.
+            if text.lines().any(|l| l.starts_with("errors:")) {
+                continue;
+            }
+            let file = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
+            let doc = openapi(&build(&file));
+            let mut any_key = false;
+            for item in doc["paths"].as_object().unwrap().values() {
+                for op in item.as_object().unwrap().values() {
+                    let key = op["parameters"]
+                        .as_array()
+                        .is_some_and(|ps| ps.iter().any(|p| p["name"] == "Idempotency-Key"));
+                    any_key |= key;
+                    let conflict = op["responses"].get("409").is_some();
+                    assert_eq!(conflict, key, "{file} {}", op["operationId"]);
+                    if key {
+                        seen.0 += 1;
+                    } else if op.get("x-cost-kind").is_some() {
+                        seen.1 += 1; // spends without the header: no 409
+                    }
+                }
+            }
+            assert_eq!(
+                doc["components"]["responses"].get("Conflict").is_some(),
+                any_key,
+                "{file}"
+            );
+        }
+    }
+    assert!(
+        seen.0 > 3 && seen.1 >= 2,
+        "both kinds are exercised: {seen:?}"
+    );
+}
+
+#[test]
+fn llms_txt_says_what_to_do_about_lost_jobs_permanent_actions_and_errors() {
+    let outputs = build("tests/cases/valid/safety-semantics.yaml");
+    let llms = &outputs["llms.txt"];
+    for expected in [
+        "- `cancelExport` starts a change that settles in the background; poll `getExport` until it shows the result (about 30s).\n",
+        "- `refundRender` starts a change that settles in the background; poll `getRender` until it shows the result.\n",
+        "Calling a change again does not make it settle sooner: poll until it shows the result.\n",
+        "Lost a job's id? Never start the work again to get a new one. For `createExport`, find the job with `listExports`. \
+         For `startRender`, no operation lists the jobs: tell the person the id is lost and ask what to do.\n",
+        "- `startRender` (credits, when the project is longer than one minute): Costs 5 render credits.\n",
+        "## Actions that cannot be undone\n\n\
+         - `cancelExport` (`POST /v1/exports/{exportId}/cancel`): Cancel an export.\n\
+         - `publishProject` (`POST /v1/projects/{projectId}/publish`): Publish a project to the person's channel.\n\
+         - `archiveProject` (`POST /v1/projects/{projectId}/archive`): Archive a project for good.\n\
+         - `deleteProject` (`DELETE /v1/projects/{projectId}`): Delete a project.\n\n",
+        "## Rules for the assistant\n\n- Use only the operations listed above.",
+        "- A 401 means the connector token is missing, revoked or expired: ask the person to create a new one at \
+         <https://studio.example/settings?tab=api-keys#create>",
+        "- A 429 means too many requests: wait",
+        "Never start new or different work to get around a limit.",
+        "quote it back to the person",
+        "## Docs\n\n- [OpenAPI document](https://docs.studio.example/connector%28v2%29/openapi.json): ",
+    ] {
+        assert!(llms.contains(expected), "missing {expected:?} in\n{llms}");
+    }
+    // Nothing says a change "returns a job", and `deleteDraft` (confirm: false) is routine.
+    assert!(!llms.contains("`cancelExport` returns a job"));
+    assert!(!llms.contains(
+        "`deleteDraft` (`DELETE /v1/drafts/{draftId}`): Delete an unsaved draft. Cannot"
+    ));
+    // The dashboard link keeps its query and fragment wherever it is written.
+    let doc = openapi(&outputs);
+    assert!(
+        doc["components"]["securitySchemes"]["bearerAuth"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("https://studio.example/settings?tab=api-keys#create")
+    );
+    // Without `specUrl`, the document sits beside the API.
+    let video = &build("examples/manifests/video.yaml")["llms.txt"];
+    assert!(
+        video.contains(
+            "## Docs\n\n- [OpenAPI document](https://muse.vidgen.example/openapi.json): "
+        )
+    );
+    assert!(video.contains("For `createVideo`, find the job with `listVideos`."));
+}
+
+/// The lines of one section of `explain`'s output (its indented lines after `title`).
+fn explain_section<'a>(text: &'a str, title: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| *l != title)
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with("    "))
+        .collect()
+}
+
+/// `explain` shows the new sentences in every target it prints.
+#[test]
+fn explain_shows_confirm_change_and_when_in_every_target() {
+    let (connector, outputs) = build_all("examples/manifests/stripe.yaml");
+    let cases = [
+        (
+            "createPaymentIntent",
+            "COSTS THE PERSON when confirm is true:",
+        ),
+        ("cancelPaymentIntent", "PERMANENT"),
+        ("cancelPaymentIntent", "poll `getPaymentIntent`"),
+        ("deleteCustomer", "PERMANENT"),
+    ];
+    for (id, sentence) in cases {
+        let text = connectorgen::explain::explain(&connector, &outputs, id).unwrap();
+        for title in [
+            "muse: openapi.json, description:",
+            "openai: openapi.openai.json, description:",
+            "openapi30: openapi.3.0.json, description:",
+            "mcp: mcp-tools.json, description:",
+        ] {
+            let section = explain_section(&text, title).join("\n");
+            assert!(
+                section.contains(sentence),
+                "{id} {title} lacks {sentence:?}:\n{text}"
+            );
+        }
+        let llms = explain_section(&text, "muse: llms.txt, lines that name it:").join("\n");
+        assert!(llms.contains(&format!("`{id}`")), "{id}: {text}");
+    }
+    let change =
+        connectorgen::explain::explain(&connector, &outputs, "cancelPaymentIntent").unwrap();
+    assert!(change.contains("x-async-returns: \"change\""));
+    assert!(change.contains("destructiveHint: true"));
+    assert!(change.contains(
+        "- `cancelPaymentIntent` starts a change that settles in the background; poll `getPaymentIntent` until it shows the result."
+    ));
+    let list = connectorgen::explain::list(&connector);
+    assert!(
+        list.contains("spends (money, when confirm is true)"),
+        "{list}"
+    );
+    assert!(
+        list.contains("confirm (cannot be undone), async change, polls getPaymentIntent"),
+        "{list}"
     );
 }

@@ -37,7 +37,9 @@ pub fn yaml_quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if hidden(c) && u32::from(c) <= 0xFFFF => {
+            // Whitespace other than a space (NBSP, the ideographic space, …) is escaped too:
+            // it reads back the same, and a reviewer sees it.
+            c if (hidden(c) || c.is_whitespace() && c != ' ') && u32::from(c) <= 0xFFFF => {
                 let _ = write!(out, "\\u{:04X}", u32::from(c));
             }
             c if hidden(c) => {

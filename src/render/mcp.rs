@@ -4,8 +4,9 @@
 //! Returns: the JSON text, and an error finding for every operation whose inputs cannot
 //! share one flat `inputSchema` (a name used twice across parameters, body and
 //! `idempotencyKey`).
-//! Must never: soften the cost semantics — a tool that spends is `destructiveHint: true`
-//! so that a client which asks before destructive calls asks here too — or emit a
+//! Must never: soften the cost semantics — a tool that spends or cannot be undone
+//! (`confirm`) is `destructiveHint: true` so that a client which asks before destructive
+//! calls asks here too — or emit a
 //! schema that points outside itself: every `$ref` into the document's components is
 //! copied into the tool schema's own `$defs` and rewritten to point there.
 //!
@@ -70,8 +71,11 @@ fn tool(doc: &Document, op: &Operation, description: &str, findings: &mut Vec<Fi
 /// The MCP hints, written out on every tool (see README, "MCP annotations").
 fn annotations(op: &Operation) -> Value {
     let read_only = op.method == Method::Get;
+    // Spending and permanent calls are destructive whatever their method, so that a client
+    // which asks before destructive calls asks here; DELETE, PUT and PATCH are by nature
+    // (not additive), even with `confirm: false`.
     let destructive =
-        op.spends.is_some() || matches!(op.method, Method::Delete | Method::Put | Method::Patch);
+        op.consent() || matches!(op.method, Method::Delete | Method::Put | Method::Patch);
     let idempotent = read_only || op.idempotency == Idempotency::Required;
     json!({
         "readOnlyHint": read_only,

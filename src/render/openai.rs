@@ -6,10 +6,12 @@
 //! every author's text it had to shorten, and an `openai-notice-too-long` error when the
 //! generated sentences alone leave the author too little room (a very long `spends.note`).
 //! Must never: write a description over 300 characters or a parameter description over
-//! 700, or drop or cut the cost ("COSTS THE PERSON") or do-not-resubmit sentences. When
+//! 700, or drop or cut the cost ("COSTS THE PERSON"), permanence ("PERMANENT", "Cannot
+//! be undone") or polling (do-not-resubmit, calling-again-is-not-faster) sentences. When
 //! the full text does not fit, the generated sentences switch to their short form and
 //! only the author's prose is shortened, keeping the sentence that says what the call
-//! will not do.
+//! will not do. (When even the short form leaves the author less than 60 characters,
+//! it is the `openai-notice-too-long` error, so no description is ever written over 300.)
 
 use serde_json::Value;
 
@@ -49,11 +51,15 @@ pub fn render(
         } else {
             let notice = compact.chars().count();
             if notice > NOTICE_MAX {
+                let (span, what) = notice_cause(op);
                 findings.push(Finding::error(Diagnostic::OpenaiNoticeTooLong {
                     id: op.id.clone(),
                     length: notice,
                     max: NOTICE_MAX,
-                    span: op.origin.spends.unwrap_or(op.origin.entry),
+                    span,
+                    help: format!(
+                        "shorten {what}, or leave the openai target out: remove it from `targets`, or pass `--target` without it for one run"
+                    ),
                 }));
             }
             let room = match notice {
@@ -83,6 +89,27 @@ pub fn render(
     let mut doc = openapi::document(connector, &texts);
     fit_parameters(connector, base, &mut doc, &mut findings);
     (super::json_text(&doc), findings)
+}
+
+/// Where the generated sentences get their length from, and what to call it: the longer
+/// of `spends.note` and `spends.when` (the cost sentence repeats them), else the poll
+/// target's id (the polling sentence names it).
+fn notice_cause(op: &Operation) -> (crate::diagnostics::Span, &'static str) {
+    let chars = |s: &str| s.chars().count();
+    let note = op.spends.as_ref().map_or(0, |s| chars(&s.note));
+    let when = op
+        .spends
+        .as_ref()
+        .and_then(|s| s.when.as_deref())
+        .map_or(0, chars);
+    match (op.origin.note, op.origin.when) {
+        (_, Some(at)) if when > note => (at, "`spends.when` (the cost sentence repeats it)"),
+        (Some(at), _) => (at, "`spends.note` (the cost sentence repeats it)"),
+        _ => (
+            op.origin.poll_with.unwrap_or(op.origin.entry),
+            "the poll target's id (the polling sentence names it)",
+        ),
+    }
 }
 
 /// The author's prose in at most `max` characters: the sentence that says what the call

@@ -154,18 +154,32 @@ fn key_order(http: &Map<String, Value>) -> Vec<&str> {
 
 /// The machine-readable safety hints of one operation, in their fixed order. Absent
 /// hints are left out; a hint the base document already carries is replaced in place.
+///
+/// `x-openai-isConsequential` is OpenAI's own default (true on every method but GET)
+/// unless the author wrote `confirm: false`: writing `false` on a non-GET would switch
+/// on OpenAI's "always allow" for it. `x-requires-confirmation` marks every call that
+/// needs the person's yes: it spends, or it cannot be undone.
 fn hints(op: &Operation) -> Vec<(&'static str, Value)> {
-    let mut hints = vec![("x-openai-isConsequential", Value::Bool(op.spends.is_some()))];
+    let mut hints = vec![("x-openai-isConsequential", Value::Bool(op.consequential))];
     if let Some(a) = &op.async_ {
         hints.push(("x-long-running", Value::Bool(true)));
         hints.push(("x-poll-operationId", Value::String(a.poll_with.clone())));
         if let Some(seconds) = a.typical_seconds {
             hints.push(("x-typical-seconds", Value::from(seconds)));
         }
+        hints.push(("x-async-returns", Value::String(a.returns.as_str().into())));
     }
     if let Some(s) = &op.spends {
         hints.push(("x-cost-kind", Value::String(s.kind.as_str().to_string())));
         hints.push(("x-cost-note", Value::String(s.note.clone())));
+        if let Some(when) = &s.when {
+            hints.push(("x-cost-when", Value::String(when.clone())));
+        }
+    }
+    if op.confirm {
+        hints.push(("x-permanent", Value::Bool(true)));
+    }
+    if op.consent() {
         hints.push(("x-requires-confirmation", Value::Bool(true)));
     }
     hints

@@ -48,6 +48,8 @@ struct TemplateOperation<'a> {
     #[serde(rename = "async")]
     async_: &'a Option<Async>,
     idempotency: Idempotency,
+    /// It cannot be undone: the person's yes comes first.
+    confirm: bool,
 }
 
 impl<'a> From<&'a Operation> for TemplateOperation<'a> {
@@ -62,6 +64,7 @@ impl<'a> From<&'a Operation> for TemplateOperation<'a> {
             spends: &op.spends,
             async_: &op.async_,
             idempotency: op.idempotency,
+            confirm: op.confirm,
         }
     }
 }
@@ -111,6 +114,7 @@ impl Prose {
         env.add_filter("md_code", md_code);
         env.add_filter("fence", fence);
         env.add_filter("sentence", sentence);
+        env.add_filter("md_url", md_url);
         env.add_filter("a", |text: &str| crate::english::with_article(text));
         for (name, source) in sources {
             env.add_template_owned(name.clone(), source.clone())
@@ -309,6 +313,12 @@ pub fn sentence(text: &str) -> String {
     } else {
         format!("{text}.")
     }
+}
+
+/// A URL as a Markdown link destination: the parentheses that would end the link are
+/// percent-encoded (the URL means the same). Validation has refused spaces, `<` and `>`.
+pub fn md_url(url: &str) -> String {
+    url.replace('(', "%28").replace(')', "%29")
 }
 
 /// Text for inside a one-line code span: folded, with backticks removed (they would end it).

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Service};
+use crate::model::{Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Returns, Service};
 
 /// What the model reads about the `Idempotency-Key` header.
 pub const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
@@ -52,8 +52,8 @@ impl Param {
 /// The error responses of a manifest.
 #[derive(Default)]
 pub enum Errors {
-    /// RFC 9457 problem details: 401 on every operation, 409 where it spends, 429 where
-    /// it is async.
+    /// RFC 9457 problem details: 401 on every operation, 409 where the Idempotency-Key
+    /// header is declared, 429 where it is async.
     #[default]
     Problem,
     /// `errors:`: the provider's body under each listed status, on every operation (409
@@ -80,8 +80,8 @@ pub struct Inline<'a> {
     pub status: u16,
     /// `Some(required)` when the operation declares the `Idempotency-Key` header.
     pub idempotency_key: Option<bool>,
-    pub spends: bool,
-    pub is_async: bool,
+    /// What the call hands back when it is async.
+    pub returns: Option<Returns>,
     pub deprecated: bool,
     pub tags: Vec<String>,
     /// The `openapi:` fragment, merged over the rest.
@@ -166,10 +166,14 @@ pub fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
             json!({ "required": op.input_required, "content": content }),
         );
     }
-    let success = if op.is_async {
-        "The job was accepted. Poll the operation named in x-poll-operationId for its result."
-    } else {
-        "Success."
+    let success = match op.returns {
+        Some(Returns::Job) => {
+            "The job was accepted. Poll the operation named in x-poll-operationId for its result."
+        }
+        Some(Returns::Change) => {
+            "The change was accepted and settles in the background. Poll the operation named in x-poll-operationId until it shows the result."
+        }
+        None => "Success.",
     };
     let mut responses = Map::new();
     let ok = if op.status == 204 {
@@ -184,10 +188,11 @@ pub fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
     match errors {
         Errors::Problem => {
             responses.insert("401".into(), reference("Unauthorized"));
-            if op.spends {
+            // The conflict is about a reused Idempotency-Key: only where the header is declared.
+            if op.idempotency_key.is_some() {
                 responses.insert("409".into(), reference("Conflict"));
             }
-            if op.is_async {
+            if op.returns.is_some() {
                 responses.insert("429".into(), reference("TooManyRequests"));
             }
         }
@@ -354,7 +359,7 @@ pub fn document(around: Around, operations: &[Operation]) -> Document {
                 "Unauthorized".to_string(),
                 problem_response(error_description("401")),
             );
-            if operations.iter().any(|o| o.spends.is_some()) {
+            if operations.iter().any(|o| o.idempotency_key) {
                 responses.insert(
                     "Conflict".to_string(),
                     problem_response(error_description("409")),

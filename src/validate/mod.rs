@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
-use syntax::{agent_id_problem, path_shape};
+use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
 pub use overlay::{first_server, idempotency_header};
 pub use syntax::{check_url, is_identifier};
@@ -148,6 +148,7 @@ pub fn validate(
     v.ids_for_targets(&checked, &targets);
 
     let mut operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
+    link_lists(&mut operations);
     // In base mode the document is built (and its references checked) even when
     // `service` has problems, so that every problem is reported at once.
     let built = match base {
@@ -210,6 +211,42 @@ pub fn validate(
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
     Ok((connector, v.problems))
+}
+
+/// Names, for each async operation that returns a job, the free GET that lists the
+/// jobs' collection: the poll target's path without its last `/{param}`. A model that
+/// lost a job's id finds it there instead of starting the work again.
+fn link_lists(operations: &mut [Operation]) {
+    let lists: HashMap<&str, &str> = operations
+        .iter()
+        .filter(|o| o.method == Method::Get && o.spends.is_none() && o.async_.is_none())
+        .rev() // the first one listed wins
+        .map(|o| (o.path.as_str(), o.id.as_str()))
+        .collect();
+    let found: Vec<Option<String>> = operations
+        .iter()
+        .map(|op| {
+            let a = op.async_.as_ref()?;
+            if a.returns != crate::model::Returns::Job {
+                return None;
+            }
+            let target = operations.iter().find(|o| o.id == a.poll_with)?;
+            let (collection, last) = target.path.rsplit_once('/')?;
+            let names_one = last.starts_with('{') && last.ends_with('}');
+            let list = lists.get(collection).filter(|_| names_one)?;
+            Some((*list).to_string())
+        })
+        .collect();
+    for (op, list) in operations.iter_mut().zip(found) {
+        if let Some(a) = &mut op.async_ {
+            a.list_with = list;
+        }
+    }
+}
+
+/// Where the connector's OpenAPI document is, unless `specUrl` says: beside the API.
+fn default_spec_url(public_url: &str) -> String {
+    format!("{public_url}/openapi.json")
 }
 
 #[derive(Default)]
@@ -345,19 +382,30 @@ impl Validator {
         );
         let public_url = self.url(&raw.public_url, "publicUrl", at);
         let dashboard_url = self.url(&raw.dashboard_url, "dashboardUrl", at);
+        let spec_url = self.spec_url(raw);
         let name = name?;
         let title = match title {
             Some(t) => t?,
             None => format!("{name} Connector"),
         };
+        let public_url = public_url?;
         Some(Service {
             title,
             name,
             version: version?,
             description: description?,
-            public_url: public_url?,
+            spec_url: spec_url?.unwrap_or_else(|| default_spec_url(&public_url)),
+            public_url,
             dashboard_url: dashboard_url?,
         })
+    }
+
+    /// `specUrl` checked, if given (`Some(None)` when it is not; `None` when it is bad).
+    fn spec_url(&mut self, raw: &RawService) -> Option<Option<String>> {
+        match &raw.spec_url {
+            Some(url) => self.check_url(url, "specUrl").map(Some),
+            None => Some(None),
+        }
     }
 
     fn url(
@@ -373,8 +421,16 @@ impl Validator {
         self.check_url(value, key)
     }
 
+    /// `publicUrl` is a base URL, which clients append paths to: no query or fragment.
+    /// Every other URL is a link (a page the person opens, a file the model reads) and
+    /// may carry both.
     fn check_url(&mut self, value: &Spanned<String>, key: &'static str) -> Option<String> {
-        match check_url(value.value.trim()) {
+        let checked = if key == "publicUrl" {
+            check_url(value.value.trim())
+        } else {
+            check_link(value.value.trim())
+        };
+        match checked {
             Ok(url) => Some(url),
             Err(reason) => {
                 self.push(Diagnostic::BadUrl {
@@ -490,7 +546,7 @@ impl Validator {
                         "the id comes from the base document's operationId: set `id:` on this entry to a name the target accepts, e.g. `createPrediction`".to_string()
                     } else {
                         format!(
-                            "rename the operation, or leave `{}` out of `targets`",
+                            "rename the operation, or leave the {} target out: remove it from `targets`, or pass `--target` without it for one run",
                             target.as_str()
                         )
                     };

@@ -16,7 +16,7 @@ use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::lint::Lint;
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
-use crate::model::{Async, Idempotency, Method, Operation, Origin, SpendKind, Spends};
+use crate::model::{Async, Idempotency, Method, Operation, Origin, Returns, SpendKind, Spends};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";
@@ -37,7 +37,21 @@ pub(super) struct Safety {
     pub async_: Option<Option<Async>>,
     /// `None` when the written value is not a known setting (already reported).
     pub idempotency: Option<Option<Idempotency>>,
+    /// `confirm` as written.
+    pub confirm: Option<bool>,
     pub lint_allow: Vec<Lint>,
+}
+
+impl Safety {
+    /// Whether a call of `method` needs the person's yes because it cannot be undone
+    /// (`confirm`, default true on DELETE), and whether OpenAI should treat it as
+    /// consequential (its own default, true on every method but GET, unless the author
+    /// wrote `confirm: false`).
+    pub fn confirm(&self, method: Method) -> (bool, bool) {
+        let confirm = self.confirm.unwrap_or(method == Method::Delete) && method != Method::Get;
+        let consequential = method != Method::Get && self.confirm != Some(false);
+        (confirm, consequential)
+    }
 }
 
 impl Validator {
@@ -49,9 +63,26 @@ impl Validator {
         raw.iter_mut().filter_map(|op| self.operation(op)).collect()
     }
 
-    /// `spends`, `async`, `idempotency` and `lintAllow` of one operation; `is_get` says
-    /// whether the first two are forbidden.
+    /// `spends`, `async`, `confirm`, `idempotency` and `lintAllow` of one operation;
+    /// `is_get` says whether the first two and `confirm: true` are forbidden.
     pub(super) fn safety(&mut self, raw: &RawOperation, is_get: bool) -> Safety {
+        if let (Some(c), true) = (&raw.confirm, is_get)
+            && c.value
+        {
+            self.push(Diagnostic::GetWithSideEffect {
+                what: "need the person's yes before each call (`confirm: true`)",
+                key: "confirm",
+                span: span(c),
+            });
+        }
+        if let (Some(c), Some(sp)) = (&raw.confirm, &raw.spends)
+            && !c.value
+        {
+            self.push(Diagnostic::ConfirmContradictsSpends {
+                span: span(c),
+                spends: span(sp),
+            });
+        }
         if let (Some(sp), true) = (&raw.spends, is_get) {
             self.push(Diagnostic::GetWithSideEffect {
                 what: "spend the person's money",
@@ -91,6 +122,7 @@ impl Validator {
             spends,
             async_,
             idempotency,
+            confirm: raw.confirm.as_ref().map(|c| c.value),
             lint_allow,
         }
     }
@@ -268,6 +300,7 @@ impl Validator {
         let (path, path_params) = path?;
         let method = method?;
         let http_keys = http_keys?;
+        let (confirm, consequential) = safety.confirm(method);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = safety
@@ -296,8 +329,7 @@ impl Validator {
                 output_type: http_keys.output_type.unwrap_or_else(|| JSON.to_string()),
                 status: http_keys.status,
                 idempotency_key: idempotency_key.then_some(idempotency == Idempotency::Required),
-                spends: spends.is_some(),
-                is_async: async_.is_some(),
+                returns: async_.as_ref().map(|a| a.returns),
                 deprecated: http_keys.deprecated,
                 tags: http_keys.tags,
                 fragment,
@@ -316,6 +348,8 @@ impl Validator {
                 spends,
                 async_,
                 idempotency,
+                confirm,
+                consequential,
                 idempotency_key,
                 lint_allow: safety.lint_allow,
                 origin,
@@ -414,16 +448,28 @@ impl Validator {
         let ctx = "`spends`";
         let kind = match &s.value.kind {
             None => {
-                self.missing(
-                    "kind",
-                    ctx,
-                    at,
-                    "add `kind: credits` (or money, irreversible)",
-                );
+                self.missing("kind", ctx, at, "add `kind: credits` (or money)");
                 None
             }
             Some(k) => match SpendKind::ALL.iter().find(|(n, _)| *n == k.value.trim()) {
                 Some((_, kind)) => Some(*kind),
+                None if k.value.trim() == "irreversible" => {
+                    let note = s
+                        .value
+                        .note
+                        .as_ref()
+                        .map_or("…".to_string(), |n| quoted(n.value.trim()));
+                    self.push(Diagnostic::SpendKindIrreversible {
+                        span: span(k),
+                        help: format!(
+                            "`spends` is for costs, and `confirm: true` on the operation for what cannot be undone. \
+                             If the call costs nothing, replace `spends` with `confirm: true`. If it costs and cannot \
+                             be undone, write both: `spends: {{ kind: money, note: {note} }}` (or `kind: credits`) \
+                             and `confirm: true`"
+                        ),
+                    });
+                    None
+                }
                 None => {
                     self.push(Diagnostic::UnknownSpendKind {
                         kind: k.value.clone(),
@@ -441,9 +487,20 @@ impl Validator {
             at,
             "say what one call costs, e.g. \"Costs 1 generation credit.\"",
         );
+        let when = match &s.value.when {
+            None => Some(None),
+            Some(w) => self
+                .non_empty(
+                    w,
+                    "when",
+                    "name the condition under which a call costs, e.g. `when: confirm is true`, or remove `when`",
+                )
+                .map(Some),
+        };
         Some(Spends {
             kind: kind?,
             note: note?,
+            when: when?,
         })
     }
 
@@ -472,9 +529,29 @@ impl Validator {
             }
             Some(t) => Some(Some(t.value.unsigned_abs())),
         };
+        let returns = match &a.value.returns {
+            None => Some(Returns::Job),
+            Some(r) => match Returns::ALL.iter().find(|(n, _)| *n == r.value.trim()) {
+                Some((_, returns)) => Some(*returns),
+                None => {
+                    self.push(Diagnostic::UnknownAsyncReturns {
+                        value: r.value.clone(),
+                        span: span(r),
+                        help: format!(
+                            "{} `job` is work with an id to poll; `change` is a change to something that exists which settles in the background (a cancel, a refund)",
+                            suggest(r.value.trim(), Returns::ALL.iter().map(|(n, _)| *n))
+                        ),
+                    });
+                    None
+                }
+            },
+        };
         Some(Async {
             poll_with: poll_with?,
             typical_seconds: typical_seconds?,
+            returns: returns?,
+            // Filled in once every operation is known (`link_lists`).
+            list_with: None,
         })
     }
 }
@@ -489,7 +566,10 @@ fn origin(op: &Spanned<RawOperation>) -> Origin {
         path: at(&raw.path),
         summary: at(&raw.summary),
         description: at(&raw.description),
+        description_from_base: false,
         spends: raw.spends.as_ref().map(span),
+        note: spends_part(raw, |s| s.note.as_ref()),
+        when: spends_part(raw, |s| s.when.as_ref()),
         poll_with: raw
             .async_
             .as_ref()
@@ -512,6 +592,14 @@ fn origin(op: &Spanned<RawOperation>) -> Origin {
     }
 }
 
+/// Where a key inside `spends` is written.
+pub(super) fn spends_part(
+    raw: &RawOperation,
+    part: impl Fn(&RawSpends) -> Option<&Spanned<String>>,
+) -> Option<Span> {
+    raw.spends.as_ref().and_then(|s| part(&s.value)).map(span)
+}
+
 /// An operation with problems elsewhere: enough for the cross-operation checks, never
 /// rendered.
 pub(super) fn placeholder(
@@ -532,6 +620,8 @@ pub(super) fn placeholder(
         spends: None,
         async_: None,
         idempotency: Idempotency::Optional,
+        confirm: false,
+        consequential: false,
         idempotency_key: false,
         lint_allow: Vec::new(),
         origin,
@@ -545,4 +635,9 @@ pub(super) fn id_span(op: &Spanned<RawOperation>) -> Span {
         .or(raw.operation.as_ref())
         .map(span)
         .unwrap_or_else(|| span(op))
+}
+
+/// Text as a YAML double-quoted scalar (a JSON string is one), for hints that show YAML.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
 }

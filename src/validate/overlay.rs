@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
 use super::lower::idempotency_parameter;
-use super::operation::{id_span, placeholder};
+use super::operation::{id_span, placeholder, spends_part};
 use super::syntax::{check_url, is_identifier};
 use super::{Checked, Validator, poll_of};
 use crate::base::{Base, METHODS};
@@ -203,7 +203,10 @@ impl Validator {
             path: span(name),
             summary: raw.summary.as_ref().map_or(span(name), span),
             description: raw.description.as_ref().map_or(span(name), span),
+            description_from_base: raw.description.is_none(),
             spends: raw.spends.as_ref().map(span),
+            note: spends_part(raw, |s| s.note.as_ref()),
+            when: spends_part(raw, |s| s.when.as_ref()),
             poll_with: raw
                 .async_
                 .as_ref()
@@ -223,6 +226,7 @@ impl Validator {
             });
         }
 
+        let (confirm, consequential) = safety.confirm(method);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = idempotency?;
@@ -252,6 +256,8 @@ impl Validator {
                 spends,
                 async_,
                 idempotency,
+                confirm,
+                consequential,
                 idempotency_key: declared.is_some() || needs_key,
                 lint_allow: safety.lint_allow,
                 origin,
@@ -332,13 +338,16 @@ impl Validator {
             },
         };
         let dashboard_url = self.url(&raw.dashboard_url, "dashboardUrl", at);
+        let spec_url = self.spec_url(raw);
+        let public_url = public_url?;
         Some((
             Service {
                 name: name?,
                 title: title?,
                 version: version?,
                 description: description?,
-                public_url: public_url?,
+                spec_url: spec_url?.unwrap_or_else(|| super::default_spec_url(&public_url)),
+                public_url,
                 dashboard_url: dashboard_url?,
             },
             raw.public_url.is_some(),

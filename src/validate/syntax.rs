@@ -99,9 +99,24 @@ pub(super) fn parse_path(path: &str) -> Result<Vec<String>, String> {
 }
 
 /// Absolute https (http only for localhost / 127.0.0.1), no credentials, query or
-/// fragment; returns it without a trailing slash.
+/// fragment; returns it without a trailing slash. For a base URL: a server URL with a
+/// query breaks every client that appends a path to it.
 pub fn check_url(url: &str) -> Result<String, String> {
+    check(url, false)
+}
+
+/// A page the person opens or a file the model reads (`dashboardUrl`, `specUrl`): the
+/// rules of `check_url`, but a query and a fragment are allowed and kept as written.
+pub(super) fn check_link(url: &str) -> Result<String, String> {
+    check(url, true)
+}
+
+fn check(url: &str, link: bool) -> Result<String, String> {
+    // `http::Uri` knows no fragments: parse what comes before one.
     let uri: http::Uri = url
+        .split('#')
+        .next()
+        .unwrap_or_default()
         .parse()
         .map_err(|e: http::uri::InvalidUri| format!("it does not parse as a URL ({e})"))?;
     let scheme = uri
@@ -123,10 +138,21 @@ pub fn check_url(url: &str) -> Result<String, String> {
         "http" => return Err("plain http is allowed only for localhost and 127.0.0.1".to_string()),
         other => return Err(format!("the scheme is `{other}`, not https")),
     }
-    if uri.query().is_some() || url.contains('#') {
-        return Err("it has a query or fragment".to_string());
+    let (before, after) = match url.find(['?', '#']) {
+        Some(i) if link => url.split_at(i),
+        Some(_) => return Err("it has a query or fragment".to_string()),
+        None => (url, ""),
+    };
+    // The query was checked by the parser; a fragment is not, so it gets the same rule:
+    // only what a URL may hold unencoded (no spaces, `<`, `>`, quotes or backticks).
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/?%#".contains(c);
+    if let Some(bad) = after.chars().find(|&c| !allowed(c)) {
+        return Err(format!(
+            "`{}` cannot appear in a URL's query or fragment unencoded",
+            bad.escape_default()
+        ));
     }
-    Ok(url.trim_end_matches('/').to_string())
+    Ok(format!("{}{after}", before.trim_end_matches('/')))
 }
 
 #[cfg(test)]
@@ -152,6 +178,18 @@ mod tests {
         assert!(check_url("https://a.example/?q=1").is_err());
         assert!(check_url("https://a.example/#x").is_err());
         assert!(check_url("not a url").is_err());
+        assert_eq!(
+            check_link("https://a.example/settings/?tab=keys#api").unwrap(),
+            "https://a.example/settings?tab=keys#api"
+        );
+        assert_eq!(
+            check_link("https://a.example/keys#new").unwrap(),
+            "https://a.example/keys#new"
+        );
+        assert!(check_link("https://user:pw@a.example/?q=1").is_err());
+        assert!(check_link("http://a.example/?q=1").is_err());
+        assert!(check_link("https://a.example/#a>b").is_err());
+        assert!(check_link("https://a.example/#a b").is_err());
     }
 
     #[test]
