@@ -72,7 +72,7 @@ pub enum Diagnostic {
     #[diagnostic(
         code("yaml-limit"),
         help(
-            "a connector manifest needs no deep nesting or repeated alias expansion; expand anchors by hand or flatten the structure"
+            "anchors and aliases are fine for reuse within the budgets; the message says how to get under the limit, or which flag raises it"
         )
     )]
     YamlLimit {

@@ -54,6 +54,9 @@ pub struct Options {
     pub templates: Option<templates::Sources>,
     /// The manifest's folder, against which its `templates:` is resolved.
     pub manifest_dir: Option<std::path::PathBuf>,
+    /// Parser events aliases may replay in all (`--max-alias-expansion`); `None`: the
+    /// default budget, which grows with the file (`manifest::alias_expansion_budget`).
+    pub max_alias_expansion: Option<usize>,
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -73,7 +76,7 @@ pub fn analyze_with(
         outputs: None,
         connector: None,
     };
-    let (raw, mut connector) = match parse_and_validate(&text) {
+    let (raw, mut connector) = match parse_and_validate(&text, options.max_alias_expansion) {
         Ok(both) => both,
         Err(findings) => return Ok(invalid(findings)),
     };
@@ -140,7 +143,7 @@ pub fn generate_with(
 
 /// Parses and validates manifest text into the model (no rendering, no lints).
 pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
-    parse_and_validate(&text)
+    parse_and_validate(&text, None)
         .map(|(_, connector)| connector)
         .map_err(|findings| Diagnostics::new(name, text, findings))
 }
@@ -148,8 +151,10 @@ pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
 /// The first two stages. The raw manifest is kept for the lints, which point into it.
 fn parse_and_validate(
     text: &str,
+    max_alias_expansion: Option<usize>,
 ) -> Result<(serde_saphyr::Spanned<manifest::RawManifest>, Connector), Vec<Finding>> {
-    let mut raw = manifest::parse(text).map_err(|d| vec![Finding::error(*d)])?;
+    let mut raw =
+        manifest::parse_with(text, max_alias_expansion).map_err(|d| vec![Finding::error(*d)])?;
     let connector = validate::validate(&mut raw)
         .map_err(|problems| problems.into_iter().map(Finding::error).collect::<Vec<_>>())?;
     Ok((raw, connector))

@@ -155,6 +155,9 @@ struct Source {
     /// A folder of templates overriding the embedded ones (replaces the manifest's `templates:`)
     #[arg(long, value_name = "DIR")]
     templates: Option<PathBuf>,
+    /// Parser events that YAML aliases may expand to in all [default: a quarter of the file size, at least 100000]
+    #[arg(long, value_name = "N")]
+    max_alias_expansion: Option<usize>,
 }
 
 #[derive(Args)]
@@ -183,6 +186,7 @@ impl Source {
             targets: Some(self.targets.clone()),
             templates,
             manifest_dir: manifest.parent().map(Path::to_path_buf),
+            max_alias_expansion: self.max_alias_expansion,
         };
         analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))
