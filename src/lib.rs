@@ -22,6 +22,7 @@ pub mod schema;
 pub mod templates;
 pub mod validate;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use diagnostics::{Diagnostics, Finding, Severity};
@@ -37,6 +38,9 @@ pub struct Analysis {
     pub outputs: Option<Outputs>,
     /// The validated connector, when the manifest validated.
     pub connector: Option<Connector>,
+    /// What the run read from disk besides the manifest text (its `templates:` folder),
+    /// with what each held then, so `build --watch` knows what to watch.
+    pub inputs: Vec<Input>,
 }
 
 impl Analysis {
@@ -71,32 +75,36 @@ pub fn analyze_with(
     text: Arc<String>,
     options: &Options,
 ) -> Result<Analysis, RenderError> {
-    let invalid = |findings: Vec<Finding>| Analysis {
+    let invalid = |findings: Vec<Finding>, inputs: Vec<Input>| Analysis {
         diagnostics: Diagnostics::new(name, text.clone(), findings),
         outputs: None,
         connector: None,
+        inputs,
     };
     let (raw, mut connector) = match parse_and_validate(&text, options.max_alias_expansion) {
         Ok(both) => both,
-        Err(findings) => return Ok(invalid(findings)),
+        Err(findings) => return Ok(invalid(findings, Vec::new())),
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
         connector.targets = targets.clone();
         connector.targets.sort();
         connector.targets.dedup();
     }
+    let mut inputs = Vec::new();
     let sources = match (&options.templates, &connector.templates_dir) {
         (Some(sources), _) => sources.clone(),
         (None, Some((dir, span))) => {
-            let base = options.manifest_dir.clone().unwrap_or_default();
-            match templates::load_dir(&base.join(dir)) {
+            let dir = options.manifest_dir.clone().unwrap_or_default().join(dir);
+            let read = templates::load_dir(&dir);
+            inputs.push(Input::templates(dir, &read));
+            match read {
                 Ok(sources) => sources,
                 Err(e) => {
                     let d = diagnostics::Diagnostic::BadTemplatesDir {
                         message: e.to_string(),
                         span: *span,
                     };
-                    return Ok(invalid(vec![Finding::error(d)]));
+                    return Ok(invalid(vec![Finding::error(d)], inputs));
                 }
             }
         }
@@ -109,7 +117,95 @@ pub fn analyze_with(
         diagnostics: Diagnostics::new(name, text.clone(), findings),
         outputs: Some(rendered.outputs),
         connector: Some(connector),
+        inputs,
     })
+}
+
+/// A file or folder a run read, with a fingerprint of what it held then. `build --watch`
+/// watches these and rebuilds only when one of them holds something else now: an event
+/// alone (a log or an editor's swap file written beside the manifest, our own outputs,
+/// a save of the same bytes) changes nothing a build reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// As the run named it (relative to the working folder, or absolute).
+    pub path: PathBuf,
+    pub kind: InputKind,
+    /// What the run read: a hash of the text, or of the error that stopped the read
+    /// (so a missing file that appears is a change too).
+    read: u64,
+}
+
+/// How an input is read, so that it can be read again the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// One file, read whole by `input::read_manifest` with this size limit (the manifest).
+    File { max_bytes: u64 },
+    /// A folder of template overrides, read by `templates::load_dir` (its `*.j2` files).
+    Templates,
+}
+
+impl Input {
+    /// A file, and what reading it gave.
+    pub fn file<E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        read: &Result<String, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::File { max_bytes },
+            read: fingerprint(read),
+        }
+    }
+
+    /// A templates folder, and what loading it gave.
+    pub fn templates<E: std::fmt::Display>(
+        path: PathBuf,
+        read: &Result<templates::Sources, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::Templates,
+            read: fingerprint(read),
+        }
+    }
+
+    /// Reads the input again, as the run did: whether it holds something else now.
+    pub fn changed(&self) -> bool {
+        let now = match self.kind {
+            InputKind::File { max_bytes } => {
+                fingerprint(&input::read_manifest(&self.path, max_bytes))
+            }
+            InputKind::Templates => fingerprint(&templates::load_dir(&self.path)),
+        };
+        now != self.read
+    }
+
+    /// The folders whose entries hold the input: a file's folder (editors save by
+    /// replacing the file, which would end a watch on the file itself); a templates
+    /// folder and the folder holding it (which sees it created, removed or replaced).
+    pub fn folders(&self) -> Vec<PathBuf> {
+        let parent = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        match self.kind {
+            InputKind::File { .. } => vec![parent],
+            InputKind::Templates => vec![self.path.clone(), parent],
+        }
+    }
+}
+
+/// A hash of what a read gave. Collisions between two versions of a file an author
+/// edits are negligible with a 64-bit hash, and the bytes need not be kept.
+fn fingerprint<T: std::hash::Hash, E: std::fmt::Display>(read: &Result<T, E>) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    match read {
+        Ok(value) => (0u8, value).hash(&mut hasher),
+        Err(e) => (1u8, e.to_string()).hash(&mut hasher),
+    }
+    hasher.finish()
 }
 
 /// Why a manifest produced no outputs.
