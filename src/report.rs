@@ -470,6 +470,9 @@ pub fn problem_summary(code: &str) -> &'static str {
             "Two inputs of one operation share a name, so no MCP inputSchema can hold both."
         }
         "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
+        "openai-description-shortened" => {
+            "A description was shortened to fit OpenAI's limits in openapi.openai.json."
+        }
         _ => "A problem in the manifest.",
     }
 }

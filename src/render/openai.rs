@@ -2,8 +2,8 @@
 //! (operation description 300 characters, parameter description 700).
 //!
 //! Takes: the connector, the full model-facing descriptions and the compact form of the
-//! generated sentences. Returns: the JSON text and a `description-too-long` warning for
-//! every text it had to shorten.
+//! generated sentences. Returns: the JSON text and an `openai-description-shortened`
+//! warning for every text it had to shorten.
 //! Must never: drop or cut the cost ("COSTS THE PERSON") or do-not-resubmit sentences.
 //! Only the author's own prose is shortened; if even the generated sentences alone do
 //! not fit, they are kept whole and the warning says so.
@@ -103,7 +103,7 @@ fn warning(
         _ => Severity::Warning,
     };
     findings.push(Finding {
-        diagnostic: Diagnostic::ShortenedForOpenai {
+        diagnostic: Diagnostic::OpenaiDescriptionShortened {
             id: op.id.clone(),
             what,
             length,
