@@ -46,7 +46,16 @@ fn tool(op: &Operation, description: &str, findings: &mut Vec<Finding>) -> Value
     tool.insert("description".into(), json!(description));
     tool.insert("inputSchema".into(), input_schema(op, findings));
     if op.output.get("type").and_then(Value::as_str) == Some("object") {
-        tool.insert("outputSchema".into(), op.output.clone());
+        let mut output = op.output.clone();
+        // MCP wants every property schema of outputSchema as an object, as for inputs.
+        if let Some(Value::Object(props)) = output.get_mut("properties") {
+            for schema in props.values_mut() {
+                if let Value::Bool(b) = schema {
+                    *schema = if *b { json!({}) } else { json!({ "not": {} }) };
+                }
+            }
+        }
+        tool.insert("outputSchema".into(), output);
     }
     tool.insert("annotations".into(), annotations(op));
     Value::Object(tool)
