@@ -409,6 +409,7 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
 /// come from the build itself, so a manifest that changes its `templates:` is watched
 /// anew.
 fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
+    use notify::event::{AccessKind, AccessMode};
     use notify::{EventKind, RecursiveMode, Watcher as _};
 
     /// Events that follow one another this closely are one save (editors write, rename
@@ -464,12 +465,13 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
         "watching {} for changes (Ctrl-C to stop)\n",
         common.manifest.display()
     ));
-    // Reading a file is an event too (`Access`): never one to look at, or our own
-    // reads below would wake us again.
+    // Reading a file is an event too (open, close after reading): never one to look
+    // at, or our own reads below would wake us again. Closing after a write is kept.
     let wakes = |event: &notify::Result<notify::Event>| {
-        event
-            .as_ref()
-            .is_ok_and(|e| !matches!(e.kind, EventKind::Access(_)))
+        event.as_ref().is_ok_and(|e| match e.kind {
+            EventKind::Access(access) => access == AccessKind::Close(AccessMode::Write),
+            _ => true,
+        })
     };
     while let Ok(event) = rx.recv() {
         if !wakes(&event) {
