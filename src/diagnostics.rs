@@ -14,10 +14,17 @@ use miette::{NamedSource, SourceSpan};
 /// A byte range in the manifest, as miette wants it.
 pub type Span = SourceSpan;
 
-/// One problem in a manifest. Every variant is one rule; its `code` is stable and
-/// is what the test case file `tests/cases/invalid/<code>.yaml` is named after.
-/// Codes are kebab-case, like lint ids.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+/// One problem in a manifest. Every variant is one rule; its `code` is stable, is the
+/// variant's name in kebab-case (like lint ids), and is what the test case file
+/// `tests/cases/{invalid,lint}/<code>.yaml` is named after. `Rule` lists the variants,
+/// so the codes are enumerated from the type; `tests/cases.rs` checks that each has a
+/// case and that the `code(…)` miette prints is that same name.
+#[derive(Debug, thiserror::Error, miette::Diagnostic, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(Rule),
+    derive(strum::VariantArray, strum::IntoStaticStr),
+    strum(serialize_all = "kebab-case")
+)]
 pub enum Diagnostic {
     /// The file is not well-formed YAML (or a scalar could not be read).
     #[error("invalid YAML: {message}")]
@@ -72,7 +79,7 @@ pub enum Diagnostic {
     #[diagnostic(
         code("yaml-limit"),
         help(
-            "a connector manifest needs no deep nesting or repeated alias expansion; expand anchors by hand or flatten the structure"
+            "anchors and aliases are fine for reuse within the budgets; the message says how to get under the limit, or which flag raises it"
         )
     )]
     YamlLimit {
@@ -474,17 +481,18 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// With the `openai` target, a text was shortened to fit OpenAI's limits.
+    /// With the `openai` target, a text was shortened to fit OpenAI's limits. Silenced,
+    /// or made an error, like the `description-too-long` lint (`lintAllow`, `lint:`).
     #[error(
         "`{id}`: {what} is {length} characters and {max} fit in openapi.openai.json (OpenAI's limits), so it {action}"
     )]
     #[diagnostic(
-        code("description-too-long"),
+        code("openai-description-shortened"),
         help(
-            "shorten the author's text so nothing is cut; the cost, permanence and polling sentences are always kept"
+            "shorten the author's text so nothing is cut (the cost, permanence and polling sentences are always kept), or silence this with `lintAllow: [description-too-long]`"
         )
     )]
-    ShortenedForOpenai {
+    OpenaiDescriptionShortened {
         id: String,
         what: &'static str,
         length: usize,
@@ -930,8 +938,14 @@ pub enum Diagnostic {
 impl Diagnostic {
     /// The stable code of this diagnostic, e.g. `unknown-key`.
     pub fn code_str(&self) -> String {
-        use miette::Diagnostic as _;
-        self.code().map(|c| c.to_string()).unwrap_or_default()
+        Rule::from(self).code().to_string()
+    }
+}
+
+impl Rule {
+    /// The rule's stable code, e.g. `unknown-key`.
+    pub fn code(self) -> &'static str {
+        self.into()
     }
 }
 

@@ -27,6 +27,7 @@ pub mod templates;
 pub mod terminal;
 pub mod validate;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use diagnostics::{Diagnostic, Diagnostics, Finding, Severity};
@@ -44,6 +45,10 @@ pub struct Analysis {
     pub connector: Option<Connector>,
     /// The base OpenAPI document the manifest names (`openapi:`), when it could be read.
     pub base: Option<Arc<base::Base>>,
+    /// What the run read from disk besides the manifest text (its `templates:` folder,
+    /// its base document), with what each held then, so `build --watch` knows what to
+    /// watch.
+    pub inputs: Vec<Input>,
 }
 
 impl Analysis {
@@ -73,6 +78,9 @@ pub struct Options {
     /// The largest text one render may produce (`--max-template-output`), instead of
     /// `templates::DEFAULT_MAX_OUTPUT`.
     pub max_template_output: Option<u64>,
+    /// Parser events aliases may replay in all (`--max-alias-expansion`); `None`: the
+    /// default budget, which grows with the file (`manifest::alias_expansion_budget`).
+    pub max_alias_expansion: Option<usize>,
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -87,36 +95,39 @@ pub fn analyze_with(
     text: Arc<String>,
     options: &Options,
 ) -> Result<Analysis, RenderError> {
-    let invalid = |findings: Vec<Finding>, base: Option<&(String, Arc<String>)>| {
-        let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
-        if let Some((base_name, base_text)) = base {
-            diagnostics = diagnostics.with_base(base_name, base_text.clone());
-        }
-        Analysis {
-            diagnostics,
-            outputs: None,
-            connector: None,
-            base: None,
-        }
-    };
-    let mut raw = match manifest::parse(&text) {
+    let invalid =
+        |findings: Vec<Finding>, base: Option<&(String, Arc<String>)>, inputs: Vec<Input>| {
+            let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
+            if let Some((base_name, base_text)) = base {
+                diagnostics = diagnostics.with_base(base_name, base_text.clone());
+            }
+            Analysis {
+                diagnostics,
+                outputs: None,
+                connector: None,
+                base: None,
+                inputs,
+            }
+        };
+    let mut raw = match manifest::parse_with(&text, options.max_alias_expansion) {
         Ok(raw) => raw,
-        Err(d) => return Ok(invalid(vec![Finding::error(*d)], None)),
+        Err(d) => return Ok(invalid(vec![Finding::error(*d)], None, Vec::new())),
     };
+    let mut inputs = Vec::new();
     let base = match &raw.value.openapi {
         None => None,
-        Some(path) => match load_base(path, options) {
+        Some(path) => match load_base(path, options, &mut inputs) {
             Ok(base) => Some(Arc::new(base)),
             Err(failure) => {
                 let (finding, file) = *failure;
-                return Ok(invalid(vec![finding], file.as_ref()));
+                return Ok(invalid(vec![finding], file.as_ref(), inputs));
             }
         },
     };
     let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
     let (mut connector, warnings) = match validate::validate(&mut raw, base.as_deref()) {
         Ok(valid) => valid,
-        Err(findings) => return Ok(invalid(findings, base_file.as_ref())),
+        Err(findings) => return Ok(invalid(findings, base_file.as_ref(), inputs)),
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
         connector.targets = targets.clone();
@@ -126,15 +137,17 @@ pub fn analyze_with(
     let sources = match (&options.templates, &connector.templates_dir) {
         (Some(sources), _) => sources.clone(),
         (None, Some((dir, span))) => {
-            let base = options.manifest_dir.clone().unwrap_or_default();
-            match templates::load_dir(&base.join(dir)) {
+            let dir = options.manifest_dir.clone().unwrap_or_default().join(dir);
+            let read = templates::load_dir(&dir);
+            inputs.push(Input::templates(dir, &read));
+            match read {
                 Ok(sources) => sources,
                 Err(e) => {
                     let d = diagnostics::Diagnostic::BadTemplatesDir {
                         message: e.to_string(),
                         span: *span,
                     };
-                    return Ok(invalid(vec![Finding::error(d)], base_file.as_ref()));
+                    return Ok(invalid(vec![Finding::error(d)], base_file.as_ref(), inputs));
                 }
             }
         }
@@ -168,7 +181,95 @@ pub fn analyze_with(
         outputs: Some(rendered.outputs),
         connector: Some(connector),
         base,
+        inputs,
     })
+}
+
+/// A file or folder a run read, with a fingerprint of what it held then. `build --watch`
+/// watches these and rebuilds only when one of them holds something else now: an event
+/// alone (a log or an editor's swap file written beside the manifest, our own outputs,
+/// a save of the same bytes) changes nothing a build reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// As the run named it (relative to the working folder, or absolute).
+    pub path: PathBuf,
+    pub kind: InputKind,
+    /// What the run read: a hash of the text, or of the error that stopped the read
+    /// (so a missing file that appears is a change too).
+    read: u64,
+}
+
+/// How an input is read, so that it can be read again the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// One file, read whole by `input::read_manifest` with this size limit (the manifest).
+    File { max_bytes: u64 },
+    /// A folder of template overrides, read by `templates::load_dir` (its `*.j2` files).
+    Templates,
+}
+
+impl Input {
+    /// A file, and what reading it gave.
+    pub fn file<E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        read: &Result<String, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::File { max_bytes },
+            read: fingerprint(read),
+        }
+    }
+
+    /// A templates folder, and what loading it gave.
+    pub fn templates<E: std::fmt::Display>(
+        path: PathBuf,
+        read: &Result<templates::Sources, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::Templates,
+            read: fingerprint(read),
+        }
+    }
+
+    /// Reads the input again, as the run did: whether it holds something else now.
+    pub fn changed(&self) -> bool {
+        let now = match self.kind {
+            InputKind::File { max_bytes } => {
+                fingerprint(&input::read_manifest(&self.path, max_bytes))
+            }
+            InputKind::Templates => fingerprint(&templates::load_dir(&self.path)),
+        };
+        now != self.read
+    }
+
+    /// The folders whose entries hold the input: a file's folder (editors save by
+    /// replacing the file, which would end a watch on the file itself); a templates
+    /// folder and the folder holding it (which sees it created, removed or replaced).
+    pub fn folders(&self) -> Vec<PathBuf> {
+        let parent = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        match self.kind {
+            InputKind::File { .. } => vec![parent],
+            InputKind::Templates => vec![self.path.clone(), parent],
+        }
+    }
+}
+
+/// A hash of what a read gave. Collisions between two versions of a file an author
+/// edits are negligible with a 64-bit hash, and the bytes need not be kept.
+fn fingerprint<T: std::hash::Hash, E: std::fmt::Display>(read: &Result<T, E>) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    match read {
+        Ok(value) => (0u8, value).hash(&mut hasher),
+        Err(e) => (1u8, e.to_string()).hash(&mut hasher),
+    }
+    hasher.finish()
 }
 
 /// Why a manifest produced no outputs.
@@ -227,6 +328,7 @@ type BaseFailure = (Finding, Option<(String, Arc<String>)>);
 fn load_base(
     path: &serde_saphyr::Spanned<String>,
     options: &Options,
+    inputs: &mut Vec<Input>,
 ) -> Result<base::Base, Box<BaseFailure>> {
     let at = manifest::span(path);
     let unreadable = |message: String| {
@@ -246,7 +348,10 @@ fn load_base(
         0 => input::DEFAULT_MAX_BYTES,
         n => n,
     };
-    let text = input::read_manifest(&file, max).map_err(|e| unreadable(e.to_string()))?;
+    let read = input::read_manifest(&file, max);
+    // Watched whatever the read gave: a missing document that appears is a change.
+    inputs.push(Input::file(file.clone(), max, &read));
+    let text = read.map_err(|e| unreadable(e.to_string()))?;
     let text = Arc::new(text);
     let shown = file.display().to_string();
     base::Base::parse(&shown, text.clone())

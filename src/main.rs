@@ -20,7 +20,7 @@ use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
 use connectorgen::{
-    Analysis, Options, analyze_with, check, explain, import, init, input, output, templates,
+    Analysis, Input, Options, analyze_with, check, explain, import, init, input, output, templates,
     terminal,
 };
 
@@ -197,6 +197,9 @@ struct Source {
     /// Refuse a rendered file or description larger than this (K, M, G suffixes) [default: 256M]
     #[arg(long, value_name = "BYTES", value_parser = input::parse_size)]
     max_template_output: Option<u64>,
+    /// Parser events that YAML aliases may expand to in all [default: a quarter of the file size, at least 100000]
+    #[arg(long, value_name = "N")]
+    max_alias_expansion: Option<usize>,
 }
 
 #[derive(Args)]
@@ -216,9 +219,25 @@ struct Common {
 
 impl Source {
     fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
-        let text = input::read_manifest(manifest, self.max_bytes).map_err(fatal)?;
+        self.analyze_reading(manifest, &mut Vec::new())
+    }
+
+    /// `analyze`, adding to `inputs` every file and folder it read (for `--watch`), also
+    /// when a read fails.
+    fn analyze_reading(
+        &self,
+        manifest: &Path,
+        inputs: &mut Vec<Input>,
+    ) -> Result<Analysis, Failure> {
+        let text = input::read_manifest(manifest, self.max_bytes);
+        inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
+        let text = text.map_err(fatal)?;
         let templates = match &self.templates {
-            Some(dir) => Some(templates::load_dir(dir).map_err(fatal)?),
+            Some(dir) => {
+                let read = templates::load_dir(dir);
+                inputs.push(Input::templates(dir.clone(), &read));
+                Some(read.map_err(fatal)?)
+            }
             None => None,
         };
         let options = Options {
@@ -229,9 +248,12 @@ impl Source {
             sandbox: false,
             template_fuel: self.template_fuel,
             max_template_output: self.max_template_output,
+            max_alias_expansion: self.max_alias_expansion,
         };
-        analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
-            .map_err(|e| Failure::Template(Box::new(e)))
+        let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
+            .map_err(|e| Failure::Template(Box::new(e)))?;
+        inputs.extend(analysis.inputs.iter().cloned());
+        Ok(analysis)
     }
 }
 
@@ -504,49 +526,93 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// `build --watch`: build, then rebuild on every change of the manifest or templates.
-/// Never exits on a bad manifest: the last good outputs stay on disk.
+/// `build --watch`: build, then rebuild whenever what a build read (the manifest, its
+/// templates) holds something else. Never exits on a bad manifest: the last good outputs
+/// stay on disk.
+///
+/// Events only say where to look: after each burst, every input is read again and
+/// compared with what the last build read, so a log or a swap file written beside the
+/// manifest, our own outputs and saves of the same bytes rebuild nothing. The inputs
+/// come from the build itself, so a manifest that changes its `templates:` is watched
+/// anew.
 fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
-    use notify_debouncer_mini::{new_debouncer, notify::RecursiveMode};
+    use notify::event::{AccessKind, AccessMode};
+    use notify::{EventKind, RecursiveMode, Watcher as _};
 
-    let once = |ui: &Ui| match common
-        .source
-        .analyze(&common.manifest)
-        .and_then(|analysis| write_outputs(ui, common, &analysis))
-    {
-        Ok(_) => {}
-        Err(Failure::Fatal(m)) => ui.err(&format!("error: {m}\n")),
-        Err(Failure::Template(e)) => {
-            ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
+    /// Events that follow one another this closely are one save (editors write, rename
+    /// and touch), read once.
+    const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
+
+    let once = |ui: &Ui| {
+        let mut inputs = Vec::new();
+        match common
+            .source
+            .analyze_reading(&common.manifest, &mut inputs)
+            .and_then(|analysis| write_outputs(ui, common, &analysis))
+        {
+            Ok(_) => {}
+            Err(Failure::Fatal(m)) => ui.err(&format!("error: {m}\n")),
+            Err(Failure::Template(e)) => {
+                ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
+            }
         }
+        inputs
     };
-    once(ui);
+    let mut inputs = once(ui);
     let (tx, rx) = std::sync::mpsc::channel();
-    let mut debouncer = new_debouncer(std::time::Duration::from_millis(200), tx).map_err(fatal)?;
-    // Watch the folders, not the files: editors save by replacing the file, which
-    // would end a watch on the old inode.
+    let mut watcher = notify::recommended_watcher(tx).map_err(fatal)?;
     let manifest_dir = match common.manifest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut watched = vec![(manifest_dir, RecursiveMode::NonRecursive)];
-    if let Some(dir) = &common.source.templates {
-        watched.push((dir.clone(), RecursiveMode::NonRecursive));
-    }
-    for (dir, mode) in &watched {
-        debouncer.watcher().watch(dir, *mode).map_err(fatal)?;
-    }
+    watcher
+        .watch(&manifest_dir, RecursiveMode::NonRecursive)
+        .map_err(fatal)?;
+    let mut watched = std::collections::BTreeSet::from([manifest_dir.clone()]);
+    // Folders that do not exist yet (a `templates:` folder still to be made) are retried
+    // after each build; their parent folder sees them appear.
+    let mut rewatch = |inputs: &[Input]| {
+        let wanted: std::collections::BTreeSet<PathBuf> = inputs
+            .iter()
+            .flat_map(Input::folders)
+            .chain([manifest_dir.clone()])
+            .collect();
+        for gone in watched.difference(&wanted) {
+            let _ = watcher.unwatch(gone);
+        }
+        watched.retain(|dir| wanted.contains(dir));
+        for dir in wanted {
+            if !watched.contains(&dir) && watcher.watch(&dir, RecursiveMode::NonRecursive).is_ok() {
+                watched.insert(dir);
+            }
+        }
+    };
+    rewatch(&inputs);
     ui.note(&format!(
         "watching {} for changes (Ctrl-C to stop)\n",
         common.manifest.display()
     ));
-    let out_dir = std::path::absolute(common.out_dir()).unwrap_or_else(|_| common.out_dir());
-    for events in rx {
-        let Ok(events) = events else { continue };
-        // Our own writes into the output folder are not changes to rebuild for.
-        let relevant = events.iter().any(|e| !e.path.starts_with(&out_dir));
-        if relevant {
-            once(ui);
+    // Reading a file is an event too (open, close after reading): never one to look
+    // at, or our own reads below would wake us again. Closing after a write is kept.
+    let wakes = |event: &notify::Result<notify::Event>| {
+        event.as_ref().is_ok_and(|e| match e.kind {
+            EventKind::Access(access) => access == AccessKind::Close(AccessMode::Write),
+            _ => true,
+        })
+    };
+    while let Ok(event) = rx.recv() {
+        if !wakes(&event) {
+            continue;
+        }
+        let settled = std::time::Instant::now() + SETTLE;
+        while let Some(left) = settled.checked_duration_since(std::time::Instant::now()) {
+            if rx.recv_timeout(left).is_err() {
+                break;
+            }
+        }
+        if inputs.iter().any(Input::changed) {
+            inputs = once(ui);
+            rewatch(&inputs);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -491,35 +491,59 @@ pub struct RawAsync {
     pub returns: Option<Spanned<String>>,
 }
 
-/// Deeper than any manifest needs (JSON Schemas included), far below what hurts.
+/// Deeper than any manifest needs (JSON Schemas included), far below what hurts. Not a
+/// flag: the deserialiser recurses once per level, so a much higher limit could exhaust
+/// the stack instead of giving a diagnostic.
 const MAX_DEPTH: usize = 64;
-/// Anchors and aliases are allowed (they are handy for shared schemas) but bounded.
-const MAX_ALIASES: usize = 1_000;
-/// Text that aliases may add beyond four times the file's size: room for shared
-/// descriptions, while a long anchored string repeated by aliases stays far below
-/// 100 MB of memory.
-const EXTRA_SCALAR_BYTES: usize = 16 << 20;
+/// The least alias-expansion budget, in parser events: room for a shared schema reused
+/// in every operation of a mid-sized manifest, while a "billion laughs" stops within
+/// 0.1 s and 30 MB (README, "Guarantees").
+const MIN_ALIAS_EXPANSION: usize = 100_000;
+/// Text that aliases may add for each event of `--max-alias-expansion`, and of
+/// `MIN_ALIAS_EXPANSION` without it (16 MB): room for shared descriptions, while a long
+/// anchored string repeated by aliases stays under 30 MB of memory. It does not grow
+/// with the file as the event budget does: that would let a 1 MB file of one long
+/// string and its aliases take 50 MB.
+const TEXT_PER_EXPANDED_EVENT: usize = 160;
 
-/// Parser settings. Budgets scale with the input so that any manifest under the size
-/// limit parses; alias expansion gets room for shared schemas reused across many
-/// operations but stays bounded, and nesting stays shallow: a YAML bomb needs one of
-/// the two, a connector needs neither in excess.
-fn options(len: usize) -> serde_saphyr::Options {
-    // Events an alias may replay in all: generous for `*sharedSchema` reuse, and still
-    // far below what an exponential alias bomb asks for.
-    let replay = (len / 4).clamp(100_000, 10_000_000);
+/// The alias-expansion budget for a manifest of `len` bytes: the parser events that
+/// aliases may replay in all (`--max-alias-expansion`, else a quarter of the file size
+/// and at least `MIN_ALIAS_EXPANSION`).
+pub fn alias_expansion_budget(len: usize, max_alias_expansion: Option<usize>) -> usize {
+    max_alias_expansion.unwrap_or((len / 4).max(MIN_ALIAS_EXPANSION))
+}
+
+/// Parser settings for a manifest of `len` bytes (also what tests read YAML with, so they
+/// see it exactly as a run does).
+///
+/// What aliases expand to is bounded, not how often they are used: the replayed events,
+/// the nodes and the text after expansion all have budgets that grow with the file, so
+/// any manifest under the size limit parses, a shared schema may be reused by thousands
+/// of aliases, and a YAML bomb (which needs expansion far beyond its size, or deep
+/// nesting) is stopped early. There is no alias count or alias-to-anchor ratio limit:
+/// those refuse honest reuse and bound nothing an expansion budget does not.
+pub fn parser_options(len: usize, max_alias_expansion: Option<usize>) -> serde_saphyr::Options {
+    let replay = alias_expansion_budget(len, max_alias_expansion);
     let nodes = len.saturating_add(replay).saturating_add(1024);
     serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_events: nodes.saturating_mul(2),
             max_nodes: nodes,
-            max_total_scalar_bytes: len.saturating_mul(4).saturating_add(EXTRA_SCALAR_BYTES),
+            // 4× the file: an explicit tag (`!!str`) counts its expanded spelling.
+            max_total_scalar_bytes: len.saturating_mul(4).saturating_add(
+                max_alias_expansion
+                    .unwrap_or(MIN_ALIAS_EXPANSION)
+                    .saturating_mul(TEXT_PER_EXPANDED_EVENT)
+            ),
             max_depth: MAX_DEPTH,
             // The scanner's own cap on `[[[…` / `{{{…`, aligned with `max_depth` so a
             // deep flow collection reports the same limit as a deep block one.
             flow_nesting_limit: MAX_DEPTH,
-            max_aliases: MAX_ALIASES,
-            max_anchors: MAX_ALIASES,
+            // Each alias is at least two bytes of the file, and what it expands to is
+            // charged to the budgets above.
+            max_aliases: usize::MAX,
+            max_anchors: usize::MAX,
+            enforce_alias_anchor_ratio: false,
             max_documents: 1,
         },
         alias_limits: serde_saphyr::alias_limits! {
@@ -534,16 +558,26 @@ fn options(len: usize) -> serde_saphyr::Options {
     }
 }
 
-/// Parses manifest text into raw types, or the one structural problem that stopped the parser.
+/// Parses manifest text into raw types, or the one structural problem that stopped the
+/// parser. The default budgets.
 pub fn parse(text: &str) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
-    serde_saphyr::from_str_with_options(text, options(text.len()))
+    parse_with(text, None)
+}
+
+/// `parse`, with `max_alias_expansion` over the default alias-expansion budget
+/// (`--max-alias-expansion`).
+pub fn parse_with(
+    text: &str,
+    max_alias_expansion: Option<usize>,
+) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
+    serde_saphyr::from_str_with_options(text, parser_options(text.len(), max_alias_expansion))
         .map_err(|e| Box::new(to_diagnostic(&e, text)))
 }
 
 /// Parses any YAML text with the manifest's settings and budgets into plain JSON values
 /// (the base OpenAPI document, when it is YAML).
 pub fn parse_value(text: &str) -> Result<serde_json::Value, Box<Diagnostic>> {
-    serde_saphyr::from_str_with_options(text, options(text.len()))
+    serde_saphyr::from_str_with_options(text, parser_options(text.len(), None))
         .map_err(|e| Box::new(to_diagnostic(&e, text)))
 }
 
@@ -630,8 +664,8 @@ fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
             ..
         } => Diagnostic::YamlLimit {
             message: format!(
-                "aliases expand to more than {max_total_replayed_events} parser events, the alias-expansion budget \
-                 (a quarter of the file size, at least 100,000); {RAISE_ALIASES}"
+                "aliases expand to more than {max_total_replayed_events} parser events, \
+                 {EXPANSION_BUDGET}; {RAISE_ALIASES}"
             ),
             span,
         },
@@ -640,13 +674,13 @@ fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
             ..
         } => Diagnostic::YamlLimit {
             message: format!(
-                "one anchor is expanded more than {max_expansions_per_anchor} times, the per-anchor limit; {RAISE_ALIASES}"
+                "one anchor is expanded more than {max_expansions_per_anchor} times, the per-anchor limit; {UNALIAS}"
             ),
             span,
         },
         YamlError::AliasReplayStackDepthExceeded { max_depth, .. } => Diagnostic::YamlLimit {
             message: format!(
-                "aliases nest inside aliases more than {max_depth} deep, the alias-nesting limit; {RAISE_ALIASES}"
+                "aliases nest inside aliases more than {max_depth} deep, the alias-nesting limit; {UNALIAS}"
             ),
             span,
         },
@@ -665,7 +699,7 @@ fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
         {
             Diagnostic::YamlLimit {
                 message: format!(
-                    "nesting is more than {MAX_DEPTH} levels deep, over the nesting-depth limit of {MAX_DEPTH}; {RAISE_DEPTH}"
+                    "nesting is more than {MAX_DEPTH} levels deep, over the nesting-depth limit of {MAX_DEPTH}; {FLATTEN}"
                 ),
                 span,
             }
@@ -693,44 +727,38 @@ fn type_help(expected: &str) -> String {
     }
 }
 
-/// How to get under the fixed nesting limit, or raise it when a real manifest needs more.
+/// How to get under the nesting limit.
 // Not "move parts into `$defs`": a `#/$defs` reference does not resolve inside the
 // generated OpenAPI documents (the `local-ref` lint).
-const RAISE_DEPTH: &str = "flatten the structure (a JSON Schema rarely needs more than a few \
-    levels); if a legitimate manifest needs more, raise MAX_DEPTH in src/manifest.rs";
-/// How to get under the alias limits, or raise them when a real manifest needs more.
-const RAISE_ALIASES: &str = "write the repeated part out in full instead of through an alias \
-    (the expansion budget grows with the file size); if a legitimate manifest needs more, \
-    raise MAX_ALIASES or the budgets in `options` in src/manifest.rs";
+const FLATTEN: &str = "flatten the structure (a JSON Schema rarely needs more than a few levels)";
+/// How to get under an alias limit that no flag changes.
+const UNALIAS: &str = "write the repeated part out in full instead of through an alias";
+/// How to get under the alias budgets, or raise them when a real manifest needs more.
+const RAISE_ALIASES: &str = "write the repeated part out in full instead of through an alias, \
+    or, if the manifest is yours and legitimately needs more, raise the budget with \
+    `--max-alias-expansion N`";
+/// What the alias-expansion budget is, for messages.
+const EXPANSION_BUDGET: &str = "the alias-expansion budget (`--max-alias-expansion`; by \
+    default a quarter of the file size, at least 100,000)";
 
 /// Which budget was breached, its value, and how to get under it (or raise it).
 fn budget_message(breach: &BudgetBreach) -> String {
     match breach {
         BudgetBreach::Depth { depth } => format!(
-            "nesting is {depth} levels deep, over the nesting-depth limit of {MAX_DEPTH}; {RAISE_DEPTH}"
-        ),
-        BudgetBreach::Aliases { aliases } => format!(
-            "{aliases} aliases, over the alias-count limit of {MAX_ALIASES}; {RAISE_ALIASES}"
-        ),
-        BudgetBreach::Anchors { anchors } => format!(
-            "{anchors} anchors, over the anchor-count limit of {MAX_ALIASES}; {RAISE_ALIASES}"
-        ),
-        BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
-            "{aliases} aliases for {anchors} anchors, over the alias-to-anchor ratio limit: \
-             repeated alias expansion is how YAML bombs are built; {RAISE_ALIASES}"
+            "nesting is {depth} levels deep, over the nesting-depth limit of {MAX_DEPTH}; {FLATTEN}"
         ),
         BudgetBreach::ScalarBytes { total_scalar_bytes } => format!(
             "{total_scalar_bytes} bytes of text after alias expansion, over the text budget \
-             (4 times the file size plus {} MiB); {RAISE_ALIASES}",
-            EXTRA_SCALAR_BYTES >> 20
+             (4 times the file size plus {TEXT_PER_EXPANDED_EVENT} bytes per event of \
+             `--max-alias-expansion`, 16,000,000 bytes by default); {RAISE_ALIASES}"
         ),
         BudgetBreach::Nodes { nodes } => format!(
             "{nodes} YAML nodes after alias expansion, over the node budget (the file size plus \
-             the alias-expansion budget); {RAISE_ALIASES}"
+             {EXPANSION_BUDGET}); {RAISE_ALIASES}"
         ),
         BudgetBreach::Events { events } => format!(
             "{events} parser events after alias expansion, over the event budget (twice the node \
-             budget); {RAISE_ALIASES}"
+             budget: the file size plus {EXPANSION_BUDGET}); {RAISE_ALIASES}"
         ),
         BudgetBreach::Documents { .. } => {
             "more than one YAML document (`---`); a manifest is one document".to_string()

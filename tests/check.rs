@@ -7,11 +7,16 @@ use cli::{root, run, text, workspace};
 
 #[test]
 fn check_after_build_is_clean_for_every_example() {
-    for entry in std::fs::read_dir(root().join("examples/manifests")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "yaml") {
-            continue;
-        }
+    let mut examples: Vec<_> = std::fs::read_dir(root().join("examples/manifests"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    examples.sort();
+    // bank, placeholder, printshop and video at least: an empty or misplaced folder
+    // must fail here, not pass with nothing checked.
+    assert!(examples.len() >= 4, "found only {examples:?}");
+    for path in examples {
         let dir = tempfile::tempdir().unwrap();
         let manifest = path.to_str().unwrap();
         let built = run(dir.path(), &["build", manifest, "--out", "out"]);

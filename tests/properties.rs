@@ -1,14 +1,20 @@
 //! Properties of every manifest the generator accepts, over generated manifests whose
-//! every piece of user text is hostile Markdown: headings, quotes, list markers,
-//! fences, HTML, tables, setext underlines, CR-LF, template syntax.
+//! every piece of user text is hostile Markdown (headings, quotes, list markers, fences,
+//! HTML, tables, setext underlines, CR-LF, template syntax), whose routes vary in shape
+//! and parameter names, and whose `input`, `output` and query schemas are generated JSON
+//! Schemas (nested objects, arrays, enums, `type: [T, "null"]`, `examples`,
+//! descriptions), built for every target at once:
 //!
-//! - openapi.json parses as JSON and validates against the official OpenAPI 3.1 schema;
+//! - openapi.json and openapi.openai.json validate against the official OpenAPI 3.1
+//!   schema, openapi.3.0.json against OpenAPI 3.0, every tool of mcp-tools.json against
+//!   the MCP `Tool` schema; each document has exactly the manifest's operations, at
+//!   their methods and paths;
 //! - llms.txt has exactly the headings, list items, quote and (no) fences the generator
 //!   itself writes, and descriptions.md one heading and one fence per operation, each
 //!   fence holding exactly the description in openapi.json;
 //! - building twice gives identical bytes.
 //!
-//! `PROPTEST_CASES` raises the number of cases (default 96, to keep `cargo test` quick).
+//! `PROPTEST_CASES` raises the number of cases (default 192: about 20 s unoptimised).
 
 #[path = "support/markdown.rs"]
 mod markdown;
@@ -17,9 +23,11 @@ mod schemas;
 
 use std::sync::Arc;
 
+use connectorgen::model::Target;
 use connectorgen::render::Outputs;
-use connectorgen::{GenerateError, generate};
+use connectorgen::{GenerateError, Options, generate_with};
 use proptest::prelude::*;
+use serde_json::{Value, json};
 
 /// Pieces of Markdown and template syntax that could open a block if they reached the
 /// start of a line, plus ordinary words and non-ASCII text.
@@ -106,15 +114,63 @@ fn token_prefix() -> impl Strategy<Value = String> {
     .prop_map(|parts| parts.concat())
 }
 
+/// Path parameter names, query parameter names and body property names come from three
+/// disjoint pools, none of them `idempotencyKey` or `body`, so no two inputs of an
+/// operation share a name in the MCP target's flat arguments.
+const PATH_PARAMS: &[&str] = &["id", "thingId", "job_id", "_slug", "v2", "ownerID"];
+const QUERY_NAMES: &[&str] = &[
+    "limit",
+    "page.size",
+    "sort-by",
+    "q",
+    "filter_1",
+    "cursor",
+    "X",
+];
+const PROPERTIES: &[&str] = &[
+    "text", "name", "count", "tags", "meta", "enabled", "nested", "ratio",
+];
+/// Literal path segments: URL-safe characters beyond letters included.
+const SEGMENTS: &[&str] = &[
+    "things",
+    "a-b",
+    "v1.2",
+    "x~y",
+    "items",
+    "_",
+    "jobs",
+    "name:value",
+];
+
+/// One segment of a generated path: a literal, or a parameter (an index into
+/// `PATH_PARAMS`, kept unique within the path).
+#[derive(Debug, Clone)]
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
+}
+
+#[derive(Debug, Clone)]
+struct Query {
+    name: &'static str,
+    description: Option<String>,
+    required: bool,
+    schema: Option<Value>,
+}
+
 #[derive(Debug, Clone)]
 struct Op {
     method: &'static str,
+    /// After the `/r{index}` segment that keeps every route unique.
+    segments: Vec<Segment>,
     summary: String,
     description: String,
     /// A note, and a kind index into `KINDS`.
     spends: Option<(String, usize)>,
     is_async: bool,
-    query: Vec<(String, Option<String>)>,
+    query: Vec<Query>,
+    input: Option<Value>,
+    output: Option<Value>,
     idempotency: Option<&'static str>,
 }
 
@@ -132,38 +188,191 @@ struct Spec {
 
 const KINDS: [&str; 2] = ["credits", "money"];
 
+/// A JSON value for `enum`, `examples` or `default`.
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        hostile().prop_map(Value::from),
+        any::<i32>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        Just(Value::Null),
+        (-1000.0f64..1000.0).prop_map(Value::from),
+    ]
+}
+
+/// A schema without sub-schemas: every JSON type, `type: [T, "null"]`, bare enums,
+/// bounds, formats, descriptions and examples.
+fn leaf_schema() -> impl Strategy<Value = Value> {
+    let base = prop_oneof![
+        Just(json!({ "type": "string" })),
+        Just(json!({ "type": "string", "format": "date-time" })),
+        (0u32..5).prop_map(|n| json!({ "type": "string", "minLength": n, "maxLength": n + 40 })),
+        Just(json!({ "type": ["string", "null"] })),
+        Just(json!({ "type": ["integer", "null"], "minimum": 0 })),
+        (0i64..10, 10i64..100)
+            .prop_map(|(lo, hi)| json!({ "type": "integer", "minimum": lo, "maximum": hi })),
+        Just(json!({ "type": "number" })),
+        Just(json!({ "type": "boolean", "default": false })),
+        prop::collection::vec(hostile(), 1..4).prop_map(|e| json!({ "type": "string", "enum": e })),
+        prop::collection::vec(value(), 1..4).prop_map(|e| json!({ "enum": e })),
+        Just(json!(true)),
+    ];
+    (
+        base,
+        prop::option::of(hostile()),
+        prop::option::of(prop::collection::vec(value(), 1..3)),
+    )
+        .prop_map(|(mut schema, description, examples)| {
+            if let Value::Object(map) = &mut schema {
+                if let Some(d) = description {
+                    map.insert("description".into(), d.into());
+                }
+                if let Some(e) = examples {
+                    map.insert("examples".into(), e.into());
+                }
+            }
+            schema
+        })
+}
+
+/// Nested objects and arrays of leaf schemas, a few levels deep.
+fn schema() -> impl Strategy<Value = Value> {
+    leaf_schema().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            (
+                prop::collection::vec(inner.clone(), 1..4),
+                any::<bool>(),
+                any::<bool>(),
+                any::<bool>()
+            )
+                .prop_map(|(props, required, closed, nullable)| {
+                    let mut out = object_of(&props, required);
+                    if closed {
+                        out["additionalProperties"] = json!(false);
+                    }
+                    if nullable {
+                        out["type"] = json!(["object", "null"]);
+                    }
+                    out
+                }),
+            (inner, 0u32..3).prop_map(|(items, min)| json!({
+                "type": "array", "items": items, "minItems": min
+            })),
+        ]
+    })
+}
+
+/// `{type: object, properties}` with names from `PROPERTIES`, the first required when
+/// `required`.
+fn object_of(props: &[Value], required: bool) -> Value {
+    let properties: serde_json::Map<String, Value> = PROPERTIES
+        .iter()
+        .zip(props)
+        .map(|(name, schema)| (name.to_string(), schema.clone()))
+        .collect();
+    let mut out = json!({ "type": "object", "properties": properties });
+    if required {
+        out["required"] = json!([PROPERTIES[0]]);
+    }
+    out
+}
+
+/// A request body: an object of properties (flattened into MCP arguments), or any other
+/// schema (one `body` argument).
+fn input() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        3 => (prop::collection::vec(schema(), 1..5), any::<bool>())
+            .prop_map(|(props, required)| object_of(&props, required)),
+        1 => schema(),
+    ]
+}
+
+fn query() -> impl Strategy<Value = Vec<Query>> {
+    (
+        prop::sample::subsequence(QUERY_NAMES, 0..3),
+        prop::collection::vec(
+            (
+                prop::option::of(hostile()),
+                any::<bool>(),
+                prop::option::of(prop_oneof![
+                    leaf_schema(),
+                    leaf_schema().prop_map(|items| json!({ "type": "array", "items": items })),
+                ]),
+            ),
+            3,
+        ),
+    )
+        .prop_map(|(names, details)| {
+            names
+                .into_iter()
+                .zip(details)
+                .map(|(name, (description, required, schema))| Query {
+                    name,
+                    description,
+                    required,
+                    schema,
+                })
+                .collect()
+        })
+}
+
+/// Literal segments and parameters in any order, each parameter name once.
+fn segments() -> impl Strategy<Value = Vec<Segment>> {
+    (
+        prop::collection::vec(prop::sample::select(SEGMENTS), 0..3),
+        prop::sample::subsequence(PATH_PARAMS, 0..3),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(literals, params, shuffle)| {
+            let mut all: Vec<Segment> = literals.into_iter().map(Segment::Literal).collect();
+            for p in params {
+                let at = shuffle.index(all.len() + 1);
+                all.insert(at, Segment::Param(p));
+            }
+            all
+        })
+}
+
 fn op() -> impl Strategy<Value = Op> {
     (
         prop::sample::select(&["get", "post", "put", "patch", "delete", "POST"][..]),
+        segments(),
         hostile(),
         hostile(),
         prop::option::of((hostile(), 0..KINDS.len())),
         any::<bool>(),
-        prop::collection::vec(
-            ("[a-zA-Z_][a-zA-Z0-9_.-]{0,8}", prop::option::of(hostile())),
-            0..3,
-        ),
+        query(),
+        prop::option::of(input()),
+        prop::option::of(schema()),
         prop::option::of(prop::sample::select(
             &["optional", "required", "unsupported"][..],
         )),
     )
         .prop_map(
-            |(method, summary, description, spends, is_async, query, idempotency)| {
+            |(
+                method,
+                segments,
+                summary,
+                description,
+                spends,
+                is_async,
+                query,
+                input,
+                output,
+                idempotency,
+            )| {
                 let get = method == "get";
-                // Query names must be unique within an operation.
-                let mut seen = std::collections::HashSet::new();
-                let query = query
-                    .into_iter()
-                    .filter(|(name, _)| seen.insert(name.clone()))
-                    .collect();
                 Op {
                     method,
+                    segments,
                     summary,
                     description,
                     // A GET may neither spend nor start a job.
                     spends: if get { None } else { spends },
                     is_async: !get && is_async,
                     query,
+                    // A GET or DELETE takes no body.
+                    input: input.filter(|_| !matches!(method, "get" | "delete")),
+                    output,
                     idempotency,
                 }
             },
@@ -198,6 +407,26 @@ fn q(text: &str) -> String {
     serde_json::to_string(text).expect("a string serialises")
 }
 
+/// YAML text for a schema: JSON is YAML (flow style).
+fn flow(schema: &Value) -> String {
+    serde_json::to_string(schema).expect("a schema serialises")
+}
+
+impl Op {
+    /// `/r{i}` then the segments: the first segment keeps every route of a manifest
+    /// apart whatever the rest.
+    fn path(&self, i: usize) -> String {
+        let mut path = format!("/r{i}");
+        for segment in &self.segments {
+            match segment {
+                Segment::Literal(s) => path += &format!("/{s}"),
+                Segment::Param(p) => path += &format!("/{{{p}}}"),
+            }
+        }
+        path
+    }
+}
+
 impl Spec {
     fn any_async(&self) -> bool {
         self.ops.iter().any(|o| o.is_async)
@@ -210,6 +439,21 @@ impl Spec {
             ids.push("pollJob".to_string());
         }
         ids
+    }
+
+    /// Every operation as (id, lower-case method, path), sorted.
+    fn routes(&self) -> Vec<(String, String, String)> {
+        let mut routes: Vec<(String, String, String)> = self
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| (format!("op{i}"), op.method.to_lowercase(), op.path(i)))
+            .collect();
+        if self.any_async() {
+            routes.push(("pollJob".into(), "get".into(), "/jobs/{jobId}".into()));
+        }
+        routes.sort();
+        routes
     }
 
     fn yaml(&self) -> String {
@@ -228,20 +472,27 @@ impl Spec {
         y += "operations:\n";
         for (i, op) in self.ops.iter().enumerate() {
             y += &format!("  - id: op{i}\n    method: {}\n", op.method);
-            y += &format!("    path: /v1/things{i}/{{thingId}}\n");
+            y += &format!("    path: {}\n", q(&op.path(i)));
             y += &format!("    summary: {}\n", q(&op.summary));
             y += &format!("    description: {}\n", q(&op.description));
             if !op.query.is_empty() {
                 y += "    query:\n";
-                for (name, description) in &op.query {
-                    y += &format!("      - name: {}\n", q(name));
-                    if let Some(d) = description {
+                for query in &op.query {
+                    y += &format!("      - name: {}\n", q(query.name));
+                    if let Some(d) = &query.description {
                         y += &format!("        description: {}\n", q(d));
+                    }
+                    y += &format!("        required: {}\n", query.required);
+                    if let Some(schema) = &query.schema {
+                        y += &format!("        schema: {}\n", flow(schema));
                     }
                 }
             }
-            if !matches!(op.method, "get" | "delete") {
-                y += "    input: { type: object, properties: { text: { type: string } } }\n";
+            if let Some(input) = &op.input {
+                y += &format!("    input: {}\n", flow(input));
+            }
+            if let Some(output) = &op.output {
+                y += &format!("    output: {}\n", flow(output));
             }
             if let Some((note, kind)) = &op.spends {
                 y += &format!(
@@ -258,7 +509,7 @@ impl Spec {
             }
         }
         if self.any_async() {
-            y += "  - id: pollJob\n    method: get\n    path: /v1/jobs/{jobId}\n";
+            y += "  - id: pollJob\n    method: get\n    path: /jobs/{jobId}\n";
             y += &format!("    summary: {}\n", q(&self.poll.0));
             y += &format!("    description: {}\n", q(&self.poll.1));
         }
@@ -266,8 +517,13 @@ impl Spec {
     }
 }
 
+/// Every target at once, whatever the manifest says.
 fn build(yaml: &str) -> Outputs {
-    match generate("connector.yaml", Arc::new(yaml.to_string())) {
+    let options = Options {
+        targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+        ..Options::default()
+    };
+    match generate_with("connector.yaml", Arc::new(yaml.to_string()), &options) {
         Ok(outputs) => outputs,
         Err(GenerateError::Invalid(d)) => {
             panic!(
@@ -279,8 +535,21 @@ fn build(yaml: &str) -> Outputs {
     }
 }
 
+/// Every operation of an OpenAPI document as (id, method, path), sorted.
+fn routes(doc: &Value) -> Vec<(String, String, String)> {
+    let mut routes = Vec::new();
+    for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+        for (method, op) in item.as_object().into_iter().flatten() {
+            let id = op["operationId"].as_str().unwrap_or("(none)").to_string();
+            routes.push((id, method.clone(), path.clone()));
+        }
+    }
+    routes.sort();
+    routes
+}
+
 /// Each operation's description in openapi.json, in manifest order.
-fn descriptions(doc: &serde_json::Value, ids: &[String]) -> Vec<String> {
+fn descriptions(doc: &Value, ids: &[String]) -> Vec<String> {
     let mut by_id = std::collections::HashMap::new();
     for item in doc["paths"].as_object().unwrap().values() {
         for op in item.as_object().unwrap().values() {
@@ -296,22 +565,43 @@ fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(96)
+        .unwrap_or(192)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
-    /// openapi.json parses as JSON and is valid OpenAPI 3.1.
+    /// Every target's document is valid against its official schema and holds exactly
+    /// the manifest's operations, at their methods and paths.
     #[test]
-    fn openapi_json_is_valid_openapi_3_1(spec in spec()) {
+    fn every_target_is_valid_and_complete(spec in spec()) {
         let yaml = spec.yaml();
         let outputs = build(&yaml);
-        let doc: serde_json::Value = serde_json::from_str(&outputs["openapi.json"])
-            .map_err(|e| TestCaseError::fail(format!("not JSON: {e}\n{yaml}")))?;
-        let errors = schemas::errors(schemas::openapi31(), &doc);
-        prop_assert!(errors.is_empty(), "{errors}\n{yaml}");
-        prop_assert_eq!(descriptions(&doc, &spec.ids()).len(), spec.ids().len());
+        let json = |file: &str| -> Result<Value, TestCaseError> {
+            serde_json::from_str(&outputs[file])
+                .map_err(|e| TestCaseError::fail(format!("{file} is not JSON: {e}\n{yaml}")))
+        };
+        for (file, validator) in [
+            ("openapi.json", schemas::openapi31()),
+            ("openapi.openai.json", schemas::openapi31()),
+            ("openapi.3.0.json", schemas::openapi30()),
+        ] {
+            let doc = json(file)?;
+            let errors = schemas::errors(validator, &doc);
+            prop_assert!(errors.is_empty(), "{file}: {errors}\n{yaml}");
+            prop_assert_eq!(routes(&doc), spec.routes(), "{}\n{}", file, yaml);
+        }
+        let tools = json("mcp-tools.json")?;
+        let mut names = Vec::new();
+        for tool in tools.as_array().into_iter().flatten() {
+            let errors = schemas::errors(schemas::mcp_tool(), tool);
+            prop_assert!(errors.is_empty(), "tool {}: {errors}\n{yaml}", tool["name"]);
+            names.push(tool["name"].as_str().unwrap_or_default().to_string());
+        }
+        names.sort();
+        let mut ids = spec.ids();
+        ids.sort();
+        prop_assert_eq!(names, ids, "{}", yaml);
     }
 
     /// User text adds no heading, section, list item, quote, fence or other block to
@@ -366,7 +656,7 @@ proptest! {
         let expected: Vec<String> = ids.iter().map(|id| format!("## {id}")).collect();
         prop_assert!(md.starts_with("# ") && s.headings[0].starts_with("# "), "{}", md);
         prop_assert_eq!(&s.headings[1..], &expected[..], "{}", md);
-        let doc: serde_json::Value = serde_json::from_str(&outputs["openapi.json"]).unwrap();
+        let doc: Value = serde_json::from_str(&outputs["openapi.json"]).unwrap();
         prop_assert_eq!(&s.fences, &descriptions(&doc, &ids), "{}", md);
         prop_assert!(s.quotes.is_empty() && s.bullets.is_empty() && s.ordered.is_empty(), "{}", md);
         prop_assert!(s.other.is_empty(), "{:?}\n{}", s.other, md);

@@ -242,17 +242,10 @@ fn validator() -> &'static jsonschema::Validator {
     })
 }
 
-/// The YAML as an editor's language server sees it, read as `manifest.rs` reads it:
-/// strict booleans, `010` and `1_000` kept as strings, the same depth limit.
+/// The YAML as connectorgen reads it (strict booleans, `010` and `1_000` kept as strings,
+/// the same depth and alias budgets): the parser options of a run, not a copy of them.
 fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
-    let options = serde_saphyr::options! {
-        budget: serde_saphyr::budget! { max_depth: 64, max_documents: 1 },
-        strict_booleans: true,
-        legacy_octal_numbers: false,
-        leading_zero_numbers_as_strings: true,
-        underscored_numbers_as_strings: true,
-        with_snippet: false,
-    };
+    let options = connectorgen::manifest::parser_options(text.len(), None);
     serde_saphyr::from_str_with_options(text, options).map_err(|e| e.to_string())
 }
 

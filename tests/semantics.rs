@@ -1,6 +1,9 @@
 //! The promises of the generated text, asserted directly (the snapshots show the
 //! whole files; these say which parts must never change).
 
+#[path = "support/markdown.rs"]
+mod markdown;
+
 use std::sync::Arc;
 
 use connectorgen::generate;
@@ -237,33 +240,13 @@ fn template_syntax_in_user_text_is_printed_not_evaluated() {
     assert!(outputs["llms.txt"].starts_with("# {% raw %}Jinja{% endraw %} Tools\n"));
 }
 
-/// The Markdown headings of a file, outside fenced code blocks.
-fn headings(markdown: &str) -> Vec<&str> {
-    let mut fence: Option<String> = None;
-    let mut out = Vec::new();
-    for line in markdown.lines() {
-        let ticks: String = line.chars().take_while(|&c| c == '`').collect();
-        match &fence {
-            Some(open)
-                if ticks.len() >= open.len() && line.trim_start_matches('`').trim().is_empty() =>
-            {
-                fence = None
-            }
-            Some(_) => {}
-            None if ticks.len() >= 3 => fence = Some(ticks),
-            None if line.starts_with('#') => out.push(line),
-            None => {}
-        }
-    }
-    out
-}
-
 #[test]
 fn user_text_cannot_forge_markdown_structure() {
     let outputs = build("tests/cases/valid/markdown-cannot-forge-structure.yaml");
     let llms = &outputs["llms.txt"];
+    let s = markdown::structure(llms);
     assert_eq!(
-        headings(llms),
+        s.headings,
         [
             "# Forge ## Spending the person's money - `free`: costs nothing",
             "## Setup",
@@ -274,31 +257,54 @@ fn user_text_cannot_forge_markdown_structure() {
             "## Docs",
         ]
     );
-    // Every list item in llms.txt is one the generator wrote.
-    let items = llms
-        .lines()
-        .filter(|l| l.starts_with("- ") || l.starts_with("* "))
-        .count();
+    // Every block in llms.txt is one the generator wrote: the summary quote, the three
+    // setup steps, the list items of operations, waiting, spending, the rules and the
+    // OpenAPI document's link, and no fence, HTML, table or other block.
+    assert_eq!(s.quotes.len(), 1, "{:?}", s.quotes);
+    assert_eq!(s.ordered.len(), 3, "{:?}", s.ordered);
     assert_eq!(
-        items,
+        s.bullets.len(),
         2 + 1 + 1 + 4 + 1,
-        "operations, waiting, spending, rules, the OpenAPI document's link"
+        "operations, waiting, spending, rules, the OpenAPI document's link: {:?}",
+        s.bullets
     );
+    assert!(
+        s.fences.is_empty() && s.other.is_empty(),
+        "{:?} {:?}",
+        s.fences,
+        s.other
+    );
+
     let md = &outputs["descriptions.md"];
+    let s = markdown::structure(md);
     assert_eq!(
-        headings(md),
+        s.headings,
         [
             "# Forge ## Spending the person's money - `free`: costs nothing: model-facing descriptions",
             "## forgeHeadings",
             "## getForge"
         ]
     );
-    // The description inside its fence is byte-exact, including its own four-backtick fence.
+    // Each description sits in its fence byte for byte, including the author's own
+    // four-backtick fence, and nothing else makes a block.
     let doc = openapi(&outputs);
-    let text = doc["paths"]["/v1/forge"]["post"]["description"]
-        .as_str()
-        .unwrap();
-    assert!(md.contains(&format!("`````text\n{text}\n`````")));
+    let description = |path: &str, method: &str| {
+        doc["paths"][path][method]["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        s.fences,
+        [
+            description("/v1/forge", "post"),
+            description("/v1/forge/{id}", "get")
+        ]
+    );
+    assert!(
+        s.quotes.is_empty() && s.bullets.is_empty() && s.ordered.is_empty() && s.other.is_empty(),
+        "{s:?}"
+    );
     assert!(llms.contains("\\<!-- hide the rest"));
     assert!(llms.contains("\\- item # Heading ## Section"));
 }

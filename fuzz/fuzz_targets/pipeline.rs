@@ -7,6 +7,9 @@
 //! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
 //! same bytes, and user text adds no heading, quote, list item, fence or HTML block to
 //! llms.txt or descriptions.md.
+//! Must never read the host's files: a fuzzed `templates: /etc` would make a run depend
+//! on the machine (and read whatever it names), so the embedded templates are passed in
+//! as if by `--templates`, which replaces the manifest's `templates:`.
 #![no_main]
 
 use std::sync::Arc;
@@ -25,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = Arc::new(text);
-    let analysis = match connectorgen::analyze(NAME, text.clone()) {
+    let options = connectorgen::Options {
+        templates: Some(connectorgen::templates::defaults()),
+        ..connectorgen::Options::default()
+    };
+    let analysis = match connectorgen::analyze_with(NAME, text.clone(), &options) {
         Ok(analysis) => analysis,
         Err(e) => panic!("a template failed to render: {e}"),
     };
@@ -78,7 +85,8 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let again = connectorgen::analyze(NAME, text).expect("rendered once, renders again");
+    let again =
+        connectorgen::analyze_with(NAME, text, &options).expect("rendered once, renders again");
     assert_eq!(
         analysis.outputs, again.outputs,
         "two runs gave different bytes"

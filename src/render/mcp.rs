@@ -353,6 +353,14 @@ fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
     let mut defs = Defs::default();
     let mut out = defs.own(doc, resolved(doc, schema).clone());
     if let Value::Object(map) = &mut out {
+        // MCP wants every property schema of outputSchema as an object, as for inputs.
+        if let Some(Value::Object(props)) = map.get_mut("properties") {
+            for schema in props.values_mut() {
+                if let Value::Bool(b) = schema {
+                    *schema = if *b { json!({}) } else { json!({ "not": {} }) };
+                }
+            }
+        }
         defs.write_into(map);
     }
     let size = serde_json::to_vec(&out).map_or(usize::MAX, |bytes| bytes.len());

@@ -2,7 +2,7 @@
 //! (operation description 300 characters, parameter description 700).
 //!
 //! Takes: the connector, the full model-facing descriptions and the compact form of the
-//! generated sentences. Returns: the JSON text, a `description-too-long` warning for
+//! generated sentences. Returns: the JSON text, an `openai-description-shortened` warning for
 //! every author's text it had to shorten, and an `openai-notice-too-long` error when the
 //! generated sentences alone leave the author too little room (a very long `spends.note`).
 //! Must never: write a description over 300 characters or a parameter description over
@@ -204,7 +204,7 @@ fn fit_parameters(
                     findings,
                 ),
                 (None, Some(base)) => findings.push(
-                    Finding::warning(Diagnostic::ShortenedForOpenai {
+                    Finding::warning(Diagnostic::OpenaiDescriptionShortened {
                         id: at.clone(),
                         what: "a shared parameter's description",
                         length,
@@ -240,7 +240,7 @@ fn warning(
     };
     findings.push(Finding {
         source: Default::default(),
-        diagnostic: Diagnostic::ShortenedForOpenai {
+        diagnostic: Diagnostic::OpenaiDescriptionShortened {
             id: op.id.clone(),
             what,
             length,

@@ -454,6 +454,9 @@ pub fn problem_summary(code: &str) -> &'static str {
             "Two inputs of one operation share a name, so no MCP inputSchema can hold both."
         }
         "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
+        "openai-description-shortened" => {
+            "A description was shortened to fit OpenAI's limits in openapi.openai.json."
+        }
         "openai-notice-too-long" => {
             "The generated sentences alone leave too little of OpenAI's 300 characters."
         }
