@@ -7,9 +7,10 @@
 //! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
 //! same bytes, and user text adds no heading, quote, list item, fence or HTML block to
 //! llms.txt or descriptions.md.
-//! Must never read the host's files: a fuzzed `templates: /etc` would make a run depend
-//! on the machine (and read whatever it names), so the embedded templates are passed in
-//! as if by `--templates`, which replaces the manifest's `templates:`.
+//! Must never read the host's files: a fuzzed `templates: /etc` or `openapi: /etc/passwd`
+//! would make a run depend on the machine (and read whatever it names), so the embedded
+//! templates are passed in as if by `--templates`, which replaces the manifest's
+//! `templates:`, and `sandbox` refuses any `openapi:` document.
 #![no_main]
 
 use std::sync::Arc;
@@ -30,6 +31,8 @@ fuzz_target!(|data: &[u8]| {
     let text = Arc::new(text);
     let options = connectorgen::Options {
         templates: Some(connectorgen::templates::defaults()),
+        // A fuzzed `openapi: /etc/passwd` is refused, not read.
+        sandbox: true,
         ..connectorgen::Options::default()
     };
     let analysis = match connectorgen::analyze_with(NAME, text.clone(), &options) {
