@@ -5,7 +5,9 @@
 # maximum resident set size) per size, then the in-process stage breakdown at 10,000
 # operations (examples/stages.rs) so a regression shows which stage moved; then how
 # long the default commands take to print many findings (examples/findings.rs): 6,000
-# warnings and 1,000 errors, against the same commands under --quiet or --format json.
+# warnings and 1,000 errors, against the same commands under --quiet or --format json;
+# then base mode: a build on a 3.4 MB JSON and a 4 MB YAML provider document exposing ten
+# operations, and `import` of the YAML one.
 #
 # Usage: scripts/bench.sh [OPS...]        e.g. scripts/bench.sh 10 1000
 # Environment:
@@ -14,6 +16,7 @@
 #   BENCH_REPORT=file  also write the Markdown report to this file
 #   STAGES=0           skip the stage breakdown
 #   FINDINGS=0         skip the findings timings
+#   BASE=0             skip the base-mode timings
 # Needs: hyperfine and GNU time (`apt-get install -y hyperfine time`). Takes about
 # 5 minutes on 2 cores, most of it at 100,000 operations; the first run also compiles
 # the examples (and so the dev-dependencies).
@@ -36,7 +39,7 @@ sizes=("$@")
 seed=${SEED:-42}
 
 echo "building (release)…" >&2
-cargo build --release --quiet --bin connectorgen --example synth --example stages --example findings >&2
+cargo build --release --quiet --bin connectorgen --example synth --example stages --example findings --example base_bench >&2
 target=${CARGO_TARGET_DIR:-target}/release
 bin=$target/connectorgen
 
@@ -141,6 +144,28 @@ if "$bin" import --help >/dev/null 2>&1 && [ -f "$import_doc" ]; then
     import_mb=$(peak_mb "$bin" import "$import_doc" -o "$work/imported.yaml" --force -q)
 fi
 
+# Base mode: the bundled 3.4 MB OpenAI document as JSON, and as a 4 MB block-style YAML
+# copy (examples/base_bench.rs), each with a manifest exposing ten of its operations;
+# then `import` of the YAML copy. BASE=0 skips it.
+declare -A base_ms base_mb
+base_rows=()
+if [ "${BASE:-1}" != 0 ]; then
+    "$target/examples/base_bench" --out "$work/base" --yaml-bytes 4000000 >&2
+    for key in json yaml; do
+        echo "== base mode, $key document, 10 operations" >&2
+        "$bin" build "$work/base/$key.yaml" --out "$work/base/out-$key" -q
+        hyperfine -N --style basic --warmup 2 --runs 15 \
+            --export-json "$work/base-$key.json" "$bin build $work/base/$key.yaml --out $work/base/out-$key -q" >&2
+        base_ms[$key]=$(median_ms "$work/base-$key.json")
+        base_mb[$key]=$(peak_mb "$bin" build "$work/base/$key.yaml" --out "$work/base/out-$key" -q)
+        base_rows+=("$key")
+    done
+    echo "== import of the YAML copy" >&2
+    hyperfine -N --style basic --warmup 2 --runs 15 --export-json "$work/base-import.json" \
+        "$bin import $work/base/api.yaml -o $work/base/imported.yaml --force -q --dashboard-url https://example.com/keys" >&2
+    base_ms[import]=$(median_ms "$work/base-import.json")
+fi
+
 report() {
     echo "connectorgen $("$bin" --version | awk '{ print $2 }'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $(nproc) cores (load $load at start), seed $seed, $(date -u +%Y-%m-%d)"
     echo
@@ -181,6 +206,19 @@ report() {
     if [ -n "$import_ms" ]; then
         echo
         echo "import of $import_doc ($(awk -v b="$(wc -c <"$import_doc")" 'BEGIN { printf "%.1f", b / 1e6 }') MB): median $import_ms ms, peak $import_mb MB"
+    fi
+    if ((${#base_rows[@]})); then
+        echo
+        echo "Base mode (examples/base_bench.rs; ten operations exposed):"
+        echo
+        echo "| base document | MB | build median ms | build peak MB |"
+        echo "|---|---:|---:|---:|"
+        for key in "${base_rows[@]}"; do
+            mb=$(awk -v b="$(wc -c <"$work/base/api.$key")" 'BEGIN { printf "%.1f", b / 1e6 }')
+            echo "| OpenAI, $key | $mb | ${base_ms[$key]} | ${base_mb[$key]} |"
+        done
+        echo
+        echo "import of the YAML copy: median ${base_ms[import]} ms"
     fi
     if [ "${STAGES:-1}" != 0 ] && [ -n "${build_ms[10000]:-}" ]; then
         echo

@@ -123,7 +123,7 @@ impl Validator {
             });
         }
         let mut unknown = Vec::new();
-        unknown_keywords(schema, "", &mut unknown);
+        unknown_keywords(schema, &mut Vec::new(), &mut unknown);
         for (pointer, keyword, null) in unknown {
             let help = if null {
                 format!(
@@ -148,25 +148,47 @@ impl Validator {
 }
 
 /// Keywords no vocabulary defines, below `schema`: (pointer of the schema, keyword,
-/// whether its value is null).
-fn unknown_keywords(schema: &Value, pointer: &str, out: &mut Vec<(String, String, bool)>) {
+/// whether its value is null). `path` is the way down to `schema`; pointers are only
+/// spelt out for what is found (a run walks every schema of every operation).
+fn unknown_keywords<'a>(
+    schema: &'a Value,
+    path: &mut Vec<&'a str>,
+    out: &mut Vec<(String, String, bool)>,
+) {
     let Value::Object(map) = schema else {
         return;
     };
     for (key, value) in map {
-        let here = format!("{pointer}/{}", crate::model::escape(key));
-        if ONE.contains(&key.as_str()) {
-            unknown_keywords(value, &here, out);
-        } else if LIST.contains(&key.as_str()) {
+        let k = key.as_str();
+        if ONE.contains(&k) {
+            path.push(k);
+            unknown_keywords(value, path, out);
+            path.pop();
+        } else if LIST.contains(&k) {
             for (i, s) in value.as_array().into_iter().flatten().enumerate() {
-                unknown_keywords(s, &format!("{here}/{i}"), out);
+                path.push(k);
+                path.push(INDEXES.get(i).copied().unwrap_or("…"));
+                unknown_keywords(s, path, out);
+                path.truncate(path.len() - 2);
             }
-        } else if MAP.contains(&key.as_str()) {
+        } else if MAP.contains(&k) {
             for (name, s) in value.as_object().into_iter().flatten() {
-                unknown_keywords(s, &format!("{here}/{}", crate::model::escape(name)), out);
+                path.push(k);
+                path.push(name);
+                unknown_keywords(s, path, out);
+                path.truncate(path.len() - 2);
             }
-        } else if !key.starts_with("x-") && !KEYWORDS.contains(&key.as_str()) {
-            out.push((pointer.to_string(), key.clone(), value.is_null()));
+        } else if !k.starts_with("x-") && !KEYWORDS.contains(&k) {
+            let pointer: String = path
+                .iter()
+                .map(|segment| format!("/{}", crate::model::escape(segment)))
+                .collect();
+            out.push((pointer, key.clone(), value.is_null()));
         }
     }
 }
+
+/// Index segments for pointers into schema lists (longer lists are rare in a schema).
+const INDEXES: [&str; 16] = [
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+];
