@@ -1076,14 +1076,6 @@ impl Diagnostics {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
-
-    /// The findings drawn the way a terminal shows it (rustc-style snippet, caret under
-    /// the value, help line), with or without colour: the first
-    /// `report::DETAILED_PER_CODE` of each code, then how many more each code has; text
-    /// from the manifest escaped and long lines clipped (see `report`).
-    pub fn render(&self, color: bool) -> String {
-        crate::report::human_findings(self, color)
-    }
 }
 
 fn first_offset(d: &Diagnostic) -> Option<usize> {

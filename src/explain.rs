@@ -32,6 +32,11 @@ pub fn list(connector: &Connector) -> String {
         .max()
         .unwrap_or(0);
     let mut out = String::new();
+    let polled: std::collections::HashSet<&str> = connector
+        .operations
+        .iter()
+        .filter_map(|o| o.async_.as_ref().map(|a| a.poll_with.as_str()))
+        .collect();
     for op in &connector.operations {
         let mut flags = Vec::new();
         if let Some(s) = &op.spends {
@@ -53,11 +58,7 @@ pub fn list(connector: &Connector) -> String {
                 }
             }
         }
-        if connector
-            .operations
-            .iter()
-            .any(|o| o.async_.as_ref().is_some_and(|a| a.poll_with == op.id))
-        {
+        if polled.contains(op.id.as_str()) {
             flags.push("poll target".to_string());
         }
         if flags.is_empty() && op.method == crate::model::Method::Get {

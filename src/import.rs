@@ -70,7 +70,7 @@ pub enum ImportError {
     Unreadable(#[from] crate::input::InputError),
     /// The document is not OpenAPI 3.0/3.1 or does not parse (exit 1): the diagnostic
     /// `build` gives, pointing into the document.
-    #[error("{}", .0.render(false))]
+    #[error("{}", crate::report::human_findings(.0, false))]
     Invalid(Diagnostics),
     /// Nothing in the document can be exposed (exit 1).
     #[error("{0} has no operation an agent can call (GET, POST, PUT, PATCH or DELETE)")]

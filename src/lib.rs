@@ -1,11 +1,30 @@
-//! connectorgen: one YAML manifest of a connector's operations → `openapi.json`,
-//! `llms.txt` and `descriptions.md`, with the cost, polling and idempotency rules an AI
-//! agent needs to act safely on a person's behalf.
+//! connectorgen: one YAML manifest of a connector's operations — written inline, or laid
+//! over the provider's own OpenAPI document — → `openapi.json`, `llms.txt`,
+//! `descriptions.md` and the other targets' files, with the cost, polling, permanence
+//! and idempotency rules an AI agent needs to act safely on a person's behalf.
 //!
-//! The pipeline runs one way: `manifest` (parse) → `validate` (raw → `model`) →
-//! `render` (model → `Outputs`) → `lint` → `output` (write, for `build`) or `check`
-//! (compare with disk). `analyze` runs everything up to the writing; `report` turns
-//! its findings into text for people and CI tools.
+//! The pipeline runs one way: `manifest` (parse) → `base` (the provider's document, in
+//! base mode) → `validate` (raw → `model`) → `render` (model → `Outputs`) → `lint` →
+//! `output` (write, for `build`) or `check` (compare with disk). `analyze` runs
+//! everything up to the writing; `report` turns its findings into text for people and
+//! CI tools.
+//!
+//! Modules import only from the layers below their own (`tests` aside), so the graph
+//! has no cycle:
+//!
+//! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
+//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`;
+//! 2. `model`: the validated connector, lint settings included;
+//! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
+//!    JSON Schema offers;
+//! 4. `base`: the provider's OpenAPI document, read and indexed;
+//! 5. `validate`: raw manifest (and base) → model, every problem at once;
+//! 6. `templates` (the prose sources) and `render` (model → outputs, target by target);
+//! 7. `lint` (model + descriptions → findings);
+//! 8. `output` (write a set of files) and `check` (compare it with disk);
+//! 9. `report` (findings and drift → text);
+//! 10. the commands: `explain`, `init`, `import`, `schema`; then this file, which
+//!     strings the stages together, and `main.rs`, the command line.
 
 pub mod atomic_file;
 pub mod base;

@@ -491,7 +491,10 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
     let errors = diagnostics.count(Severity::Error);
     let warnings = diagnostics.count(Severity::Warning);
     if errors > 0 || (warnings > 0 && (!ui.quiet || common.deny_warnings)) {
-        ui.err(&diagnostics.render(ui.colored(&std::io::stderr())));
+        ui.err(&connectorgen::report::human_findings(
+            diagnostics,
+            ui.colored(&std::io::stderr()),
+        ));
     }
     let blocked = errors > 0 || (common.deny_warnings && warnings > 0);
     let outputs = match &analysis.outputs {
@@ -661,7 +664,10 @@ fn run_explain(
     let manifest = manifest.unwrap_or_else(|| PathBuf::from("connector.yaml"));
     let analysis = source.analyze(&manifest)?;
     let (Some(connector), Some(outputs)) = (&analysis.connector, &analysis.outputs) else {
-        ui.err(&analysis.diagnostics.render(ui.colored(&std::io::stderr())));
+        ui.err(&connectorgen::report::human_findings(
+            &analysis.diagnostics,
+            ui.colored(&std::io::stderr()),
+        ));
         return Ok(ExitCode::from(1));
     };
     if list {
@@ -718,7 +724,10 @@ fn run_import(
             Ok(ExitCode::SUCCESS)
         }
         Err(import::ImportError::Invalid(diagnostics)) => {
-            ui.err(&diagnostics.render(ui.colored(&std::io::stderr())));
+            ui.err(&connectorgen::report::human_findings(
+                &diagnostics,
+                ui.colored(&std::io::stderr()),
+            ));
             Ok(ExitCode::from(1))
         }
         Err(e) if e.exit_code() == 1 => {

@@ -16,7 +16,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::diagnostics::Span;
-use crate::lint::{Lint, LintConfig};
 
 /// A whole connector, ready to render.
 #[derive(Debug, Clone)]
@@ -379,4 +378,132 @@ pub fn escape(segment: &str) -> String {
 pub fn unescape(segment: &str) -> String {
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
     decoded.replace("~1", "/").replace("~0", "~")
+}
+
+// ---- Lints: which ones exist, their levels, and a manifest's settings. ----
+
+/// Every lint, with its stable id and default level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lint {
+    MissingLimit,
+    VagueSummary,
+    SpendWithoutIdempotency,
+    PollTargetWithoutId,
+    DescriptionTooLong,
+    MutatingWithoutLimit,
+    PaidSyncOperation,
+    LocalRef,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Allow,
+    Warn,
+    Deny,
+}
+
+impl Level {
+    pub const ALL: [(&'static str, Level); 3] = [
+        ("allow", Level::Allow),
+        ("warn", Level::Warn),
+        ("deny", Level::Deny),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Allow => "allow",
+            Level::Warn => "warn",
+            Level::Deny => "deny",
+        }
+    }
+}
+
+/// OpenAI GPT Actions cut operation descriptions at 300 characters.
+pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
+
+impl Lint {
+    pub const ALL: [Lint; 8] = [
+        Lint::MissingLimit,
+        Lint::VagueSummary,
+        Lint::SpendWithoutIdempotency,
+        Lint::PollTargetWithoutId,
+        Lint::DescriptionTooLong,
+        Lint::MutatingWithoutLimit,
+        Lint::PaidSyncOperation,
+        Lint::LocalRef,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Lint::MissingLimit => "missing-limit",
+            Lint::VagueSummary => "vague-summary",
+            Lint::SpendWithoutIdempotency => "spend-without-idempotency",
+            Lint::PollTargetWithoutId => "poll-target-without-id",
+            Lint::DescriptionTooLong => "description-too-long",
+            Lint::MutatingWithoutLimit => "mutating-without-limit",
+            Lint::PaidSyncOperation => "paid-sync-operation",
+            Lint::LocalRef => "local-ref",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Lint> {
+        Lint::ALL.into_iter().find(|l| l.id() == id)
+    }
+
+    pub fn default_level(self) -> Level {
+        match self {
+            Lint::DescriptionTooLong | Lint::PaidSyncOperation => Level::Allow,
+            _ => Level::Warn,
+        }
+    }
+
+    /// One line on what the lint looks for (SARIF rule descriptions, `--help`).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Lint::MissingLimit => "The description does not say what the call will not do.",
+            Lint::VagueSummary => {
+                "The summary is one word or starts with a catch-all verb (Manages, Handles, Processes, Does, Deals with)."
+            }
+            Lint::SpendWithoutIdempotency => {
+                "An operation that spends declares `idempotency: unsupported`."
+            }
+            Lint::PollTargetWithoutId => "The poll target's path has no {param} to name the job.",
+            Lint::DescriptionTooLong => {
+                "The description the model reads exceeds the configured number of characters."
+            }
+            Lint::MutatingWithoutLimit => {
+                "A non-GET that does not spend does not say what it will not do."
+            }
+            Lint::PaidSyncOperation => "An operation spends but is not async.",
+            Lint::LocalRef => {
+                "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
+            }
+        }
+    }
+}
+
+/// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
+#[derive(Debug, Clone)]
+pub struct LintConfig {
+    levels: [Level; 8],
+    pub description_max: usize,
+}
+
+impl Default for LintConfig {
+    fn default() -> Self {
+        LintConfig {
+            levels: Lint::ALL.map(Lint::default_level),
+            description_max: DEFAULT_DESCRIPTION_MAX,
+        }
+    }
+}
+
+impl LintConfig {
+    pub fn level(&self, lint: Lint) -> Level {
+        self.levels[lint as usize]
+    }
+
+    pub fn set(&mut self, lint: Lint, level: Level) {
+        self.levels[lint as usize] = level;
+    }
 }

@@ -50,7 +50,10 @@ fn check_valid(group: &str, path: &Path) {
     let (name, text) = read(path);
     let outputs = match generate_with(&name, text.clone(), &all_targets(path)) {
         Ok(outputs) => outputs,
-        Err(GenerateError::Invalid(d)) => panic!("{name} should be valid:\n{}", d.render(false)),
+        Err(GenerateError::Invalid(d)) => panic!(
+            "{name} should be valid:\n{}",
+            connectorgen::report::human_findings(&d, false)
+        ),
         Err(e) => panic!("{name}: {e}"),
     };
     assert_eq!(
@@ -140,7 +143,7 @@ fn invalid_cases() {
             codes.iter().any(|c| c == code),
             "{name}: expected a `{code}` diagnostic, got {codes:?}"
         );
-        insta::assert_snapshot!(diagnostics.render(false));
+        insta::assert_snapshot!(connectorgen::report::human_findings(&diagnostics, false));
     });
 }
 
@@ -173,7 +176,10 @@ fn lint_cases() {
             found.iter().any(|(c, s)| c == code && *s == expected),
             "{name}: expected `{code}` as {expected:?}, got {found:?}"
         );
-        insta::assert_snapshot!(analysis.diagnostics.render(false));
+        insta::assert_snapshot!(connectorgen::report::human_findings(
+            &analysis.diagnostics,
+            false
+        ));
     });
 }
 

@@ -528,7 +528,7 @@ fn build(yaml: &str) -> Outputs {
         Err(GenerateError::Invalid(d)) => {
             panic!(
                 "a valid manifest was rejected:\n{}\n{yaml}",
-                d.render(false)
+                connectorgen::report::human_findings(&d, false)
             )
         }
         Err(e) => panic!("{e}\n{yaml}"),

@@ -296,7 +296,7 @@ fn analyze(spec: &Spec) -> Result<connectorgen::Analysis, TestCaseError> {
     if analysis.outputs.is_none() {
         return Err(TestCaseError::fail(format!(
             "a valid manifest was rejected:\n{}\n{yaml}",
-            analysis.diagnostics.render(false)
+            connectorgen::report::human_findings(&analysis.diagnostics, false)
         )));
     }
     Ok(analysis)

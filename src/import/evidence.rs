@@ -121,7 +121,7 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
         found.is_delete = true;
         found
             .lines
-            .push("permanent? ask first (DELETE)".to_string());
+            .push("permanent: a DELETE is `confirm: true` by default (the model asks first); `confirm: false` if it is routine".to_string());
     }
     found
 }

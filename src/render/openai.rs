@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Severity};
-use crate::lint::{Level, Lint};
 use crate::model::{Connector, Operation, escape};
+use crate::model::{Level, Lint};
 
 use super::openapi;
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Severity, Source, Span};
-use crate::model::{Connector, escape};
+use crate::model::{Connector, Operation, escape};
 
 use super::openapi;
 
@@ -430,6 +430,12 @@ pub fn render(
     let mut locations = Vec::new();
     schema_locations(&doc, "", &mut locations);
     let mut seen = HashSet::new();
+    // Each schema location finds its operation by pointer: a search was quadratic.
+    let by_pointer: HashMap<String, &Operation> = connector
+        .operations
+        .iter()
+        .map(|op| (op.pointer(), op))
+        .collect();
     let types: HashMap<String, Value> = doc
         .pointer("/components/schemas")
         .and_then(Value::as_object)
@@ -441,7 +447,7 @@ pub fn render(
         })
         .collect();
     for pointer in locations {
-        let place = place(connector, base, &doc, &pointer);
+        let place = place(connector, &by_pointer, base, &doc, &pointer);
         let Some(schema) = doc.pointer_mut(&pointer) else {
             continue;
         };
@@ -620,11 +626,18 @@ fn schema_locations(value: &Value, pointer: &str, out: &mut Vec<String>) {
 /// Where the schema at `pointer` came from. Base mode: the same pointer in the base
 /// document. Inline: the manifest node it was written at (`input`, `output`, a query
 /// parameter), named as the manifest names it.
-fn place(connector: &Connector, base: Option<&Base>, doc: &Value, pointer: &str) -> Place {
-    let op = connector
-        .operations
-        .iter()
-        .find(|op| pointer.starts_with(&format!("{}/", op.pointer())));
+fn place(
+    connector: &Connector,
+    by_pointer: &HashMap<String, &Operation>,
+    base: Option<&Base>,
+    doc: &Value,
+    pointer: &str,
+) -> Place {
+    // `/paths/<path>/<method>/…`: the operation is the first three segments.
+    let op = pointer
+        .match_indices('/')
+        .nth(3)
+        .and_then(|(end, _)| by_pointer.get(&pointer[..end]).copied());
     if base.is_some() {
         return Place {
             id: op.map_or_else(|| "components".to_string(), |op| op.id.clone()),

@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::check::Drift;
 use crate::diagnostics::{Diagnostic, Diagnostics, Finding, Severity, Source};
-use crate::lint::{Level, Lint};
+use crate::model::{Level, Lint};
 use crate::terminal;
 use excerpt::LineIndex;
 pub use human::{DETAILED_PER_CODE, findings as human_findings, template_error};

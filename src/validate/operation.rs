@@ -14,8 +14,8 @@ use super::lower;
 use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
-use crate::lint::Lint;
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
+use crate::model::Lint;
 use crate::model::{Async, Idempotency, Method, Operation, Origin, Returns, SpendKind, Spends};
 
 /// The default media type of bodies.

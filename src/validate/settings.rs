@@ -7,9 +7,9 @@ use serde_saphyr::Spanned;
 
 use super::Validator;
 use crate::diagnostics::{Diagnostic, Span, suggest};
-use crate::lint::{Level, Lint, LintConfig};
 use crate::manifest::{RawLintSetting, RawLints, span};
 use crate::model::Target;
+use crate::model::{Level, Lint, LintConfig};
 
 impl Validator {
     /// `targets:` — known names, at least one; kept in a fixed order without repeats so

@@ -1,0 +1,125 @@
+//! The manifest's fixed lists of names, as JSON Schema: marker types for
+//! `#[schemars(with = …)]` on the raw fields that hold a name (a method, a target, a lint
+//! id…), built from the very lists validation checks against, so the two cannot differ.
+//!
+//! Takes: the model's name lists. Returns: `JsonSchema` implementations. Must never:
+//! hold a list of its own.
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde_json::Value;
+
+use super::RawLintSetting;
+use crate::model::{Idempotency, Level, Lint, Method, Returns, SpendKind, Target};
+
+/// A string that is one of `names`.
+fn string_enum<'a>(names: impl IntoIterator<Item = &'a str>) -> Schema {
+    let names: Vec<&str> = names.into_iter().collect();
+    json_schema!({ "type": "string", "enum": names })
+}
+
+/// A marker type whose schema is a string naming one of a fixed list, for
+/// `#[schemars(with = "…")]` on a raw string field.
+macro_rules! names {
+    ($(#[$doc:meta])* $marker:ident => $names:expr) => {
+        $(#[$doc])*
+        pub struct $marker;
+
+        impl JsonSchema for $marker {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($marker).into()
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                string_enum($names)
+            }
+        }
+    };
+}
+
+names!(
+    /// An HTTP method, as `validate.rs` reads it. It accepts any case; the schema
+    /// offers the lower- and upper-case spellings.
+    MethodName => Method::ALL
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(Method::ALL.iter().map(|(_, m)| m.upper()))
+);
+names!(
+    /// What a paid operation spends.
+    SpendKindName => SpendKind::ALL.iter().map(|(name, _)| *name)
+);
+names!(
+    /// What an async operation hands back.
+    ReturnsName => Returns::ALL.iter().map(|(name, _)| *name)
+);
+names!(
+    /// How an operation treats the `Idempotency-Key` header.
+    IdempotencyName => Idempotency::ALL.iter().map(|(name, _)| *name)
+);
+names!(
+    /// An agent platform to write for.
+    TargetName => Target::ALL.iter().map(|(name, _)| *name)
+);
+names!(
+    /// How an inline manifest's agent sends its credential.
+    AuthSchemeName => crate::model::AUTH_SCHEMES
+);
+names!(
+    /// Where an inline manifest's API key goes.
+    ApiKeyInName => crate::model::API_KEY_LOCATIONS
+);
+names!(
+    /// A lint id.
+    LintId => Lint::ALL.iter().map(|lint| lint.id())
+);
+names!(
+    /// A lint level.
+    LintLevel => Level::ALL.iter().map(|(name, _)| *name)
+);
+
+/// `lint:` — one optional key per lint id, whose value is a `RawLintSetting`; only the
+/// lints that take `max` accept it.
+pub struct LintTable;
+
+impl JsonSchema for LintTable {
+    fn schema_name() -> Cow<'static, str> {
+        "LintTable".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut properties = serde_json::Map::new();
+        for lint in Lint::ALL {
+            let mut setting = generator.subschema_for::<RawLintSetting>();
+            if lint != Lint::DescriptionTooLong {
+                forbid_max(&mut setting);
+            }
+            let description = format!(
+                "{} Default: {}.",
+                lint.summary(),
+                lint.default_level().as_str()
+            );
+            setting.insert("description".into(), description.into());
+            properties.insert(lint.id().into(), setting.into());
+        }
+        json_schema!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+        })
+    }
+}
+
+/// Removes `max` from the mapping form of a lint setting, whose other keys are closed
+/// (`additionalProperties: false`), so writing `max` there is an error.
+fn forbid_max(setting: &mut Schema) {
+    let Some(Value::Array(branches)) = setting.get_mut("anyOf") else {
+        return;
+    };
+    for branch in branches {
+        if let Some(properties) = branch.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.remove("max");
+        }
+    }
+}
