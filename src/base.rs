@@ -6,8 +6,8 @@
 //! place in the file (line and column for YAML and JSON alike) — or one `Diagnostic`
 //! pointing into the file when it is not an OpenAPI 3.0/3.1 document we can read.
 //! Must never: trust the document (it gets the manifest's size limit and YAML budgets),
-//! follow a reference out of the file, or change a byte of what it keeps: every later
-//! stage copies the provider's HTTP description verbatim.
+//! follow a reference out of the file, or change what it keeps: validation copies the
+//! provider's HTTP description from here, with the few edits `validate/overlay.rs` lists.
 //!
 //! JSON is parsed with serde_json (a 3 MB document in milliseconds); anything else is
 //! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).
@@ -46,6 +46,21 @@ impl BaseOperation {
     /// The JSON pointer of the operation object.
     pub fn pointer(&self) -> String {
         format!("/paths/{}/{}", escape(&self.path), self.method)
+    }
+
+    /// Why the path cannot be a URL path, if it cannot: whitespace, a control character
+    /// or a backtick (which would also end the Markdown code span that quotes it).
+    pub fn path_problem(&self) -> Option<String> {
+        if !self.path.starts_with('/') {
+            return Some("it does not start with `/`".to_string());
+        }
+        self.path.chars().find_map(|c| match c {
+            '`' => Some("it holds a backtick".to_string()),
+            c if c.is_whitespace() || c.is_control() => {
+                Some(format!("it holds `{}`", c.escape_debug()))
+            }
+            _ => None,
+        })
     }
 }
 

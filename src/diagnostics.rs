@@ -735,6 +735,22 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// A base operation's path holds what no URL path can (whitespace, control
+    /// characters, a backtick), which would also break the Markdown that quotes it.
+    #[error("the base document's path `{path}` cannot be a URL path: {reason}")]
+    #[diagnostic(
+        code("invalid-base-path"),
+        help(
+            "the provider's document is wrong here: fix the path in it (percent-encode what a URL cannot hold), or expose another operation"
+        )
+    )]
+    InvalidBasePath {
+        path: String,
+        reason: String,
+        #[label("this path")]
+        span: Span,
+    },
+
     /// `operation:` names nothing in the base document.
     #[error("the base document has no operation `{name}`")]
     #[diagnostic(code("unknown-base-operation"))]

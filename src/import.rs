@@ -181,9 +181,10 @@ const HEADER: &str = "\
 # yaml-language-server: $schema=connector.schema.json
 # Written by `connectorgen import`: every operation of the OpenAPI document, in its
 # order. Remove the ones the agent should not call.
-# A comment ending in `?` is a suggestion read from the document: to take it,
-# uncomment it and delete the `?`. None is applied for you: whether a call costs the
-# person money or credits (`spends`), and what to ask them first, is yours to decide.
+# A commented-out key whose value ends in `?` is a suggestion read from the document,
+# followed by its evidence: to take it, uncomment it and delete the `?`. None is
+# applied for you: whether a call costs the person money or credits (`spends`), and
+# what to ask them first, is yours to decide.
 ";
 
 /// One base operation in the manifest: listed, or skipped with the reason.
@@ -225,6 +226,12 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
             rows.push(Row::Skipped { op, why });
             continue;
         }
+        if let Some(problem) = op.path_problem() {
+            let why =
+                format!("no URL path can be this one ({problem}): fix the document to expose it");
+            rows.push(Row::Skipped { op, why });
+            continue;
+        }
         let Some(object) = base.get(&op.pointer()).and_then(Value::as_object) else {
             let why = "the operation is not a mapping in the document".to_string();
             rows.push(Row::Skipped { op, why });
@@ -241,11 +248,10 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
             Some(id) => id.to_string(),
             None if names_it(&op.route()) => op.route(),
             None => {
-                let why = if base.find(&op.route()).is_some() {
-                    "its route is another operation's operationId, so `operation:` cannot name it"
-                } else {
-                    "its path begins or ends with whitespace, so `operation:` cannot name it"
-                };
+                // Paths with whitespace are skipped above: only an operationId spelt
+                // like this route can take the name.
+                let why =
+                    "its route is another operation's operationId, so `operation:` cannot name it";
                 rows.push(Row::Skipped {
                     op,
                     why: why.to_string(),

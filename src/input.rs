@@ -47,6 +47,18 @@ pub enum InputError {
     },
 }
 
+impl InputError {
+    /// The same error, naming the file as `shown` (the path as messages spell it).
+    pub fn shown_as(mut self, shown: &str) -> InputError {
+        let (InputError::Io { path, .. }
+        | InputError::NotRegular { path, .. }
+        | InputError::TooLarge { path, .. }
+        | InputError::NotUtf8 { path, .. }) = &mut self;
+        *path = shown.to_string();
+        self
+    }
+}
+
 /// Reads the manifest at `path`: a regular file (or a symlink to one) of at most
 /// `max_bytes` bytes of UTF-8.
 pub fn read_manifest(path: &Path, max_bytes: u64) -> Result<String, InputError> {

@@ -114,39 +114,18 @@ pub fn analyze_with(
     text: Arc<String>,
     options: &Options,
 ) -> Result<Analysis, RenderError> {
-    let invalid =
-        |findings: Vec<Finding>, base: Option<&(String, Arc<String>)>, inputs: Vec<Input>| {
-            let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
-            if let Some((base_name, base_text)) = base {
-                diagnostics = diagnostics.with_base(base_name, base_text.clone());
-            }
-            Analysis {
-                diagnostics,
-                outputs: None,
-                connector: None,
-                base: None,
-                inputs,
-            }
-        };
-    let mut raw = match manifest::parse_with(&text, options.max_alias_expansion) {
-        Ok(raw) => raw,
-        Err(d) => return Ok(invalid(vec![Finding::error(*d)], None, Vec::new())),
-    };
-    let mut inputs = Vec::new();
-    let base = match &raw.value.openapi {
-        None => None,
-        Some(path) => match load_base(path, options, &mut inputs) {
-            Ok(base) => Some(Arc::new(base)),
-            Err(failure) => {
-                let (finding, file) = *failure;
-                return Ok(invalid(vec![finding], file.as_ref(), inputs));
-            }
-        },
+    let Validated {
+        mut connector,
+        warnings,
+        base,
+        mut inputs,
+    } = match validated(name, &text, options) {
+        Ok(valid) => valid,
+        Err(invalid) => return Ok(*invalid),
     };
     let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
-    let (mut connector, warnings) = match validate::validate(&mut raw, base.as_deref()) {
-        Ok(valid) => valid,
-        Err(findings) => return Ok(invalid(findings, base_file.as_ref(), inputs)),
+    let invalid = |findings: Vec<Finding>, inputs: Vec<Input>| {
+        invalid_analysis(name, &text, findings, base_file.as_ref(), inputs)
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
         connector.targets = targets.clone();
@@ -166,13 +145,12 @@ pub fn analyze_with(
                         message: e.to_string(),
                         span: *span,
                     };
-                    return Ok(invalid(vec![Finding::error(d)], base_file.as_ref(), inputs));
+                    return Ok(invalid(vec![Finding::error(d)], inputs));
                 }
             }
         }
         (None, None) => templates::defaults(),
     };
-    drop(raw);
     // Templates work on the operations' text, which in base mode comes from the base
     // document too: the budget grows with both.
     let input_bytes = text.len() + base.as_ref().map_or(0, |b| b.text.len());
@@ -202,6 +180,83 @@ pub fn analyze_with(
         base,
         inputs,
     })
+}
+
+/// What the stages up to the model give: the connector, the warnings validation found,
+/// the base document, and what was read besides the manifest.
+struct Validated {
+    connector: Connector,
+    warnings: Vec<Finding>,
+    base: Option<Arc<base::Base>>,
+    inputs: Vec<Input>,
+}
+
+/// Parses the manifest, reads its base document and validates both; when that fails,
+/// the analysis to report (boxed: it is much larger than the success).
+fn validated(
+    name: &str,
+    text: &Arc<String>,
+    options: &Options,
+) -> Result<Validated, Box<Analysis>> {
+    let mut raw = match manifest::parse_with(text, options.max_alias_expansion) {
+        Ok(raw) => raw,
+        Err(d) => {
+            let findings = vec![Finding::error(*d)];
+            return Err(Box::new(invalid_analysis(
+                name,
+                text,
+                findings,
+                None,
+                Vec::new(),
+            )));
+        }
+    };
+    let mut inputs = Vec::new();
+    let base = match &raw.value.openapi {
+        None => None,
+        Some(path) => match load_base(path, options, &mut inputs) {
+            Ok(base) => Some(Arc::new(base)),
+            Err(failure) => {
+                let (finding, file) = *failure;
+                let analysis = invalid_analysis(name, text, vec![finding], file.as_ref(), inputs);
+                return Err(Box::new(analysis));
+            }
+        },
+    };
+    match validate::validate(&mut raw, base.as_deref()) {
+        Ok((connector, warnings)) => Ok(Validated {
+            connector,
+            warnings,
+            base,
+            inputs,
+        }),
+        Err(findings) => {
+            let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
+            let analysis = invalid_analysis(name, text, findings, base_file.as_ref(), inputs);
+            Err(Box::new(analysis))
+        }
+    }
+}
+
+/// The analysis of a manifest that produced no connector or no outputs.
+fn invalid_analysis(
+    name: &str,
+    text: &Arc<String>,
+    findings: Vec<Finding>,
+    base: Option<&(String, Arc<String>)>,
+    inputs: Vec<Input>,
+) -> Analysis {
+    let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
+    if let Some((base_name, base_text)) = base {
+        diagnostics = diagnostics.with_base(base_name, base_text.clone());
+    }
+    Analysis {
+        diagnostics,
+        outputs: None,
+        connector: None,
+        base: None,
+        inputs,
+    }
 }
 
 /// A file or folder a run read, with a fingerprint of what it held then. `build --watch`
@@ -323,20 +378,9 @@ pub fn generate_with(
 /// Parses and validates manifest text into the model (no rendering, no lints). A base
 /// document is read relative to the current folder.
 pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
-    let analysis = analyze(name, text).map_err(|e| {
-        Diagnostics::new(
-            name,
-            Arc::new(String::new()),
-            vec![Finding::error(Diagnostic::BadTemplatesDir {
-                message: e.to_string(),
-                span: (0, 0).into(),
-            })],
-        )
-    })?;
-    match analysis.connector {
-        Some(connector) => Ok(connector),
-        None => Err(analysis.diagnostics),
-    }
+    validated(name, &text, &Options::default())
+        .map(|valid| valid.connector)
+        .map_err(|invalid| invalid.diagnostics)
 }
 
 /// Why the base document could not be used: the finding, and the document's name and
@@ -359,10 +403,12 @@ fn load_base(
             "this run reads no files the manifest names".to_string(),
         ));
     }
-    let file = normalize(&match &options.manifest_dir {
+    // Read as joined: through a symlinked folder, `..` is the link target's parent,
+    // which only the OS knows. The lexically shortened path is only for messages.
+    let file = match &options.manifest_dir {
         Some(dir) => dir.join(path.value.trim()),
         None => std::path::PathBuf::from(path.value.trim()),
-    });
+    };
     let max = match options.max_bytes {
         0 => input::DEFAULT_MAX_BYTES,
         n => n,
@@ -370,9 +416,9 @@ fn load_base(
     let read = input::read_manifest(&file, max);
     // Watched whatever the read gave: a missing document that appears is a change.
     inputs.push(Input::file(file.clone(), max, &read));
-    let text = read.map_err(|e| unreadable(e.to_string()))?;
+    let shown = normalize(&file).display().to_string();
+    let text = read.map_err(|e| unreadable(e.shown_as(&shown).to_string()))?;
     let text = Arc::new(text);
-    let shown = file.display().to_string();
     base::Base::parse(&shown, text.clone())
         .map_err(|d| Box::new((Finding::error(*d).in_base(), Some((shown, text)))))
 }

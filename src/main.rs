@@ -710,7 +710,7 @@ fn run_import(
         Ok(done) => {
             ui.note(&format!(
                 "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
-                 next: decide on the suggestions (comments ending in `?`), remove what the agent should not call, \
+                 next: decide on the suggestions (commented-out keys whose value ends in `?`), remove what the agent should not call, \
                  then `connectorgen build {}`\n",
                 output.display(),
                 done.listed,

@@ -366,6 +366,23 @@ impl Operation {
     }
 }
 
+/// The machine-readable safety hints connectorgen writes on operations. They say what
+/// the manifest says, so no other source may set them: an `openapi:` fragment is refused
+/// them, and a base document's own are replaced (or dropped where the manifest implies
+/// none).
+pub const HINT_KEYS: [&str; 10] = [
+    "x-openai-isConsequential",
+    "x-long-running",
+    "x-poll-operationId",
+    "x-typical-seconds",
+    "x-async-returns",
+    "x-cost-kind",
+    "x-cost-note",
+    "x-cost-when",
+    "x-permanent",
+    "x-requires-confirmation",
+];
+
 /// The header name every idempotent retry carries.
 pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 

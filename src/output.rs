@@ -80,15 +80,6 @@ pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
         Err(e) if e.kind() == std::io::ErrorKind::Unsupported => None,
         Err(e) => return Err(fail("lock the output folder", dir)(e)),
     };
-    let journal_shown = dir.join(journal::FILE_NAME);
-    if guard.is_some() {
-        // Unlocked, a journal may belong to a build running right now.
-        journal::recover(&root, pause).map_err(fail(
-            "finish the interrupted build recorded in",
-            &journal_shown,
-        ))?;
-    }
-
     // Every target is resolved and judged before anything is written, so a refusal
     // leaves the folder untouched.
     let mut targets: Vec<(PathBuf, PathBuf, &String)> = Vec::with_capacity(outputs.len());
@@ -120,6 +111,18 @@ pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
         }
         targets.push((shown, target, contents));
     }
+    let journal_shown = dir.join(journal::FILE_NAME);
+    // An interrupted set is finished only where this build writes too: a journal that
+    // names any other file is refused.
+    let written_targets: Vec<PathBuf> = targets.iter().map(|(_, t, _)| t.clone()).collect();
+    if guard.is_some() {
+        // Unlocked, a journal may belong to a build running right now.
+        journal::recover(&root, &written_targets, pause).map_err(fail(
+            "finish the interrupted build recorded in",
+            &journal_shown,
+        ))?;
+    }
+
     // Every folder a file is renamed in: the output folder, and those links lead to.
     let mut folders: Vec<PathBuf> = vec![root.clone()];
     for (_, target, _) in &targets {
@@ -419,15 +422,16 @@ mod tests {
         assert!(interrupted(dir.path()).is_some());
         // The next build finishes the interrupted one before writing its own set; a
         // failure in its own set then leaves the finished one, not the mix.
-        std::fs::remove_file(dir.path().join("openapi.json")).unwrap();
-        std::fs::create_dir(dir.path().join("openapi.json")).unwrap();
+        let temporary = dir.path().join(".openapi.json.9.connectorgen-tmp");
+        std::fs::remove_file(&temporary).unwrap();
+        std::fs::create_dir(&temporary).unwrap();
         let err = write_all(dir.path(), &outputs("v3")).unwrap_err();
         assert!(
             err.to_string()
                 .contains("could not finish the interrupted build"),
             "{err}"
         );
-        std::fs::remove_dir(dir.path().join("openapi.json")).unwrap();
+        std::fs::remove_dir(&temporary).unwrap();
         write_all(dir.path(), &outputs("v3")).unwrap();
         assert_eq!(
             names(dir.path()),
@@ -439,7 +443,11 @@ mod tests {
         // Finishing alone (the renames of the journal, nothing else).
         interrupted_set(dir.path());
         let root = dir.path().canonicalize().unwrap();
-        assert!(journal::recover(&root, |_| {}).unwrap());
+        let targets: Vec<PathBuf> = ["descriptions.md", "llms.txt", "openapi.json"]
+            .iter()
+            .map(|n| root.join(n))
+            .collect();
+        assert!(journal::recover(&root, &targets, |_| {}).unwrap());
         for name in ["descriptions.md", "llms.txt", "openapi.json"] {
             assert_eq!(read(dir.path(), name), format!("{name} v2\n"));
         }
@@ -448,7 +456,7 @@ mod tests {
             ["descriptions.md", "llms.txt", "openapi.json"]
         );
         assert!(
-            !journal::recover(&root, |_| {}).unwrap(),
+            !journal::recover(&root, &targets, |_| {}).unwrap(),
             "nothing left to do"
         );
     }
@@ -479,6 +487,15 @@ mod tests {
                 "{err}"
             );
         }
+        // Our temporary file over its own file, but not one this build writes.
+        std::fs::write(out.join(".secret.txt.1.connectorgen-tmp"), "planted").unwrap();
+        let text = r#"{"journal": "connectorgen renames", "version": 1, "renames": [{"from": ".secret.txt.1.connectorgen-tmp", "to": "secret.txt"}]}"#;
+        std::fs::write(out.join(journal::FILE_NAME), text).unwrap();
+        let err = write_all(&out, &outputs("v2")).unwrap_err();
+        assert!(
+            err.to_string().contains("this build does not write"),
+            "{err}"
+        );
         std::fs::write(out.join(journal::FILE_NAME), "{}").unwrap();
         let err = write_all(&out, &outputs("v2")).unwrap_err();
         assert!(

@@ -89,6 +89,23 @@ fn import_cases() {
         let checked = run(p, &["check", "connectors/connector.yaml", "-q"]);
         assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
 
+        // Taking the suggestions as the header says (uncomment, delete the `?`) gives a
+        // manifest that still builds; only a poll target left as `…` needs more.
+        let taken = take_suggestions(&written);
+        if taken != written {
+            std::fs::write(p.join("connectors/taken.yaml"), &taken).unwrap();
+            let built = run(
+                p,
+                &["build", "connectors/taken.yaml", "-q", "--out", "taken"],
+            );
+            assert_eq!(
+                built.status.code(),
+                Some(0),
+                "{}\n{taken}",
+                text(&built.stderr)
+            );
+        }
+
         let mut again = extra.clone();
         again.push("--force".to_string());
         let out = import(p, &copied, &again);
@@ -96,6 +113,25 @@ fn import_cases() {
         let second = std::fs::read_to_string(p.join("connectors/connector.yaml")).unwrap();
         assert_eq!(written, second, "two imports differ");
     });
+}
+
+/// The manifest with every suggestion taken as the header says: uncommented, and the
+/// `?` after its value deleted. Suggestions that leave a blank (`pollWith: …`) stay.
+fn take_suggestions(manifest: &str) -> String {
+    let mut out = String::new();
+    for line in manifest.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let suggestion = line.trim_start().strip_prefix("# ").and_then(|rest| {
+            let (value, evidence) = rest.split_once("?  ")?;
+            (!value.contains("pollWith: …")).then(|| format!("{value}  {evidence}"))
+        });
+        match suggestion {
+            Some(taken) => out.push_str(&format!("{}{taken}", &line[..indent])),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[test]
@@ -286,7 +322,7 @@ fn hostile_text_round_trips_and_adds_no_key() {
                 { "operation": "true" },
                 { "operation": "123" },
                 { "operation": "quoted \"name\" and 'single' {{ x }}", "id": "patchItemsById" },
-                { "operation": "DELETE /odd path: #1/{id}", "id": "deleteOddPath1ById" },
+                { "operation": "DELETE /odd:path#1/{id}", "id": "deleteOddPath1ById" },
                 { "operation": "a\u{202e}b\u{e0041}", "id": "postHidden" },
             ]
         })

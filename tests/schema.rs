@@ -21,6 +21,7 @@ const REJECTED: &[&str] = &[
     "invalid-lint-setting--max",      // `max` on a lint without it, and `max: 0`
     "inline-key-with-base",           // `method` and `input` beside `operation`
     "inline-key-with-base--document", // `schemas`, `servers`, `errors` beside `openapi`
+    "inline-key-with-base--http",     // `status`, `params`, `openapi`, … beside `operation`
     "invalid-auth",                   // `scheme: apikey`, `in: cookie`
     "invalid-media-type",             // `octet-stream`: not type/subtype
     "invalid-status",                 // 302 as a success status
@@ -53,6 +54,7 @@ const ACCEPTED: &[&str] = &[
     "bad-url",
     "bad-url--relative",
     "base-not-openapi", // the base document: the schema sees only the manifest
+    "invalid-base-path",
     "base-ref-external",
     "base-ref-unresolved",
     "base-syntax",
@@ -69,7 +71,8 @@ const ACCEPTED: &[&str] = &[
     "id-not-for-target",
     "idempotency-contradicts-base",
     "invalid-openapi-fragment", // which fields a fragment may hold is connectorgen's rule
-    "invalid-parameter",        // a path without the parameter; a reserved header
+    "invalid-openapi-fragment--parameters",
+    "invalid-parameter", // a path without the parameter; a reserved header
     "invalid-parameter--path-optional",
     "invalid-status--no-content", // two values: 204 and an `output`
     "invalid-style",              // the style against the schema
@@ -89,6 +92,7 @@ const ACCEPTED: &[&str] = &[
     "openai-notice-too-long",      // a length with the generated sentences
     "operation-listed-twice",
     "openapi30-unsupported",
+    "openapi30-unsupported--no-responses",
     "unknown-poll-target",
     "unsafe-poll-target",
     "unsafe-poll-target--self",
@@ -99,6 +103,7 @@ const ACCEPTED: &[&str] = &[
     "schema-not-valid", // the manifest's schema does not look inside JSON Schemas
     "unresolved-ref",   // references resolve against `schemas:`
     "unresolved-ref--defs",
+    "unresolved-ref--fragment",
 ];
 
 /// Invalid cases that are not YAML a JSON Schema can be applied to: the YAML parser

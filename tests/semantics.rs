@@ -835,3 +835,61 @@ fn explain_shows_confirm_change_and_when_in_every_target() {
         "{list}"
     );
 }
+
+/// A base document's credential and content-negotiation headers are not tool arguments
+/// (the model would ask the person for their key), and hints the base carries that the
+/// manifest does not imply are not kept beside the ones connectorgen writes.
+#[test]
+fn base_credentials_are_not_arguments_and_stale_hints_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = serde_json::json!({
+        "openapi": "3.1.0",
+        "info": { "title": "Things API", "version": "1", "description": "Things." },
+        "servers": [{ "url": "https://api.things.example" }],
+        "components": { "securitySchemes": {
+            "key": { "type": "apiKey", "in": "header", "name": "X-API-Key" }
+        } },
+        "security": [{ "key": [] }],
+        "paths": { "/things": { "get": {
+            "operationId": "listThings",
+            "x-poll-operationId": "somethingElse",
+            "x-requires-confirmation": true,
+            "x-internal": "kept",
+            "parameters": [
+                { "name": "x-api-key", "in": "header", "required": true, "schema": { "type": "string" } },
+                { "name": "Authorization", "in": "header", "required": true, "schema": { "type": "string" } },
+                { "name": "Accept", "in": "header", "schema": { "type": "string" } },
+                { "name": "limit", "in": "query", "schema": { "type": "integer" } }
+            ],
+            "responses": { "200": { "description": "ok" } }
+        } } }
+    });
+    std::fs::write(dir.path().join("api.json"), base.to_string()).unwrap();
+    let manifest = "version: 1\nopenapi: api.json\nservice:\n  dashboardUrl: https://things.example/keys\ntargets: [muse, mcp]\noperations:\n  - operation: listThings\n    summary: List the person's things\n    description: Read-only. Lists things. Cannot change them.\n";
+    let options = connectorgen::Options {
+        manifest_dir: Some(dir.path().to_path_buf()),
+        ..connectorgen::Options::default()
+    };
+    let analysis =
+        connectorgen::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options).unwrap();
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+    let outputs = analysis.outputs.unwrap();
+
+    let tools: Value = serde_json::from_str(&outputs["mcp-tools.json"]).unwrap();
+    let arguments: Vec<&str> = tools[0]["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(arguments, ["limit"]);
+
+    let doc = openapi(&outputs);
+    let get = op(&doc, "/things", "get");
+    assert!(get.get("x-poll-operationId").is_none(), "{get}");
+    assert!(get.get("x-requires-confirmation").is_none(), "{get}");
+    assert_eq!(get["x-internal"], "kept");
+    assert_eq!(get["x-openai-isConsequential"], false);
+    // The HTTP description itself keeps every parameter, as the provider wrote it.
+    assert_eq!(get["parameters"].as_array().unwrap().len(), 4);
+}

@@ -86,13 +86,13 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
             found.is_async = true;
             found.lines.push(match polls.find(&op.path) {
                 Some((path, id)) => format!(
-                    "async: {{ pollWith: {} }}?  {}; GET {} reads it back",
+                    "async: {{ pollWith: {} }}?  # {}; GET {} reads it back",
                     scalar(id),
                     evidence.join("; "),
                     comment(path)
                 ),
                 None => format!(
-                    "async: {{ pollWith: … }}?  {}; no GET on the same resource was found: name the free read that returns its status",
+                    "async: {{ pollWith: … }}?  # {}; no GET on the same resource was found: name the free read that returns its status",
                     evidence.join("; ")
                 ),
             });
@@ -106,7 +106,7 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
                 "money"
             };
             found.lines.push(format!(
-                "spends: {{ kind: {kind}, note: \"…\" }}?  its text mentions {}: does calling it cost the person?",
+                "spends: {{ kind: {kind}, note: \"…\" }}?  # its text mentions {}: does calling it cost the person?",
                 words.join(", ")
             ));
         }

@@ -44,7 +44,11 @@ use serde_saphyr::Spanned;
                     "not": { "anyOf": [
                         { "required": ["method"] }, { "required": ["path"] },
                         { "required": ["input"] }, { "required": ["output"] },
-                        { "required": ["query"] }
+                        { "required": ["query"] }, { "required": ["inputType"] },
+                        { "required": ["inputRequired"] }, { "required": ["status"] },
+                        { "required": ["outputType"] }, { "required": ["params"] },
+                        { "required": ["headers"] }, { "required": ["deprecated"] },
+                        { "required": ["tags"] }, { "required": ["openapi"] }
                     ] }
                 } }
             }

@@ -4,11 +4,13 @@
 //!
 //! Takes: the output folder (canonical) and the renames (temporary file → output) of one
 //! build. Returns: the journal on disk (`write`), or for a folder where one was left
-//! behind, the renames completed (`recover`) or whether one is there (`present`).
+//! behind, the renames completed (`recover`, given the files the current build writes)
+//! or whether one is there (`present`).
 //! Must never: rename anything a journal names unless it is one of our temporary files
 //! (`atomic_file::is_temporary_of`) renamed over the file it was made for, in the same
-//! folder, inside the output folder: a journal planted in the folder (it may come from
-//! a repository) can do no more than a build would.
+//! folder, inside the output folder, over a file the build running now writes: a
+//! journal planted in the folder (it may come from a repository) can do no more than
+//! that build would.
 //!
 //! Format: `.connectorgen-journal.json` in the output folder, JSON:
 //! `{"journal": "connectorgen renames", "version": 1, "renames": [{"from": ".openapi.json.4242.connectorgen-tmp", "to": "openapi.json"}, …]}`,
@@ -106,7 +108,7 @@ pub fn present(dir: &Path) -> bool {
 /// then the journal is removed. A temporary file that is gone was already renamed.
 /// Returns whether there was a journal. `pause` is called after each rename (the test
 /// hook of `output`).
-pub fn recover(root: &Path, pause: impl Fn(&str)) -> std::io::Result<bool> {
+pub fn recover(root: &Path, targets: &[PathBuf], pause: impl Fn(&str)) -> std::io::Result<bool> {
     let path = root.join(FILE_NAME);
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,
@@ -127,7 +129,7 @@ pub fn recover(root: &Path, pause: impl Fn(&str)) -> std::io::Result<bool> {
         })?;
     let mut renames = Vec::with_capacity(journal.renames.len());
     for rename in &journal.renames {
-        renames.push(checked(root, rename)?);
+        renames.push(checked(root, targets, rename)?);
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
     for (done, (from, to)) in renames.iter().enumerate() {
@@ -152,8 +154,13 @@ pub fn recover(root: &Path, pause: impl Fn(&str)) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// One rename of a journal, as paths, if it is one a build of ours could have made.
-fn checked(root: &Path, rename: &Rename) -> std::io::Result<(PathBuf, PathBuf)> {
+/// One rename of a journal, as paths, if it is one a build of ours could have made and
+/// replaces one of `targets`, the files the build running now writes.
+fn checked(
+    root: &Path,
+    targets: &[PathBuf],
+    rename: &Rename,
+) -> std::io::Result<(PathBuf, PathBuf)> {
     let relative = |text: &str| -> Option<PathBuf> {
         let path = PathBuf::from(text);
         let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
@@ -181,6 +188,12 @@ fn checked(root: &Path, rename: &Rename) -> std::io::Result<(PathBuf, PathBuf)> 
     let folder = to.parent().unwrap_or(root).canonicalize()?;
     if !folder.starts_with(root) {
         return Err(bad());
+    }
+    if !targets.contains(&to) {
+        return Err(invalid(&format!(
+            "it would replace {}, which this build does not write; if a build with other outputs was interrupted, remove the journal and build again",
+            rename.to
+        )));
     }
     Ok((from, to))
 }

@@ -11,7 +11,9 @@
 //! copied into the tool schema's own `$defs` and rewritten to point there.
 //!
 //! Arguments, in order: path, query, header and cookie parameters (the path item's
-//! shared ones first; the `Idempotency-Key` header becomes `idempotencyKey`), then the
+//! shared ones first; the `Idempotency-Key` header becomes `idempotencyKey`; the
+//! `Accept`, `Content-Type` and `Authorization` headers, which OpenAPI ignores as
+//! parameters, and an API key's own parameter are left to the connection), then the
 //! request body — a JSON, form or multipart body whose schema is an object with
 //! properties gives one argument per property, any other body one `body` argument. A
 //! binary value (a `format: binary` field, or a body that is neither JSON, form nor
@@ -124,6 +126,23 @@ fn parameters<'a>(doc: &'a Document, op: &'a Operation) -> Vec<&'a Value> {
     out
 }
 
+/// Where the document's API keys travel: (name, location) of each `apiKey` scheme.
+fn credential_parameters(doc: &Document) -> Vec<(&str, &str)> {
+    doc.root
+        .get("components")
+        .and_then(|c| c.get("securitySchemes"))
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, s)| s.get("type").and_then(Value::as_str) == Some("apiKey"))
+        .filter_map(|(_, s)| {
+            let name = s.get("name").and_then(Value::as_str)?;
+            let location = s.get("in").and_then(Value::as_str)?;
+            Some((name, location))
+        })
+        .collect()
+}
+
 /// Path, query, header and cookie parameters, then the body, then `idempotencyKey`.
 fn input_schema(
     doc: &Document,
@@ -133,9 +152,22 @@ fn input_schema(
 ) -> Value {
     let mut inputs: Vec<Input> = Vec::new();
     let mut idempotency: Option<Input> = None;
+    let credentials = credential_parameters(doc);
     for p in parameters(doc, op) {
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
+        // OpenAPI ignores these headers as parameters, and the credential is the
+        // connection's, never an argument the model would ask the person for.
+        let ignored = location == "header"
+            && ["Accept", "Content-Type", "Authorization"]
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(name));
+        let credential = credentials.iter().any(|(n, l)| {
+            *l == location && (*n == name || (*l == "header" && n.eq_ignore_ascii_case(name)))
+        });
+        if ignored || credential {
+            continue;
+        }
         let required =
             location == "path" || p.get("required").and_then(Value::as_bool) == Some(true);
         if location == "header" && name.eq_ignore_ascii_case(IDEMPOTENCY_HEADER) {

@@ -122,6 +122,9 @@ pub fn fit_prose(text: &str, max: usize) -> String {
         return text.to_string();
     }
     let sentences = crate::english::sentences(text);
+    if sentences.is_empty() {
+        return crate::english::clip(text.trim(), max);
+    }
     let first = sentences
         .iter()
         .position(|s| crate::english::states_limit(s))

@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::model::{Connector, Operation};
+use crate::model::{Connector, HINT_KEYS, Operation};
 
 /// Renders the OpenAPI document. `descriptions[i]` is operation i's model-facing text.
 pub fn render(connector: &Connector, descriptions: &[String]) -> String {
@@ -121,6 +121,9 @@ impl Serialize for OperationObject<'_> {
                         let (k, v) = hints.remove(i);
                         map.serialize_entry(k, &v)?;
                     }
+                    // A base document's own hint the manifest does not imply (a stale
+                    // `x-poll-operationId`, say) would contradict the ones written here.
+                    None if HINT_KEYS.contains(&key) => {}
                     None => map.serialize_entry(key, &op.http[key])?,
                 },
             }
@@ -182,5 +185,6 @@ fn hints(op: &Operation) -> Vec<(&'static str, Value)> {
     if op.consent() {
         hints.push(("x-requires-confirmation", Value::Bool(true)));
     }
+    debug_assert!(hints.iter().all(|(k, _)| HINT_KEYS.contains(k)));
     hints
 }

@@ -233,6 +233,24 @@ impl Converter<'_> {
                 k => self.report(&here, format!("`{k}`"), Severity::Error),
             }
         }
+        // A list of types became an `anyOf` of them; the schema's own `anyOf` must hold
+        // too, so both go under `allOf` rather than one replacing the other.
+        if let Some(types) = out.remove(TYPE_UNION) {
+            match out.remove("anyOf") {
+                None => {
+                    out.insert("anyOf".into(), types);
+                }
+                Some(own) => {
+                    let both = [json!({ "anyOf": types }), json!({ "anyOf": own })];
+                    match out.get_mut("allOf") {
+                        Some(Value::Array(all)) => all.extend(both),
+                        _ => {
+                            out.insert("allOf".into(), Value::Array(both.to_vec()));
+                        }
+                    }
+                }
+            }
+        }
         // A nullable enum must list null itself to accept it.
         if out.get("nullable") == Some(&json!(true))
             && let Some(Value::Array(values)) = out.get_mut("enum")
@@ -260,8 +278,16 @@ impl Converter<'_> {
                 out.insert("type".into(), (*one).clone());
             }
             many => {
-                let any: Vec<Value> = many.iter().map(|t| json!({ "type": t })).collect();
-                out.insert("anyOf".into(), Value::Array(any));
+                // 3.0 reads `nullable` only beside `type`: each branch says it.
+                let any: Vec<Value> = many
+                    .iter()
+                    .map(|t| match nullable {
+                        true => json!({ "type": t, "nullable": true }),
+                        false => json!({ "type": t }),
+                    })
+                    .collect();
+                out.insert(TYPE_UNION.into(), Value::Array(any));
+                return;
             }
         }
         if nullable {
@@ -269,6 +295,10 @@ impl Converter<'_> {
         }
     }
 }
+
+/// Where `type_` leaves the `anyOf` a list of types becomes, until the schema's own
+/// keywords are all converted (not a keyword anyone writes: it has a space).
+const TYPE_UNION: &str = "type union";
 
 /// What a JSON value is, for messages.
 fn kind(value: &Value) -> &'static str {
@@ -474,6 +504,23 @@ fn document_level(
     doc: &mut Value,
     findings: &mut Vec<Finding>,
 ) {
+    // 3.1 lets an operation leave out `responses`; 3.0 requires them.
+    for op in &connector.operations {
+        if !op.http.contains_key("responses") {
+            let construct = "no `responses` (3.0 requires them on every operation)";
+            let mut finding = document_finding(
+                connector,
+                base,
+                &op.pointer(),
+                construct.to_string(),
+                Severity::Error,
+            );
+            if let Diagnostic::Openapi30Unsupported { id, .. } = &mut finding.diagnostic {
+                id.clone_from(&op.id);
+            }
+            findings.push(finding);
+        }
+    }
     let mut report = |pointer: &str, construct: String, severity| {
         findings.push(document_finding(
             connector, base, pointer, construct, severity,

@@ -483,6 +483,7 @@ pub fn problem_summary(code: &str) -> &'static str {
             "A `$ref` the exposed operations reach points outside the base document."
         }
         "unknown-base-operation" => "`operation:` names nothing in the base document.",
+        "invalid-base-path" => "A base operation's path cannot be a URL path.",
         "operation-listed-twice" => "The same base operation is listed twice.",
         "inline-key-with-base" => {
             "An inline-only key on an operation of a manifest with a base document."

@@ -19,7 +19,7 @@ use super::Validator;
 use super::lower::Param;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawQueryParam, span};
-use crate::model::IDEMPOTENCY_HEADER;
+use crate::model::{HINT_KEYS, IDEMPOTENCY_HEADER};
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,19 +79,9 @@ const FRAGMENT_KEYS: [&str; 9] = [
     "servers",
 ];
 
-/// Keys connectorgen writes itself, which a fragment may not replace.
-const OWNED_KEYS: [&str; 10] = [
-    "operationId",
-    "summary",
-    "description",
-    "x-openai-isConsequential",
-    "x-long-running",
-    "x-poll-operationId",
-    "x-typical-seconds",
-    "x-cost-kind",
-    "x-cost-note",
-    "x-requires-confirmation",
-];
+/// Keys connectorgen writes itself, besides the safety hints (`model::HINT_KEYS`), which
+/// a fragment may not replace.
+const OWNED_KEYS: [&str; 3] = ["operationId", "summary", "description"];
 
 impl Validator {
     /// One list of parameters (`params`, `query` or `headers`), checked. `path` holds
@@ -314,9 +304,17 @@ impl Validator {
         }
     }
 
-    /// The `openapi:` escape hatch: an Operation Object fragment, of keys connectorgen
-    /// does not own.
-    pub(super) fn fragment(&mut self, raw: &mut Spanned<Value>) -> Option<Map<String, Value>> {
+    /// The `openapi:` fragment of an inline operation: a mapping of Operation Object
+    /// fields connectorgen does not own. Its `parameters` are merged into the generated
+    /// ones by name and location (`lower::operation`), so each must say both, and may not
+    /// declare what connectorgen generates (a header it sets, a path parameter the path
+    /// lacks). Its `$ref`s are kept to be resolved against the finished document.
+    pub(super) fn fragment(
+        &mut self,
+        raw: &mut Spanned<Value>,
+        template: &[String],
+        api_key: Option<&str>,
+    ) -> Option<Map<String, Value>> {
         let at = span(raw);
         let Value::Object(map) = std::mem::take(&mut raw.value) else {
             self.push(Diagnostic::InvalidOpenapiFragment {
@@ -327,27 +325,42 @@ impl Validator {
             return None;
         };
         let before = self.errors();
+        let refuse = |v: &mut Validator, key: &str, reason: String| {
+            v.push(Diagnostic::InvalidOpenapiFragment {
+                key: key.to_string(),
+                reason,
+                span: at,
+            });
+        };
         for key in map.keys() {
-            let reason = if OWNED_KEYS.contains(&key.as_str()) {
-                Some(format!(
-                    "`{key}` is written by connectorgen from the manifest; set it there, not in the fragment"
-                ))
+            if OWNED_KEYS.contains(&key.as_str()) || HINT_KEYS.contains(&key.as_str()) {
+                refuse(
+                    self,
+                    key,
+                    format!(
+                        "`{key}` is written by connectorgen from the manifest; set it there, not in the fragment"
+                    ),
+                );
             } else if !key.starts_with("x-") && !FRAGMENT_KEYS.contains(&key.as_str()) {
-                Some(format!(
-                    "`{key}` is not an OpenAPI Operation Object field; {}",
-                    suggest(key, FRAGMENT_KEYS.iter().copied())
-                ))
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                self.push(Diagnostic::InvalidOpenapiFragment {
-                    key: key.clone(),
-                    reason,
-                    span: at,
-                });
+                refuse(
+                    self,
+                    key,
+                    format!(
+                        "`{key}` is not an OpenAPI Operation Object field; {}",
+                        suggest(key, FRAGMENT_KEYS.iter().copied())
+                    ),
+                );
             }
         }
+        if let Some(parameters) = map.get("parameters") {
+            for reason in fragment_parameter_problems(parameters, template, api_key) {
+                refuse(self, "parameters", reason);
+            }
+        }
+        let mut refs = Vec::new();
+        collect_refs(&Value::Object(map.clone()), &mut refs);
+        self.fragment_refs
+            .extend(refs.into_iter().map(|reference| (reference, at)));
         (self.errors() == before).then_some(map)
     }
 
@@ -440,5 +453,63 @@ fn schema_kind(schema: &Value) -> Option<&str> {
         // A reference's target is checked where it is written; trust its author here.
         _ if schema.get("$ref").is_some() => Some("object"),
         _ => None,
+    }
+}
+
+/// What is wrong with the `parameters` of an `openapi:` fragment, one reason each.
+fn fragment_parameter_problems(
+    parameters: &Value,
+    template: &[String],
+    api_key: Option<&str>,
+) -> Vec<String> {
+    let Value::Array(list) = parameters else {
+        return vec!["`parameters` must be a list of Parameter Objects".to_string()];
+    };
+    let mut out = Vec::new();
+    for p in list {
+        let name = p.get("name").and_then(Value::as_str);
+        let location = p.get("in").and_then(Value::as_str);
+        let (Some(name), Some(location @ ("path" | "query" | "header" | "cookie"))) =
+            (name, location)
+        else {
+            out.push(
+                "each parameter needs a `name` and an `in` (path, query, header or cookie): it is merged with the generated parameter of that name and location, or added"
+                    .to_string(),
+            );
+            continue;
+        };
+        let reserved = RESERVED_HEADERS
+            .iter()
+            .copied()
+            .chain(api_key)
+            .any(|h| h.eq_ignore_ascii_case(name));
+        if location == "header" && reserved {
+            out.push(format!(
+                "the `{name}` header is set by the client or by connectorgen, never declared as a parameter"
+            ));
+        }
+        if location == "path" && !template.iter().any(|t| t == name) {
+            out.push(format!(
+                "the path has no `{{{name}}}`: a path parameter must name a segment of it"
+            ));
+        }
+    }
+    out
+}
+
+/// Every `$ref` in a value, outside literal data (`example`, `default`, …).
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(reference)) => out.push(reference.clone()),
+                    ("example" | "examples" | "default" | "const" | "enum", _) => {}
+                    _ => collect_refs(value, out),
+                }
+            }
+        }
+        Value::Array(list) => list.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
     }
 }

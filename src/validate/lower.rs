@@ -215,14 +215,37 @@ pub fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
     http
 }
 
-/// `fragment` over `base`: mappings merge key by key, anything else replaces.
+/// `fragment` over `base`: mappings merge key by key, `parameters` by name and location
+/// (a generated path parameter or `Idempotency-Key` header is never lost to a fragment
+/// that describes one more parameter), anything else replaces.
 fn merge(base: &mut Map<String, Value>, fragment: Map<String, Value>) {
     for (key, value) in fragment {
         match (base.get_mut(&key), value) {
+            (Some(Value::Array(ours)), Value::Array(theirs)) if key == "parameters" => {
+                merge_parameters(ours, theirs);
+            }
             (Some(Value::Object(ours)), Value::Object(theirs)) => merge(ours, theirs),
             (_, value) => {
                 base.insert(key, value);
             }
+        }
+    }
+}
+
+/// Each of `theirs` merged over the parameter of `ours` with its name and location,
+/// or added after them.
+fn merge_parameters(ours: &mut Vec<Value>, theirs: Vec<Value>) {
+    let key = |p: &Value| {
+        (
+            p.get("name").and_then(Value::as_str).map(str::to_string),
+            p.get("in").and_then(Value::as_str).map(str::to_string),
+        )
+    };
+    for param in theirs {
+        let found = ours.iter_mut().find(|p| key(p) == key(&param));
+        match (found, param) {
+            (Some(Value::Object(existing)), Value::Object(over)) => merge(existing, over),
+            (_, param) => ours.push(param),
         }
     }
 }

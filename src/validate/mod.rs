@@ -188,7 +188,17 @@ pub fn validate(
                     schemas: std::mem::take(&mut v.shared),
                     errors: &v.errors,
                 };
-                Some((lower::document(around, &operations), auth))
+                let document = lower::document(around, &operations);
+                for (reference, at) in std::mem::take(&mut v.fragment_refs) {
+                    if document.resolve(&reference).is_none() {
+                        v.push(Diagnostic::UnresolvedRef {
+                            reference,
+                            reason: "an `openapi:` fragment may point at `#/components/schemas/<name>` (from `schemas:`) or `#/components/responses/<name>` (the error responses), and nothing else is in the generated document".to_string(),
+                            span: at,
+                        });
+                    }
+                }
+                Some((document, auth))
             }
             _ => None,
         },
@@ -269,6 +279,9 @@ struct Validator {
     checked: std::collections::HashSet<usize>,
     /// Where each of `schemas:` is defined.
     schema_spans: Vec<(String, Span)>,
+    /// Inline mode: the `$ref`s of `openapi:` fragments and where each fragment is,
+    /// resolved once the whole document (with its error responses) exists.
+    fragment_refs: Vec<(String, Span)>,
 }
 
 /// An operation with a usable id, method and path, for cross-operation checks. When its

@@ -257,7 +257,10 @@ impl Validator {
             template,
             api_key.as_deref(),
         );
-        let fragment = raw_mut.openapi.as_mut().and_then(|f| self.fragment(f));
+        let fragment = raw_mut
+            .openapi
+            .as_mut()
+            .and_then(|f| self.fragment(f, template, api_key.as_deref()));
         let s: &'a Spanned<RawOperation> = s;
         let raw = &s.value;
         let http_keys = self.http_keys(raw, method, input.is_some(), output.is_some());

@@ -6,8 +6,11 @@
 //! when the operation needs one and the base has none), and the document around them:
 //! the base's own top level with `info` overridden by `service:`, only the exposed paths,
 //! and only the components they reach (transitively) plus the security schemes they use.
-//! Must never: change a byte of the HTTP description it keeps, keep a component nothing
-//! exposed reaches, or let a reference that does not resolve (or leaves the file) through.
+//! Must never: change the HTTP description it keeps — the only edits are the added
+//! `Idempotency-Key` header, dropped `callbacks` (the agent receives no calls) and
+//! server URLs without a trailing slash; a 3.0 base is then upgraded to 3.1 with the
+//! same meaning (`upgrade.rs`) — keep a component nothing exposed reaches, or let a
+//! reference that does not resolve (or leaves the file) through.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -18,7 +21,7 @@ use super::lower::idempotency_parameter;
 use super::operation::{id_span, placeholder, spends_part};
 use super::syntax::{check_url, is_identifier};
 use super::{Checked, Validator, poll_of};
-use crate::base::{Base, METHODS};
+use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
 use crate::model::{
@@ -53,10 +56,16 @@ impl Validator {
             ("path", raw.path.as_ref().map(span)),
             ("input", raw.input.as_ref().map(span)),
             ("output", raw.output.as_ref().map(span)),
-            (
-                "query",
-                raw.query.as_ref().map(|q| q.first().map_or(at, span)),
-            ),
+            ("query", first_or(&raw.query, at)),
+            ("inputType", raw.input_type.as_ref().map(span)),
+            ("inputRequired", raw.input_required.as_ref().map(span)),
+            ("status", raw.status.as_ref().map(span)),
+            ("outputType", raw.output_type.as_ref().map(span)),
+            ("params", first_or(&raw.params, at)),
+            ("headers", first_or(&raw.headers, at)),
+            ("deprecated", raw.deprecated.as_ref().map(span)),
+            ("tags", first_or(&raw.tags, at)),
+            ("openapi", raw.openapi.as_ref().map(span)),
         ];
         for (key, place) in inline_keys {
             if let Some(place) = place {
@@ -86,6 +95,16 @@ impl Validator {
             return None;
         };
         let pointer = found.pointer();
+        if let Some(reason) = found.path_problem() {
+            // Markdown quotes the path in a code span: a newline or a backtick in it
+            // would let the base document write its own headings into llms.txt.
+            self.push_base(Diagnostic::InvalidBasePath {
+                path: found.path.escape_debug().to_string(),
+                reason,
+                span: base.span(&format!("/paths/{}", escape(&found.path))),
+            });
+            return None;
+        }
         if let Some(first) = listed.get(&pointer) {
             self.push(Diagnostic::OperationListedTwice {
                 name: name.value.trim().to_string(),
@@ -379,12 +398,7 @@ impl Validator {
                 .get("paths")
                 .and_then(|p| p.get(&op.path))
                 .and_then(Value::as_object)
-                .map(|item| {
-                    item.iter()
-                        .filter(|(k, _)| !METHODS.contains(&k.as_str()))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect()
-                })
+                .map(path_item_shared)
                 .unwrap_or_default();
             paths.insert(op.path.clone(), Value::Object(shared));
         }
@@ -594,11 +608,16 @@ fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, Stri
                     }
                     ("mapping", Value::Object(mapping)) if map.contains_key("propertyName") => {
                         for (k, target) in mapping {
-                            if let Value::String(reference) = target
-                                && reference.starts_with('#')
-                            {
-                                out.push((reference.clone(), format!("{pointer}/{}", escape(k))));
-                            }
+                            let Value::String(target) = target else {
+                                continue;
+                            };
+                            // A mapping value is a reference, or a bare schema name.
+                            let reference = if target.contains(['#', '/', '.']) {
+                                target.clone()
+                            } else {
+                                format!("#/components/schemas/{}", escape(target))
+                            };
+                            out.push((reference, format!("{pointer}/{}", escape(k))));
                         }
                     }
                     _ => collect_refs(child, pointer, out),
@@ -707,13 +726,20 @@ fn is_short(text: &str) -> bool {
     text.chars().count() <= SUMMARY_MAX && crate::english::sentences(&text).len() <= 1
 }
 
-/// The text without HTML tags (Stripe writes `<p>…</p>`), on one line.
+/// The text without HTML tags (Stripe writes `<p>…</p>`), on one line. A `<` opens a
+/// tag only before a letter, `/` or `!`: "count < 10" is text.
 fn plain(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_tag = false;
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let opens = c == '<'
+            && !in_tag
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!'));
         match c {
-            '<' => in_tag = true,
+            '<' if opens => in_tag = true,
             '>' if in_tag => {
                 in_tag = false;
                 out.push(' ');
@@ -852,4 +878,25 @@ pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
     };
     found.sort_by_key(rank);
     found.into_iter().next().unwrap_or(AuthScheme::None)
+}
+
+/// Where a list key is: its first item, else the operation (an empty list).
+fn first_or<T>(list: &Option<Vec<Spanned<T>>>, at: Span) -> Option<Span> {
+    list.as_ref().map(|l| l.first().map_or(at, span))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn plain_strips_tags_but_keeps_comparisons() {
+        assert_eq!(plain("<p>Lists <b>all</b> items.</p>"), "Lists all items.");
+        assert_eq!(
+            plain("Items with count < 10 and size <= 3."),
+            "Items with count < 10 and size <= 3."
+        );
+        assert_eq!(plain("a <!-- note --> b"), "a b");
+        assert_eq!(plain("x <5 y"), "x <5 y");
+    }
 }
