@@ -64,6 +64,7 @@ const ACCEPTED: &[&str] = &[
     "empty-text", // only blanks: the schema does not look inside text
     "empty-text--note",
     "empty-text--when",
+    "empty-text--tags",
     "bad-url--public-url-query", // a query is fine in a link, not in a base URL: syntax
     "confirm-contradicts-spends", // `confirm: false` beside `spends`: two values
     "get-with-side-effect--confirm",

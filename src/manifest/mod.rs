@@ -35,7 +35,8 @@ use serde_saphyr::Spanned;
         "if" = { "required": ["openapi"] },
         "then" = {
             "not": { "anyOf": [
-                { "required": ["schemas"] }, { "required": ["servers"] }, { "required": ["errors"] }
+                { "required": ["schemas"] }, { "required": ["servers"] }, { "required": ["errors"] },
+                { "required": ["tags"] }
             ] },
             "properties": {
                 "service": { "required": ["dashboardUrl"] },
@@ -119,6 +120,13 @@ pub struct RawManifest {
         example = json!({ "Prediction": { "type": "object", "properties": { "id": { "type": "string" } } } })
     )]
     pub schemas: Option<Spanned<IndexMap<String, Spanned<serde_json::Value>>>>,
+    /// Inline mode: what each tag the operations use (`tags:` on an operation) groups,
+    /// written to the document's `tags` list with its description.
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, String>>",
+        example = json!({ "transcripts": "Transcription jobs and their results." })
+    )]
+    pub tags: Option<Spanned<IndexMap<String, Spanned<String>>>>,
     /// Inline mode: more servers after `publicUrl` (e.g. data residency), in order.
     #[schemars(
         with = "Option<Vec<RawServer>>",

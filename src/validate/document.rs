@@ -142,6 +142,21 @@ impl Validator {
         }
     }
 
+    /// `tags:`: each tag's description, in order.
+    pub(super) fn tag_descriptions(
+        &mut self,
+        raw: &Option<Spanned<indexmap::IndexMap<String, Spanned<String>>>>,
+    ) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (name, description) in raw.iter().flat_map(|t| t.value.iter()) {
+            let help = format!("say what the operations tagged `{name}` have in common");
+            if let Some(d) = self.non_empty(description, "tags", &help) {
+                out.push((name.clone(), d));
+            }
+        }
+        out
+    }
+
     /// `tokenPrefix`: one prefix, or a list of them.
     fn token_prefixes(&mut self, p: &Spanned<Value>) -> Vec<String> {
         let values: Vec<&Value> = match &p.value {
@@ -189,6 +204,12 @@ impl Validator {
             self.push(Diagnostic::InlineKeyWithBase {
                 key: "errors",
                 span: span(e),
+            });
+        }
+        if let Some(t) = &raw.tags {
+            self.push(Diagnostic::InlineKeyWithBase {
+                key: "tags",
+                span: span(t),
             });
         }
     }

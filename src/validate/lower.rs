@@ -306,6 +306,8 @@ pub struct Around<'a> {
     pub servers: Vec<(String, Option<String>)>,
     pub contact: Option<Value>,
     pub license: Option<Value>,
+    /// `tags:`: (name, description), in order.
+    pub tags: Vec<(String, String)>,
     /// `schemas:`, in order.
     pub schemas: Map<String, Value>,
     pub errors: &'a Errors,
@@ -320,6 +322,7 @@ pub fn document(around: Around, operations: &[Operation]) -> Document {
         servers,
         contact,
         license,
+        tags: described,
         mut schemas,
         errors,
     } = around;
@@ -368,8 +371,21 @@ pub fn document(around: Around, operations: &[Operation]) -> Document {
     root.insert("servers".into(), Value::Array(server_list));
     let (scheme_name, scheme) = security_scheme(service, auth);
     root.insert("security".into(), json!([{ scheme_name: [] }]));
+    // The tags the operations use, in order of first use, then described ones no
+    // operation uses (nothing the author wrote is dropped).
+    for (name, _) in &described {
+        if !tags.contains(&name.as_str()) {
+            tags.push(name);
+        }
+    }
     if !tags.is_empty() {
-        let list: Vec<Value> = tags.iter().map(|t| json!({ "name": t })).collect();
+        let list: Vec<Value> = tags
+            .iter()
+            .map(|t| match described.iter().find(|(name, _)| name == t) {
+                Some((_, d)) => json!({ "name": t, "description": d }),
+                None => json!({ "name": t }),
+            })
+            .collect();
         root.insert("tags".into(), Value::Array(list));
     }
     root.insert("paths".into(), Value::Object(paths));

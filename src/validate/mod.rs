@@ -99,6 +99,7 @@ pub fn validate(
     let mut servers = Vec::new();
     let mut contact = None;
     let mut license = None;
+    let mut tags = Vec::new();
     if base.is_some() {
         v.no_inline_document_keys(raw);
     } else {
@@ -115,6 +116,7 @@ pub fn validate(
             v.shared = shared;
         }
         servers = v.servers(raw.servers.as_deref().unwrap_or_default());
+        tags = v.tag_descriptions(&raw.tags);
         if let Some(s) = &raw.service {
             contact = v.info_object(&s.value.contact, "contact");
             license = v.info_object(&s.value.license, "license");
@@ -185,6 +187,7 @@ pub fn validate(
                     servers,
                     contact,
                     license,
+                    tags,
                     schemas: std::mem::take(&mut v.shared),
                     errors: &v.errors,
                 };
