@@ -559,7 +559,8 @@ impl Validator {
     }
 }
 
-fn origin(op: &Spanned<RawOperation>) -> Origin {
+/// Where each part of an operation entry is (the entry itself where a part is absent).
+pub(super) fn origin(op: &Spanned<RawOperation>) -> Origin {
     let raw = &op.value;
     let entry = span(op);
     let at = |field: &Option<Spanned<String>>| field.as_ref().map_or(entry, span);
@@ -596,7 +597,7 @@ fn origin(op: &Spanned<RawOperation>) -> Origin {
 }
 
 /// Where a key inside `spends` is written.
-pub(super) fn spends_part(
+fn spends_part(
     raw: &RawOperation,
     part: impl Fn(&RawSpends) -> Option<&Spanned<String>>,
 ) -> Option<Span> {
@@ -631,7 +632,7 @@ pub(super) fn placeholder(
     }
 }
 
-pub(super) fn id_span(op: &Spanned<RawOperation>) -> Span {
+fn id_span(op: &Spanned<RawOperation>) -> Span {
     let raw = &op.value;
     raw.id
         .as_ref()

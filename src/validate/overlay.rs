@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
 use super::lower::idempotency_parameter;
-use super::operation::{id_span, placeholder, spends_part};
+use super::operation::{origin, placeholder};
 use super::syntax::{check_url, is_identifier};
 use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
@@ -216,25 +216,17 @@ impl Validator {
             (None, Some(true)) => Some(Idempotency::Required),
             (None, _) => Some(Idempotency::Optional),
         };
+        // As inline, but the HTTP parts are the base document's: findings about them
+        // point at `operation:`, where an override would go.
         let origin = Origin {
-            entry: at,
-            id: id_span(s),
             path: span(name),
             summary: raw.summary.as_ref().map_or(span(name), span),
             description: raw.description.as_ref().map_or(span(name), span),
             description_from_base: raw.description.is_none(),
-            spends: raw.spends.as_ref().map(span),
-            note: spends_part(raw, |s| s.note.as_ref()),
-            when: spends_part(raw, |s| s.when.as_ref()),
-            poll_with: raw
-                .async_
-                .as_ref()
-                .and_then(|a| a.value.poll_with.as_ref())
-                .map(span),
-            idempotency: raw.idempotency.as_ref().map(span),
             input: None,
             output: None,
             query: Vec::new(),
+            ..origin(s)
         };
         let path_params = template_params(&found.path);
         if self.errors() > before {
