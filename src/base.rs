@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Diagnostic, Span};
-use crate::model::{OpenapiVersion as Version, escape};
+use crate::model::{OpenapiVersion as Version, escape, resolve_local};
 
 /// The HTTP methods an OpenAPI path item can hold, in the order the specification lists them.
 pub const METHODS: [&str; 8] = [
@@ -182,6 +182,16 @@ impl Base {
     /// The value at a JSON pointer of the document.
     pub fn get(&self, pointer: &str) -> Option<&Value> {
         self.root.pointer(pointer)
+    }
+
+    /// The path item of `path` (a `paths` key as written), if it is a mapping.
+    pub fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
+        self.root.get("paths")?.get(path)?.as_object()
+    }
+
+    /// The value a local reference (`#/components/…`) points at, if it resolves.
+    pub fn resolve(&self, reference: &str) -> Option<&Value> {
+        resolve_local(self.root.as_object()?, reference)
     }
 
     /// Where the node at `pointer` is in the file: the node itself, else its nearest

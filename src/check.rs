@@ -23,6 +23,17 @@ pub struct Drift {
     pub diff: String,
 }
 
+impl Drift {
+    /// What is wrong with the file, for messages: "is missing" or "is out of date".
+    pub fn what(&self) -> &'static str {
+        if self.missing {
+            "is missing"
+        } else {
+            "is out of date"
+        }
+    }
+}
+
 /// Why the output folder could not be compared.
 #[derive(Debug, thiserror::Error)]
 #[error("could not read {}: {source}", path.display())]

@@ -49,28 +49,34 @@ pub struct Document {
 impl Document {
     /// The value at a local reference (`#/components/schemas/X`), if it resolves.
     pub fn resolve(&self, reference: &str) -> Option<&Value> {
-        let pointer = reference.strip_prefix('#')?;
-        let mut segments = pointer.split('/');
-        if segments.next() != Some("") {
-            return None;
-        }
-        let first = unescape(segments.next()?);
-        let mut value = self.root.get(&first)?;
-        for segment in segments {
-            let segment = unescape(segment);
-            value = match value {
-                Value::Object(map) => map.get(&segment)?,
-                Value::Array(list) => list.get(segment.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
-        }
-        Some(value)
+        resolve_local(&self.root, reference)
     }
 
     /// The path item keys shared by the operations of `path` (`parameters`, `servers`, …).
     pub fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
         self.root.get("paths")?.get(path)?.as_object()
     }
+}
+
+/// The value a local reference (`#/a/b`, segments percent- and `~`-escaped) points at
+/// in the document whose top level is `root`, if it resolves.
+pub fn resolve_local<'a>(root: &'a Map<String, Value>, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    let mut segments = pointer.split('/');
+    if segments.next() != Some("") {
+        return None;
+    }
+    let first = unescape(segments.next()?);
+    let mut value = root.get(&first)?;
+    for segment in segments {
+        let segment = unescape(segment);
+        value = match value {
+            Value::Object(map) => map.get(&segment)?,
+            Value::Array(list) => list.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(value)
 }
 
 /// Which OpenAPI a base document is written in.
@@ -385,6 +391,17 @@ pub const HINT_KEYS: [&str; 10] = [
 
 /// The header name every idempotent retry carries.
 pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+/// A media type's essence, `type/subtype` in lower case, without its parameters
+/// (`Application/JSON; charset=utf-8` → `application/json`).
+pub fn media_essence(media: &str) -> String {
+    media
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
 
 /// A JSON pointer segment: `~` → `~0`, `/` → `~1`.
 pub fn escape(segment: &str) -> String {

@@ -14,7 +14,6 @@ use serde_json::{Map, Value};
 use super::yaml::{comment, scalar};
 use super::{Entry, Row};
 use crate::base::Base;
-use crate::model::{escape, unescape};
 use crate::validate::idempotency_header;
 
 /// The listed GETs an operation could be polled with, by path.
@@ -196,7 +195,7 @@ fn job_states(base: &Base, response: &Value) -> Option<String> {
     let mut budget = 1000usize;
     for media in content.values() {
         if let Some(schema) = media.get("schema") {
-            status_values(base, schema, 0, &mut budget, &mut values);
+            status_values(base, schema, &mut budget, &mut values);
         }
     }
     let state = |v: &str| v.to_ascii_lowercase().replace(['-', ' '], "_");
@@ -226,52 +225,43 @@ fn job_states(base: &Base, response: &Value) -> Option<String> {
 fn status_values<'a>(
     base: &'a Base,
     schema: &'a Value,
-    depth: usize,
     budget: &mut usize,
     out: &mut Vec<&'a str>,
 ) {
-    if depth > 8 || *budget == 0 {
-        return;
-    }
-    *budget -= 1;
-    let schema = follow(base, schema);
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (key, property) in properties {
+    each_member(base, schema, 0, budget, &mut |schema, budget| {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (key, property) in properties.into_iter().flatten() {
             if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
-                enum_values(base, property, 0, budget, out);
+                each_member(base, property, 0, budget, &mut |schema, _| {
+                    let listed = schema
+                        .get("enum")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten();
+                    out.extend(listed.chain(schema.get("const")).filter_map(Value::as_str));
+                });
             }
         }
-    }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for member in schema
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            status_values(base, member, depth + 1, budget, out);
-        }
-    }
+    });
 }
 
-fn enum_values<'a>(
+/// Calls `visit` on `schema` (its `$ref` followed) and on every member of its
+/// `allOf`/`anyOf`/`oneOf`, recursively: at most 8 levels deep, and one unit of
+/// `budget` (shared with what `visit` walks) per schema, so a hostile document cannot
+/// make the walk long.
+fn each_member<'a>(
     base: &'a Base,
     schema: &'a Value,
     depth: usize,
     budget: &mut usize,
-    out: &mut Vec<&'a str>,
+    visit: &mut dyn FnMut(&'a Value, &mut usize),
 ) {
     if depth > 8 || *budget == 0 {
         return;
     }
     *budget -= 1;
     let schema = follow(base, schema);
-    let listed = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
-    out.extend(listed.chain(schema.get("const")).filter_map(Value::as_str));
+    visit(schema, budget);
     for key in ["allOf", "anyOf", "oneOf"] {
         for member in schema
             .get(key)
@@ -279,7 +269,7 @@ fn enum_values<'a>(
             .into_iter()
             .flatten()
         {
-            enum_values(base, member, depth + 1, budget, out);
+            each_member(base, member, depth + 1, budget, visit);
         }
     }
 }
@@ -287,19 +277,10 @@ fn enum_values<'a>(
 /// `value`, or what its local `$ref` points at (a chain of them, at most 16 long).
 fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
     for _ in 0..16 {
-        let Some(fragment) = value
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        else {
+        let Some(reference) = value.get("$ref").and_then(Value::as_str) else {
             return value;
         };
-        let pointer: String = fragment
-            .split('/')
-            .skip(1)
-            .map(|s| format!("/{}", escape(&unescape(s))))
-            .collect();
-        match base.get(&pointer) {
+        match base.resolve(reference) {
             Some(target) => value = target,
             None => return value,
         }

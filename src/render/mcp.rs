@@ -24,7 +24,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Finding};
-use crate::model::{Connector, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation};
+use crate::model::{
+    Connector, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation, media_essence,
+};
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
@@ -314,12 +316,7 @@ fn pick_media(body: &Value) -> (String, Option<&Value>) {
         return ("json".to_string(), None);
     };
     let kind = |media: &str| {
-        let media = media
-            .split(';')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase();
+        let media = media_essence(media);
         if media == "application/json" || media.ends_with("+json") || media == "*/*" {
             "json".to_string()
         } else if media == "application/x-www-form-urlencoded" {

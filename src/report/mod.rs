@@ -85,11 +85,7 @@ impl Report<'_> {
     fn human(&self, color: bool) -> String {
         let mut out = human_findings(self.diagnostics, color);
         for d in self.drift {
-            let what = if d.missing {
-                "is missing"
-            } else {
-                "is out of date"
-            };
+            let what = d.what();
             let _ = writeln!(
                 out,
                 "drift: {} {what}",
@@ -187,11 +183,7 @@ impl Report<'_> {
         }
         for d in self.drift {
             let file = d.path.display().to_string();
-            let what = if d.missing {
-                "is missing"
-            } else {
-                "is out of date"
-            };
+            let what = d.what();
             let _ = writeln!(
                 out,
                 "::error file={},title=drift::{}",
@@ -266,11 +258,7 @@ impl Report<'_> {
                 &mut rules,
             );
             let file = d.path.display().to_string();
-            let what = if d.missing {
-                "is missing"
-            } else {
-                "is out of date"
-            };
+            let what = d.what();
             results.push(json!({
                 "ruleId": "drift",
                 "ruleIndex": index,

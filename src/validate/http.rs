@@ -357,38 +357,25 @@ impl Validator {
                 refuse(self, "parameters", reason);
             }
         }
-        let mut refs = Vec::new();
-        collect_refs(&Value::Object(map.clone()), &mut refs);
-        self.fragment_refs
-            .extend(refs.into_iter().map(|reference| (reference, at)));
+        let refs = &mut self.fragment_refs;
+        each_ref_in(&map, &mut |reference| {
+            refs.push((reference.to_string(), at))
+        });
         (self.errors() == before).then_some(map)
     }
 
     /// Every `$ref` in a schema the author wrote must point at one of `schemas:` (or
     /// inside one): inside openapi.json nothing else resolves.
     pub(super) fn refs(&mut self, schema: &Value, schemas: &Map<String, Value>, at: Span) {
-        match schema {
-            Value::Object(map) => {
-                for (key, value) in map {
-                    match (key.as_str(), value) {
-                        ("$ref", Value::String(reference)) => {
-                            if let Some(reason) = unresolved(reference, schemas) {
-                                self.push(Diagnostic::UnresolvedRef {
-                                    reference: reference.clone(),
-                                    reason,
-                                    span: at,
-                                });
-                            }
-                        }
-                        // Literal data may hold anything, `$ref` keys included.
-                        ("example" | "examples" | "default" | "const" | "enum", _) => {}
-                        _ => self.refs(value, schemas, at),
-                    }
-                }
+        each_ref(schema, &mut |reference| {
+            if let Some(reason) = unresolved(reference, schemas) {
+                self.push(Diagnostic::UnresolvedRef {
+                    reference: reference.to_string(),
+                    reason,
+                    span: at,
+                });
             }
-            Value::Array(list) => list.iter().for_each(|v| self.refs(v, schemas, at)),
-            _ => {}
-        }
+        });
     }
 }
 
@@ -497,19 +484,23 @@ fn fragment_parameter_problems(
     out
 }
 
-/// Every `$ref` in a value, outside literal data (`example`, `default`, …).
-fn collect_refs(value: &Value, out: &mut Vec<String>) {
+/// Calls `visit` with every `$ref` in a value, outside literal data (`example`,
+/// `default`, …, which may hold anything, `$ref` keys included).
+fn each_ref<'a>(value: &'a Value, visit: &mut dyn FnMut(&'a str)) {
     match value {
-        Value::Object(map) => {
-            for (key, value) in map {
-                match (key.as_str(), value) {
-                    ("$ref", Value::String(reference)) => out.push(reference.clone()),
-                    ("example" | "examples" | "default" | "const" | "enum", _) => {}
-                    _ => collect_refs(value, out),
-                }
-            }
-        }
-        Value::Array(list) => list.iter().for_each(|v| collect_refs(v, out)),
+        Value::Object(map) => each_ref_in(map, visit),
+        Value::Array(list) => list.iter().for_each(|v| each_ref(v, visit)),
         _ => {}
+    }
+}
+
+/// `each_ref` over the values of a mapping.
+fn each_ref_in<'a>(map: &'a Map<String, Value>, visit: &mut dyn FnMut(&'a str)) {
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            ("$ref", Value::String(reference)) => visit(reference),
+            ("example" | "examples" | "default" | "const" | "enum", _) => {}
+            _ => each_ref(value, visit),
+        }
     }
 }

@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Returns, Service};
+use crate::model::{
+    Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Returns, Service, media_essence,
+};
 
 /// What the model reads about the `Idempotency-Key` header.
 pub const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
@@ -90,27 +92,17 @@ pub struct Inline<'a> {
 
 /// What a media type carries: JSON, text, or bytes.
 fn is_json(media: &str) -> bool {
-    let essence = media
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
+    let essence = media_essence(media);
     essence == "application/json" || essence.ends_with("+json")
 }
 
 fn is_text(media: &str) -> bool {
-    media.trim().to_ascii_lowercase().starts_with("text/")
+    media_essence(media).starts_with("text/")
 }
 
 /// Whether a body of this type is fields (form, multipart) or JSON: it needs `input`.
 pub fn is_structured(media: &str) -> bool {
-    let essence = media
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
+    let essence = media_essence(media);
     is_json(media)
         || essence == "application/x-www-form-urlencoded"
         || essence == "multipart/form-data"

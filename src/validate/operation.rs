@@ -310,10 +310,8 @@ impl Validator {
             .idempotency
             .flatten()
             .unwrap_or(Idempotency::Optional);
-        // Every non-GET that spends or starts a job, unless the provider cannot honour one.
-        let idempotency_key = method != Method::Get
-            && (spends.is_some() || async_.is_some())
-            && idempotency != Idempotency::Unsupported;
+        let idempotency_key =
+            needs_idempotency_key(method, spends.is_some() || async_.is_some(), idempotency);
         let input = match (input, &http_keys.input_type) {
             (Some(input), _) => Some(input),
             (None, Some(media)) => Some(lower::default_schema(media)),
@@ -557,6 +555,16 @@ impl Validator {
             list_with: None,
         })
     }
+}
+
+/// Whether an operation must carry the `Idempotency-Key` header: every non-GET that
+/// spends or is async, unless the provider cannot honour one.
+pub(super) fn needs_idempotency_key(
+    method: Method,
+    spends_or_async: bool,
+    idempotency: Idempotency,
+) -> bool {
+    method != Method::Get && spends_or_async && idempotency != Idempotency::Unsupported
 }
 
 /// Where each part of an operation entry is (the entry itself where a part is absent).

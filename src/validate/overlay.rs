@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
 use super::lower::idempotency_parameter;
-use super::operation::{origin, placeholder};
+use super::operation::{needs_idempotency_key, origin, placeholder};
 use super::syntax::{check_url, is_identifier};
 use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
@@ -241,9 +241,8 @@ impl Validator {
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = idempotency?;
-        let needs_key = method != Method::Get
-            && (spends.is_some() || async_.is_some())
-            && idempotency != Idempotency::Unsupported;
+        let needs_key =
+            needs_idempotency_key(method, spends.is_some() || async_.is_some(), idempotency);
         let mut http = object.clone();
         // The provider calls these back; an agent receives no calls, as with `webhooks`.
         http.remove("callbacks");
@@ -386,10 +385,7 @@ impl Validator {
                 continue;
             }
             let shared: Map<String, Value> = base
-                .root
-                .get("paths")
-                .and_then(|p| p.get(&op.path))
-                .and_then(Value::as_object)
+                .path_item(&op.path)
                 .map(path_item_shared)
                 .unwrap_or_default();
             paths.insert(op.path.clone(), Value::Object(shared));
@@ -496,7 +492,7 @@ impl Validator {
         let mut refs: Vec<(String, String)> = Vec::new();
         for op in operations {
             let mut pointer = op.pointer();
-            collect_refs(&Value::Object(op.http.clone()), &mut pointer, &mut refs);
+            collect_map_refs(&op.http, &mut pointer, &mut refs);
         }
         for (path, item) in paths {
             let mut pointer = format!("/paths/{}", escape(path));
@@ -589,34 +585,7 @@ impl Validator {
 /// node that holds it. `pointer` is `value`'s own pointer, restored on return.
 fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
     match value {
-        Value::Object(map) => {
-            for (key, child) in map {
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&escape(key));
-                match (key.as_str(), child) {
-                    ("$ref", Value::String(reference)) => {
-                        out.push((reference.clone(), pointer.clone()));
-                    }
-                    ("mapping", Value::Object(mapping)) if map.contains_key("propertyName") => {
-                        for (k, target) in mapping {
-                            let Value::String(target) = target else {
-                                continue;
-                            };
-                            // A mapping value is a reference, or a bare schema name.
-                            let reference = if target.contains(['#', '/', '.']) {
-                                target.clone()
-                            } else {
-                                format!("#/components/schemas/{}", escape(target))
-                            };
-                            out.push((reference, format!("{pointer}/{}", escape(k))));
-                        }
-                    }
-                    _ => collect_refs(child, pointer, out),
-                }
-                pointer.truncate(len);
-            }
-        }
+        Value::Object(map) => collect_map_refs(map, pointer, out),
         Value::Array(list) => {
             for (i, child) in list.iter().enumerate() {
                 let len = pointer.len();
@@ -629,15 +598,45 @@ fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, Stri
     }
 }
 
+/// `collect_refs` over the entries of a mapping (`pointer` is the mapping's own).
+fn collect_map_refs(
+    map: &Map<String, Value>,
+    pointer: &mut String,
+    out: &mut Vec<(String, String)>,
+) {
+    for (key, child) in map {
+        let len = pointer.len();
+        pointer.push('/');
+        pointer.push_str(&escape(key));
+        match (key.as_str(), child) {
+            ("$ref", Value::String(reference)) => {
+                out.push((reference.clone(), pointer.clone()));
+            }
+            ("mapping", Value::Object(mapping)) if map.contains_key("propertyName") => {
+                for (k, target) in mapping {
+                    let Value::String(target) = target else {
+                        continue;
+                    };
+                    // A mapping value is a reference, or a bare schema name.
+                    let reference = if target.contains(['#', '/', '.']) {
+                        target.clone()
+                    } else {
+                        format!("#/components/schemas/{}", escape(target))
+                    };
+                    out.push((reference, format!("{pointer}/{}", escape(k))));
+                }
+            }
+            _ => collect_refs(child, pointer, out),
+        }
+        pointer.truncate(len);
+    }
+}
+
 /// Whether the operation declares an `Idempotency-Key` header (any case), counting the
 /// path item's shared parameters and following `#/components/parameters` references;
 /// `Some(required)` when it does.
 pub fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Option<bool> {
-    let shared = base
-        .root
-        .get("paths")
-        .and_then(|p| p.get(path))
-        .and_then(|item| item.get("parameters"));
+    let shared = base.path_item(path).and_then(|item| item.get("parameters"));
     let own = op.get("parameters");
     [shared, own]
         .into_iter()
@@ -645,17 +644,7 @@ pub fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> O
         .filter_map(Value::as_array)
         .flatten()
         .map(|p| match p.get("$ref").and_then(Value::as_str) {
-            Some(reference) => reference
-                .strip_prefix('#')
-                .and_then(|pointer| {
-                    let pointer: String = pointer
-                        .split('/')
-                        .skip(1)
-                        .map(|s| format!("/{}", escape(&unescape(s))))
-                        .collect();
-                    base.get(&pointer)
-                })
-                .unwrap_or(p),
+            Some(reference) => base.resolve(reference).unwrap_or(p),
             None => p,
         })
         .find(|p| {
