@@ -48,19 +48,10 @@ impl BaseOperation {
         format!("/paths/{}/{}", escape(&self.path), self.method)
     }
 
-    /// Why the path cannot be a URL path, if it cannot: whitespace, a control character
-    /// or a backtick (which would also end the Markdown code span that quotes it).
+    /// Why the path cannot be a URL path, if it cannot: the rules of an inline path
+    /// (`model::path_template`), so both modes accept the same paths.
     pub fn path_problem(&self) -> Option<String> {
-        if !self.path.starts_with('/') {
-            return Some("it does not start with `/`".to_string());
-        }
-        self.path.chars().find_map(|c| match c {
-            '`' => Some("it holds a backtick".to_string()),
-            c if c.is_whitespace() || c.is_control() => {
-                Some(format!("it holds `{}`", c.escape_debug()))
-            }
-            _ => None,
-        })
+        crate::model::path_template(&self.path).err()
     }
 }
 
