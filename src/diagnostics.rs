@@ -762,6 +762,22 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `operation:` is one base operation's operationId and another's `METHOD /path`:
+    /// exposing either would be a guess (a GET's route that is a DELETE's operationId).
+    #[error(
+        "`{name}` names two operations of the base document: the operationId of `{by_id}`, and the route `{by_route}`"
+    )]
+    #[diagnostic(code("ambiguous-base-operation"))]
+    AmbiguousBaseOperation {
+        name: String,
+        by_id: String,
+        by_route: String,
+        #[label("names two operations")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// The same base operation is listed twice.
     #[error("`{name}` is listed twice")]
     #[diagnostic(

@@ -81,6 +81,10 @@ impl Validator {
             );
             return None;
         };
+        if let Some((by_id, by_route)) = base.ambiguous(&name.value) {
+            self.push(ambiguous(name, by_id, by_route));
+            return None;
+        }
         let Some(found) = base.find(&name.value) else {
             let known = base
                 .operations
@@ -629,6 +633,34 @@ fn collect_map_refs(
             _ => collect_refs(child, pointer, out),
         }
         pointer.truncate(len);
+    }
+}
+
+/// `operation:` names one operation by its operationId and another by its route.
+fn ambiguous(
+    name: &Spanned<String>,
+    by_id: &crate::base::BaseOperation,
+    by_route: &crate::base::BaseOperation,
+) -> Diagnostic {
+    let route = by_route.route();
+    let other_name = match &by_route.operation_id {
+        Some(id) => format!("`operation: {id}` (its operationId)"),
+        None => {
+            "no name: it has no operationId, and its route is taken; give it one in the document"
+                .to_string()
+        }
+    };
+    Diagnostic::AmbiguousBaseOperation {
+        name: name.value.trim().to_string(),
+        by_id: by_id.route(),
+        by_route: route,
+        span: span(name),
+        help: format!(
+            "name the one you mean by a name only it has: for `{}`, `operation: \"{}\"` (its route); for `{}`, {other_name}",
+            by_id.route(),
+            by_id.route(),
+            by_route.route(),
+        ),
     }
 }
 
