@@ -751,6 +751,22 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// A parameter of an exposed base operation has no usable `name` or `in`, or is
+    /// declared twice: no client, and no MCP tool argument, can be built from it.
+    #[error("`{route}` in the base document: {reason}")]
+    #[diagnostic(
+        code("invalid-base-parameter"),
+        help(
+            "the provider's document is wrong here: give each parameter a `name` and an `in` (path, query, header or cookie), once per operation, or expose another operation"
+        )
+    )]
+    InvalidBaseParameter {
+        route: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
     /// `operation:` names nothing in the base document.
     #[error("the base document has no operation `{name}`")]
     #[diagnostic(code("unknown-base-operation"))]

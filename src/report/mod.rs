@@ -424,6 +424,9 @@ pub fn problem_summary(code: &str) -> &'static str {
         "ambiguous-base-operation" => {
             "`operation:` is one base operation's operationId and another's route."
         }
+        "invalid-base-parameter" => {
+            "A parameter of an exposed base operation has no usable name or location, or is repeated."
+        }
         "input-not-allowed" => "A request body is declared on a get or delete operation.",
         "invalid-schema" => "`input`, `output` or a query `schema` is not a JSON Schema.",
         "invalid-query-parameter" => "A query parameter name is empty, repeated or unusable.",
