@@ -222,8 +222,9 @@ pub enum Diagnostic {
         first: Span,
     },
 
-    /// `input` (a request body) is given on a get or delete operation.
-    #[error("`input` is not allowed on a {method} operation")]
+    /// `input` (a request body) is given on a get or delete operation, or an
+    /// `openapi:` fragment gives it a `requestBody`.
+    #[error("`{key}` is not allowed on a {method} operation")]
     #[diagnostic(
         code("input-not-allowed"),
         help(
@@ -231,6 +232,8 @@ pub enum Diagnostic {
         )
     )]
     InputNotAllowed {
+        /// What declares the body: `input`, `inputType` or `openapi.requestBody`.
+        key: &'static str,
         method: String,
         #[label("request body declared here")]
         span: Span,
