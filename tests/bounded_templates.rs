@@ -127,6 +127,36 @@ fn runaway_templates_stop_at_the_limits_and_write_nothing() {
     }
 }
 
+/// Issue 21, defect 4: a 200 KB template of 50,000 `not`, unary minus or 100,000 chained
+/// filters overflowed the stack while minijinja parsed it (SIGABRT, exit 134). Its
+/// nesting is measured before parsing: a template error naming the place, and nothing
+/// written.
+#[test]
+fn deeply_nested_templates_are_a_template_error_not_a_crash() {
+    for (attack, template) in [
+        ("not", format!("{{{{ {}true }}}}", "not ".repeat(50_000))),
+        (
+            "unary minus",
+            format!("{{{{ {}1 }}}}", "- ".repeat(100_000)),
+        ),
+        ("filters", format!("{{{{ 'x'{} }}}}", "|e".repeat(100_000))),
+    ] {
+        let dir = workspace_with_template(&template);
+        let before = generated(dir.path());
+        let out = build(dir.path(), &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{attack}: {stderr}");
+        assert!(
+            says(
+                &stderr,
+                "template `llms.txt.j2`: an expression nests more than 256 levels"
+            ) && says(&stderr, "llms.txt.j2:1:"),
+            "{attack}: {stderr}"
+        );
+        assert_eq!(generated(dir.path()), before, "{attack}: nothing written");
+    }
+}
+
 /// The limits are the user's to set, both ways, and `check` names them in the command
 /// that updates the outputs.
 #[test]
