@@ -48,19 +48,10 @@ impl BaseOperation {
         format!("/paths/{}/{}", escape(&self.path), self.method)
     }
 
-    /// Why the path cannot be a URL path, if it cannot: whitespace, a control character
-    /// or a backtick (which would also end the Markdown code span that quotes it).
+    /// Why the path cannot be a URL path, if it cannot: the rules of an inline path
+    /// (`model::path_template`), so both modes accept the same paths.
     pub fn path_problem(&self) -> Option<String> {
-        if !self.path.starts_with('/') {
-            return Some("it does not start with `/`".to_string());
-        }
-        self.path.chars().find_map(|c| match c {
-            '`' => Some("it holds a backtick".to_string()),
-            c if c.is_whitespace() || c.is_control() => {
-                Some(format!("it holds `{}`", c.escape_debug()))
-            }
-            _ => None,
-        })
+        crate::model::path_template(&self.path).err()
     }
 }
 
@@ -154,9 +145,26 @@ impl Base {
     }
 
     /// The operation a manifest names: an operationId, or "METHOD /path" (the method in
-    /// any case).
+    /// any case). `None` as well when the name is both an operationId and the route of
+    /// another operation (`ambiguous` says which two): neither may win silently.
     pub fn find(&self, name: &str) -> Option<&BaseOperation> {
-        let lookup = self.lookup.get_or_init(|| {
+        match (self.by_id(name), self.by_route(name)) {
+            (Some(a), Some(b)) if !std::ptr::eq(a, b) => None,
+            (by_id, by_route) => by_id.or(by_route),
+        }
+    }
+
+    /// The two operations a name could mean, when it is one operation's operationId and
+    /// another's route (`operation: "GET /v1/things"` where a DELETE has that id).
+    pub fn ambiguous(&self, name: &str) -> Option<(&BaseOperation, &BaseOperation)> {
+        match (self.by_id(name), self.by_route(name)) {
+            (Some(a), Some(b)) if !std::ptr::eq(a, b) => Some((a, b)),
+            _ => None,
+        }
+    }
+
+    fn lookup(&self) -> &Lookup {
+        self.lookup.get_or_init(|| {
             let mut lookup = Lookup::default();
             for (i, op) in self.operations.iter().enumerate() {
                 if let Some(id) = &op.operation_id {
@@ -168,14 +176,21 @@ impl Base {
                     .or_insert(i);
             }
             lookup
-        });
-        let name = name.trim();
-        if let Some(&i) = lookup.by_id.get(name) {
-            return self.operations.get(i);
-        }
-        let (method, path) = name.split_once(char::is_whitespace)?;
+        })
+    }
+
+    fn by_id(&self, name: &str) -> Option<&BaseOperation> {
+        let i = self.lookup().by_id.get(name.trim())?;
+        self.operations.get(*i)
+    }
+
+    fn by_route(&self, name: &str) -> Option<&BaseOperation> {
+        let (method, path) = name.trim().split_once(char::is_whitespace)?;
         let method = METHODS.iter().find(|m| m.eq_ignore_ascii_case(method))?;
-        let i = lookup.by_route.get(&(*method, path.trim().to_string()))?;
+        let i = self
+            .lookup()
+            .by_route
+            .get(&(*method, path.trim().to_string()))?;
         self.operations.get(*i)
     }
 
@@ -371,8 +386,14 @@ mod tests {
         let t = base("t.yaml", twice);
         assert_eq!(t.find("x").unwrap().method, "get");
         assert_eq!(t.find("PUT /a").unwrap().method, "put");
-        // An operationId wins over a route spelled the same.
-        assert_eq!(t.find("GET /a").unwrap().path, "/b");
+        // An operationId spelled as another operation's route names neither.
+        assert!(t.find("GET /a").is_none());
+        let (by_id, by_route) = t.ambiguous("GET /a").unwrap();
+        assert_eq!(
+            (by_id.route(), by_route.route()),
+            ("POST /b".into(), "GET /a".into())
+        );
+        assert!(t.ambiguous("POST /b").is_none() && t.ambiguous("x").is_none());
         // A bare YAML number as a key is the status code text.
         assert!(b.get("/paths/~1a~1{id}/post/responses/201").is_some());
         let json = serde_json::to_string(&b.root).unwrap();

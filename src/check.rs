@@ -63,6 +63,57 @@ fn read_bounded(path: &Path, expected: usize) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The most lines of the changed region (what lies between the lines both files start
+/// and end with) a diff compares on each side. Myers' diff takes time in proportion to
+/// the lines times the changes: a committed llms.txt of 100,000 short lines that differs
+/// throughout took 18 s, and 400 KB 71 s (issue 21, defect 6). Past this, the diff
+/// shows the first lines of the change and says how many more differ: the file is out
+/// of date either way, and `build` rewrites it.
+pub const MAX_DIFF_LINES: usize = 2_000;
+
+/// A unified diff from `actual` (on disk) to `expected`, in time linear in their size
+/// (cut as `MAX_DIFF_LINES` says, deterministically: no clock decides where).
+fn unified_diff(actual: &str, expected: &str, shown: &str) -> String {
+    let diff = |old: &str, new: &str| {
+        similar::TextDiff::from_lines(old, new)
+            .unified_diff()
+            .context_radius(3)
+            .header(
+                &format!("{shown} (on disk)"),
+                &format!("{shown} (generated)"),
+            )
+            .to_string()
+    };
+    let old: Vec<&str> = actual.split_inclusive('\n').collect();
+    let new: Vec<&str> = expected.split_inclusive('\n').collect();
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_changed, new_changed) = (old.len() - prefix - suffix, new.len() - prefix - suffix);
+    if old_changed <= MAX_DIFF_LINES && new_changed <= MAX_DIFF_LINES {
+        return diff(actual, expected);
+    }
+    // The lines before the change stay, so the hunk's line numbers are the files' own.
+    let old_shown = old_changed.min(MAX_DIFF_LINES);
+    let new_shown = new_changed.min(MAX_DIFF_LINES);
+    let mut out = diff(
+        &old[..prefix + old_shown].concat(),
+        &new[..prefix + new_shown].concat(),
+    );
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let more = (old_changed - old_shown) + (new_changed - new_shown);
+    out.push_str(&format!(
+        "... {more} more lines differ (the diff stops after the first {MAX_DIFF_LINES} changed lines on each side; `connectorgen build` rewrites the file)\n"
+    ));
+    out
+}
+
 /// Compares every output with the file of the same name in `dir`.
 pub fn drift(dir: &Path, outputs: &Outputs) -> Result<Vec<Drift>, CheckError> {
     let mut found = Vec::new();
@@ -79,15 +130,7 @@ pub fn drift(dir: &Path, outputs: &Outputs) -> Result<Vec<Drift>, CheckError> {
         let diff = if missing {
             String::new()
         } else {
-            let shown = path.display();
-            similar::TextDiff::from_lines(actual.as_str(), expected.as_str())
-                .unified_diff()
-                .context_radius(3)
-                .header(
-                    &format!("{shown} (on disk)"),
-                    &format!("{shown} (generated)"),
-                )
-                .to_string()
+            unified_diff(&actual, expected, &path.display().to_string())
         };
         found.push(Drift {
             path,
@@ -110,4 +153,51 @@ pub fn drift(dir: &Path, outputs: &Outputs) -> Result<Vec<Drift>, CheckError> {
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that differs throughout is diffed in bounded work: the diff holds at most
+    /// `MAX_DIFF_LINES` changed lines of each side and then says how many more differ.
+    /// (Before the bound, 100,000 lines took 18 s; the shape, not the time, is asserted.)
+    #[test]
+    fn a_diff_of_a_file_that_differs_throughout_is_cut_and_says_so() {
+        let on_disk: String = (0..20_000).map(|i| format!("old {i}\n")).collect();
+        let generated: String = (0..15_000).map(|i| format!("new {i}\n")).collect();
+        let diff = unified_diff(&on_disk, &generated, "llms.txt");
+        let removed = diff.lines().filter(|l| l.starts_with("-old")).count();
+        let added = diff.lines().filter(|l| l.starts_with("+new")).count();
+        assert_eq!((removed, added), (MAX_DIFF_LINES, MAX_DIFF_LINES));
+        let more = (20_000 - MAX_DIFF_LINES) + (15_000 - MAX_DIFF_LINES);
+        assert!(
+            diff.ends_with(&format!("... {more} more lines differ (the diff stops after the first {MAX_DIFF_LINES} changed lines on each side; `connectorgen build` rewrites the file)\n")),
+            "{}",
+            &diff[diff.len() - 300..]
+        );
+        assert!(diff.starts_with("--- llms.txt (on disk)\n+++ llms.txt (generated)\n@@ -1,"));
+    }
+
+    /// The lines the files share at the start and end do not count towards the bound,
+    /// and the cut diff keeps the files' own line numbers.
+    #[test]
+    fn shared_lines_do_not_count_and_small_changes_are_diffed_whole() {
+        let shared: String = (0..50_000).map(|i| format!("same {i}\n")).collect();
+        let small_old = format!("{shared}old\n{shared}");
+        let small_new = format!("{shared}new\n{shared}");
+        let diff = unified_diff(&small_old, &small_new, "f");
+        assert!(diff.contains("@@ -49998,7 +49998,7 @@\n") && diff.contains("-old\n+new\n"));
+        assert!(!diff.contains("more lines differ"), "{diff}");
+
+        let changed_old: String = (0..3_000).map(|i| format!("a {i}\n")).collect();
+        let changed_new: String = (0..3_000).map(|i| format!("b {i}\n")).collect();
+        let diff = unified_diff(
+            &format!("{shared}{changed_old}"),
+            &format!("{shared}{changed_new}"),
+            "f",
+        );
+        assert!(diff.contains("@@ -49998,"), "{}", &diff[..200]);
+        assert!(diff.ends_with(&format!("... 2000 more lines differ (the diff stops after the first {MAX_DIFF_LINES} changed lines on each side; `connectorgen build` rewrites the file)\n")));
+    }
 }

@@ -222,8 +222,9 @@ pub enum Diagnostic {
         first: Span,
     },
 
-    /// `input` (a request body) is given on a get or delete operation.
-    #[error("`input` is not allowed on a {method} operation")]
+    /// `input` (a request body) is given on a get or delete operation, or an
+    /// `openapi:` fragment gives it a `requestBody`.
+    #[error("`{key}` is not allowed on a {method} operation")]
     #[diagnostic(
         code("input-not-allowed"),
         help(
@@ -231,6 +232,8 @@ pub enum Diagnostic {
         )
     )]
     InputNotAllowed {
+        /// What declares the body: `input`, `inputType` or `openapi.requestBody`.
+        key: &'static str,
         method: String,
         #[label("request body declared here")]
         span: Span,
@@ -751,12 +754,44 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// A parameter of an exposed base operation has no usable `name` or `in`, or is
+    /// declared twice: no client, and no MCP tool argument, can be built from it.
+    #[error("`{route}` in the base document: {reason}")]
+    #[diagnostic(
+        code("invalid-base-parameter"),
+        help(
+            "the provider's document is wrong here: give each parameter a `name` and an `in` (path, query, header or cookie), once per operation, or expose another operation"
+        )
+    )]
+    InvalidBaseParameter {
+        route: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
     /// `operation:` names nothing in the base document.
     #[error("the base document has no operation `{name}`")]
     #[diagnostic(code("unknown-base-operation"))]
     UnknownBaseOperation {
         name: String,
         #[label("not an operationId or `METHOD /path` of the base document")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `operation:` is one base operation's operationId and another's `METHOD /path`:
+    /// exposing either would be a guess (a GET's route that is a DELETE's operationId).
+    #[error(
+        "`{name}` names two operations of the base document: the operationId of `{by_id}`, and the route `{by_route}`"
+    )]
+    #[diagnostic(code("ambiguous-base-operation"))]
+    AmbiguousBaseOperation {
+        name: String,
+        by_id: String,
+        by_route: String,
+        #[label("names two operations")]
         span: Span,
         #[help]
         help: String,

@@ -17,20 +17,27 @@ use crate::model::{Connector, Operation};
 use crate::render::Outputs;
 use crate::terminal::escape;
 
+/// The widest a column of `list` is padded to: a longer id or path overruns its column
+/// rather than pushing every row's flags out of sight (and a width past 65,535 is more
+/// than `format!` can pad to at all).
+const COLUMN_MAX: usize = 60;
+
 /// A table of the operations with their flags.
 pub fn list(connector: &Connector) -> String {
     let width = connector
         .operations
         .iter()
-        .map(|o| o.id.len())
+        .map(|o| o.id.chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(COLUMN_MAX);
     let path_width = connector
         .operations
         .iter()
         .map(|o| escape(&o.path).chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(COLUMN_MAX);
     let mut out = String::new();
     let polled: std::collections::HashSet<&str> = connector
         .operations

@@ -414,6 +414,74 @@ pub fn unescape(segment: &str) -> String {
     decoded.replace("~1", "/").replace("~0", "~")
 }
 
+/// Checks a path template and returns its parameter names in order. The one rule for
+/// every path, written inline or found in a provider's document: a client appends it
+/// to the server URL as it is, and `llms.txt` quotes it in a code span, so it starts
+/// with one `/` (`//host` would be another server), holds only what a URL path may
+/// hold unencoded (no query, fragment, whitespace, backtick, control, bidirectional or
+/// invisible character: everything outside ASCII is refused), has no empty segment,
+/// and each `{name}` is a letter or `_` followed by letters, digits, `_`, `-` or `.`.
+pub fn path_template(path: &str) -> Result<Vec<String>, String> {
+    if !path.starts_with('/') {
+        return Err("it must start with `/`".to_string());
+    }
+    if let Some(bad) = path.chars().find(|&c| !is_path_char(c)) {
+        return Err(match bad {
+            '?' | '#' => {
+                format!("it has a query or fragment (`{bad}`); a path template holds only the path")
+            }
+            '`' => "it holds a backtick, which cannot appear in a URL path".to_string(),
+            ' ' => "it holds a space, which cannot appear in a URL path".to_string(),
+            c if c.is_ascii_graphic() => format!("`{c}` cannot appear in a URL path"),
+            c => format!(
+                "it holds `{}` (U+{:04X}), which cannot appear in a URL path",
+                c.escape_debug(),
+                c as u32
+            ),
+        });
+    }
+    if path.contains("//") {
+        return Err("it has an empty segment (`//`)".to_string());
+    }
+    let mut params: Vec<String> = Vec::new();
+    let mut rest = path;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return Err("`}` without a matching `{`".to_string());
+        }
+        let after = &rest[open + 1..];
+        let close = after
+            .find(['{', '}'])
+            .filter(|&i| after[i..].starts_with('}'))
+            .ok_or_else(|| "`{` without a matching `}`".to_string())?;
+        let name = &after[..close];
+        if !name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(format!(
+                "`{{{name}}}` is not a parameter name (a letter or `_`, then letters, digits, `_`, `-` or `.`)"
+            ));
+        }
+        if params.iter().any(|p| p == name) {
+            return Err(format!("parameter `{name}` appears twice"));
+        }
+        params.push(name.to_string());
+        rest = &after[close + 1..];
+    }
+    Ok(params)
+}
+
+/// What a URL path may hold unencoded (RFC 3986 `pchar` and `/`), and the braces of a
+/// template.
+fn is_path_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/%{}".contains(c)
+}
+
 // ---- Lints: which ones exist, their levels, and a manifest's settings. ----
 
 /// Every lint, with its stable id and default level.

@@ -93,6 +93,29 @@ fn explain_shows_what_each_target_reads() {
     );
 }
 
+/// Issue 21, defect 3: the path column was as wide as the longest path, and `format!`
+/// cannot pad past 65,535 (a panic, exit 101). The column is bounded; a longer path
+/// overruns it on its own row.
+#[test]
+fn explain_list_bounds_its_columns_for_a_path_of_any_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("/{}", "a".repeat(70_000));
+    let manifest = format!(
+        "version: 1\nservice:\n  name: Example\n  version: 0.1.0\n  description: A connector.\n  publicUrl: https://connector.example.com\n  dashboardUrl: https://example.com/settings\noperations:\n  - id: longPath\n    method: get\n    path: {long}\n    summary: Read the long thing\n    description: Read-only. Returns the thing.\n  - id: short\n    method: delete\n    path: /b\n    summary: Delete the short thing\n    description: Deletes the thing.\n"
+    );
+    std::fs::write(dir.path().join("connector.yaml"), manifest).unwrap();
+    let out = run(dir.path(), &["explain", "--list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], format!("longPath  GET    {long}  free read"));
+    // The short row is padded to the bounded column, not to the long path.
+    assert_eq!(
+        lines[1],
+        format!("short     DELETE {:60}  confirm (cannot be undone)", "/b")
+    );
+}
+
 #[test]
 fn templates_export_then_override() {
     let dir = workspace("examples/manifests/placeholder.yaml", false);

@@ -18,7 +18,7 @@ use sets::{example, large_manifest};
 
 /// Template attacks a pull request can bring in the manifest's own `templates:` folder:
 /// each would run for hours or take gigabytes without a bound.
-const RUNAWAY_TEMPLATES: [(&str, &str); 5] = [
+const RUNAWAY_TEMPLATES: [(&str, &str); 7] = [
     (
         "nested loops",
         "{% for a in range(10000) %}{% for b in range(10000) %}{% for c in range(10000) %}x{% endfor %}{% endfor %}{% endfor %}",
@@ -30,6 +30,17 @@ const RUNAWAY_TEMPLATES: [(&str, &str); 5] = [
     (
         "string doubling through namespace",
         "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}",
+    ),
+    // Issue 21, defect 7: minijinja adds sequences lazily, then copies the whole chain
+    // once it is 33 additions deep, and charged that copy only after making it (1.6 GB
+    // in 90 s, then out of memory). `vendor/minijinja` charges it first.
+    (
+        "list doubling through namespace",
+        "{% set ns = namespace(l=[1]) %}{% for i in range(100) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+    ),
+    (
+        "list doubling through chain",
+        "{% set ns = namespace(l=[1]) %}{% for i in range(100) %}{% set ns.l = ns.l|chain(ns.l) %}{% endfor %}{{ ns.l|length }}",
     ),
     ("string multiplication", "{{ 'x' * 10**9 }}"),
     (
@@ -124,6 +135,36 @@ fn runaway_templates_stop_at_the_limits_and_write_nothing() {
                 "{attack}, {command}: nothing written"
             );
         }
+    }
+}
+
+/// Issue 21, defect 4: a 200 KB template of 50,000 `not`, unary minus or 100,000 chained
+/// filters overflowed the stack while minijinja parsed it (SIGABRT, exit 134). Its
+/// nesting is measured before parsing: a template error naming the place, and nothing
+/// written.
+#[test]
+fn deeply_nested_templates_are_a_template_error_not_a_crash() {
+    for (attack, template) in [
+        ("not", format!("{{{{ {}true }}}}", "not ".repeat(50_000))),
+        (
+            "unary minus",
+            format!("{{{{ {}1 }}}}", "- ".repeat(100_000)),
+        ),
+        ("filters", format!("{{{{ 'x'{} }}}}", "|e".repeat(100_000))),
+    ] {
+        let dir = workspace_with_template(&template);
+        let before = generated(dir.path());
+        let out = build(dir.path(), &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{attack}: {stderr}");
+        assert!(
+            says(
+                &stderr,
+                "template `llms.txt.j2`: an expression nests more than 256 levels"
+            ) && says(&stderr, "llms.txt.j2:1:"),
+            "{attack}: {stderr}"
+        );
+        assert_eq!(generated(dir.path()), before, "{attack}: nothing written");
     }
 }
 

@@ -322,7 +322,7 @@ fn hostile_text_round_trips_and_adds_no_key() {
                 { "operation": "true" },
                 { "operation": "123" },
                 { "operation": "quoted \"name\" and 'single' {{ x }}", "id": "patchItemsById" },
-                { "operation": "DELETE /odd:path#1/{id}", "id": "deleteOddPath1ById" },
+                // `DELETE /odd:path#1/{id}` is skipped: a `#` cannot be in a path.
                 { "operation": "a\u{202e}b\u{e0041}", "id": "postHidden" },
             ]
         })

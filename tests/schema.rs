@@ -55,6 +55,9 @@ const ACCEPTED: &[&str] = &[
     "bad-url--relative",
     "base-not-openapi", // the base document: the schema sees only the manifest
     "invalid-base-path",
+    "invalid-base-path--url-rules",
+    "invalid-base-parameter",
+    "ambiguous-base-operation",
     "base-ref-external",
     "base-ref-unresolved",
     "base-syntax",
@@ -73,7 +76,10 @@ const ACCEPTED: &[&str] = &[
     "idempotency-contradicts-base",
     "invalid-openapi-fragment", // which fields a fragment may hold is connectorgen's rule
     "invalid-openapi-fragment--parameters",
-    "invalid-parameter", // a path without the parameter; a reserved header
+    "invalid-openapi-fragment--schema", // the merged operation against OpenAPI 3.1
+    "input-not-allowed--fragment",      // a requestBody inside the fragment
+    "bad-url--fragment-servers",        // a URL inside the fragment
+    "invalid-parameter",                // a path without the parameter; a reserved header
     "invalid-parameter--path-optional",
     "invalid-status--no-content", // two values: 204 and an `output`
     "invalid-style",              // the style against the schema

@@ -117,6 +117,21 @@ impl Prose {
         env.add_filter("md_url", md_url);
         env.add_filter("a", |text: &str| crate::english::with_article(text));
         for (name, source) in sources {
+            // Before minijinja parses it: an unguarded nesting overflows the stack there.
+            if let Some(at) = super::nesting::too_deep(source) {
+                return Err(RenderError {
+                    template: name.clone(),
+                    message: format!(
+                        "an expression nests more than {} levels deep here (each operator, filter, lookup and bracket adds one); split it into steps with `{{% set %}}`",
+                        super::nesting::MAX_DEPTH
+                    ),
+                    source_text: Some(std::sync::Arc::new(miette::NamedSource::new(
+                        name,
+                        source.clone(),
+                    ))),
+                    span: Some(miette::SourceSpan::from((at, 1))),
+                });
+            }
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| RenderError::new(name, Some(source), e))?;
         }

@@ -421,6 +421,12 @@ pub fn problem_summary(code: &str) -> &'static str {
         "unknown-method" => "`method` is not get, post, put, patch or delete.",
         "invalid-path" => "A path is malformed or conflicts with another.",
         "duplicate-route" => "Two operations share the same method and path.",
+        "ambiguous-base-operation" => {
+            "`operation:` is one base operation's operationId and another's route."
+        }
+        "invalid-base-parameter" => {
+            "A parameter of an exposed base operation has no usable name or location, or is repeated."
+        }
         "input-not-allowed" => "A request body is declared on a get or delete operation.",
         "invalid-schema" => "`input`, `output` or a query `schema` is not a JSON Schema.",
         "invalid-query-parameter" => "A query parameter name is empty, repeated or unusable.",

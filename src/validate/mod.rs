@@ -15,6 +15,7 @@
 //! here, written once for both.
 
 mod document;
+mod fragment;
 mod http;
 mod lower;
 mod operation;

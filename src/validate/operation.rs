@@ -228,6 +228,7 @@ impl Validator {
         let raw_mut = &mut s.value;
         if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw_mut.input, method) {
             self.push(Diagnostic::InputNotAllowed {
+                key: "input",
                 method: m.as_str().to_string(),
                 span: span(input),
             });
@@ -317,7 +318,7 @@ impl Validator {
             (None, Some(media)) => Some(lower::default_schema(media)),
             (None, None) => None,
         };
-        let http = lower::operation(
+        let mut http = lower::operation(
             lower::Inline {
                 path_params: &path_params,
                 params: params?,
@@ -337,6 +338,9 @@ impl Validator {
             },
             &self.errors,
         );
+        if let Some(fragment) = &raw.openapi {
+            self.merged_fragment(&mut http, method, span(fragment));
+        }
         Some(Checked {
             op: Operation {
                 id: id?,
@@ -376,6 +380,7 @@ impl Validator {
             .and_then(|t| self.media_type(t, "inputType"));
         if let (Some(t), Some(m @ (Method::Get | Method::Delete))) = (&raw.input_type, method) {
             self.push(Diagnostic::InputNotAllowed {
+                key: "inputType",
                 method: m.as_str().to_string(),
                 span: span(t),
             });

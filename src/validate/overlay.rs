@@ -81,6 +81,10 @@ impl Validator {
             );
             return None;
         };
+        if let Some((by_id, by_route)) = base.ambiguous(&name.value) {
+            self.push(ambiguous(name, by_id, by_route));
+            return None;
+        }
         let Some(found) = base.find(&name.value) else {
             let known = base
                 .operations
@@ -133,6 +137,14 @@ impl Validator {
             });
             return None;
         };
+
+        for (pointer, reason) in parameter_problems(base, &found.path, &pointer, object) {
+            self.push_base(Diagnostic::InvalidBaseParameter {
+                route: found.route(),
+                reason,
+                span: base.span(&pointer),
+            });
+        }
 
         let id = match (&raw.id, &found.operation_id) {
             (Some(id), _) if !is_identifier(&id.value) => {
@@ -629,6 +641,94 @@ fn collect_map_refs(
             _ => collect_refs(child, pointer, out),
         }
         pointer.truncate(len);
+    }
+}
+
+/// The parameters of an operation (its path item's shared ones, then its own, each
+/// through its `$ref`) that have no non-empty `name`, no `in` a parameter can have, or
+/// repeat a name and location in the same list: (pointer, reason) for each.
+fn parameter_problems(
+    base: &Base,
+    path: &str,
+    pointer: &str,
+    op: &Map<String, Value>,
+) -> Vec<(String, String)> {
+    let item = base.path_item(path).and_then(|item| item.get("parameters"));
+    let lists = [
+        (format!("/paths/{}/parameters", escape(path)), item),
+        (format!("{pointer}/parameters"), op.get("parameters")),
+    ];
+    let mut out = Vec::new();
+    for (at, list) in lists {
+        let Some(list) = list else { continue };
+        let Some(list) = list.as_array() else {
+            out.push((at, "`parameters` is not a list".to_string()));
+            continue;
+        };
+        let mut seen: HashSet<(String, &str)> = HashSet::new();
+        for (i, p) in list.iter().enumerate() {
+            let at = format!("{at}/{i}");
+            let p = match p.get("$ref").and_then(Value::as_str) {
+                // An unresolved reference is reported where references are checked.
+                Some(reference) => match base.resolve(reference) {
+                    Some(target) => target,
+                    None => continue,
+                },
+                None => p,
+            };
+            let name = p.get("name").and_then(Value::as_str).map(str::trim);
+            let location = p.get("in").and_then(Value::as_str);
+            let reason = match (name, location) {
+                (None | Some(""), Some(l)) => Some(format!("a {l} parameter has no `name`")),
+                (None | Some(""), None) => {
+                    Some("a parameter has no `name` and no `in`".to_string())
+                }
+                (Some(n), Some(l @ ("path" | "query" | "header" | "cookie"))) => {
+                    // Header names compare without case.
+                    let key = if l == "header" {
+                        n.to_ascii_lowercase()
+                    } else {
+                        n.to_string()
+                    };
+                    (!seen.insert((key, l)))
+                        .then(|| format!("the {l} parameter `{n}` is declared twice"))
+                }
+                (Some(n), Some(l)) => Some(format!(
+                    "the parameter `{n}` is `in: {l}`, which is not path, query, header or cookie"
+                )),
+                (Some(n), None) => Some(format!("the parameter `{n}` has no `in`")),
+            };
+            out.extend(reason.map(|r| (at, r)));
+        }
+    }
+    out
+}
+
+/// `operation:` names one operation by its operationId and another by its route.
+fn ambiguous(
+    name: &Spanned<String>,
+    by_id: &crate::base::BaseOperation,
+    by_route: &crate::base::BaseOperation,
+) -> Diagnostic {
+    let route = by_route.route();
+    let other_name = match &by_route.operation_id {
+        Some(id) => format!("`operation: {id}` (its operationId)"),
+        None => {
+            "no name: it has no operationId, and its route is taken; give it one in the document"
+                .to_string()
+        }
+    };
+    Diagnostic::AmbiguousBaseOperation {
+        name: name.value.trim().to_string(),
+        by_id: by_id.route(),
+        by_route: route,
+        span: span(name),
+        help: format!(
+            "name the one you mean by a name only it has: for `{}`, `operation: \"{}\"` (its route); for `{}`, {other_name}",
+            by_id.route(),
+            by_id.route(),
+            by_route.route(),
+        ),
     }
 }
 

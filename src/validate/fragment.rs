@@ -1,0 +1,298 @@
+//! An inline operation's `openapi:` fragment, checked once it is merged over the
+//! generated Operation Object.
+//!
+//! Takes: the merged Operation Object, the operation's method and where the fragment is
+//! written. Returns (through `Validator`): a problem for each way the fragment made the
+//! operation something the rest of the manifest refuses or no OpenAPI 3.1 reader
+//! accepts — a request body on a GET or DELETE (`input-not-allowed`, as for `input`), a
+//! server URL that breaks the rules of `publicUrl` and `servers:` (credentials, a
+//! scheme other than https, a query; `bad-url`), an Operation Object the official
+//! OpenAPI 3.1 schema rejects, or a Schema Object the JSON Schema 2020-12 meta-schema
+//! rejects (`invalid-openapi-fragment`, naming the place inside the fragment). Server
+//! URLs are written back as `servers:` writes them (no trailing slash).
+//! Must never: check an operation without a fragment (the generator's own output is
+//! proven valid by the test suite, not at run time), or let a fragment through because
+//! the operation around it is valid.
+//!
+//! Spans: the fragment is one `serde_json::Value`, which keeps no positions, so every
+//! finding points at the fragment and names the place inside it in its message.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+
+use super::Validator;
+use super::syntax::check_url;
+use crate::diagnostics::{Diagnostic, Span};
+use crate::model::{Method, escape};
+
+/// The official OpenAPI 3.1 schema, vendored unchanged in `tests/fixtures/` (see its
+/// README for provenance).
+const OPENAPI_31: &str = include_str!("../../tests/fixtures/openapi-3.1.schema.json");
+
+/// At most this many findings from the schemas per fragment: one wrong value can fail
+/// several branches of the schema, and the first few say what is wrong.
+const MAX_FINDINGS: usize = 8;
+
+/// The Operation Object definition of the official schema, compiled once per run (and
+/// only by a run that has a fragment).
+fn operation_schema() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let mut document: Value =
+            serde_json::from_str(OPENAPI_31).expect("the vendored OpenAPI 3.1 schema is JSON");
+        // The document's own root describes a whole OpenAPI document; keep its
+        // identity and definitions (`$dynamicRef: "#meta"` resolves within them) and
+        // point the root at the Operation Object.
+        let schema = json!({
+            "$schema": document["$schema"].take(),
+            "$id": document["$id"].take(),
+            "$defs": document["$defs"].take(),
+            "$ref": "#/$defs/operation",
+        });
+        jsonschema::validator_for(&schema).expect("the vendored OpenAPI 3.1 schema compiles")
+    })
+}
+
+impl Validator {
+    /// Checks an inline operation whose `openapi:` fragment (written at `at`) is merged
+    /// into `http`.
+    pub(super) fn merged_fragment(
+        &mut self,
+        http: &mut Map<String, Value>,
+        method: Method,
+        at: Span,
+    ) {
+        if matches!(method, Method::Get | Method::Delete) && http.contains_key("requestBody") {
+            self.push(Diagnostic::InputNotAllowed {
+                key: "openapi.requestBody",
+                method: method.as_str().to_string(),
+                span: at,
+            });
+        }
+        self.fragment_servers(http, at);
+
+        let operation = Value::Object(std::mem::take(http));
+        let mut found = 0;
+        for error in operation_schema().iter_errors(&operation) {
+            if found == MAX_FINDINGS {
+                break;
+            }
+            found += 1;
+            let pointer = error.instance_path().to_string();
+            self.push(fragment_problem(
+                &operation,
+                &pointer,
+                format!("OpenAPI 3.1 refuses it: {error}"),
+                at,
+            ));
+        }
+        for (pointer, schema) in schema_objects(&operation) {
+            if found == MAX_FINDINGS {
+                break;
+            }
+            // Anything but a mapping or a boolean was refused by the OpenAPI schema.
+            if !(schema.is_object() || schema.is_boolean()) {
+                continue;
+            }
+            if let Err(e) = jsonschema::meta::validate(schema) {
+                found += 1;
+                let inside = format!("{pointer}{}", e.instance_path());
+                self.push(fragment_problem(
+                    &operation,
+                    &inside,
+                    format!("not a valid JSON Schema (2020-12): {e}"),
+                    at,
+                ));
+            }
+        }
+        if let Value::Object(map) = operation {
+            *http = map;
+        }
+    }
+
+    /// Each `servers[].url` follows the rules of `publicUrl` and `servers:`: the agent
+    /// sends the person's credential there.
+    fn fragment_servers(&mut self, http: &mut Map<String, Value>, at: Span) {
+        let Some(Value::Array(servers)) = http.get_mut("servers") else {
+            return;
+        };
+        for server in servers {
+            let Some(Value::String(url)) = server.get_mut("url") else {
+                // Not a string, or absent: the OpenAPI schema reports it.
+                continue;
+            };
+            match check_url(url.trim()) {
+                Ok(checked) => *url = checked,
+                Err(reason) => self.push(Diagnostic::BadUrl {
+                    key: "openapi.servers.url",
+                    reason: format!("`{}`: {reason}", url.escape_debug()),
+                    span: at,
+                }),
+            }
+        }
+    }
+}
+
+/// A finding about the place `pointer` of the merged operation.
+fn fragment_problem(operation: &Value, pointer: &str, reason: String, at: Span) -> Diagnostic {
+    let key = pointer.split('/').nth(1).unwrap_or_default();
+    Diagnostic::InvalidOpenapiFragment {
+        key: crate::model::unescape(key),
+        reason: format!("at {}: {reason}", describe(operation, pointer)),
+        span: at,
+    }
+}
+
+/// A pointer into the merged operation as the author can find it in the fragment: a
+/// parameter by its name and location (its index in the merged list is not the one in
+/// the fragment), everything else by its pointer.
+fn describe(operation: &Value, pointer: &str) -> String {
+    let mut segments = pointer.split('/').skip(1);
+    if let (Some("parameters"), Some(index)) = (segments.next(), segments.next())
+        && let Some(p) = index
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| operation.get("parameters")?.get(i))
+    {
+        let rest: Vec<&str> = segments.collect();
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        let location = p.get("in").and_then(Value::as_str).unwrap_or("?");
+        let within = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(", `/{}`", rest.join("/"))
+        };
+        return format!("the {location} parameter `{}`{within}", name.escape_debug());
+    }
+    if pointer.is_empty() {
+        "the operation".to_string()
+    } else {
+        format!("`{}`", pointer.escape_debug())
+    }
+}
+
+/// The Schema Objects of an Operation Object, with their pointers: parameter schemas,
+/// and the schemas of every media type in parameters, the request body, responses and
+/// their headers (references are checked where they point).
+fn schema_objects(operation: &Value) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    for (i, p) in operation
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        own_schema(p, &format!("/parameters/{i}"), &mut out);
+        content_schemas(p, &format!("/parameters/{i}"), &mut out);
+    }
+    if let Some(body) = operation.get("requestBody") {
+        content_schemas(body, "/requestBody", &mut out);
+    }
+    for (status, response) in operation
+        .get("responses")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let at = format!("/responses/{}", escape(status));
+        content_schemas(response, &at, &mut out);
+        for (name, header) in response
+            .get("headers")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let at = format!("{at}/headers/{}", escape(name));
+            own_schema(header, &at, &mut out);
+            content_schemas(header, &at, &mut out);
+        }
+    }
+    out
+}
+
+/// The `schema` of a parameter or header at `at`.
+fn own_schema<'a>(value: &'a Value, at: &str, out: &mut Vec<(String, &'a Value)>) {
+    if let Some(schema) = value.get("schema") {
+        out.push((format!("{at}/schema"), schema));
+    }
+}
+
+/// The schema of each media type in the `content` of the object at `at`.
+fn content_schemas<'a>(value: &'a Value, at: &str, out: &mut Vec<(String, &'a Value)>) {
+    for (media, object) in value
+        .get("content")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(schema) = object.get("schema") {
+            out.push((format!("{at}/content/{}/schema", escape(media)), schema));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vendored_schema_compiles_and_is_live() {
+        let valid = json!({ "responses": { "200": { "description": "ok" } } });
+        assert!(operation_schema().is_valid(&valid));
+        for invalid in [
+            json!({ "tags": [5] }),
+            json!({ "requestBody": "x" }),
+            json!({ "responses": { "200": "x" } }),
+            json!({ "parameters": [{ "name": "id", "in": "path", "required": false, "schema": {} }] }),
+            json!({ "parameters": [{ "name": "q", "in": "query", "style": "matrix", "schema": {} }] }),
+            json!({ "parameters": [{ "name": "q", "in": "query", "schema": 5 }] }),
+            json!({ "summery": "x" }),
+        ] {
+            assert!(!operation_schema().is_valid(&invalid), "{invalid}");
+        }
+    }
+
+    #[test]
+    fn a_good_fragment_passes_and_its_servers_lose_a_trailing_slash() {
+        let mut v = Validator::default();
+        let mut http = json!({
+            "servers": [{ "url": "https://eu.api.example/v1/" }],
+            "externalDocs": { "url": "https://docs.example" },
+            "responses": { "200": { "description": "ok",
+                "content": { "application/json": { "schema": { "type": "object" } } } } }
+        })
+        .as_object()
+        .cloned()
+        .unwrap();
+        v.merged_fragment(&mut http, Method::Post, (0, 1).into());
+        assert!(v.problems.is_empty(), "{:?}", v.problems);
+        assert_eq!(http["servers"][0]["url"], "https://eu.api.example/v1");
+        assert!(http.contains_key("externalDocs") && http.contains_key("responses"));
+    }
+
+    #[test]
+    fn schema_objects_are_found_everywhere_an_operation_holds_one() {
+        let op = json!({
+            "parameters": [{ "name": "a", "in": "query", "schema": { "type": "x" } },
+                           { "name": "b", "in": "query", "content": { "application/json": { "schema": 1 } } }],
+            "requestBody": { "content": { "application/json": { "schema": true } } },
+            "responses": { "200": { "description": "ok",
+                "headers": { "X-Rate": { "schema": {} } },
+                "content": { "text/plain": { "schema": {} } } } }
+        });
+        let found = schema_objects(&op);
+        let pointers: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/parameters/0/schema",
+                "/parameters/1/content/application~1json/schema",
+                "/requestBody/content/application~1json/schema",
+                "/responses/200/content/text~1plain/schema",
+                "/responses/200/headers/X-Rate/schema",
+            ]
+        );
+    }
+}
