@@ -7,7 +7,7 @@
 
 use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::english::states_limit;
-use crate::model::{Connector, Idempotency, Method, Operation};
+use crate::model::{Connector, Method, Operation};
 // The lint ids, levels and settings are validated settings: they live in the model.
 pub use crate::model::{DEFAULT_DESCRIPTION_MAX, Level, Lint, LintConfig};
 
@@ -100,7 +100,7 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
                 },
             );
         }
-        if spends && op.idempotency == Idempotency::Unsupported {
+        if spends && op.idempotency.is_unsupported() {
             emit(
                 Lint::SpendWithoutIdempotency,
                 Diagnostic::SpendWithoutIdempotency {

@@ -188,7 +188,7 @@ fn exposed_operations_keep_the_base_http() {
                 let added = params.pop().unwrap();
                 assert!(is_idempotency_header(&added), "{at}: added {added}");
                 assert!(
-                    op.takes_idempotency_key(),
+                    op.key().is_some_and(|k| k.added),
                     "{at}: a header it does not take"
                 );
                 assert!(

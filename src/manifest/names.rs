@@ -56,7 +56,7 @@ names!(
 );
 names!(
     /// How an operation treats the `Idempotency-Key` header.
-    IdempotencyName => Idempotency::ALL.iter().map(|(name, _)| *name)
+    IdempotencyName => Idempotency::SHORT_FORMS
 );
 names!(
     /// An agent platform to write for.

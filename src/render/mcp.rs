@@ -24,9 +24,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Finding};
-use crate::model::{
-    Connector, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation, media_essence,
-};
+use crate::model::{Connector, Document, IDEMPOTENCY_HEADER, Method, Operation, media_essence};
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
@@ -80,7 +78,7 @@ fn annotations(op: &Operation) -> Value {
     // (not additive), even with `confirm: false`.
     let destructive =
         op.consent() || matches!(op.method, Method::Delete | Method::Put | Method::Patch);
-    let idempotent = read_only || op.idempotency == Idempotency::Required;
+    let idempotent = read_only || op.key().is_some_and(|k| k.required);
     json!({
         "readOnlyHint": read_only,
         "destructiveHint": destructive,
@@ -182,7 +180,7 @@ fn input_schema(
                     "maxLength": 255,
                     "description": IDEMPOTENCY_ARGUMENT_DESCRIPTION
                 }),
-                required: required || op.idempotency == Idempotency::Required,
+                required: required || op.key().is_some_and(|k| k.required),
             });
             continue;
         }

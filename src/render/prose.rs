@@ -47,7 +47,9 @@ struct TemplateOperation<'a> {
     spends: &'a Option<Spends>,
     #[serde(rename = "async")]
     async_: &'a Option<Async>,
-    idempotency: Idempotency,
+    /// `optional` or `required` (a key, by whether the provider requires it),
+    /// `inherent` or `unsupported`.
+    idempotency: &'static str,
     /// It cannot be undone: the person's yes comes first.
     confirm: bool,
 }
@@ -63,9 +65,19 @@ impl<'a> From<&'a Operation> for TemplateOperation<'a> {
             description: &op.description,
             spends: &op.spends,
             async_: &op.async_,
-            idempotency: op.idempotency,
+            idempotency: short_form(&op.idempotency),
             confirm: op.confirm,
         }
+    }
+}
+
+/// The short form naming the operation's mechanism, as templates compare it.
+fn short_form(idempotency: &Idempotency) -> &'static str {
+    match idempotency {
+        Idempotency::Key(key) if key.required => "required",
+        Idempotency::Key(_) => "optional",
+        Idempotency::Inherent => "inherent",
+        Idempotency::Unsupported(_) => "unsupported",
     }
 }
 
@@ -198,7 +210,7 @@ impl Prose {
             .iter()
             .zip(op_values)
             .zip(descriptions)
-            .map(|((op, value), d)| operation_view(value, d, op.takes_idempotency_key()))
+            .map(|((op, value), d)| operation_view(value, d, op.key().is_some()))
             .collect();
         context! {
             service => Serde(&connector.service),
@@ -377,9 +389,9 @@ mod tests {
             let expected = Value::from(Serde(Flattened {
                 op: TemplateOperation::from(op),
                 model_description: "The text.",
-                idempotency_key: op.takes_idempotency_key(),
+                idempotency_key: op.key().is_some(),
             }));
-            let view = operation_view(value, "The text.", op.takes_idempotency_key());
+            let view = operation_view(value, "The text.", op.key().is_some());
             assert_eq!(view, expected);
             assert_eq!(format!("{view:?}"), format!("{expected:?}"));
         }

@@ -16,7 +16,10 @@ use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
 use crate::model::Lint;
-use crate::model::{Async, Idempotency, Method, Operation, Origin, Returns, SpendKind, Spends};
+use crate::model::{
+    Async, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Operation, Origin,
+    Returns, SpendKind, Spends, Unsupported,
+};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";
@@ -36,10 +39,44 @@ pub(super) struct Safety {
     pub spends: Option<Option<Spends>>,
     pub async_: Option<Option<Async>>,
     /// `None` when the written value is not a known setting (already reported).
-    pub idempotency: Option<Option<Idempotency>>,
+    pub idempotency: Option<Option<Written>>,
     /// `confirm` as written.
     pub confirm: Option<bool>,
     pub lint_allow: Vec<Lint>,
+}
+
+/// `idempotency:` as written, before the operation decides what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Written {
+    /// `optional` or `required`: an `Idempotency-Key` header.
+    Short {
+        required: bool,
+    },
+    Inherent,
+    Unsupported,
+}
+
+impl Written {
+    fn parse(text: &str) -> Option<Written> {
+        match text {
+            "optional" => Some(Written::Short { required: false }),
+            "required" => Some(Written::Short { required: true }),
+            "inherent" => Some(Written::Inherent),
+            "unsupported" => Some(Written::Unsupported),
+            _ => None,
+        }
+    }
+}
+
+/// The `Idempotency-Key` header connectorgen adds.
+pub(super) fn added_header(required: bool) -> Idempotency {
+    Idempotency::Key(IdempotencyKey {
+        location: KeyLocation::Header,
+        name: IDEMPOTENCY_HEADER.to_string(),
+        required,
+        added: true,
+        evidence: None,
+    })
 }
 
 impl Safety {
@@ -99,19 +136,20 @@ impl Validator {
         }
         let spends = raw.spends.as_ref().map(|s| self.spends(s));
         let async_ = raw.async_.as_ref().map(|a| self.async_(a));
-        let idempotency = raw.idempotency.as_ref().map(|i| {
-            match Idempotency::ALL.iter().find(|(n, _)| *n == i.value.trim()) {
-                Some((_, v)) => Some(*v),
+        let idempotency = raw
+            .idempotency
+            .as_ref()
+            .map(|i| match Written::parse(i.value.trim()) {
+                Some(v) => Some(v),
                 None => {
                     self.push(Diagnostic::UnknownIdempotency {
                         value: i.value.clone(),
                         span: span(i),
-                        help: suggest(i.value.trim(), Idempotency::ALL.iter().map(|(n, _)| *n)),
+                        help: suggest(i.value.trim(), Idempotency::SHORT_FORMS),
                     });
                     None
                 }
-            }
-        });
+            });
         let lint_allow = raw
             .lint_allow
             .iter()
@@ -306,12 +344,21 @@ impl Validator {
         let (confirm, consequential) = safety.confirm(method);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
-        let idempotency = safety
+        let written = safety
             .idempotency
             .flatten()
-            .unwrap_or(Idempotency::Optional);
-        let idempotency_key =
-            needs_idempotency_key(method, spends.is_some() || async_.is_some(), idempotency);
+            .unwrap_or(Written::Short { required: false });
+        let idempotency = match written {
+            Written::Unsupported => Idempotency::Unsupported(Unsupported::Stated),
+            Written::Inherent => Idempotency::Inherent,
+            Written::Short { required } => {
+                if needs_idempotency_key(method, spends.is_some() || async_.is_some()) {
+                    added_header(required)
+                } else {
+                    Idempotency::Unsupported(Unsupported::Unknown)
+                }
+            }
+        };
         let input = match (input, &http_keys.input_type) {
             (Some(input), _) => Some(input),
             (None, Some(media)) => Some(lower::default_schema(media)),
@@ -329,7 +376,7 @@ impl Validator {
                 output,
                 output_type: http_keys.output_type.unwrap_or_else(|| JSON.to_string()),
                 status: http_keys.status,
-                idempotency_key: idempotency_key.then_some(idempotency == Idempotency::Required),
+                idempotency_key: idempotency.key().map(|k| k.required),
                 returns: async_.as_ref().map(|a| a.returns),
                 deprecated: http_keys.deprecated,
                 tags: http_keys.tags,
@@ -351,7 +398,6 @@ impl Validator {
                 idempotency,
                 confirm,
                 consequential,
-                idempotency_key,
                 lint_allow: safety.lint_allow,
                 origin,
             },
@@ -557,14 +603,10 @@ impl Validator {
     }
 }
 
-/// Whether an operation must carry the `Idempotency-Key` header: every non-GET that
-/// spends or is async, unless the provider cannot honour one.
-pub(super) fn needs_idempotency_key(
-    method: Method,
-    spends_or_async: bool,
-    idempotency: Idempotency,
-) -> bool {
-    method != Method::Get && spends_or_async && idempotency != Idempotency::Unsupported
+/// Whether a short form (`optional`, `required`, the inline default) adds the
+/// `Idempotency-Key` header: on every non-GET that spends or is async.
+pub(super) fn needs_idempotency_key(method: Method, spends_or_async: bool) -> bool {
+    method != Method::Get && spends_or_async
 }
 
 /// Where each part of an operation entry is (the entry itself where a part is absent).
@@ -631,10 +673,9 @@ pub(super) fn placeholder(
         http: serde_json::Map::new(),
         spends: None,
         async_: None,
-        idempotency: Idempotency::Optional,
+        idempotency: Idempotency::Unsupported(Unsupported::Unknown),
         confirm: false,
         consequential: false,
-        idempotency_key: false,
         lint_allow: Vec::new(),
         origin,
     }

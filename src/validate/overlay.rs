@@ -18,15 +18,15 @@ use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
 use super::lower::idempotency_parameter;
-use super::operation::{needs_idempotency_key, origin, placeholder};
+use super::operation::{Written, added_header, needs_idempotency_key, origin, placeholder};
 use super::syntax::{check_url, is_identifier};
 use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
 use crate::model::{
-    AuthScheme, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation, Origin, Service,
-    escape, unescape,
+    AuthScheme, Document, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method,
+    Operation, Origin, Service, Unsupported, escape, unescape,
 };
 
 impl Validator {
@@ -204,8 +204,8 @@ impl Validator {
 
         let safety = self.safety(raw, method == Method::Get);
         let declared = idempotency_header(base, &found.path, object);
-        let idempotency = match (safety.idempotency, declared) {
-            (Some(Some(Idempotency::Unsupported)), Some(_)) => {
+        let written = match (safety.idempotency.clone(), declared) {
+            (Some(Some(Written::Unsupported)), Some(_)) => {
                 self.push(Diagnostic::IdempotencyContradictsBase {
                     id: id.clone().unwrap_or_default(),
                     span: raw.idempotency.as_ref().map_or(at, span),
@@ -213,8 +213,7 @@ impl Validator {
                 None
             }
             (Some(written), _) => written,
-            (None, Some(true)) => Some(Idempotency::Required),
-            (None, _) => Some(Idempotency::Optional),
+            (None, _) => Some(Written::Short { required: false }),
         };
         // As inline, but the HTTP parts are the base document's: findings about them
         // point at `operation:`, where an override would go.
@@ -240,18 +239,36 @@ impl Validator {
         let (confirm, consequential) = safety.confirm(method);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
-        let idempotency = idempotency?;
-        let needs_key =
-            needs_idempotency_key(method, spends.is_some() || async_.is_some(), idempotency);
+        let spends_or_async = spends.is_some() || async_.is_some();
+        let idempotency = match (written?, declared) {
+            (Written::Unsupported, _) => Idempotency::Unsupported(Unsupported::Stated),
+            (Written::Inherent, _) => Idempotency::Inherent,
+            (Written::Short { required }, Some(declared)) => Idempotency::Key(IdempotencyKey {
+                location: KeyLocation::Header,
+                name: IDEMPOTENCY_HEADER.to_string(),
+                required: required || declared,
+                added: false,
+                evidence: raw
+                    .idempotency
+                    .is_none()
+                    .then(|| "the document declares an Idempotency-Key header".to_string()),
+            }),
+            (Written::Short { required }, None)
+                if needs_idempotency_key(method, spends_or_async) =>
+            {
+                added_header(required)
+            }
+            (Written::Short { .. }, None) => Idempotency::Unsupported(Unsupported::Unknown),
+        };
         let mut http = object.clone();
         // The provider calls these back; an agent receives no calls, as with `webhooks`.
         http.remove("callbacks");
-        if declared.is_none() && needs_key {
+        if let Some(key) = idempotency.key().filter(|k| k.added) {
             let parameters = http
                 .entry("parameters")
                 .or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(list) = parameters {
-                list.push(idempotency_parameter(idempotency == Idempotency::Required));
+                list.push(idempotency_parameter(key.required));
             }
         }
         Some(Checked {
@@ -268,7 +285,6 @@ impl Validator {
                 idempotency,
                 confirm,
                 consequential,
-                idempotency_key: declared.is_some() || needs_key,
                 lint_allow: safety.lint_allow,
                 origin,
             },
