@@ -329,7 +329,8 @@ pub enum Diagnostic {
         help: String,
     },
 
-    /// `idempotency` is not optional, required or unsupported.
+    /// `idempotency` is not optional, required, inherent or unsupported, nor a mapping
+    /// naming one key (`header`, `query` or `bodyField`, and `required`).
     #[error("unknown idempotency `{value}`")]
     #[diagnostic(code("unknown-idempotency"))]
     UnknownIdempotency {
@@ -844,6 +845,20 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `idempotency:` names a header, query parameter or body field the operation does
+    /// not have (base mode), or a body field connectorgen cannot add (inline).
+    #[error("`{id}` has no {what} to carry the retry key")]
+    #[diagnostic(code("idempotency-key-not-found"))]
+    IdempotencyKeyNotFound {
+        id: String,
+        /// `header `X``, `query parameter `x``, `body field `x``.
+        what: String,
+        #[label("names it here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     // ---- Safety lints: valid manifests that may still mislead a model. ----
     /// The description does not say what the call will not do.
     #[error("`{id}`: the description does not say what the call will not do")]
@@ -874,17 +889,37 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// An operation that spends declares `idempotency: unsupported`.
-    #[error("`{id}` spends but cannot recognise a retry")]
+    /// An operation that spends has no retry key: `idempotency: unsupported`, or (base
+    /// mode, no `idempotency:`) the provider's document declares none.
+    #[error("`{id}` spends, but a retry cannot be recognised: {why}")]
     #[diagnostic(
         code("spend-without-idempotency"),
         help(
-            "a retry after a timeout charges the person again. The provider can accept an `Idempotency-Key` header on this call (keep each key with its first result for a day or more and answer a repeat with that result instead of charging again); then set `idempotency: optional` or `required`. Until then, llms.txt tells the model never to repeat the call on its own: acknowledge that with `lintAllow: [spend-without-idempotency]` on the operation"
+            "a retry after a timeout charges the person again, so every target tells the model never to repeat the call on its own. A provider can recognise a retry by a key the client sends: a header (`idempotency: {{ header: Idempotency-Key }}`, or any name), a query parameter (`{{ query: request_id }}`) or a body field (`{{ bodyField: idempotency_key }}`), kept with the first result for a day or more and answered with it. If it has one, name it; if not, acknowledge with `lintAllow: [spend-without-idempotency]` on the operation"
         )
     )]
     SpendWithoutIdempotency {
         id: String,
-        #[label("declared unsupported here")]
+        why: &'static str,
+        #[label("no retry key")]
+        span: Span,
+    },
+
+    /// Base mode: an operation that spends or is async has no `idempotency:`, and the
+    /// provider's document declares no retry key (no `Idempotency-Key` header, no
+    /// header, query parameter or body property named or described as one).
+    #[error(
+        "`{id}`: the provider's document declares no retry key, so it is treated as `idempotency: unsupported`"
+    )]
+    #[diagnostic(
+        code("idempotency-unknown"),
+        help(
+            "every target now tells the model never to repeat this call on its own. If the provider recognises a retry, name its key: `idempotency: {{ header: Acme-Request-Id }}`, `{{ query: request_id }}`, `{{ bodyField: idempotency_key }}` (add `required: true` if a call without it is refused), or `optional` for an `Idempotency-Key` header; `inherent` if a repeat cannot duplicate it; else write `idempotency: unsupported`"
+        )
+    )]
+    IdempotencyUnknown {
+        id: String,
+        #[label("no `idempotency:` here")]
         span: Span,
     },
 

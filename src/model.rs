@@ -351,6 +351,9 @@ impl Idempotency {
     /// header for the first two) and `inherent`.
     pub const SHORT_FORMS: [&'static str; 4] = ["optional", "required", "unsupported", "inherent"];
 
+    /// The keys of the mapping form that name a key, in `KeyLocation` order.
+    pub const MAPPING_KEYS: [&'static str; 3] = ["header", "query", "bodyField"];
+
     /// The key, if the operation has one.
     pub fn key(&self) -> Option<&IdempotencyKey> {
         match self {
@@ -499,6 +502,7 @@ pub enum Lint {
     MutatingWithoutLimit,
     PaidSyncOperation,
     LocalRef,
+    IdempotencyUnknown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -528,7 +532,7 @@ impl Level {
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
 impl Lint {
-    pub const ALL: [Lint; 8] = [
+    pub const ALL: [Lint; 9] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -537,6 +541,7 @@ impl Lint {
         Lint::MutatingWithoutLimit,
         Lint::PaidSyncOperation,
         Lint::LocalRef,
+        Lint::IdempotencyUnknown,
     ];
 
     pub fn id(self) -> &'static str {
@@ -549,6 +554,7 @@ impl Lint {
             Lint::MutatingWithoutLimit => "mutating-without-limit",
             Lint::PaidSyncOperation => "paid-sync-operation",
             Lint::LocalRef => "local-ref",
+            Lint::IdempotencyUnknown => "idempotency-unknown",
         }
     }
 
@@ -571,7 +577,7 @@ impl Lint {
                 "The summary is one word or starts with a catch-all verb (Manages, Handles, Processes, Does, Deals with)."
             }
             Lint::SpendWithoutIdempotency => {
-                "An operation that spends declares `idempotency: unsupported`."
+                "An operation that spends has no retry key: `idempotency: unsupported`, or the base document declares none."
             }
             Lint::PollTargetWithoutId => "The poll target's path has no {param} to name the job.",
             Lint::DescriptionTooLong => {
@@ -584,6 +590,9 @@ impl Lint {
             Lint::LocalRef => {
                 "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
             }
+            Lint::IdempotencyUnknown => {
+                "Base mode: an operation that spends or is async has no `idempotency:`, and the document declares no retry key."
+            }
         }
     }
 }
@@ -591,7 +600,7 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 8],
+    levels: [Level; 9],
     pub description_max: usize,
 }
 

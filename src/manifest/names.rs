@@ -54,10 +54,43 @@ names!(
     /// What an async operation hands back.
     ReturnsName => Returns::ALL.iter().map(|(name, _)| *name)
 );
-names!(
-    /// How an operation treats the `Idempotency-Key` header.
-    IdempotencyName => Idempotency::SHORT_FORMS
-);
+/// `idempotency:` — a short form, or a mapping naming the provider's key.
+pub struct IdempotencySetting;
+
+impl JsonSchema for IdempotencySetting {
+    fn schema_name() -> Cow<'static, str> {
+        "IdempotencySetting".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let one_of: Vec<Value> = Idempotency::MAPPING_KEYS
+            .iter()
+            .map(|key| serde_json::json!({ "required": [key] }))
+            .collect();
+        let mut properties = serde_json::Map::new();
+        for key in Idempotency::MAPPING_KEYS {
+            properties.insert(
+                key.to_string(),
+                serde_json::json!({ "type": "string", "minLength": 1 }),
+            );
+        }
+        properties.insert(
+            "required".into(),
+            serde_json::json!({ "type": "boolean", "default": false }),
+        );
+        json_schema!({
+            "anyOf": [
+                string_enum(Idempotency::SHORT_FORMS),
+                {
+                    "type": "object",
+                    "properties": properties,
+                    "additionalProperties": false,
+                    "oneOf": one_of,
+                }
+            ]
+        })
+    }
+}
 names!(
     /// An agent platform to write for.
     TargetName => Target::ALL.iter().map(|(name, _)| *name)

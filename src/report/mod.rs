@@ -429,7 +429,7 @@ pub fn problem_summary(code: &str) -> &'static str {
         "spend-kind-irreversible" => "`spends.kind: irreversible`, which `confirm: true` replaced.",
         "confirm-contradicts-spends" => "`confirm: false` on an operation that spends.",
         "unknown-async-returns" => "`async.returns` is not job or change.",
-        "unknown-idempotency" => "`idempotency` is not optional, required or unsupported.",
+        "unknown-idempotency" => "`idempotency` is no short form and no mapping naming one key.",
         "non-positive-typical-seconds" => "`async.typicalSeconds` is not a positive number.",
         "unknown-poll-target" => "`async.pollWith` names no operation of this manifest.",
         "unsafe-poll-target" => "The poll target is not a free, side-effect-free read.",
@@ -481,6 +481,12 @@ pub fn problem_summary(code: &str) -> &'static str {
         "id-not-for-target" => "An operation id that a chosen target cannot take.",
         "idempotency-contradicts-base" => {
             "`idempotency: unsupported` on an operation whose base declares the header."
+        }
+        "idempotency-key-not-found" => {
+            "`idempotency:` names a key the operation does not have or cannot be given."
+        }
+        "openai-header-key" => {
+            "GPT Actions cannot send the operation's retry key header: openapi.openai.json says never to retry."
         }
         _ => "A problem in the manifest.",
     }

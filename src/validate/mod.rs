@@ -16,6 +16,7 @@
 
 mod document;
 mod http;
+mod idempotency;
 mod lower;
 mod operation;
 mod overlay;

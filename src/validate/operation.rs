@@ -10,6 +10,7 @@
 use serde_saphyr::Spanned;
 
 use super::http::Location;
+pub(super) use super::idempotency::Written;
 use super::lower;
 use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
@@ -43,29 +44,6 @@ pub(super) struct Safety {
     /// `confirm` as written.
     pub confirm: Option<bool>,
     pub lint_allow: Vec<Lint>,
-}
-
-/// `idempotency:` as written, before the operation decides what it means.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Written {
-    /// `optional` or `required`: an `Idempotency-Key` header.
-    Short {
-        required: bool,
-    },
-    Inherent,
-    Unsupported,
-}
-
-impl Written {
-    fn parse(text: &str) -> Option<Written> {
-        match text {
-            "optional" => Some(Written::Short { required: false }),
-            "required" => Some(Written::Short { required: true }),
-            "inherent" => Some(Written::Inherent),
-            "unsupported" => Some(Written::Unsupported),
-            _ => None,
-        }
-    }
 }
 
 /// The `Idempotency-Key` header connectorgen adds.
@@ -139,17 +117,7 @@ impl Validator {
         let idempotency = raw
             .idempotency
             .as_ref()
-            .map(|i| match Written::parse(i.value.trim()) {
-                Some(v) => Some(v),
-                None => {
-                    self.push(Diagnostic::UnknownIdempotency {
-                        value: i.value.clone(),
-                        span: span(i),
-                        help: suggest(i.value.trim(), Idempotency::SHORT_FORMS),
-                    });
-                    None
-                }
-            });
+            .map(|i| self.written_idempotency(i));
         let lint_allow = raw
             .lint_allow
             .iter()
@@ -348,6 +316,7 @@ impl Validator {
             .idempotency
             .flatten()
             .unwrap_or(Written::Short { required: false });
+        let short = matches!(written, Written::Short { .. });
         let idempotency = match written {
             Written::Unsupported => Idempotency::Unsupported(Unsupported::Stated),
             Written::Inherent => Idempotency::Inherent,
@@ -358,6 +327,17 @@ impl Validator {
                     Idempotency::Unsupported(Unsupported::Unknown)
                 }
             }
+            Written::Named {
+                location,
+                name,
+                required,
+            } => Idempotency::Key(IdempotencyKey {
+                location,
+                name,
+                required,
+                added: true,
+                evidence: None,
+            }),
         };
         let input = match (input, &http_keys.input_type) {
             (Some(input), _) => Some(input),
@@ -376,7 +356,9 @@ impl Validator {
                 output,
                 output_type: http_keys.output_type.unwrap_or_else(|| JSON.to_string()),
                 status: http_keys.status,
-                idempotency_key: idempotency.key().map(|k| k.required),
+                // The `Idempotency-Key` header of the short forms; a named key is
+                // declared below, unless the author wrote it.
+                idempotency_key: idempotency.key().filter(|_| short).map(|k| k.required),
                 returns: async_.as_ref().map(|a| a.returns),
                 deprecated: http_keys.deprecated,
                 tags: http_keys.tags,
@@ -384,6 +366,15 @@ impl Validator {
             },
             &self.errors,
         );
+        let mut http = http;
+        let idempotency = match idempotency {
+            Idempotency::Key(key) if !short => {
+                let id = id.as_deref().unwrap_or_default();
+                let span = s.value.idempotency.as_ref().map_or(at, span);
+                Idempotency::Key(self.declare_key(id, key, &mut http, span)?)
+            }
+            other => other,
+        };
         Some(Checked {
             op: Operation {
                 id: id?,

@@ -17,16 +17,16 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
+use super::idempotency::base_candidates;
 use super::lower::idempotency_parameter;
-use super::operation::{Written, added_header, needs_idempotency_key, origin, placeholder};
+use super::operation::{needs_idempotency_key, origin, placeholder};
 use super::syntax::{check_url, is_identifier};
 use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
 use crate::model::{
-    AuthScheme, Document, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method,
-    Operation, Origin, Service, Unsupported, escape, unescape,
+    AuthScheme, Document, IDEMPOTENCY_HEADER, Method, Operation, Origin, Service, escape, unescape,
 };
 
 impl Validator {
@@ -203,18 +203,15 @@ impl Validator {
         };
 
         let safety = self.safety(raw, method == Method::Get);
-        let declared = idempotency_header(base, &found.path, object);
-        let written = match (safety.idempotency.clone(), declared) {
-            (Some(Some(Written::Unsupported)), Some(_)) => {
-                self.push(Diagnostic::IdempotencyContradictsBase {
-                    id: id.clone().unwrap_or_default(),
-                    span: raw.idempotency.as_ref().map_or(at, span),
-                });
-                None
-            }
-            (Some(written), _) => written,
-            (None, _) => Some(Written::Short { required: false }),
-        };
+        let spends_or_async =
+            matches!(safety.spends, Some(Some(_))) || matches!(safety.async_, Some(Some(_)));
+        let idempotency = self.base_idempotency(
+            id.as_deref().unwrap_or_default(),
+            safety.idempotency.clone(),
+            &base_candidates(base, &found.path, object),
+            needs_idempotency_key(method, spends_or_async),
+            raw.idempotency.as_ref().map_or(at, span),
+        );
         // As inline, but the HTTP parts are the base document's: findings about them
         // point at `operation:`, where an override would go.
         let origin = Origin {
@@ -239,27 +236,7 @@ impl Validator {
         let (confirm, consequential) = safety.confirm(method);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
-        let spends_or_async = spends.is_some() || async_.is_some();
-        let idempotency = match (written?, declared) {
-            (Written::Unsupported, _) => Idempotency::Unsupported(Unsupported::Stated),
-            (Written::Inherent, _) => Idempotency::Inherent,
-            (Written::Short { required }, Some(declared)) => Idempotency::Key(IdempotencyKey {
-                location: KeyLocation::Header,
-                name: IDEMPOTENCY_HEADER.to_string(),
-                required: required || declared,
-                added: false,
-                evidence: raw
-                    .idempotency
-                    .is_none()
-                    .then(|| "the document declares an Idempotency-Key header".to_string()),
-            }),
-            (Written::Short { required }, None)
-                if needs_idempotency_key(method, spends_or_async) =>
-            {
-                added_header(required)
-            }
-            (Written::Short { .. }, None) => Idempotency::Unsupported(Unsupported::Unknown),
-        };
+        let idempotency = idempotency?;
         let mut http = object.clone();
         // The provider calls these back; an agent receives no calls, as with `webhooks`.
         http.remove("callbacks");
