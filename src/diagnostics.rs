@@ -503,6 +503,25 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// With the `openai` target, an operation's retry key is a header, which GPT Actions
+    /// cannot send: openapi.openai.json writes it without the header, with the
+    /// never-repeat rule.
+    #[error(
+        "`{id}`: GPT Actions cannot send the `{header}` header, so openapi.openai.json tells the model never to retry this call on its own"
+    )]
+    #[diagnostic(
+        code("openai-header-key"),
+        help(
+            "OpenAI's Actions do not support custom headers. If the provider also accepts the key in the body or the query, name that (`idempotency: {{ bodyField: … }}` or `{{ query: … }}`) and the openai target keeps it; otherwise acknowledge it with `lintAllow: [openai-header-key]` on the operation (or `lint: {{ openai-header-key: allow }}`)"
+        )
+    )]
+    OpenaiHeaderKey {
+        id: String,
+        header: String,
+        #[label("a header key")]
+        span: Span,
+    },
+
     /// With the `openai` target, the generated cost, polling and consent sentences alone
     /// leave too little of OpenAI's 300 characters for the author's description.
     #[error(

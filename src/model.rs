@@ -347,6 +347,20 @@ impl KeyLocation {
 }
 
 impl Idempotency {
+    /// The `x-idempotency` hint: `{ in, name, required }` for a key, `"inherent"` (a
+    /// retry is safe), or `"none"` (never repeat on one's own).
+    pub fn hint(&self) -> serde_json::Value {
+        match self {
+            Idempotency::Key(key) => serde_json::json!({
+                "in": key.location.as_str(),
+                "name": key.name,
+                "required": key.required,
+            }),
+            Idempotency::Inherent => "inherent".into(),
+            Idempotency::Unsupported(_) => "none".into(),
+        }
+    }
+
     /// The short forms of `idempotency:` that name no mechanism (an `Idempotency-Key`
     /// header for the first two) and `inherent`.
     pub const SHORT_FORMS: [&'static str; 4] = ["optional", "required", "unsupported", "inherent"];
@@ -451,7 +465,7 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub const HINT_KEYS: [&str; 10] = [
+pub const HINT_KEYS: [&str; 11] = [
     "x-openai-isConsequential",
     "x-long-running",
     "x-poll-operationId",
@@ -462,6 +476,7 @@ pub const HINT_KEYS: [&str; 10] = [
     "x-cost-when",
     "x-permanent",
     "x-requires-confirmation",
+    "x-idempotency",
 ];
 
 /// The header name every idempotent retry carries.
@@ -503,6 +518,7 @@ pub enum Lint {
     PaidSyncOperation,
     LocalRef,
     IdempotencyUnknown,
+    OpenaiHeaderKey,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -532,7 +548,7 @@ impl Level {
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
 impl Lint {
-    pub const ALL: [Lint; 9] = [
+    pub const ALL: [Lint; 10] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -542,6 +558,7 @@ impl Lint {
         Lint::PaidSyncOperation,
         Lint::LocalRef,
         Lint::IdempotencyUnknown,
+        Lint::OpenaiHeaderKey,
     ];
 
     pub fn id(self) -> &'static str {
@@ -555,6 +572,7 @@ impl Lint {
             Lint::PaidSyncOperation => "paid-sync-operation",
             Lint::LocalRef => "local-ref",
             Lint::IdempotencyUnknown => "idempotency-unknown",
+            Lint::OpenaiHeaderKey => "openai-header-key",
         }
     }
 
@@ -593,6 +611,9 @@ impl Lint {
             Lint::IdempotencyUnknown => {
                 "Base mode: an operation that spends or is async has no `idempotency:`, and the document declares no retry key."
             }
+            Lint::OpenaiHeaderKey => {
+                "With the openai target: the retry key is a header, which GPT Actions cannot send, so openapi.openai.json says never to retry."
+            }
         }
     }
 }
@@ -600,7 +621,7 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 9],
+    levels: [Level; 10],
     pub description_max: usize,
 }
 

@@ -21,7 +21,7 @@ use connectorgen::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.
-const GENERATED: [&str; 13] = [
+const GENERATED: [&str; 14] = [
     "operationId",
     "summary",
     "description",
@@ -35,6 +35,7 @@ const GENERATED: [&str; 13] = [
     "x-async-returns",
     "x-cost-when",
     "x-permanent",
+    "x-idempotency",
 ];
 
 fn root() -> PathBuf {

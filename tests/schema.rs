@@ -33,6 +33,7 @@ const REJECTED: &[&str] = &[
     "operation-without-base", // `operation` without `openapi`
     "non-positive-typical-seconds",
     "unknown-idempotency",
+    "unknown-idempotency--mapping", // two keys in the mapping: `oneOf` fails
     "unknown-key",
     "unknown-key--top-level",
     "unknown-lint",
@@ -71,7 +72,9 @@ const ACCEPTED: &[&str] = &[
     "openai-notice-too-long--when",
     "id-not-for-target",
     "idempotency-contradicts-base",
-    "invalid-openapi-fragment", // which fields a fragment may hold is connectorgen's rule
+    "idempotency-key-not-found", // the key is missing from the base document
+    "idempotency-key-not-found--body", // the shared schema lacks the field
+    "invalid-openapi-fragment",  // which fields a fragment may hold is connectorgen's rule
     "invalid-openapi-fragment--parameters",
     "invalid-parameter", // a path without the parameter; a reserved header
     "invalid-parameter--path-optional",

@@ -67,16 +67,38 @@ impl JsonSchema for IdempotencySetting {
             .iter()
             .map(|key| serde_json::json!({ "required": [key] }))
             .collect();
+        let described = [
+            (
+                "The header that carries the key, as the provider spells it.",
+                "Acme-Request-Id",
+            ),
+            ("The query parameter that carries the key.", "request_id"),
+            (
+                "The top-level property of the JSON or form body that carries the key.",
+                "idempotency_key",
+            ),
+        ];
         let mut properties = serde_json::Map::new();
-        for key in Idempotency::MAPPING_KEYS {
+        for (key, (description, example)) in Idempotency::MAPPING_KEYS.iter().zip(described) {
             properties.insert(
                 key.to_string(),
-                serde_json::json!({ "type": "string", "minLength": 1 }),
+                serde_json::json!({
+                    "description": description,
+                    "type": "string",
+                    "minLength": 1,
+                    "pattern": "^\\S+$",
+                    "examples": [example],
+                }),
             );
         }
         properties.insert(
             "required".into(),
-            serde_json::json!({ "type": "boolean", "default": false }),
+            serde_json::json!({
+                "description": "Whether the provider refuses a call without the key.",
+                "type": "boolean",
+                "default": false,
+                "examples": [true],
+            }),
         );
         json_schema!({
             "anyOf": [

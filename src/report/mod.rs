@@ -485,9 +485,6 @@ pub fn problem_summary(code: &str) -> &'static str {
         "idempotency-key-not-found" => {
             "`idempotency:` names a key the operation does not have or cannot be given."
         }
-        "openai-header-key" => {
-            "GPT Actions cannot send the operation's retry key header: openapi.openai.json says never to retry."
-        }
         _ => "A problem in the manifest.",
     }
 }

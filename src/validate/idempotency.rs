@@ -408,6 +408,16 @@ const KEY_WORDS: [&str; 3] = ["idempoten", "dedup", "deduplicat"];
 /// Phrases that mark one in a description only.
 const DESCRIPTION_WORDS: &[&str] = &["de-duplicat", "duplicate request"];
 
+/// Whether a body schema admits an object, so a property can be added to it.
+fn may_be_object(schema: &Map<String, Value>) -> bool {
+    match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        Some(_) => false,
+    }
+}
+
 /// The header or query parameter connectorgen declares for a named key (inline mode).
 pub fn key_parameter(key: &IdempotencyKey) -> Value {
     json!({
@@ -465,7 +475,7 @@ impl Validator {
                     .and_then(|c| c.values_mut().next())
                     .and_then(|m| m.get_mut("schema"))
                     .and_then(Value::as_object_mut)
-                    .filter(|s| !s.contains_key("$ref"));
+                    .filter(|s| !s.contains_key("$ref") && may_be_object(s));
                 let Some(schema) = schema else {
                     self.key_not_found(
                         id,
@@ -473,7 +483,7 @@ impl Validator {
                         &key.name,
                         &all,
                         span,
-                        Some("connectorgen adds a body field only to an `input` schema written in the operation: add the property to the shared schema, or name a header or query parameter"),
+                        Some("connectorgen adds a body field only to an object `input` schema written in the operation: add the property to the schema, or name a header or query parameter"),
                     );
                     return None;
                 };
