@@ -400,11 +400,23 @@ impl Validator {
             let (key, value) = (key.clone(), value);
             match key.as_str() {
                 "info" => {
-                    let value = match service {
+                    let mut value = match service {
                         Some(service) => info(value.clone(), service),
                         None => value.clone(),
                     };
+                    // OpenAPI has no `info.externalDocs` (Square's document writes one),
+                    // so the output would not validate: the link moves to the document's
+                    // own `externalDocs`, unless it has one.
+                    let docs = value.as_object_mut().and_then(|i| i.remove("externalDocs"));
                     root.insert(key, value);
+                    if let Some(docs) = docs
+                        && !base
+                            .root
+                            .as_object()
+                            .is_some_and(|r| r.contains_key("externalDocs"))
+                    {
+                        root.insert("externalDocs".into(), docs);
+                    }
                     if let Some(url) = public_url
                         && !base
                             .root
