@@ -25,9 +25,7 @@ use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
-use crate::model::{
-    AuthScheme, Document, IDEMPOTENCY_HEADER, Method, Operation, Origin, Service, escape, unescape,
-};
+use crate::model::{AuthScheme, Document, Method, Operation, Origin, Service, escape, unescape};
 
 impl Validator {
     /// Every listed base operation that could be found and named.
@@ -635,30 +633,6 @@ fn collect_map_refs(
         }
         pointer.truncate(len);
     }
-}
-
-/// Whether the operation declares an `Idempotency-Key` header (any case), counting the
-/// path item's shared parameters and following `#/components/parameters` references;
-/// `Some(required)` when it does.
-pub fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Option<bool> {
-    let shared = base.path_item(path).and_then(|item| item.get("parameters"));
-    let own = op.get("parameters");
-    [shared, own]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_array)
-        .flatten()
-        .map(|p| match p.get("$ref").and_then(Value::as_str) {
-            Some(reference) => base.resolve(reference).unwrap_or(p),
-            None => p,
-        })
-        .find(|p| {
-            p.get("in").and_then(Value::as_str) == Some("header")
-                && p.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| n.eq_ignore_ascii_case(IDEMPOTENCY_HEADER))
-        })
-        .map(|p| p.get("required").and_then(Value::as_bool).unwrap_or(false))
 }
 
 /// Server URLs without a trailing slash: paths start with `/`, and a client that appends
