@@ -864,6 +864,23 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// Base mode: `idempotency: optional` or `required` (an `Idempotency-Key` header) on an
+    /// operation whose document declares another retry key: connectorgen would add a
+    /// second key.
+    #[error(
+        "`{id}` already has a retry key, the {what}: `idempotency: optional` or `required` would add an Idempotency-Key header beside it"
+    )]
+    #[diagnostic(code("idempotency-second-key"))]
+    IdempotencySecondKey {
+        id: String,
+        /// `body field `idempotency_key``.
+        what: String,
+        #[label("an Idempotency-Key header")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// `idempotency:` names a header, query parameter or body field the operation does
     /// not have (base mode), or a body field connectorgen cannot add (inline).
     #[error("`{id}` has no {what} to carry the retry key")]

@@ -482,6 +482,9 @@ pub fn problem_summary(code: &str) -> &'static str {
         "idempotency-contradicts-base" => {
             "`idempotency: unsupported` on an operation whose base declares the header."
         }
+        "idempotency-second-key" => {
+            "A short form of `idempotency` on a base operation that declares another retry key."
+        }
         "idempotency-key-not-found" => {
             "`idempotency:` names a key the operation does not have or cannot be given."
         }

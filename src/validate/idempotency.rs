@@ -556,7 +556,32 @@ impl Validator {
                     added: false,
                     evidence: None,
                 }),
-                None if short_adds => super::operation::added_header(required),
+                None if short_adds => {
+                    // The short forms mean an `Idempotency-Key` header; adding one beside
+                    // the key the document declares would give the model two keys, and a
+                    // retry that keeps one but renews the other is charged again.
+                    if let Some(own) = declared_key(candidates) {
+                        let what = format!("{} `{}`", what(own.location), own.name);
+                        let form = match own.location {
+                            KeyLocation::Header => "header",
+                            KeyLocation::Query => "query",
+                            KeyLocation::Body => "bodyField",
+                        };
+                        self.push(Diagnostic::IdempotencySecondKey {
+                            id: id.to_string(),
+                            help: format!(
+                                "name the provider's key instead: `idempotency: {{ {form}: {}{} }}` (or remove `idempotency:`, whose default is that key); {}",
+                                own.name,
+                                if required { ", required: true" } else { "" },
+                                own.evidence.unwrap_or_default()
+                            ),
+                            what,
+                            span,
+                        });
+                        return None;
+                    }
+                    super::operation::added_header(required)
+                }
                 None => Idempotency::Unsupported(Unsupported::Unknown),
             },
             Written::Named {
