@@ -74,6 +74,7 @@ const ACCEPTED: &[&str] = &[
     "idempotency-contradicts-base",
     "idempotency-key-not-found", // the key is missing from the base document
     "idempotency-second-key",    // the base document declares another key
+    "openai-notice-too-long--key", // a length only the rendered text shows
     "idempotency-key-not-found--body", // the shared schema lacks the field
     "invalid-openapi-fragment",  // which fields a fragment may hold is connectorgen's rule
     "invalid-openapi-fragment--parameters",

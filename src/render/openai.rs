@@ -103,6 +103,18 @@ fn notice_cause(op: &Operation) -> (crate::diagnostics::Span, &'static str) {
         .as_ref()
         .and_then(|s| s.when.as_deref())
         .map_or(0, chars);
+    // A body or query key is named in the short retry sentence (a header key is not:
+    // the openai target cannot send it).
+    let key = op
+        .key()
+        .filter(|k| k.location != KeyLocation::Header)
+        .map_or(0, |k| chars(&k.name));
+    if key > note.max(when) {
+        return (
+            op.origin.idempotency.unwrap_or(op.origin.entry),
+            "the retry key's name (the retry sentence repeats it)",
+        );
+    }
     match (op.origin.note, op.origin.when) {
         (_, Some(at)) if when > note => (at, "`spends.when` (the cost sentence repeats it)"),
         (Some(at), _) => (at, "`spends.note` (the cost sentence repeats it)"),
