@@ -332,7 +332,8 @@ pub enum Diagnostic {
         help: String,
     },
 
-    /// `idempotency` is not optional, required or unsupported.
+    /// `idempotency` is not optional, required, inherent or unsupported, nor a mapping
+    /// naming one key (`header`, `query` or `bodyField`, and `required`).
     #[error("unknown idempotency `{value}`")]
     #[diagnostic(code("unknown-idempotency"))]
     UnknownIdempotency {
@@ -502,6 +503,25 @@ pub enum Diagnostic {
         max: usize,
         action: &'static str,
         #[label("this text")]
+        span: Span,
+    },
+
+    /// With the `openai` target, an operation's retry key is a header, which GPT Actions
+    /// cannot send: openapi.openai.json writes it without the header, with the
+    /// never-repeat rule.
+    #[error(
+        "`{id}`: GPT Actions cannot send the `{header}` header, so openapi.openai.json tells the model never to retry this call on its own"
+    )]
+    #[diagnostic(
+        code("openai-header-key"),
+        help(
+            "OpenAI's Actions do not support custom headers. If the provider also accepts the key in the body or the query, name that (`idempotency: {{ bodyField: … }}` or `{{ query: … }}`) and the openai target keeps it; otherwise acknowledge it with `lintAllow: [openai-header-key]` on the operation (or `lint: {{ openai-header-key: allow }}`)"
+        )
+    )]
+    OpenaiHeaderKey {
+        id: String,
+        header: String,
+        #[label("a header key")]
         span: Span,
     },
 
@@ -879,6 +899,37 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// Base mode: `idempotency: optional` or `required` (an `Idempotency-Key` header) on an
+    /// operation whose document declares another retry key: connectorgen would add a
+    /// second key.
+    #[error(
+        "`{id}` already has a retry key, the {what}: `idempotency: optional` or `required` would add an Idempotency-Key header beside it"
+    )]
+    #[diagnostic(code("idempotency-second-key"))]
+    IdempotencySecondKey {
+        id: String,
+        /// `body field `idempotency_key``.
+        what: String,
+        #[label("an Idempotency-Key header")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `idempotency:` names a header, query parameter or body field the operation does
+    /// not have (base mode), or a body field connectorgen cannot add (inline).
+    #[error("`{id}` has no {what} to carry the retry key")]
+    #[diagnostic(code("idempotency-key-not-found"))]
+    IdempotencyKeyNotFound {
+        id: String,
+        /// `header `X``, `query parameter `x``, `body field `x``.
+        what: String,
+        #[label("names it here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     // ---- Safety lints: valid manifests that may still mislead a model. ----
     /// The description does not say what the call will not do.
     #[error("`{id}`: the description does not say what the call will not do")]
@@ -909,17 +960,37 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// An operation that spends declares `idempotency: unsupported`.
-    #[error("`{id}` spends but cannot recognise a retry")]
+    /// An operation that spends has no retry key: `idempotency: unsupported`, or (base
+    /// mode, no `idempotency:`) the provider's document declares none.
+    #[error("`{id}` spends, but a retry cannot be recognised: {why}")]
     #[diagnostic(
         code("spend-without-idempotency"),
         help(
-            "a retry after a timeout charges the person again. The provider can accept an `Idempotency-Key` header on this call (keep each key with its first result for a day or more and answer a repeat with that result instead of charging again); then set `idempotency: optional` or `required`. Until then, llms.txt tells the model never to repeat the call on its own: acknowledge that with `lintAllow: [spend-without-idempotency]` on the operation"
+            "a retry after a timeout charges the person again, so every target tells the model never to repeat the call on its own. A provider can recognise a retry by a key the client sends: a header (`idempotency: {{ header: Idempotency-Key }}`, or any name), a query parameter (`{{ query: request_id }}`) or a body field (`{{ bodyField: idempotency_key }}`), kept with the first result for a day or more and answered with it. If it has one, name it; if not, acknowledge with `lintAllow: [spend-without-idempotency]` on the operation"
         )
     )]
     SpendWithoutIdempotency {
         id: String,
-        #[label("declared unsupported here")]
+        why: &'static str,
+        #[label("no retry key")]
+        span: Span,
+    },
+
+    /// Base mode: an operation that spends or is async has no `idempotency:`, and the
+    /// provider's document declares no retry key (no `Idempotency-Key` header, no
+    /// header, query parameter or body property named or described as one).
+    #[error(
+        "`{id}`: the provider's document declares no retry key, so it is treated as `idempotency: unsupported`"
+    )]
+    #[diagnostic(
+        code("idempotency-unknown"),
+        help(
+            "every target now tells the model never to repeat this call on its own. If the provider recognises a retry, name its key: `idempotency: {{ header: Acme-Request-Id }}`, `{{ query: request_id }}`, `{{ bodyField: idempotency_key }}` (add `required: true` if a call without it is refused), or `optional` for an `Idempotency-Key` header; `inherent` if a repeat cannot duplicate it; else write `idempotency: unsupported`"
+        )
+    )]
+    IdempotencyUnknown {
+        id: String,
+        #[label("no `idempotency:` here")]
         span: Span,
     },
 

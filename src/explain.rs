@@ -2,7 +2,8 @@
 //!
 //! Takes: the validated connector and its rendered outputs. Returns: plain text for a
 //! person: the description each target's model reads, the llms.txt lines that name the
-//! operation, the `x-` hints and the MCP annotations — all read back from the generated
+//! operation, the `x-` hints and the MCP annotations, the retry mechanism and the retry
+//! rule each target writes — all (but the mechanism) read back from the generated
 //! files, so it shows what was generated, not a second rendering of it.
 //! Must never: render anything itself, or guess: an unknown id gets a did-you-mean;
 //! or let text from the manifest act on the terminal: what it returns is escaped
@@ -13,7 +14,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::diagnostics::suggest;
-use crate::model::{Connector, Operation};
+use crate::model::{Connector, Idempotency, KeyLocation, Operation, Unsupported};
 use crate::render::Outputs;
 use crate::terminal::escape;
 
@@ -101,6 +102,32 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
         op.path,
         op.summary
     );
+    let _ = writeln!(out, "\nretry: {}", mechanism(op));
+    let mut rules: Vec<String> = Vec::new();
+    for (file, label) in [
+        ("openapi.json", "muse"),
+        ("openapi.openai.json", "openai"),
+        ("openapi.3.0.json", "openapi30"),
+    ] {
+        if let Some(doc) = json(outputs, file)
+            && let Some(object) = operation_object(&doc, op)
+        {
+            let text = object["description"].as_str().unwrap_or_default();
+            rules.push(format!("{label}: {}", retry_sentence(text)));
+        }
+    }
+    if let Some(tools) = json(outputs, "mcp-tools.json")
+        && let Some(tool) = tools
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["name"] == op.id.as_str())
+    {
+        let text = tool["description"].as_str().unwrap_or_default();
+        rules.push(format!("mcp: {}", retry_sentence(text)));
+    }
+    section(&mut out, "retry rule, by target");
+    indent(&mut out, &rules.join("\n"));
     for (file, label) in [
         ("openapi.json", "muse"),
         ("openapi.openai.json", "openai"),
@@ -162,6 +189,64 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
         );
     }
     Ok(escape(&out).into_owned())
+}
+
+/// The operation's retry mechanism, and who said so.
+fn mechanism(op: &Operation) -> String {
+    match &op.idempotency {
+        Idempotency::Key(key) => {
+            let location = match key.location {
+                KeyLocation::Header => "header",
+                KeyLocation::Query => "query parameter",
+                KeyLocation::Body => "body field",
+            };
+            let required = if key.required { "required" } else { "optional" };
+            let source = match (&key.evidence, key.added) {
+                (Some(evidence), _) => format!("the base document's default: {evidence}"),
+                (None, true) => "added by connectorgen".to_string(),
+                (None, false) => "named by the manifest".to_string(),
+            };
+            let openai = if key.location == KeyLocation::Header {
+                "; openai: GPT Actions cannot send a header, so the rule there is never to retry"
+            } else {
+                ""
+            };
+            format!(
+                "key in the `{}` {location} ({required}); {source}{openai}",
+                key.name
+            )
+        }
+        Idempotency::Inherent => "inherent: a repeat cannot duplicate it".to_string(),
+        Idempotency::Unsupported(Unsupported::Stated) => {
+            "unsupported (`idempotency: unsupported`)".to_string()
+        }
+        Idempotency::Unsupported(Unsupported::Unknown)
+            if op.spends.is_some() || op.async_.is_some() =>
+        {
+            "unsupported: the base document declares no retry key (idempotency-unknown)".to_string()
+        }
+        Idempotency::Unsupported(Unsupported::Unknown) => {
+            "none: it neither spends nor is async".to_string()
+        }
+    }
+}
+
+/// The retry rule at the end of a description the model reads, or "(none)".
+fn retry_sentence(text: &str) -> &str {
+    const STARTS: [&str; 7] = [
+        "RETRIES:",
+        "NEVER REPEAT",
+        "A retry is safe",
+        "Retry: same",
+        "Safe to retry.",
+        "Never retry",
+        "Do not resubmit to \"check\" progress or retry.",
+    ];
+    STARTS
+        .iter()
+        .filter_map(|start| text.find(start))
+        .min()
+        .map_or("(none)", |at| &text[at..])
 }
 
 fn json(outputs: &Outputs, file: &str) -> Option<Value> {

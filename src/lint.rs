@@ -7,7 +7,7 @@
 
 use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::english::states_limit;
-use crate::model::{Connector, Idempotency, Method, Operation};
+use crate::model::{Connector, Idempotency, Method, Operation, Unsupported};
 // The lint ids, levels and settings are validated settings: they live in the model.
 pub use crate::model::{DEFAULT_DESCRIPTION_MAX, Level, Lint, LintConfig};
 
@@ -100,12 +100,29 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
                 },
             );
         }
-        if spends && op.idempotency == Idempotency::Unsupported {
+        let unknown = op.idempotency == Idempotency::Unsupported(Unsupported::Unknown);
+        if spends && op.idempotency.is_unsupported() {
             emit(
                 Lint::SpendWithoutIdempotency,
                 Diagnostic::SpendWithoutIdempotency {
                     id: op.id.clone(),
+                    why: if unknown {
+                        "the provider's document declares no retry key for it"
+                    } else {
+                        "it declares `idempotency: unsupported`"
+                    },
                     span: origin.idempotency.unwrap_or(origin.entry),
+                },
+            );
+        }
+        // Inline, an operation that spends or is async always has a mechanism (the
+        // default key); unknown there is base mode's default over a silent document.
+        if unknown && (spends || op.async_.is_some()) {
+            emit(
+                Lint::IdempotencyUnknown,
+                Diagnostic::IdempotencyUnknown {
+                    id: op.id.clone(),
+                    span: origin.entry,
                 },
             );
         }

@@ -114,7 +114,7 @@ Exit codes: 0 written; 2 the file exists (use --force) or could not be written."
     #[command(
         after_help = "Every operation of SPEC is listed in document order, named by operationId (else by \
 \"METHOD /path\"), with `openapi:` pointing at SPEC from the manifest's folder. Suggestions \
-(async and its poll target, spends, Idempotency-Key, DELETE) are comments: none is applied.\n\n\
+(async and its poll target, spends, the retry key the document declares, DELETE) are comments: none is applied.\n\n\
 Examples:\n  connectorgen import specs/openapi.json\n  connectorgen import specs/api.yaml -o connectors/api.yaml --dashboard-url https://example.com/account/keys\n  connectorgen import specs/openapi.json --force\n\n\
 Exit codes: 0 written; 1 SPEC is not an OpenAPI 3.0/3.1 document (the diagnostic points into it) or has no operation \
 an agent can call; 2 could not run (unreadable SPEC, the output exists (use --force) or is a symlink, a URL the \

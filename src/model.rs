@@ -282,20 +282,112 @@ impl Returns {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How the provider recognises a repeat of an operation, so that a retry after a
+/// timeout or an error returns the first result instead of doing (and charging) the
+/// work again. Renderers write the retry rule from this value alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Idempotency {
-    Optional,
-    Required,
-    Unsupported,
+    /// A key the model sends: a fresh value for each new request, the same value when
+    /// retrying one that failed or timed out. It is in the operation as written out
+    /// (the provider's own parameter or body property, or one connectorgen added).
+    Key(IdempotencyKey),
+    /// A repeat cannot duplicate the effect by its nature (`idempotency: inherent`):
+    /// a retry is safe and nothing is added.
+    Inherent,
+    /// No repeat is recognised: never repeat the call on one's own.
+    Unsupported(Unsupported),
+}
+
+/// Why an operation has no retry key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsupported {
+    /// The author wrote `idempotency: unsupported`.
+    Stated,
+    /// Nobody said: in base mode the provider's document declares no mechanism (the
+    /// `idempotency-unknown` warning on operations that spend or are async); inline, an
+    /// operation that neither spends nor is async, to which the default key is not added.
+    Unknown,
+}
+
+/// The key of `Idempotency::Key`: where the model sends it and under which name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    pub location: KeyLocation,
+    /// The header, query parameter or top-level body property name, as the provider
+    /// spells it (`Idempotency-Key`, `PayPal-Request-Id`, `idempotency_key`).
+    pub name: String,
+    /// Whether the provider refuses a call without it.
+    pub required: bool,
+    /// Whether connectorgen added it to the operation (inline mode, or a short form on a
+    /// base operation that lacks the header) rather than the operation declaring it.
+    pub added: bool,
+    /// Base mode without an `idempotency:` key: what in the provider's document says
+    /// this is the key (for `explain` and `import`). `None` when the manifest named it.
+    pub evidence: Option<String>,
+}
+
+/// Where an idempotency key goes in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyLocation {
+    Header,
+    Query,
+    /// A top-level property of the JSON or form body.
+    Body,
+}
+
+impl KeyLocation {
+    /// As OpenAPI's `in` and the `x-idempotency` hint write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyLocation::Header => "header",
+            KeyLocation::Query => "query",
+            KeyLocation::Body => "body",
+        }
+    }
 }
 
 impl Idempotency {
-    pub const ALL: [(&'static str, Idempotency); 3] = [
-        ("optional", Idempotency::Optional),
-        ("required", Idempotency::Required),
-        ("unsupported", Idempotency::Unsupported),
-    ];
+    /// The `x-idempotency` hint: `{ in, name, required }` for a key, `"inherent"` (a
+    /// retry is safe), or `"none"` (never repeat on one's own).
+    pub fn hint(&self) -> serde_json::Value {
+        match self {
+            Idempotency::Key(key) => serde_json::json!({
+                "in": key.location.as_str(),
+                "name": key.name,
+                "required": key.required,
+            }),
+            Idempotency::Inherent => "inherent".into(),
+            Idempotency::Unsupported(_) => "none".into(),
+        }
+    }
+
+    /// The short forms of `idempotency:` that name no mechanism (an `Idempotency-Key`
+    /// header for the first two) and `inherent`.
+    pub const SHORT_FORMS: [&'static str; 4] = ["optional", "required", "unsupported", "inherent"];
+
+    /// The keys of the mapping form that name a key, in `KeyLocation` order.
+    pub const MAPPING_KEYS: [&'static str; 3] = ["header", "query", "bodyField"];
+
+    /// The key, if the operation has one.
+    pub fn key(&self) -> Option<&IdempotencyKey> {
+        match self {
+            Idempotency::Key(key) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Whether a retry of the operation is known to be safe: a required key, or inherent.
+    pub fn required_or_inherent(&self) -> bool {
+        match self {
+            Idempotency::Key(key) => key.required,
+            Idempotency::Inherent => true,
+            Idempotency::Unsupported(_) => false,
+        }
+    }
+
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Idempotency::Unsupported(_))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -333,8 +425,8 @@ pub struct Operation {
     pub description: String,
     /// The OpenAPI Operation Object as written out, apart from `operationId`, `summary`
     /// and `description` (replaced by the values above and the model-facing text) and
-    /// the safety hints (added). Includes the `Idempotency-Key` header when the
-    /// operation takes one.
+    /// the safety hints (added). Includes the retry key (`idempotency`) wherever it goes,
+    /// also when connectorgen added it.
     pub http: Map<String, Value>,
     pub spends: Option<Spends>,
     pub async_: Option<Async>,
@@ -346,18 +438,15 @@ pub struct Operation {
     /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
     /// unless the author wrote `confirm: false`.
     pub consequential: bool,
-    /// Whether the operation declares the `Idempotency-Key` header (generated, or the
-    /// base document's own).
-    pub idempotency_key: bool,
     /// Lints not reported for this operation (`lintAllow`).
     pub lint_allow: Vec<Lint>,
     pub origin: Origin,
 }
 
 impl Operation {
-    /// Whether the model must send an `Idempotency-Key` header.
-    pub fn takes_idempotency_key(&self) -> bool {
-        self.idempotency_key
+    /// The retry key the operation declares (in `http`), if any.
+    pub fn key(&self) -> Option<&IdempotencyKey> {
+        self.idempotency.key()
     }
 
     /// Whether the model needs the person's fresh yes before each call: it spends, or
@@ -376,7 +465,7 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub const HINT_KEYS: [&str; 10] = [
+pub const HINT_KEYS: [&str; 11] = [
     "x-openai-isConsequential",
     "x-long-running",
     "x-poll-operationId",
@@ -387,6 +476,7 @@ pub const HINT_KEYS: [&str; 10] = [
     "x-cost-when",
     "x-permanent",
     "x-requires-confirmation",
+    "x-idempotency",
 ];
 
 /// The header name every idempotent retry carries.
@@ -495,6 +585,8 @@ pub enum Lint {
     MutatingWithoutLimit,
     PaidSyncOperation,
     LocalRef,
+    IdempotencyUnknown,
+    OpenaiHeaderKey,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -524,7 +616,7 @@ impl Level {
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
 impl Lint {
-    pub const ALL: [Lint; 8] = [
+    pub const ALL: [Lint; 10] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -533,6 +625,8 @@ impl Lint {
         Lint::MutatingWithoutLimit,
         Lint::PaidSyncOperation,
         Lint::LocalRef,
+        Lint::IdempotencyUnknown,
+        Lint::OpenaiHeaderKey,
     ];
 
     pub fn id(self) -> &'static str {
@@ -545,6 +639,8 @@ impl Lint {
             Lint::MutatingWithoutLimit => "mutating-without-limit",
             Lint::PaidSyncOperation => "paid-sync-operation",
             Lint::LocalRef => "local-ref",
+            Lint::IdempotencyUnknown => "idempotency-unknown",
+            Lint::OpenaiHeaderKey => "openai-header-key",
         }
     }
 
@@ -567,7 +663,7 @@ impl Lint {
                 "The summary is one word or starts with a catch-all verb (Manages, Handles, Processes, Does, Deals with)."
             }
             Lint::SpendWithoutIdempotency => {
-                "An operation that spends declares `idempotency: unsupported`."
+                "An operation that spends has no retry key: `idempotency: unsupported`, or the base document declares none."
             }
             Lint::PollTargetWithoutId => "The poll target's path has no {param} to name the job.",
             Lint::DescriptionTooLong => {
@@ -580,6 +676,12 @@ impl Lint {
             Lint::LocalRef => {
                 "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
             }
+            Lint::IdempotencyUnknown => {
+                "Base mode: an operation that spends or is async has no `idempotency:`, and the document declares no retry key."
+            }
+            Lint::OpenaiHeaderKey => {
+                "With the openai target: the retry key is a header, which GPT Actions cannot send, so openapi.openai.json says never to retry."
+            }
         }
     }
 }
@@ -587,7 +689,7 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 8],
+    levels: [Level; 10],
     pub description_max: usize,
 }
 

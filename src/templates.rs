@@ -31,13 +31,14 @@ pub const TEMPLATES: [Template; 4] = [
         name: "description.j2",
         source: include_str!("../templates/description.j2"),
         variables: "`operation`: the operation (id, method, path, pathParams, summary, description, \
-input, query, output, spends {kind, note}, async {pollWith, typicalSeconds}, idempotency). \
+input, query, output, spends {kind, note}, async {pollWith, typicalSeconds}, idempotency, \
+retry {rule, name, send, required, checkWith, headerDropped}). \
 Renders the text the model reads as the operation's description (every target).",
     },
     Template {
         name: "description.compact.j2",
         source: include_str!("../templates/description.compact.j2"),
-        variables: "`operation`, as above. Renders only the cost and polling sentences, in \
+        variables: "`operation`, as above. Renders only the cost, polling and retry sentences, in \
 short form, for the openai target when the full text does not fit.",
     },
     Template {
@@ -45,7 +46,7 @@ short form, for the openai target when the full text does not fit.",
         source: include_str!("../templates/llms.txt.j2"),
         variables: "`service` (name, title, version, description, publicUrl, dashboardUrl), \
 `tokenPrefix` (or none), `operations` (each operation as above plus `modelDescription` and \
-`idempotencyKey`: whether it declares the Idempotency-Key header), `manifest` (file name).",
+`idempotencyKey`: whether it has a retry key), `manifest` (file name).",
     },
     Template {
         name: "descriptions.md.j2",

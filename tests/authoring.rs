@@ -82,6 +82,15 @@ fn explain_shows_what_each_target_reads() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     insta::assert_snapshot!("explain-createVideo", text(&out.stdout));
+    // The retry mechanism and each target's retry rule: a header key of the provider's
+    // own name, which the openai target cannot send.
+    let paypal = root().join("examples/manifests/paypal.yaml");
+    let out = run(
+        &root(),
+        &["explain", "createPayout", paypal.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain-createPayout", text(&out.stdout));
     let out = run(&root(), &["explain", "--list", video]);
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!("explain-list", text(&out.stdout));

@@ -21,7 +21,7 @@ use connectorgen::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.
-const GENERATED: [&str; 13] = [
+const GENERATED: [&str; 14] = [
     "operationId",
     "summary",
     "description",
@@ -35,6 +35,7 @@ const GENERATED: [&str; 13] = [
     "x-async-returns",
     "x-cost-when",
     "x-permanent",
+    "x-idempotency",
 ];
 
 fn root() -> PathBuf {
@@ -188,7 +189,7 @@ fn exposed_operations_keep_the_base_http() {
                 let added = params.pop().unwrap();
                 assert!(is_idempotency_header(&added), "{at}: added {added}");
                 assert!(
-                    op.takes_idempotency_key(),
+                    op.key().is_some_and(|k| k.added),
                     "{at}: a header it does not take"
                 );
                 assert!(

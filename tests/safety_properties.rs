@@ -111,6 +111,44 @@ const WHENS: &[&str] = &[
      off_session flag is set for a saved mandate",
 ];
 
+/// Every form of `idempotency:`: the short forms, and a key of each location.
+const IDEMPOTENCY: &[&str] = &[
+    "optional",
+    "required",
+    "unsupported",
+    "inherent",
+    "{ header: Acme-Request-Id }",
+    "{ header: Acme-Request-Id, required: true }",
+    "{ query: request_id }",
+    "{ bodyField: idempotency_key, required: true }",
+];
+
+/// The mechanism an operation of the spec has: (location, HTTP name, MCP argument), or
+/// `None` with the rule (`unsupported`, `inherent`). Inline, a short form (or none) on a
+/// non-GET that spends or is async is the `Idempotency-Key` header.
+fn mechanism(op: &Op) -> Result<(&'static str, &'static str, &'static str), &'static str> {
+    let needs = op.method != "get" && (op.spends.is_some() || op.async_.is_some());
+    match op.idempotency.unwrap_or("optional") {
+        "unsupported" => Err("unsupported"),
+        "inherent" => Err("inherent"),
+        "optional" | "required" if needs => Ok(("header", "Idempotency-Key", "idempotencyKey")),
+        "optional" | "required" => Err("none"),
+        i if i.contains("header") => Ok(("header", "Acme-Request-Id", "acmeRequestId")),
+        i if i.contains("query") => Ok(("query", "request_id", "request_id")),
+        _ => Ok(("body", "idempotency_key", "idempotency_key")),
+    }
+}
+
+/// Every retry key name the generator uses, in HTTP and as MCP arguments.
+const KEY_NAMES: [&str; 6] = [
+    "Idempotency-Key",
+    "Acme-Request-Id",
+    "request_id",
+    "idempotency_key",
+    "idempotencyKey",
+    "acmeRequestId",
+];
+
 #[derive(Debug, Clone)]
 struct Op {
     method: &'static str,
@@ -138,9 +176,7 @@ fn op() -> impl Strategy<Value = Op> {
             prop::option::of(prop::sample::select(&["job", "change"][..])),
             prop::option::of(1u32..4000),
         )),
-        prop::option::of(prop::sample::select(
-            &["optional", "required", "unsupported"][..],
-        )),
+        prop::option::of(prop::sample::select(IDEMPOTENCY)),
         (schema(), schema()),
         prop::option::of((schema(), any::<bool>())),
     )
@@ -157,6 +193,20 @@ fn op() -> impl Strategy<Value = Op> {
             )| {
                 let get = method == "get";
                 let spends = if get { None } else { spends };
+                // A body field needs a body (never on get or delete) that is an object.
+                let (idempotency, input) = match idempotency {
+                    Some(i) if i.starts_with("{ bodyField") => {
+                        if matches!(method, "get" | "delete") {
+                            (Some("{ query: request_id }"), input)
+                        } else {
+                            (
+                                Some(i),
+                                json!({ "type": "object", "properties": { "a": input } }),
+                            )
+                        }
+                    }
+                    other => (other, input),
+                };
                 // A GET cannot need a yes; a paid call cannot be marked routine.
                 let confirm = match confirm {
                     Some(true) if get => None,
@@ -457,6 +507,7 @@ fn verify(
             .unwrap_or_default();
         texts.push(("descriptions.md".to_string(), section.to_string()));
 
+        check_retry(op, &id, &texts, &docs, &tools, &yaml)?;
         for (file, text) in &texts {
             let at = format!("{id} in {file}: {text}\n{yaml}");
             if let Some((note, when)) = op.spends {
@@ -519,6 +570,127 @@ fn verify(
         let parsed: Result<openapiv3::OpenAPI, _> = serde_json::from_value(doc.clone());
         prop_assert!(parsed.is_ok(), "openapiv3: {parsed:?}\n{yaml}");
     }
+    Ok(())
+}
+
+/// The retry rule of one operation in every target: each text that the model reads for
+/// an operation that spends or is async carries its mechanism's sentence; each target
+/// declares exactly the key the mechanism names (none where it names none), and the
+/// openai target never a header key.
+fn check_retry(
+    op: &Op,
+    id: &str,
+    texts: &[(String, String)],
+    docs: &[(&str, Value)],
+    tools: &Value,
+    yaml: &str,
+) -> Result<(), TestCaseError> {
+    let mechanism = mechanism(op);
+    let rule_applies = op.spends.is_some() || op.async_.is_some();
+    for (file, text) in texts {
+        let at = format!("{id} in {file}: {text}\n{yaml}");
+        if !rule_applies {
+            prop_assert!(
+                !text.contains("RETRIES:") && !text.contains("NEVER REPEAT"),
+                "no retry rule: {at}"
+            );
+            continue;
+        }
+        let openai = file == "openapi.openai.json";
+        let never = text.contains("NEVER REPEAT this call on your own")
+            || (openai && (text.contains("Never retry") || text.contains("progress or retry.")));
+        match mechanism {
+            Ok(("header", _, _)) if openai => prop_assert!(never, "header on openai: {at}"),
+            Ok((location, name, argument)) => {
+                let full = if file == "mcp-tools.json" {
+                    format!("in the `{argument}` argument for each new request")
+                } else {
+                    let what = match location {
+                        "header" => "header",
+                        "query" => "query parameter",
+                        _ => "body field",
+                    };
+                    format!("in the `{name}` {what} for each new request")
+                };
+                prop_assert!(
+                    text.contains(&full)
+                        || (openai && text.contains(&format!("Retry: same `{name}`."))),
+                    "key sentence {full:?}: {at}"
+                );
+                prop_assert!(!never, "a key is no never-repeat: {at}");
+            }
+            Err("inherent") => prop_assert!(
+                text.contains("A retry is safe") || (openai && text.contains("Safe to retry.")),
+                "inherent: {at}"
+            ),
+            Err(_) => prop_assert!(never, "unsupported: {at}"),
+        }
+    }
+
+    // Keys declared: in each document, the parameters and top-level body properties that
+    // could carry one; in MCP, the arguments.
+    for (file, doc) in docs {
+        let (_, object) = operations(doc)
+            .into_iter()
+            .find(|(o, _)| o == id)
+            .ok_or_else(|| TestCaseError::fail(format!("{file} lacks {id}")))?;
+        let mut declared: Vec<(String, String)> = object["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| KEY_NAMES.contains(&p["name"].as_str().unwrap_or_default()))
+            .map(|p| {
+                (
+                    p["in"].as_str().unwrap().to_string(),
+                    p["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let body = object
+            .pointer("/requestBody/content/application~1json/schema/properties")
+            .and_then(Value::as_object);
+        if body.is_some_and(|b| b.contains_key("idempotency_key")) {
+            declared.push(("body".into(), "idempotency_key".into()));
+        }
+        let expected: Vec<(String, String)> = match mechanism {
+            Ok(("header", _, _)) if *file == "openapi.openai.json" => Vec::new(),
+            Ok((location, name, _)) => vec![(location.into(), name.into())],
+            Err(_) => Vec::new(),
+        };
+        prop_assert_eq!(&declared, &expected, "{} {}\n{}", file, id, yaml);
+        let hint = object.get("x-idempotency");
+        match (mechanism, rule_applies) {
+            (Ok(("header", _, _)), _) if *file == "openapi.openai.json" => {
+                prop_assert_eq!(hint, Some(&json!("none")), "{} {}", file, id)
+            }
+            (Ok((location, name, _)), _) => prop_assert_eq!(
+                hint.and_then(|h| h.get("name")).and_then(Value::as_str),
+                Some(name),
+                "{} {} {}",
+                file,
+                id,
+                location
+            ),
+            (Err("inherent"), true) => prop_assert_eq!(hint, Some(&json!("inherent"))),
+            (Err(_), true) => prop_assert_eq!(hint, Some(&json!("none"))),
+            (Err(_), false) => prop_assert!(hint.is_none(), "{} {}", file, id),
+        }
+    }
+    let tool = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == id)
+        .unwrap();
+    let arguments: Vec<&str> = tool["inputSchema"]["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| KEY_NAMES.contains(k))
+        .collect();
+    let expected: Vec<&str> = mechanism.map(|(_, _, a)| vec![a]).unwrap_or_default();
+    prop_assert_eq!(arguments, expected, "mcp {}\n{}", id, yaml);
     Ok(())
 }
 
@@ -594,6 +766,17 @@ fn checks_catch_what_they_look_for() {
         "openapi.openai.json",
         "Does not change the project.",
         "It may change the project."
+    ));
+    assert!(broken(
+        "mcp-tools.json",
+        "in the `idempotencyKey` argument",
+        "in the `key` argument"
+    ));
+    assert!(broken("openapi.openai.json", "Never retry.", "Retry."));
+    assert!(broken(
+        "openapi.json",
+        "\"name\": \"Idempotency-Key\"",
+        "\"name\": \"Request-Key\""
     ));
     assert!(broken(
         "openapi.openai.json",

@@ -33,6 +33,7 @@ const REJECTED: &[&str] = &[
     "operation-without-base", // `operation` without `openapi`
     "non-positive-typical-seconds",
     "unknown-idempotency",
+    "unknown-idempotency--mapping", // two keys in the mapping: `oneOf` fails
     "unknown-key",
     "unknown-key--top-level",
     "unknown-lint",
@@ -74,7 +75,11 @@ const ACCEPTED: &[&str] = &[
     "openai-notice-too-long--when",
     "id-not-for-target",
     "idempotency-contradicts-base",
-    "invalid-openapi-fragment", // which fields a fragment may hold is connectorgen's rule
+    "idempotency-key-not-found", // the key is missing from the base document
+    "idempotency-second-key",    // the base document declares another key
+    "openai-notice-too-long--key", // a length only the rendered text shows
+    "idempotency-key-not-found--body", // the shared schema lacks the field
+    "invalid-openapi-fragment",  // which fields a fragment may hold is connectorgen's rule
     "invalid-openapi-fragment--parameters",
     "invalid-openapi-fragment--schema", // the merged operation against OpenAPI 3.1
     "input-not-allowed--fragment",      // a requestBody inside the fragment

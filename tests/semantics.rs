@@ -51,6 +51,7 @@ fn paid_async_operation_carries_every_hint_and_sentence() {
             "x-async-returns",
             "x-cost-kind",
             "x-cost-note",
+            "x-idempotency",
             "x-requires-confirmation"
         ]
     );
@@ -67,7 +68,14 @@ fn paid_async_operation_carries_every_hint_and_sentence() {
         "Starts a generation. Returns a job to track. Does not publish or share the video.\n\n\
          COSTS THE PERSON: Costs 1 generation credit. Do not call this until they have agreed to this specific request. \
          This returns immediately with a job to track — poll `getVideo` (typically ready in about 90s). \
-         Do not resubmit to \"check\" progress; that would create a second job."
+         Do not resubmit to \"check\" progress; that would create a second job. \
+         RETRIES: send a fresh value (such as a UUID) in the `Idempotency-Key` header for each new request, \
+         and the same value when retrying one that failed or timed out, so the provider returns the first result \
+         instead of doing it twice."
+    );
+    assert_eq!(
+        create["x-idempotency"],
+        serde_json::json!({ "in": "header", "name": "Idempotency-Key", "required": false })
     );
     let statuses: Vec<&str> = create["responses"]
         .as_object()
@@ -100,12 +108,12 @@ fn llms_txt_sections_follow_the_convention() {
     let llms = &build("examples/manifests/video.yaml")["llms.txt"];
     assert!(llms.starts_with("# VidGen for Muse\n\n> "));
     assert!(llms.contains(
-        "## Waiting on work\n\n- `createVideo` returns a job; poll `getVideo` (about 90s).\n\n\
+        "## Waiting on work\n\n- `createVideo` returns a job; poll `getVideo` (about 90s). Retry key: the `Idempotency-Key` header: a fresh value for each new request, the same value when retrying one that failed or timed out.\n\n\
          Polling is free and safe. **Re-submitting is not** — it starts a second job.\n\
          A timeout is not a failure: keep polling the same job.\n"
     ));
     assert!(llms.contains(
-        "## Spending the person's money\n\n- `createVideo` (credits): Costs 1 generation credit.\n"
+        "## Spending the person's money\n\n- `createVideo` (credits): Costs 1 generation credit. Retry key: the `Idempotency-Key` header: a fresh value for each new request, the same value when retrying one that failed or timed out.\n"
     ));
     assert!(llms.contains(
         "A general \"sounds good\" earlier in the conversation is not consent for a new charge"
@@ -120,11 +128,12 @@ fn sections_appear_only_when_needed() {
     assert!(!bank.contains("## Spending"));
     let every = build("tests/cases/valid/every-option.yaml");
     // Async without typicalSeconds: no "(about …)" and no "(typically …)".
-    assert!(every["llms.txt"].contains("- `asyncFree` returns a job; poll `getExport`.\n"));
+    assert!(every["llms.txt"].contains("- `asyncFree` returns a job; poll `getExport`. Retry key: the `Idempotency-Key` header: a fresh value for each new request, the same value when retrying one that failed or timed out.\n"));
     let doc = openapi(&every);
     let free = op(&doc, "/v1/exports", "post");
     assert!(free["description"].as_str().unwrap().ends_with(
-        "This returns immediately with a job to track — poll `getExport`. Do not resubmit to \"check\" progress; that would create a second job."
+        "This returns immediately with a job to track — poll `getExport`. Do not resubmit to \"check\" progress; that would create a second job. \
+         RETRIES: send a fresh value (such as a UUID) in the `Idempotency-Key` header for each new request, and the same value when retrying one that failed or timed out, so the provider returns the first result instead of doing it twice."
     ));
     assert!(
         !free["description"]
@@ -137,10 +146,11 @@ fn sections_appear_only_when_needed() {
     assert_eq!(free["x-openai-isConsequential"], true);
     assert!(free.get("x-requires-confirmation").is_none());
     assert!(free.get("x-cost-kind").is_none());
-    // Paid but synchronous: the cost sentence only.
+    // Paid but synchronous: the cost sentence, then the retry rule (no polling).
     let plan = op(&doc, "/v1/plans/{planId}", "put");
     let text = plan["description"].as_str().unwrap();
-    assert!(text.ends_with("COSTS THE PERSON: The new plan's price is charged monthly. Do not call this until they have agreed to this specific request."));
+    assert!(text.ends_with("COSTS THE PERSON: The new plan's price is charged monthly. Do not call this until they have agreed to this specific request. \
+        RETRIES: send a fresh value (such as a UUID) in the `Idempotency-Key` header for each new request, and the same value when retrying one that failed or timed out, so the provider returns the first result instead of doing it twice."));
     assert!(plan.get("x-long-running").is_none());
     // idempotency: required → a required header; unsupported → no header at all.
     let header = plan["parameters"]
@@ -735,12 +745,12 @@ fn llms_txt_says_what_to_do_about_lost_jobs_permanent_actions_and_errors() {
     let outputs = build("tests/cases/valid/safety-semantics.yaml");
     let llms = &outputs["llms.txt"];
     for expected in [
-        "- `cancelExport` starts a change that settles in the background; poll `getExport` until it shows the result (about 30s).\n",
-        "- `refundRender` starts a change that settles in the background; poll `getRender` until it shows the result.\n",
+        "- `cancelExport` starts a change that settles in the background; poll `getExport` until it shows the result (about 30s). Retry key: the `Idempotency-Key` header: a fresh value for each new request, the same value when retrying one that failed or timed out.\n",
+        "- `refundRender` starts a change that settles in the background; poll `getRender` until it shows the result. Retry key: the `Idempotency-Key` header: a fresh value for each new request, the same value when retrying one that failed or timed out.\n",
         "Calling a change again does not make it settle sooner: poll until it shows the result.\n",
         "Lost a job's id? Never start the work again to get a new one. For `createExport`, find the job with `listExports`. \
          For `startRender`, no operation lists the jobs: tell the person the id is lost and ask what to do.\n",
-        "- `startRender` (credits, when the project is longer than one minute): Costs 5 render credits.\n",
+        "- `startRender` (credits, when the project is longer than one minute): Costs 5 render credits. Retry key: the `Idempotency-Key` header (required): a fresh value for each new request, the same value when retrying one that failed or timed out.\n",
         "## Actions that cannot be undone\n\n\
          - `cancelExport` (`POST /v1/exports/{exportId}/cancel`): Cancel an export.\n\
          - `publishProject` (`POST /v1/projects/{projectId}/publish`): Publish a project to the person's channel.\n\

@@ -29,6 +29,9 @@ It then re-reads the output and checks that every local `$ref` in it resolves.
 
 The serializer reproduces two JSON styles:
   * "python": `json.dumps(indent=N, ensure_ascii=...)` output;
+  * "go": Go's `json.MarshalIndent` as Square's spec uses it: the python layout,
+    with `<`, `>`, `&`, U+2028 and U+2029 written as `\\u003c`, `\\u003e`,
+    `\\u0026`, `\\u2028` and `\\u2029` (Go's HTML-safe escaping);
   * "ruby": Ruby's `JSON.pretty_generate` as Stripe's spec uses it, where an
     empty object is written "{\\n<indent>}" and an empty array "[\\n\\n<indent>]".
 Numbers with a fraction or exponent are kept as their exact input text.
@@ -63,6 +66,16 @@ class RawFloat:
         return hash(self.text)
 
 
+# What Go's encoding/json escapes in strings beyond what Python's json does.
+GO_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
 class Style:
     """One way of writing JSON text; `dump(value, depth)` gives the text of a
     value whose first line sits at nesting `depth`."""
@@ -82,7 +95,11 @@ class Style:
     def scalar(self, value):
         if isinstance(value, RawFloat):
             return value.text
-        return json.dumps(value, ensure_ascii=self.ensure_ascii)
+        text = json.dumps(value, ensure_ascii=self.ensure_ascii)
+        if self.family == "go" and isinstance(value, str):
+            for char, escaped in GO_ESCAPES:
+                text = text.replace(char, escaped)
+        return text
 
     def member(self, key, value, depth):
         """The text of `"key": value` as an object member at `depth`,
@@ -118,7 +135,7 @@ def no_duplicate_keys(pairs):
 
 
 def detect_style(doc, raw_text):
-    for family in ("ruby", "python"):
+    for family in ("ruby", "python", "go"):
         for indent in (2, 4, 1, 3):
             for ensure_ascii in (False, True):
                 style = Style(family, indent, ensure_ascii)

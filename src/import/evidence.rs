@@ -1,8 +1,8 @@
 //! The evidence behind `import`'s suggestions, read from the base document.
 //!
 //! Takes: the base document and one listed operation. Returns: comment lines (without
-//! `# `) — async with the GET to poll, spends from cost words, the Idempotency-Key the
-//! document declares, DELETE — and which kinds they are.
+//! `# `) — async with the GET to poll, spends from cost words, the retry key the
+//! document declares (as base mode's default finds it), DELETE — and which kinds they are.
 //! Must never: suggest what base mode would refuse (`spends` or `async` on a GET), put
 //! document text in a comment unescaped, or walk the document without bound (references
 //! and `allOf`/`anyOf`/`oneOf` are followed within a budget).
@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use super::yaml::{comment, scalar};
 use super::{Entry, Row};
 use crate::base::Base;
-use crate::validate::idempotency_header;
+use crate::model::KeyLocation;
+use crate::validate::{base_candidates, declared_key};
 
 /// The listed GETs an operation could be polled with, by path.
 pub(super) struct PollTargets<'a> {
@@ -110,11 +111,26 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
             ));
         }
     }
-    if let Some(required) = idempotency_header(base, &op.path, entry.object) {
-        let level = if required { "required" } else { "optional" };
-        found.lines.push(format!(
-            "idempotency: the document declares an Idempotency-Key header ({level}), so connectorgen defaults to `idempotency: {level}`"
-        ));
+    // The same evidence base mode's default reads: a suggestion names what the default
+    // would use, so the author can see it and keep it, or name the real key.
+    match declared_key(&base_candidates(base, &op.path, entry.object)) {
+        Some(key) => {
+            let form = match key.location {
+                KeyLocation::Header => "header",
+                KeyLocation::Query => "query",
+                KeyLocation::Body => "bodyField",
+            };
+            let required = if key.required { ", required: true" } else { "" };
+            found.lines.push(format!(
+                "idempotency: {{ {form}: {}{required} }}  # {} (connectorgen's default for it)",
+                scalar(&key.name),
+                comment(key.evidence.as_deref().unwrap_or_default())
+            ));
+        }
+        None if found.is_paid || found.is_async => found.lines.push(
+            "idempotency: unsupported?  # the document declares no retry key: if the provider recognises a retry, name its key (`{ header: … }`, `{ query: … }` or `{ bodyField: … }`)".to_string(),
+        ),
+        None => {}
     }
     if op.method == "delete" {
         found.is_delete = true;

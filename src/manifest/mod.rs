@@ -370,14 +370,17 @@ pub struct RawOperation {
         example = json!({ "pollWith": "getVideo", "typicalSeconds": 90 })
     )]
     pub async_: Option<Spanned<RawAsync>>,
-    /// Whether the API honours an `Idempotency-Key` header (sent on non-get operations that
-    /// spend or are async): `required` makes the header required, `unsupported` leaves it out.
-    #[schemars(
-        with = "Option<IdempotencyName>",
-        extend("default" = "optional"),
-        example = &"required"
-    )]
-    pub idempotency: Option<Spanned<String>>,
+    /// How the provider recognises a retry, so that it returns the first result instead
+    /// of charging again. The short forms mean an `Idempotency-Key` header (added on
+    /// non-get operations that spend or are async): `optional`, or `required`. A mapping
+    /// names the provider's own key: `{ header: Acme-Request-Id }`, `{ query: request_id }`
+    /// or `{ bodyField: idempotency_key }` (a top-level property of the body), with
+    /// `required: true` when the provider refuses a call without it. `inherent`: a repeat
+    /// cannot duplicate the call by its nature (a retry is safe, nothing is added);
+    /// `unsupported`: the provider recognises no retry. Inline default `optional`; base
+    /// default: the key the document declares, else `unsupported` with a warning.
+    #[schemars(with = "Option<IdempotencySetting>", example = &"required")]
+    pub idempotency: Option<Spanned<serde_json::Value>>,
     /// Lint ids not to report for this operation.
     #[schemars(with = "Option<Vec<LintId>>", example = ["vague-summary"])]
     pub lint_allow: Option<Vec<Spanned<String>>>,

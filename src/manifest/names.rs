@@ -54,10 +54,65 @@ names!(
     /// What an async operation hands back.
     ReturnsName => Returns::ALL.iter().map(|(name, _)| *name)
 );
-names!(
-    /// How an operation treats the `Idempotency-Key` header.
-    IdempotencyName => Idempotency::ALL.iter().map(|(name, _)| *name)
-);
+/// `idempotency:` — a short form, or a mapping naming the provider's key.
+pub struct IdempotencySetting;
+
+impl JsonSchema for IdempotencySetting {
+    fn schema_name() -> Cow<'static, str> {
+        "IdempotencySetting".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let one_of: Vec<Value> = Idempotency::MAPPING_KEYS
+            .iter()
+            .map(|key| serde_json::json!({ "required": [key] }))
+            .collect();
+        let described = [
+            (
+                "The header that carries the key, as the provider spells it.",
+                "Acme-Request-Id",
+            ),
+            ("The query parameter that carries the key.", "request_id"),
+            (
+                "The top-level property of the JSON or form body that carries the key.",
+                "idempotency_key",
+            ),
+        ];
+        let mut properties = serde_json::Map::new();
+        for (key, (description, example)) in Idempotency::MAPPING_KEYS.iter().zip(described) {
+            properties.insert(
+                key.to_string(),
+                serde_json::json!({
+                    "description": description,
+                    "type": "string",
+                    "minLength": 1,
+                    "pattern": "^\\S+$",
+                    "examples": [example],
+                }),
+            );
+        }
+        properties.insert(
+            "required".into(),
+            serde_json::json!({
+                "description": "Whether the provider refuses a call without the key.",
+                "type": "boolean",
+                "default": false,
+                "examples": [true],
+            }),
+        );
+        json_schema!({
+            "anyOf": [
+                string_enum(Idempotency::SHORT_FORMS),
+                {
+                    "type": "object",
+                    "properties": properties,
+                    "additionalProperties": false,
+                    "oneOf": one_of,
+                }
+            ]
+        })
+    }
+}
 names!(
     /// An agent platform to write for.
     TargetName => Target::ALL.iter().map(|(name, _)| *name)

@@ -11,7 +11,7 @@
 //! copied into the tool schema's own `$defs` and rewritten to point there.
 //!
 //! Arguments, in order: path, query, header and cookie parameters (the path item's
-//! shared ones first; the `Idempotency-Key` header becomes `idempotencyKey`; the
+//! shared ones first; a header retry key gets a client-safe name, `key_argument_name`; the
 //! `Accept`, `Content-Type` and `Authorization` headers, which OpenAPI ignores as
 //! parameters, and an API key's own parameter are left to the connection), then the
 //! request body — a JSON, form or multipart body whose schema is an object with
@@ -25,16 +25,51 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{
-    Connector, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation, media_essence,
+    Connector, Document, IdempotencyKey, KeyLocation, Method, Operation, media_essence,
 };
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
 
-const IDEMPOTENCY_ARGUMENT_DESCRIPTION: &str = "Sent as the Idempotency-Key header. A unique value \
-you choose for this request, such as a UUID: a fresh value for each new request, and the same value \
-when retrying this request, so the retry returns the original result instead of starting or \
-charging for a second one.";
+/// The argument that carries an operation's retry key: a body field or query parameter
+/// is its own argument; a header gets a client-safe name (`Idempotency-Key` →
+/// `idempotencyKey`, `PayPal-Request-Id` → `payPalRequestId`). The tool description's
+/// retry sentence names this argument.
+pub fn key_argument_name(key: &IdempotencyKey) -> String {
+    if key.location != KeyLocation::Header {
+        return key.name.clone();
+    }
+    let mut name = String::new();
+    for (i, word) in key
+        .name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .enumerate()
+    {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            if i == 0 {
+                name.push(first.to_ascii_lowercase());
+            } else {
+                name.push(first.to_ascii_uppercase());
+            }
+            name.extend(chars);
+        }
+    }
+    if name.is_empty() {
+        IDEMPOTENCY_ARGUMENT.to_string()
+    } else {
+        name
+    }
+}
+
+/// What the model reads on the argument that carries a header retry key.
+fn key_argument_description(key: &IdempotencyKey) -> String {
+    format!(
+        "Sent as the {} header. A unique value you choose for this request, such as a UUID: a fresh value for each new request, and the same value when retrying this request, so the retry returns the original result instead of starting or charging for a second one.",
+        key.name
+    )
+}
 
 /// One named input of a tool, and where it comes from (for collision messages).
 struct Input {
@@ -80,7 +115,10 @@ fn annotations(op: &Operation) -> Value {
     // (not additive), even with `confirm: false`.
     let destructive =
         op.consent() || matches!(op.method, Method::Delete | Method::Put | Method::Patch);
-    let idempotent = read_only || op.idempotency == Idempotency::Required;
+    // MCP: "calling it repeatedly with the same arguments has no additional effect":
+    // a required key (the same key is the same call), or a call that by nature cannot
+    // be duplicated (`inherent`). An optional key may be left out, so it is not.
+    let idempotent = read_only || op.idempotency.required_or_inherent();
     json!({
         "readOnlyHint": read_only,
         "destructiveHint": destructive,
@@ -172,17 +210,21 @@ fn input_schema(
         }
         let required =
             location == "path" || p.get("required").and_then(Value::as_bool) == Some(true);
-        if location == "header" && name.eq_ignore_ascii_case(IDEMPOTENCY_HEADER) {
+        if let Some(key) = op
+            .key()
+            .filter(|k| k.location == KeyLocation::Header && location == "header")
+            .filter(|k| k.name.eq_ignore_ascii_case(name))
+        {
             idempotency = Some(Input {
-                name: IDEMPOTENCY_ARGUMENT.to_string(),
+                name: key_argument_name(key),
                 from: "the idempotency key",
                 schema: json!({
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 255,
-                    "description": IDEMPOTENCY_ARGUMENT_DESCRIPTION
+                    "description": key_argument_description(key)
                 }),
-                required: required || op.idempotency == Idempotency::Required,
+                required: required || key.required,
             });
             continue;
         }

@@ -15,6 +15,7 @@ mod openapi;
 mod openapi30;
 mod prose;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -23,6 +24,7 @@ use crate::base::Base;
 use crate::diagnostics::Finding;
 use crate::model::{Connector, Target};
 use crate::templates::{Limits, Sources};
+use prose::Flavour;
 
 /// Output file name (relative to the output folder) → contents.
 pub type Outputs = BTreeMap<String, String>;
@@ -116,12 +118,21 @@ pub fn render(
                 outputs.insert("descriptions.md".to_string(), prose.descriptions_md(&ctx)?);
             }
             Target::Mcp => {
+                let (_, descriptions) =
+                    flavoured(&prose, connector, &op_values, &descriptions, Flavour::Mcp)?;
                 let (text, found) = mcp::render(connector, &descriptions);
                 outputs.insert("mcp-tools.json".to_string(), text);
                 findings.extend(found);
             }
             Target::Openai => {
-                let compact = op_values
+                let (values, descriptions) = flavoured(
+                    &prose,
+                    connector,
+                    &op_values,
+                    &descriptions,
+                    Flavour::Openai,
+                )?;
+                let compact = values
                     .iter()
                     .map(|op| prose.compact_notice(op))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -141,6 +152,31 @@ pub fn render(
         descriptions,
         findings,
     })
+}
+
+/// Operation values and descriptions, borrowed unless some were rendered again.
+type Flavoured<'a> = (Cow<'a, [minijinja::Value]>, Cow<'a, [String]>);
+
+/// The operation values and descriptions `flavour`'s model reads: the documents' own,
+/// with only the operations whose retry rule reads otherwise there rendered again.
+fn flavoured<'a>(
+    prose: &prose::Prose,
+    connector: &Connector,
+    op_values: &'a [minijinja::Value],
+    descriptions: &'a [String],
+    flavour: Flavour,
+) -> Result<Flavoured<'a>, RenderError> {
+    // Most manifests have nothing to render again: no copy then.
+    let mut values = Cow::Borrowed(op_values);
+    let mut texts = Cow::Borrowed(descriptions);
+    for (i, op) in connector.operations.iter().enumerate() {
+        if prose::differs(op, flavour) {
+            let value = prose::operation_value(connector, op, flavour);
+            texts.to_mut()[i] = prose.description(&value)?;
+            values.to_mut()[i] = value;
+        }
+    }
+    Ok((values, texts))
 }
 
 /// `value` as pretty JSON with one trailing newline, as every generated JSON file is

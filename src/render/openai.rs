@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Severity};
-use crate::model::{Connector, Operation, escape};
+use crate::model::{Connector, KeyLocation, Operation, escape};
 use crate::model::{Level, Lint};
 
 use super::openapi;
@@ -87,6 +87,7 @@ pub fn render(
         texts.push(text);
     }
     let mut doc = openapi::document(connector, &texts);
+    drop_header_keys(connector, &mut doc, &mut findings);
     fit_parameters(connector, base, &mut doc, &mut findings);
     (super::json_text(&doc), findings)
 }
@@ -102,6 +103,18 @@ fn notice_cause(op: &Operation) -> (crate::diagnostics::Span, &'static str) {
         .as_ref()
         .and_then(|s| s.when.as_deref())
         .map_or(0, chars);
+    // A body or query key is named in the short retry sentence (a header key is not:
+    // the openai target cannot send it).
+    let key = op
+        .key()
+        .filter(|k| k.location != KeyLocation::Header)
+        .map_or(0, |k| chars(&k.name));
+    if key > note.max(when) {
+        return (
+            op.origin.idempotency.unwrap_or(op.origin.entry),
+            "the retry key's name (the retry sentence repeats it)",
+        );
+    }
     match (op.origin.note, op.origin.when) {
         (_, Some(at)) if when > note => (at, "`spends.when` (the cost sentence repeats it)"),
         (Some(at), _) => (at, "`spends.note` (the cost sentence repeats it)"),
@@ -220,6 +233,62 @@ fn fit_parameters(
                 (None, None) => {}
             }
         }
+    }
+}
+
+/// GPT Actions send no custom header ("Custom headers are not supported"), so a header
+/// retry key is no defence there: each such operation loses the header parameter (its
+/// own, or its path item's shared one), its `x-idempotency` says `none`, its description
+/// already carries the never-repeat rule (`prose::Flavour::Openai`), and a warning says
+/// what the provider can do.
+fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<Finding>) {
+    for op in &connector.operations {
+        let Some(key) = op.key().filter(|k| k.location == KeyLocation::Header) else {
+            continue;
+        };
+        let is_key = |p: &Value| {
+            let p = match p.get("$ref").and_then(Value::as_str) {
+                Some(reference) => connector.document.resolve(reference).unwrap_or(p),
+                None => p,
+            };
+            p.get("in").and_then(Value::as_str) == Some("header")
+                && p.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| n.eq_ignore_ascii_case(&key.name))
+        };
+        let shared = format!("/paths/{}/parameters", escape(&op.path));
+        for pointer in [format!("{}/parameters", op.pointer()), shared] {
+            if let Some(Value::Array(list)) = doc.pointer_mut(&pointer) {
+                list.retain(|p| !is_key(p));
+            }
+        }
+        if let Some(Value::Object(object)) = doc.pointer_mut(&op.pointer()) {
+            if object
+                .get("parameters")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                object.remove("parameters");
+            }
+            if let Some(hint) = object.get_mut("x-idempotency") {
+                *hint = Value::String("none".into());
+            }
+        }
+        let severity = match connector.lint.level(Lint::OpenaiHeaderKey) {
+            _ if op.lint_allow.contains(&Lint::OpenaiHeaderKey) => continue,
+            Level::Allow => continue,
+            Level::Warn => Severity::Warning,
+            Level::Deny => Severity::Error,
+        };
+        findings.push(Finding {
+            source: Default::default(),
+            diagnostic: Diagnostic::OpenaiHeaderKey {
+                id: op.id.clone(),
+                header: key.name.clone(),
+                span: op.origin.idempotency.unwrap_or(op.origin.entry),
+            },
+            severity,
+        });
     }
 }
 

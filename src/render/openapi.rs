@@ -182,6 +182,10 @@ fn hints(op: &Operation) -> Vec<(&'static str, Value)> {
     if op.confirm {
         hints.push(("x-permanent", Value::Bool(true)));
     }
+    // Where the retry rule is written (it spends or is async), and on any key.
+    if op.spends.is_some() || op.async_.is_some() || op.key().is_some() {
+        hints.push(("x-idempotency", op.idempotency.hint()));
+    }
     if op.consent() {
         hints.push(("x-requires-confirmation", Value::Bool(true)));
     }

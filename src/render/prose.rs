@@ -17,7 +17,7 @@ use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
-use crate::model::{Async, Connector, Idempotency, Method, Operation, Spends};
+use crate::model::{Async, Connector, Idempotency, KeyLocation, Method, Operation, Spends};
 use crate::templates::{Limits, Sources};
 
 /// The template environment, built once per run.
@@ -47,13 +47,122 @@ struct TemplateOperation<'a> {
     spends: &'a Option<Spends>,
     #[serde(rename = "async")]
     async_: &'a Option<Async>,
-    idempotency: Idempotency,
+    /// `optional` or `required` (a key, by whether the provider requires it),
+    /// `inherent` or `unsupported`.
+    idempotency: &'static str,
+    /// The retry rule the model reads, as this target can follow it.
+    retry: Retry<'a>,
     /// It cannot be undone: the person's yes comes first.
     confirm: bool,
 }
 
-impl<'a> From<&'a Operation> for TemplateOperation<'a> {
-    fn from(op: &'a Operation) -> Self {
+/// Which target's model reads a description: their retry rules differ where a target
+/// cannot send the key (GPT Actions send no custom header) or names it otherwise (an
+/// MCP argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// openapi.json, openapi.3.0.json, descriptions.md, llms.txt.
+    Document,
+    Mcp,
+    Openai,
+}
+
+/// What the templates see of an operation's retry rule.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Retry<'a> {
+    /// `key`, `inherent` or `unsupported`: the rule the model follows.
+    rule: &'static str,
+    /// With a key: what the model sets (the header, query parameter or body field; the
+    /// argument in MCP) and how prose names it ("the `Acme-Request-Id` header").
+    name: Option<String>,
+    send: Option<String>,
+    required: bool,
+    /// Without a key: the free read that shows whether a call went through (the list of
+    /// jobs, the thing a change settles on, the collection the call adds to), if any.
+    check_with: Option<&'a str>,
+    /// The openai target writes a header key's operation with the never-repeat rule.
+    header_dropped: bool,
+}
+
+impl<'a> Retry<'a> {
+    fn new(connector: &'a Connector, op: &'a Operation, flavour: Flavour) -> Self {
+        let unsupported = |header_dropped| Retry {
+            rule: "unsupported",
+            name: None,
+            send: None,
+            required: false,
+            check_with: check_with(connector, op),
+            header_dropped,
+        };
+        match &op.idempotency {
+            Idempotency::Key(key)
+                if flavour == Flavour::Openai && key.location == KeyLocation::Header =>
+            {
+                unsupported(true)
+            }
+            Idempotency::Key(key) => {
+                let name = match flavour {
+                    Flavour::Mcp => super::mcp::key_argument_name(key),
+                    _ => key.name.clone(),
+                };
+                let send = match (flavour, key.location) {
+                    (Flavour::Mcp, _) => format!("the `{name}` argument"),
+                    (_, KeyLocation::Header) => format!("the `{name}` header"),
+                    (_, KeyLocation::Query) => format!("the `{name}` query parameter"),
+                    (_, KeyLocation::Body) => format!("the `{name}` body field"),
+                };
+                Retry {
+                    rule: "key",
+                    name: Some(name),
+                    send: Some(send),
+                    required: key.required,
+                    check_with: None,
+                    header_dropped: false,
+                }
+            }
+            Idempotency::Inherent => Retry {
+                rule: "inherent",
+                name: None,
+                send: None,
+                required: false,
+                check_with: None,
+                header_dropped: false,
+            },
+            Idempotency::Unsupported(_) => unsupported(false),
+        }
+    }
+}
+
+/// The free read that shows whether a call of `op` went through: for a job, the list of
+/// jobs; for a change, its poll target (it reads the thing that changes); otherwise an
+/// exposed GET on the call's own path (the collection it adds to) or on its parent
+/// (`POST /payments/{id}/capture` → `GET /payments/{id}`).
+fn check_with<'a>(connector: &'a Connector, op: &'a Operation) -> Option<&'a str> {
+    match &op.async_ {
+        Some(a) if a.returns == crate::model::Returns::Change => return Some(&a.poll_with),
+        Some(a) => return a.list_with.as_deref(),
+        None => {}
+    }
+    let parent = op
+        .path
+        .rsplit_once('/')
+        .filter(|(_, last)| !last.starts_with('{'))
+        .map(|(parent, _)| parent);
+    [Some(op.path.as_str()), parent]
+        .into_iter()
+        .flatten()
+        .find_map(|path| {
+            connector
+                .operations
+                .iter()
+                .find(|o| o.method == Method::Get && o.path == path)
+        })
+        .map(|o| o.id.as_str())
+}
+
+impl<'a> TemplateOperation<'a> {
+    fn new(connector: &'a Connector, op: &'a Operation, flavour: Flavour) -> Self {
         TemplateOperation {
             id: &op.id,
             method: op.method,
@@ -63,9 +172,20 @@ impl<'a> From<&'a Operation> for TemplateOperation<'a> {
             description: &op.description,
             spends: &op.spends,
             async_: &op.async_,
-            idempotency: op.idempotency,
+            idempotency: short_form(&op.idempotency),
+            retry: Retry::new(connector, op, flavour),
             confirm: op.confirm,
         }
+    }
+}
+
+/// The short form naming the operation's mechanism, as templates compare it.
+fn short_form(idempotency: &Idempotency) -> &'static str {
+    match idempotency {
+        Idempotency::Key(key) if key.required => "required",
+        Idempotency::Key(_) => "optional",
+        Idempotency::Inherent => "inherent",
+        Idempotency::Unsupported(_) => "unsupported",
     }
 }
 
@@ -75,8 +195,29 @@ pub fn operation_values(connector: &Connector) -> Vec<Value> {
     connector
         .operations
         .iter()
-        .map(|op| Value::from(Serde(&TemplateOperation::from(op))))
+        .map(|op| {
+            Value::from(Serde(&TemplateOperation::new(
+                connector,
+                op,
+                Flavour::Document,
+            )))
+        })
         .collect()
+}
+
+/// Whether `flavour` reads operation `op`'s retry rule otherwise than the documents do:
+/// GPT Actions cannot send a header key, and MCP names every key by its argument.
+pub fn differs(op: &Operation, flavour: Flavour) -> bool {
+    match flavour {
+        Flavour::Document => false,
+        Flavour::Mcp => op.key().is_some(),
+        Flavour::Openai => op.key().is_some_and(|k| k.location == KeyLocation::Header),
+    }
+}
+
+/// Operation `op` as the template value `operation` for `flavour`.
+pub fn operation_value(connector: &Connector, op: &Operation, flavour: Flavour) -> Value {
+    Value::from(Serde(&TemplateOperation::new(connector, op, flavour)))
 }
 
 /// What a file template sees of one operation: every field of the operation value plus
@@ -213,7 +354,7 @@ impl Prose {
             .iter()
             .zip(op_values)
             .zip(descriptions)
-            .map(|((op, value), d)| operation_view(value, d, op.takes_idempotency_key()))
+            .map(|((op, value), d)| operation_view(value, d, op.key().is_some()))
             .collect();
         context! {
             service => Serde(&connector.service),
@@ -390,11 +531,11 @@ mod tests {
         let values = operation_values(&connector);
         for (op, value) in connector.operations.iter().zip(&values) {
             let expected = Value::from(Serde(Flattened {
-                op: TemplateOperation::from(op),
+                op: TemplateOperation::new(&connector, op, Flavour::Document),
                 model_description: "The text.",
-                idempotency_key: op.takes_idempotency_key(),
+                idempotency_key: op.key().is_some(),
             }));
-            let view = operation_view(value, "The text.", op.takes_idempotency_key());
+            let view = operation_view(value, "The text.", op.key().is_some());
             assert_eq!(view, expected);
             assert_eq!(format!("{view:?}"), format!("{expected:?}"));
         }

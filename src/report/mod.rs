@@ -435,7 +435,7 @@ pub fn problem_summary(code: &str) -> &'static str {
         "spend-kind-irreversible" => "`spends.kind: irreversible`, which `confirm: true` replaced.",
         "confirm-contradicts-spends" => "`confirm: false` on an operation that spends.",
         "unknown-async-returns" => "`async.returns` is not job or change.",
-        "unknown-idempotency" => "`idempotency` is not optional, required or unsupported.",
+        "unknown-idempotency" => "`idempotency` is no short form and no mapping naming one key.",
         "non-positive-typical-seconds" => "`async.typicalSeconds` is not a positive number.",
         "unknown-poll-target" => "`async.pollWith` names no operation of this manifest.",
         "unsafe-poll-target" => "The poll target is not a free, side-effect-free read.",
@@ -487,6 +487,12 @@ pub fn problem_summary(code: &str) -> &'static str {
         "id-not-for-target" => "An operation id that a chosen target cannot take.",
         "idempotency-contradicts-base" => {
             "`idempotency: unsupported` on an operation whose base declares the header."
+        }
+        "idempotency-second-key" => {
+            "A short form of `idempotency` on a base operation that declares another retry key."
+        }
+        "idempotency-key-not-found" => {
+            "`idempotency:` names a key the operation does not have or cannot be given."
         }
         _ => "A problem in the manifest.",
     }

@@ -390,7 +390,7 @@ pub fn document(around: Around, operations: &[Operation]) -> Document {
                 "Unauthorized".to_string(),
                 problem_response(error_description("401")),
             );
-            if operations.iter().any(|o| o.idempotency_key) {
+            if operations.iter().any(|o| o.key().is_some_and(|k| k.added)) {
                 responses.insert(
                     "Conflict".to_string(),
                     problem_response(error_description("409")),
@@ -409,7 +409,7 @@ pub fn document(around: Around, operations: &[Operation]) -> Document {
             statuses,
         } => {
             for status in statuses {
-                if status == "409" && !operations.iter().any(|o| o.idempotency_key) {
+                if status == "409" && !operations.iter().any(|o| o.key().is_some_and(|k| k.added)) {
                     continue;
                 }
                 let mut content = Map::new();

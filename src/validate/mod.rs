@@ -17,6 +17,7 @@
 mod document;
 mod fragment;
 mod http;
+mod idempotency;
 mod lower;
 mod operation;
 mod overlay;
@@ -31,7 +32,8 @@ use serde_saphyr::Spanned;
 
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
-pub use overlay::{first_server, idempotency_header};
+pub use idempotency::{base_candidates, declared_key};
+pub use overlay::first_server;
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;

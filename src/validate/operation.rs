@@ -10,13 +10,17 @@
 use serde_saphyr::Spanned;
 
 use super::http::Location;
+pub(super) use super::idempotency::Written;
 use super::lower;
 use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
 use crate::model::Lint;
-use crate::model::{Async, Idempotency, Method, Operation, Origin, Returns, SpendKind, Spends};
+use crate::model::{
+    Async, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Operation, Origin,
+    Returns, SpendKind, Spends, Unsupported,
+};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";
@@ -36,10 +40,21 @@ pub(super) struct Safety {
     pub spends: Option<Option<Spends>>,
     pub async_: Option<Option<Async>>,
     /// `None` when the written value is not a known setting (already reported).
-    pub idempotency: Option<Option<Idempotency>>,
+    pub idempotency: Option<Option<Written>>,
     /// `confirm` as written.
     pub confirm: Option<bool>,
     pub lint_allow: Vec<Lint>,
+}
+
+/// The `Idempotency-Key` header connectorgen adds.
+pub(super) fn added_header(required: bool) -> Idempotency {
+    Idempotency::Key(IdempotencyKey {
+        location: KeyLocation::Header,
+        name: IDEMPOTENCY_HEADER.to_string(),
+        required,
+        added: true,
+        evidence: None,
+    })
 }
 
 impl Safety {
@@ -99,19 +114,10 @@ impl Validator {
         }
         let spends = raw.spends.as_ref().map(|s| self.spends(s));
         let async_ = raw.async_.as_ref().map(|a| self.async_(a));
-        let idempotency = raw.idempotency.as_ref().map(|i| {
-            match Idempotency::ALL.iter().find(|(n, _)| *n == i.value.trim()) {
-                Some((_, v)) => Some(*v),
-                None => {
-                    self.push(Diagnostic::UnknownIdempotency {
-                        value: i.value.clone(),
-                        span: span(i),
-                        help: suggest(i.value.trim(), Idempotency::ALL.iter().map(|(n, _)| *n)),
-                    });
-                    None
-                }
-            }
-        });
+        let idempotency = raw
+            .idempotency
+            .as_ref()
+            .map(|i| self.written_idempotency(i));
         let lint_allow = raw
             .lint_allow
             .iter()
@@ -307,12 +313,33 @@ impl Validator {
         let (confirm, consequential) = safety.confirm(method);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
-        let idempotency = safety
+        let written = safety
             .idempotency
             .flatten()
-            .unwrap_or(Idempotency::Optional);
-        let idempotency_key =
-            needs_idempotency_key(method, spends.is_some() || async_.is_some(), idempotency);
+            .unwrap_or(Written::Short { required: false });
+        let short = matches!(written, Written::Short { .. });
+        let idempotency = match written {
+            Written::Unsupported => Idempotency::Unsupported(Unsupported::Stated),
+            Written::Inherent => Idempotency::Inherent,
+            Written::Short { required } => {
+                if needs_idempotency_key(method, spends.is_some() || async_.is_some()) {
+                    added_header(required)
+                } else {
+                    Idempotency::Unsupported(Unsupported::Unknown)
+                }
+            }
+            Written::Named {
+                location,
+                name,
+                required,
+            } => Idempotency::Key(IdempotencyKey {
+                location,
+                name,
+                required,
+                added: true,
+                evidence: None,
+            }),
+        };
         let input = match (input, &http_keys.input_type) {
             (Some(input), _) => Some(input),
             (None, Some(media)) => Some(lower::default_schema(media)),
@@ -330,7 +357,9 @@ impl Validator {
                 output,
                 output_type: http_keys.output_type.unwrap_or_else(|| JSON.to_string()),
                 status: http_keys.status,
-                idempotency_key: idempotency_key.then_some(idempotency == Idempotency::Required),
+                // The `Idempotency-Key` header of the short forms; a named key is
+                // declared below, unless the author wrote it.
+                idempotency_key: idempotency.key().filter(|_| short).map(|k| k.required),
                 returns: async_.as_ref().map(|a| a.returns),
                 deprecated: http_keys.deprecated,
                 tags: http_keys.tags,
@@ -341,6 +370,14 @@ impl Validator {
         if let Some(fragment) = &raw.openapi {
             self.merged_fragment(&mut http, method, span(fragment));
         }
+        let idempotency = match idempotency {
+            Idempotency::Key(key) if !short => {
+                let id = id.as_deref().unwrap_or_default();
+                let span = s.value.idempotency.as_ref().map_or(at, span);
+                Idempotency::Key(self.declare_key(id, key, &mut http, span)?)
+            }
+            other => other,
+        };
         Some(Checked {
             op: Operation {
                 id: id?,
@@ -355,7 +392,6 @@ impl Validator {
                 idempotency,
                 confirm,
                 consequential,
-                idempotency_key,
                 lint_allow: safety.lint_allow,
                 origin,
             },
@@ -562,14 +598,10 @@ impl Validator {
     }
 }
 
-/// Whether an operation must carry the `Idempotency-Key` header: every non-GET that
-/// spends or is async, unless the provider cannot honour one.
-pub(super) fn needs_idempotency_key(
-    method: Method,
-    spends_or_async: bool,
-    idempotency: Idempotency,
-) -> bool {
-    method != Method::Get && spends_or_async && idempotency != Idempotency::Unsupported
+/// Whether a short form (`optional`, `required`, the inline default) adds the
+/// `Idempotency-Key` header: on every non-GET that spends or is async.
+pub(super) fn needs_idempotency_key(method: Method, spends_or_async: bool) -> bool {
+    method != Method::Get && spends_or_async
 }
 
 /// Where each part of an operation entry is (the entry itself where a part is absent).
@@ -636,10 +668,9 @@ pub(super) fn placeholder(
         http: serde_json::Map::new(),
         spends: None,
         async_: None,
-        idempotency: Idempotency::Optional,
+        idempotency: Idempotency::Unsupported(Unsupported::Unknown),
         confirm: false,
         consequential: false,
-        idempotency_key: false,
         lint_allow: Vec::new(),
         origin,
     }

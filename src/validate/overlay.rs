@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
+use super::idempotency::base_candidates;
 use super::lower::idempotency_parameter;
 use super::operation::{needs_idempotency_key, origin, placeholder};
 use super::syntax::{check_url, is_identifier};
@@ -24,10 +25,7 @@ use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
-use crate::model::{
-    AuthScheme, Document, IDEMPOTENCY_HEADER, Idempotency, Method, Operation, Origin, Service,
-    escape, unescape,
-};
+use crate::model::{AuthScheme, Document, Method, Operation, Origin, Service, escape, unescape};
 
 impl Validator {
     /// Every listed base operation that could be found and named.
@@ -215,19 +213,15 @@ impl Validator {
         };
 
         let safety = self.safety(raw, method == Method::Get);
-        let declared = idempotency_header(base, &found.path, object);
-        let idempotency = match (safety.idempotency, declared) {
-            (Some(Some(Idempotency::Unsupported)), Some(_)) => {
-                self.push(Diagnostic::IdempotencyContradictsBase {
-                    id: id.clone().unwrap_or_default(),
-                    span: raw.idempotency.as_ref().map_or(at, span),
-                });
-                None
-            }
-            (Some(written), _) => written,
-            (None, Some(true)) => Some(Idempotency::Required),
-            (None, _) => Some(Idempotency::Optional),
-        };
+        let spends_or_async =
+            matches!(safety.spends, Some(Some(_))) || matches!(safety.async_, Some(Some(_)));
+        let idempotency = self.base_idempotency(
+            id.as_deref().unwrap_or_default(),
+            safety.idempotency.clone(),
+            &base_candidates(base, &found.path, object),
+            needs_idempotency_key(method, spends_or_async),
+            raw.idempotency.as_ref().map_or(at, span),
+        );
         // As inline, but the HTTP parts are the base document's: findings about them
         // point at `operation:`, where an override would go.
         let origin = Origin {
@@ -253,17 +247,15 @@ impl Validator {
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = idempotency?;
-        let needs_key =
-            needs_idempotency_key(method, spends.is_some() || async_.is_some(), idempotency);
         let mut http = object.clone();
         // The provider calls these back; an agent receives no calls, as with `webhooks`.
         http.remove("callbacks");
-        if declared.is_none() && needs_key {
+        if let Some(key) = idempotency.key().filter(|k| k.added) {
             let parameters = http
                 .entry("parameters")
                 .or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(list) = parameters {
-                list.push(idempotency_parameter(idempotency == Idempotency::Required));
+                list.push(idempotency_parameter(key.required));
             }
         }
         Some(Checked {
@@ -280,7 +272,6 @@ impl Validator {
                 idempotency,
                 confirm,
                 consequential,
-                idempotency_key: declared.is_some() || needs_key,
                 lint_allow: safety.lint_allow,
                 origin,
             },
@@ -419,11 +410,23 @@ impl Validator {
             let (key, value) = (key.clone(), value);
             match key.as_str() {
                 "info" => {
-                    let value = match service {
+                    let mut value = match service {
                         Some(service) => info(value.clone(), service),
                         None => value.clone(),
                     };
+                    // OpenAPI has no `info.externalDocs` (Square's document writes one),
+                    // so the output would not validate: the link moves to the document's
+                    // own `externalDocs`, unless it has one.
+                    let docs = value.as_object_mut().and_then(|i| i.remove("externalDocs"));
                     root.insert(key, value);
+                    if let Some(docs) = docs
+                        && !base
+                            .root
+                            .as_object()
+                            .is_some_and(|r| r.contains_key("externalDocs"))
+                    {
+                        root.insert("externalDocs".into(), docs);
+                    }
                     if let Some(url) = public_url
                         && !base
                             .root
@@ -730,30 +733,6 @@ fn ambiguous(
             by_route.route(),
         ),
     }
-}
-
-/// Whether the operation declares an `Idempotency-Key` header (any case), counting the
-/// path item's shared parameters and following `#/components/parameters` references;
-/// `Some(required)` when it does.
-pub fn idempotency_header(base: &Base, path: &str, op: &Map<String, Value>) -> Option<bool> {
-    let shared = base.path_item(path).and_then(|item| item.get("parameters"));
-    let own = op.get("parameters");
-    [shared, own]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_array)
-        .flatten()
-        .map(|p| match p.get("$ref").and_then(Value::as_str) {
-            Some(reference) => base.resolve(reference).unwrap_or(p),
-            None => p,
-        })
-        .find(|p| {
-            p.get("in").and_then(Value::as_str) == Some("header")
-                && p.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| n.eq_ignore_ascii_case(IDEMPOTENCY_HEADER))
-        })
-        .map(|p| p.get("required").and_then(Value::as_bool).unwrap_or(false))
 }
 
 /// Server URLs without a trailing slash: paths start with `/`, and a client that appends

@@ -1,0 +1,606 @@
+//! `idempotency:` — what the author wrote, and the retry key it names, found in the
+//! provider's operation (base mode) or declared in the generated one (inline).
+//!
+//! Takes: the raw `idempotency:` value, and the operation (its base Operation Object, or
+//! the lowered inline one). Returns: `Written` (checked), the key found or declared, and
+//! in base mode without `idempotency:` the key the document itself declares, with the
+//! evidence (`declared_key`, which `import` uses too).
+//! Must never: add a second key — when a mechanism is named, the `Idempotency-Key` header
+//! is not added, and a key the operation already has is used as it is, never declared
+//! again.
+
+use serde_json::{Map, Value, json};
+use serde_saphyr::Spanned;
+
+use super::Validator;
+use crate::base::Base;
+use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::manifest::span;
+use crate::model::{
+    IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Unsupported, media_essence,
+};
+
+/// `idempotency:` as written, before the operation decides what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Written {
+    /// `optional` or `required`: an `Idempotency-Key` header.
+    Short {
+        required: bool,
+    },
+    Inherent,
+    Unsupported,
+    /// The mapping form: the provider's own key.
+    Named {
+        location: KeyLocation,
+        name: String,
+        required: bool,
+    },
+}
+
+/// The mapping keys in the order of `Idempotency::MAPPING_KEYS`.
+const LOCATIONS: [KeyLocation; 3] = [KeyLocation::Header, KeyLocation::Query, KeyLocation::Body];
+
+impl Validator {
+    /// `idempotency:` checked; `None` (reported) when it is no setting.
+    pub(super) fn written_idempotency(&mut self, raw: &Spanned<Value>) -> Option<Written> {
+        let at = span(raw);
+        let problem = |help: String| Diagnostic::UnknownIdempotency {
+            value: match &raw.value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            },
+            span: at,
+            help,
+        };
+        let mapping_help = "the mapping names one key: `{ header: Acme-Request-Id }`, `{ query: request_id }` or `{ bodyField: idempotency_key }`, with `required: true` when the provider refuses a call without it";
+        match &raw.value {
+            Value::String(text) => match text.trim() {
+                "optional" => Some(Written::Short { required: false }),
+                "required" => Some(Written::Short { required: true }),
+                "inherent" => Some(Written::Inherent),
+                "unsupported" => Some(Written::Unsupported),
+                other => {
+                    self.push(problem(format!(
+                        "{} (or a mapping naming the provider's own key, e.g. `{{ header: Acme-Request-Id }}`)",
+                        suggest(other, Idempotency::SHORT_FORMS)
+                    )));
+                    None
+                }
+            },
+            Value::Object(map) => {
+                let mut named = Vec::new();
+                let mut required = false;
+                for (key, value) in map {
+                    if key == "required" {
+                        match value {
+                            Value::Bool(b) => required = *b,
+                            _ => {
+                                self.push(problem("`required` is `true` or `false`".to_string()));
+                                return None;
+                            }
+                        }
+                        continue;
+                    }
+                    let Some(i) = Idempotency::MAPPING_KEYS.iter().position(|k| k == key) else {
+                        let known = Idempotency::MAPPING_KEYS
+                            .iter()
+                            .copied()
+                            .chain(["required"]);
+                        self.push(problem(format!(
+                            "`{key}` is not a key of the mapping: {}",
+                            suggest(key, known)
+                        )));
+                        return None;
+                    };
+                    match value.as_str().map(str::trim) {
+                        Some(name)
+                            if !name.is_empty() && !name.chars().any(char::is_whitespace) =>
+                        {
+                            named.push((LOCATIONS[i], name.to_string()));
+                        }
+                        _ => {
+                            self.push(problem(format!(
+                                "`{key}` is the key's name as the provider spells it, a non-empty text without spaces"
+                            )));
+                            return None;
+                        }
+                    }
+                }
+                match named.len() {
+                    1 => {
+                        let (location, name) = named.remove(0);
+                        Some(Written::Named {
+                            location,
+                            name,
+                            required,
+                        })
+                    }
+                    _ => {
+                        self.push(problem(mapping_help.to_string()));
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.push(problem(format!(
+                    "write `optional`, `required`, `inherent` or `unsupported`; {mapping_help}"
+                )));
+                None
+            }
+        }
+    }
+
+    /// A key the manifest names that the operation does not have: an error listing what
+    /// the operation does have.
+    pub(super) fn key_not_found(
+        &mut self,
+        id: &str,
+        location: KeyLocation,
+        name: &str,
+        candidates: &[Candidate],
+        span: Span,
+        extra: Option<&str>,
+    ) {
+        let same: Vec<&str> = candidates
+            .iter()
+            .filter(|c| c.location == location)
+            .map(|c| c.name.as_str())
+            .collect();
+        let others: Vec<String> = candidates
+            .iter()
+            .filter(|c| c.location != location)
+            .map(|c| format!("{} `{}`", what(c.location), c.name))
+            .collect();
+        let close = suggest(name, same.iter().copied());
+        let mut help = if same.is_empty() {
+            format!(
+                "the operation has no {}{}",
+                what_plural(location),
+                if location == KeyLocation::Body {
+                    " (no JSON or form body with properties)"
+                } else {
+                    ""
+                }
+            )
+        } else if close.starts_with("did you mean") {
+            close
+        } else {
+            let listed: Vec<String> = same.iter().take(12).map(|n| format!("`{n}`")).collect();
+            format!("its {}: {}", what_plural(location), listed.join(", "))
+        };
+        if !others.is_empty() {
+            let shown: Vec<String> = others.iter().take(12).cloned().collect();
+            help.push_str(&format!(" (it also has {})", shown.join(", ")));
+        }
+        if let Some(extra) = extra {
+            help.push_str(". ");
+            help.push_str(extra);
+        }
+        self.push(Diagnostic::IdempotencyKeyNotFound {
+            id: id.to_string(),
+            what: format!("{} `{name}`", what(location)),
+            span,
+            help,
+        });
+    }
+}
+
+/// The mechanism's location as prose names it.
+pub fn what(location: KeyLocation) -> &'static str {
+    match location {
+        KeyLocation::Header => "header",
+        KeyLocation::Query => "query parameter",
+        KeyLocation::Body => "body field",
+    }
+}
+
+fn what_plural(location: KeyLocation) -> &'static str {
+    match location {
+        KeyLocation::Header => "headers",
+        KeyLocation::Query => "query parameters",
+        KeyLocation::Body => "body fields",
+    }
+}
+
+/// A header, query parameter or top-level body property of an operation, which could
+/// be its retry key.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub location: KeyLocation,
+    pub name: String,
+    pub required: bool,
+    pub description: String,
+}
+
+/// Whether `candidate` is the key `location`/`name` names (header names in any case).
+fn is(candidate: &Candidate, location: KeyLocation, name: &str) -> bool {
+    candidate.location == location
+        && match location {
+            KeyLocation::Header => candidate.name.eq_ignore_ascii_case(name),
+            _ => candidate.name == name,
+        }
+}
+
+/// The candidate named `location`/`name`, if the operation has it.
+pub fn find<'a>(
+    candidates: &'a [Candidate],
+    location: KeyLocation,
+    name: &str,
+) -> Option<&'a Candidate> {
+    candidates.iter().find(|c| is(c, location, name))
+}
+
+/// Follows `$ref`s (local, up to a bound) in `doc` to what they name.
+fn follow<'a>(resolve: &impl Fn(&str) -> Option<&'a Value>, value: &'a Value) -> &'a Value {
+    let mut value = value;
+    for _ in 0..16 {
+        match value.get("$ref").and_then(Value::as_str).and_then(resolve) {
+            Some(target) => value = target,
+            None => return value,
+        }
+    }
+    value
+}
+
+/// Every header and query parameter of a base operation (the path item's shared ones,
+/// replaced by the operation's own of the same name and location), then every top-level
+/// property of its JSON or form bodies.
+pub fn base_candidates(base: &Base, path: &str, op: &Map<String, Value>) -> Vec<Candidate> {
+    let resolve = |reference: &str| base.resolve(reference);
+    let shared = base.path_item(path).and_then(|item| item.get("parameters"));
+    candidates(&resolve, shared, op)
+}
+
+/// As `base_candidates`, over any document (`resolve` follows its local references).
+pub fn candidates<'a>(
+    resolve: &impl Fn(&str) -> Option<&'a Value>,
+    shared: Option<&'a Value>,
+    op: &'a Map<String, Value>,
+) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let params = |list: Option<&'a Value>| -> Vec<&'a Value> {
+        list.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|p| follow(resolve, p))
+            .collect()
+    };
+    let own = params(op.get("parameters"));
+    let key = |p: &Value| {
+        (
+            p.get("in").and_then(Value::as_str).map(str::to_string),
+            p.get("name").and_then(Value::as_str).map(str::to_string),
+        )
+    };
+    let shared: Vec<&Value> = params(shared)
+        .into_iter()
+        .filter(|p| !own.iter().any(|o| key(o) == key(p)))
+        .collect();
+    for p in shared.into_iter().chain(own) {
+        let location = match p.get("in").and_then(Value::as_str) {
+            Some("header") => KeyLocation::Header,
+            Some("query") => KeyLocation::Query,
+            _ => continue,
+        };
+        let Some(name) = p.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        out.push(Candidate {
+            location,
+            name: name.to_string(),
+            required: p.get("required").and_then(Value::as_bool) == Some(true),
+            description: text_of(p),
+        });
+    }
+    if let Some(body) = op.get("requestBody").map(|b| follow(resolve, b)) {
+        let content = body.get("content").and_then(Value::as_object);
+        for (media, item) in content.into_iter().flatten() {
+            let media = media_essence(media);
+            let structured = media.ends_with("json")
+                || media.ends_with("+json")
+                || media == "application/x-www-form-urlencoded"
+                || media == "multipart/form-data";
+            if !structured {
+                continue;
+            }
+            if let Some(schema) = item.get("schema") {
+                properties(resolve, follow(resolve, schema), &mut out, 0);
+            }
+        }
+    }
+    out
+}
+
+/// The top-level properties of a body schema (through `allOf`), added to `out` once each.
+fn properties<'a>(
+    resolve: &impl Fn(&str) -> Option<&'a Value>,
+    schema: &'a Value,
+    out: &mut Vec<Candidate>,
+    depth: usize,
+) {
+    if depth > 8 {
+        return;
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for (name, property) in schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if out
+            .iter()
+            .any(|c| c.location == KeyLocation::Body && &c.name == name)
+        {
+            continue;
+        }
+        out.push(Candidate {
+            location: KeyLocation::Body,
+            name: name.clone(),
+            required: required.contains(&name.as_str()),
+            description: text_of(follow(resolve, property)),
+        });
+    }
+    for part in schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        properties(resolve, follow(resolve, part), out, depth + 1);
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    value
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The key a base operation's document declares, with the evidence: an
+/// `Idempotency-Key` header, else the first header, query parameter or body property
+/// whose name or description says it is an idempotency or request-deduplication key.
+pub fn declared_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
+    let key = |c: &Candidate, evidence: String| IdempotencyKey {
+        location: c.location,
+        name: c.name.clone(),
+        required: c.required,
+        added: false,
+        evidence: Some(evidence),
+    };
+    if let Some(c) = find(candidates, KeyLocation::Header, IDEMPOTENCY_HEADER) {
+        return Some(key(
+            c,
+            format!("the document declares the `{}` header", c.name),
+        ));
+    }
+    candidates.iter().find_map(|c| {
+        let subject = format!("the {} `{}`", what(c.location), c.name);
+        let folded: String = c
+            .name
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if KEY_WORDS.iter().any(|w| folded.contains(w)) {
+            return Some(key(c, format!("{subject}: its name says so")));
+        }
+        let lower = c.description.to_ascii_lowercase();
+        KEY_WORDS
+            .iter()
+            .chain(DESCRIPTION_WORDS)
+            .find(|w| lower.contains(*w))
+            .map(|w| key(c, format!("{subject}: its description says \"{w}…\"")))
+    })
+}
+
+/// Word stems that mark a retry key, in a name (folded to lower-case letters and digits)
+/// or a description.
+const KEY_WORDS: [&str; 3] = ["idempoten", "dedup", "deduplicat"];
+/// Phrases that mark one in a description only.
+const DESCRIPTION_WORDS: &[&str] = &["de-duplicat", "duplicate request"];
+
+/// Whether a body schema admits an object, so a property can be added to it.
+fn may_be_object(schema: &Map<String, Value>) -> bool {
+    match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        Some(_) => false,
+    }
+}
+
+/// The header or query parameter connectorgen declares for a named key (inline mode).
+pub fn key_parameter(key: &IdempotencyKey) -> Value {
+    json!({
+        "name": key.name,
+        "in": key.location.as_str(),
+        "description": super::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "required": key.required,
+        "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
+    })
+}
+
+/// The body property connectorgen declares for a named key (inline mode).
+pub fn key_property() -> Value {
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "description": super::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+    })
+}
+
+impl Validator {
+    /// An inline operation's named key, in its lowered `http`: the author's own
+    /// parameter or body property when they wrote it, else declared here. `None`
+    /// (reported) when a body field cannot be added (no structured body, or a body
+    /// schema by reference that lacks it).
+    pub(super) fn declare_key(
+        &mut self,
+        id: &str,
+        mut key: IdempotencyKey,
+        http: &mut Map<String, Value>,
+        span: Span,
+    ) -> Option<IdempotencyKey> {
+        let found = {
+            let shared = &self.shared;
+            let resolve = |reference: &str| {
+                reference
+                    .strip_prefix("#/components/schemas/")
+                    .and_then(|name| shared.get(name))
+            };
+            let all = candidates(&resolve, None, http);
+            find(&all, key.location, &key.name).cloned().ok_or(all)
+        };
+        match found {
+            Ok(own) => {
+                key.added = false;
+                key.required |= own.required;
+                return Some(key);
+            }
+            Err(all) if key.location == KeyLocation::Body => {
+                let schema = http
+                    .get_mut("requestBody")
+                    .and_then(|b| b.get_mut("content"))
+                    .and_then(Value::as_object_mut)
+                    .and_then(|c| c.values_mut().next())
+                    .and_then(|m| m.get_mut("schema"))
+                    .and_then(Value::as_object_mut)
+                    .filter(|s| !s.contains_key("$ref") && may_be_object(s));
+                let Some(schema) = schema else {
+                    self.key_not_found(
+                        id,
+                        key.location,
+                        &key.name,
+                        &all,
+                        span,
+                        Some("connectorgen adds a body field only to an object `input` schema written in the operation: add the property to the schema, or name a header or query parameter"),
+                    );
+                    return None;
+                };
+                let properties = schema
+                    .entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(properties) = properties {
+                    properties.insert(key.name.clone(), key_property());
+                }
+                if key.required {
+                    let required = schema
+                        .entry("required")
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(list) = required {
+                        list.push(Value::String(key.name.clone()));
+                    }
+                }
+            }
+            Err(_) => {
+                let parameters = http
+                    .entry("parameters")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(list) = parameters {
+                    list.push(key_parameter(&key));
+                }
+            }
+        }
+        Some(key)
+    }
+}
+
+impl Validator {
+    /// A base operation's mechanism: as written, checked against what the operation
+    /// has (`candidates`), or, without `idempotency:`, the key its document declares,
+    /// else unknown. `short_adds` says whether a short form adds the `Idempotency-Key`
+    /// header where the operation has none. `None` when reported.
+    pub(super) fn base_idempotency(
+        &mut self,
+        id: &str,
+        written: Option<Option<Written>>,
+        candidates: &[Candidate],
+        short_adds: bool,
+        span: Span,
+    ) -> Option<Idempotency> {
+        let header = find(candidates, KeyLocation::Header, IDEMPOTENCY_HEADER);
+        let written = match written {
+            None => {
+                return Some(match declared_key(candidates) {
+                    Some(key) => Idempotency::Key(key),
+                    None => Idempotency::Unsupported(Unsupported::Unknown),
+                });
+            }
+            Some(written) => written?,
+        };
+        Some(match written {
+            Written::Unsupported if header.is_some() => {
+                self.push(Diagnostic::IdempotencyContradictsBase {
+                    id: id.to_string(),
+                    span,
+                });
+                return None;
+            }
+            Written::Unsupported => Idempotency::Unsupported(Unsupported::Stated),
+            Written::Inherent => Idempotency::Inherent,
+            Written::Short { required } => match header {
+                Some(own) => Idempotency::Key(IdempotencyKey {
+                    location: KeyLocation::Header,
+                    name: own.name.clone(),
+                    required: required || own.required,
+                    added: false,
+                    evidence: None,
+                }),
+                None if short_adds => {
+                    // The short forms mean an `Idempotency-Key` header; adding one beside
+                    // the key the document declares would give the model two keys, and a
+                    // retry that keeps one but renews the other is charged again.
+                    if let Some(own) = declared_key(candidates) {
+                        let what = format!("{} `{}`", what(own.location), own.name);
+                        let form = match own.location {
+                            KeyLocation::Header => "header",
+                            KeyLocation::Query => "query",
+                            KeyLocation::Body => "bodyField",
+                        };
+                        self.push(Diagnostic::IdempotencySecondKey {
+                            id: id.to_string(),
+                            help: format!(
+                                "name the provider's key instead: `idempotency: {{ {form}: {}{} }}` (or remove `idempotency:`, whose default is that key); {}",
+                                own.name,
+                                if required { ", required: true" } else { "" },
+                                own.evidence.unwrap_or_default()
+                            ),
+                            what,
+                            span,
+                        });
+                        return None;
+                    }
+                    super::operation::added_header(required)
+                }
+                None => Idempotency::Unsupported(Unsupported::Unknown),
+            },
+            Written::Named {
+                location,
+                name,
+                required,
+            } => match find(candidates, location, &name) {
+                Some(own) => Idempotency::Key(IdempotencyKey {
+                    location,
+                    name: own.name.clone(),
+                    required: required || own.required,
+                    added: false,
+                    evidence: None,
+                }),
+                None => {
+                    self.key_not_found(id, location, &name, candidates, span, None);
+                    return None;
+                }
+            },
+        })
+    }
+}
