@@ -757,13 +757,21 @@ fn choose_names(op: &Operation, inputs: &mut [Input], findings: &mut Vec<Finding
             findings.push(Finding::error(Diagnostic::McpInputCollision {
                 id: op.id.clone(),
                 name: name.to_string(),
-                first: first.from,
-                second: input.from,
+                first: described(first),
+                second: described(input),
                 span: input.chosen_at.or(first.chosen_at).unwrap_or(op.origin.id),
             }));
         } else {
             seen.insert(name, input);
         }
+    }
+}
+
+/// `` `name` (a query parameter) ``, for messages.
+fn described(input: &Input) -> String {
+    match &input.http {
+        Some(name) => format!("`{name}` ({})", input.from),
+        None => input.from.to_string(),
     }
 }
 

@@ -205,8 +205,9 @@ fn redirect(value: &mut Value, renamed: &BTreeMap<String, String>) {
     }
 }
 
-/// What a tool weighs: its compact JSON size (what a server sends in `tools/list`) and
-/// its heaviest parts.
+/// What a tool weighs: its compact JSON size as a server sends it in `tools/list`,
+/// without `_meta` (the request mapping, which clients do not show the model), and its
+/// heaviest parts.
 #[derive(Debug, Clone)]
 pub struct ToolWeight {
     /// The operation's index in the connector.
@@ -247,9 +248,11 @@ pub fn weight(index: usize, tool: &Value) -> ToolWeight {
     parts.push(("description".to_string(), size(&tool["description"])));
     parts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     parts.truncate(3);
+    // `,"_meta":` and the mapping.
+    let meta = tool.get("_meta").map_or(0, |m| size(m) + 9);
     ToolWeight {
         index,
-        bytes: size(tool),
+        bytes: size(tool) - meta,
         parts,
     }
 }
