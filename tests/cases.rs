@@ -2,13 +2,17 @@
 //!
 //! - `examples/manifests/*.yaml` and `tests/cases/valid/*.yaml`: every output is
 //!   snapshotted as raw text, openapi.json validates against the official OpenAPI 3.1
-//!   schema, and a second build gives identical bytes.
+//!   schema, every MCP tool has client-safe names, compilable patterns and a request
+//!   mapping that rebuilds its OpenAPI operation (support/mcp.rs), and a second build
+//!   gives identical bytes.
 //! - `tests/cases/invalid/<code>[--variant].yaml`: the uncoloured diagnostics are
 //!   snapshotted, and a diagnostic with `<code>` must be among them.
 
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "support/mcp.rs"]
+mod mcp;
 #[path = "support/schemas.rs"]
 mod schemas;
 
@@ -107,6 +111,8 @@ fn check_valid(group: &str, path: &Path) {
             tool["name"]
         );
     }
+
+    mcp::check(&name, &outputs["mcp-tools.json"], &outputs["openapi.json"]);
 
     let again = generate_with(&name, text, &all_targets(path)).expect("second build");
     assert_eq!(outputs, again, "{name}: two builds differ");
