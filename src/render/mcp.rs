@@ -43,7 +43,7 @@ use mapping::{
     ServerUrl,
 };
 
-pub use schema::ToolWeight;
+pub use schema::{ToolWeight, weight};
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
@@ -59,7 +59,7 @@ pub const TOOL_NAME_MAX: usize = 64;
 
 /// `mcp-tools.json` may be at most this many times the connector's own size (the compact
 /// JSON of its OpenAPI document around the operations, and the operations), plus
-/// `OUTPUT_SLACK` bytes. The bundled examples stay under 6 times; past the bound the build
+/// `OUTPUT_SLACK` bytes. The bundled examples stay under 3 times (2.3 at most, payments.yaml); past the bound the build
 /// stops with `mcp-output-too-large` instead of writing (or holding) hundreds of
 /// megabytes.
 pub const OUTPUT_FACTOR: usize = 32;
@@ -115,12 +115,19 @@ pub fn tools(connector: &Connector, descriptions: &[String]) -> (Vec<Tool>, Vec<
 
 type Built = (Vec<(Tool, String)>, Vec<ToolWeight>, Vec<Finding>);
 
-fn build(connector: &Connector, descriptions: &[String]) -> Built {
-    let mut findings = Vec::new();
+/// The most bytes `mcp-tools.json` may have for this connector, and the connector's own
+/// size it is a multiple of: `OUTPUT_FACTOR` × input + `OUTPUT_SLACK`.
+pub fn output_limit(connector: &Connector) -> (usize, usize) {
     let input = input_size(connector);
     let limit = input
         .saturating_mul(OUTPUT_FACTOR)
         .saturating_add(OUTPUT_SLACK);
+    (limit, input)
+}
+
+fn build(connector: &Connector, descriptions: &[String]) -> Built {
+    let mut findings = Vec::new();
+    let (limit, input) = output_limit(connector);
     let mut total = 0usize;
     let mut tools = Vec::new();
     let mut weights = Vec::new();
