@@ -92,13 +92,14 @@ pub fn ecmascript_error(pattern: &str) -> Option<String> {
 }
 
 /// Leaves `x-` keys and patterns no client can compile out of the tool's
-/// `inputSchema` and `outputSchema`, and shares identical `$defs` within each.
+/// `inputSchema` and `outputSchema` (and the output schema kept in `_meta`), and shares
+/// identical `$defs` within each.
 pub fn clean(tool: &mut Value, op: &Operation, findings: &mut Vec<Finding>) {
-    for part in ["inputSchema", "outputSchema"] {
-        let Some(schema) = tool.get_mut(part) else {
+    for part in ["/inputSchema", "/outputSchema", "/_meta/dev.connectorgen~1outputSchema"] {
+        let Some(schema) = tool.pointer_mut(part) else {
             continue;
         };
-        let mut pointer = format!("/{part}");
+        let mut pointer = part.to_string();
         visit(schema, &mut pointer, &mut |map, at| {
             map.retain(|k, _| !k.starts_with("x-"));
             if let Some(Value::String(pattern)) = map.get("pattern")
