@@ -95,7 +95,11 @@ pub fn ecmascript_error(pattern: &str) -> Option<String> {
 /// `inputSchema` and `outputSchema` (and the output schema kept in `_meta`), and shares
 /// identical `$defs` within each.
 pub fn clean(tool: &mut Value, op: &Operation, findings: &mut Vec<Finding>) {
-    for part in ["/inputSchema", "/outputSchema", "/_meta/dev.connectorgen~1outputSchema"] {
+    for part in [
+        "/inputSchema",
+        "/outputSchema",
+        "/_meta/dev.connectorgen~1outputSchema",
+    ] {
         let Some(schema) = tool.pointer_mut(part) else {
             continue;
         };
