@@ -202,4 +202,24 @@ mod tests {
             );
         }
     }
+
+    proptest::proptest! {
+        /// Any names at all, in any locations: every argument name is safe, and no two
+        /// are alike.
+        #[test]
+        fn any_names_give_distinct_safe_arguments(
+            names in proptest::collection::vec(("\\PC{0,70}", 0usize..5), 0..24)
+        ) {
+            const LOCATIONS: [&str; 5] = ["path", "query", "header", "cookie", "body"];
+            let wanted: Vec<(Option<&str>, &str, &str)> = names
+                .iter()
+                .map(|(n, l)| (None, n.as_str(), LOCATIONS[*l]))
+                .collect();
+            let out = assign(&wanted);
+            proptest::prop_assert!(out.iter().all(|n| is_safe(n)), "{out:?}");
+            let distinct: BTreeSet<&String> = out.iter().collect();
+            proptest::prop_assert_eq!(distinct.len(), out.len());
+            proptest::prop_assert_eq!(assign(&wanted), out);
+        }
+    }
 }
