@@ -158,7 +158,7 @@ impl Session {
     /// line comes before the next real change's.
     fn write_what_changes_nothing(&mut self, log_line: &str) {
         let manifest = std::fs::read(self.dir.join("connector.yaml")).unwrap();
-        std::fs::write(self.dir.join("connector.yaml"), manifest).unwrap();
+        save(&self.dir.join("connector.yaml"), manifest).unwrap();
         let mut log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -188,6 +188,17 @@ impl Session {
     }
 }
 
+/// Replaces a file the way editors save: the new text in a temporary file beside it,
+/// then a rename. A plain write truncates first, and a watcher that reads the file in
+/// that instant rightly sees an empty (invalid) manifest and then a change back, which
+/// would be a rebuild the test did not ask for.
+fn save(path: &Path, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let temporary = path.with_file_name(format!(".{name}.saving"));
+    std::fs::write(&temporary, contents)?;
+    std::fs::rename(&temporary, path)
+}
+
 #[test]
 fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
     let tmp = tempfile::tempdir().unwrap();
@@ -195,7 +206,7 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
     let manifest = std::fs::read_to_string(root().join("examples/manifests/placeholder.yaml"))
         .unwrap()
         + "templates: tpl\n";
-    std::fs::write(dir.join("connector.yaml"), &manifest).unwrap();
+    save(&dir.join("connector.yaml"), &manifest).unwrap();
     std::fs::create_dir(dir.join("tpl")).unwrap();
     let mut s = Session::start(dir);
     let llms = "generated/llms.txt";
@@ -209,8 +220,8 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
 
     // A real change of the manifest: exactly one rebuild, the next line.
     s.write_what_changes_nothing("wrote once");
-    std::fs::write(
-        dir.join("connector.yaml"),
+    save(
+        &dir.join("connector.yaml"),
         manifest.replace("List the person's things", "List every thing"),
     )
     .unwrap();
@@ -220,8 +231,8 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
 
     // A bad manifest: reported, nothing written, still watching.
     s.write_what_changes_nothing("wrote twice");
-    std::fs::write(
-        dir.join("connector.yaml"),
+    save(
+        &dir.join("connector.yaml"),
         manifest.replace("pollWith: demoGetJob", "pollWith: nope"),
     )
     .unwrap();
@@ -230,15 +241,15 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
     assert_eq!(s.read(llms), good, "the last good outputs stay");
 
     s.write_what_changes_nothing("error: nothing was written");
-    std::fs::write(dir.join("connector.yaml"), &manifest).unwrap();
+    save(&dir.join("connector.yaml"), &manifest).unwrap();
     s.rebuilt("recovery");
     assert!(s.read(llms).contains("List the person's things"));
 
     // A real change in the folder the manifest's `templates:` names.
     s.write_what_changes_nothing("wrote thrice");
     let template = std::fs::read_to_string(root().join("templates/llms.txt.j2")).unwrap();
-    std::fs::write(
-        dir.join("tpl/llms.txt.j2"),
+    save(
+        &dir.join("tpl/llms.txt.j2"),
         template + "\nA custom closing line.\n",
     )
     .unwrap();
