@@ -13,7 +13,8 @@
 //! has no cycle:
 //!
 //! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
-//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`;
+//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
+//!    client-safe MCP argument names);
 //! 2. `model`: the validated connector, lint settings included;
 //! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
 //!    JSON Schema offers;
@@ -26,6 +27,7 @@
 //! 10. the commands: `explain`, `init`, `import`, `schema`; then this file, which
 //!     strings the stages together, and `main.rs`, the command line.
 
+pub mod arguments;
 pub mod atomic_file;
 pub mod base;
 pub mod check;
@@ -167,7 +169,11 @@ pub fn analyze_with(
         limits,
     )?;
     let mut findings = warnings;
-    findings.extend(lint::run(&connector, &rendered.descriptions));
+    findings.extend(lint::run(
+        &connector,
+        &rendered.descriptions,
+        &rendered.tool_weights,
+    ));
     findings.extend(rendered.findings);
     let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
     if let Some((base_name, base_text)) = base_file {

@@ -440,7 +440,40 @@ pub struct Operation {
     pub consequential: bool,
     /// Lints not reported for this operation (`lintAllow`).
     pub lint_allow: Vec<Lint>,
+    /// `args:`: MCP argument names the author chose, in the order written.
+    pub args: Vec<ArgName>,
+    /// `fixed:`: parameters the connector fills in, never MCP arguments.
+    pub fixed: Vec<Fixed>,
     pub origin: Origin,
+}
+
+/// An MCP argument name the author chose (`args: { <input>: <name> }`).
+#[derive(Debug, Clone)]
+pub struct ArgName {
+    /// The HTTP name of the parameter or body property it renames.
+    pub input: String,
+    pub name: String,
+    /// The key (`input`) and the value (`name`) in the manifest.
+    pub input_span: Span,
+    pub span: Span,
+}
+
+/// A parameter the connector supplies on every call (`fixed: { <name>: { env: … } }`).
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    /// The parameter's HTTP name (every location that has it).
+    pub name: String,
+    pub source: FixedSource,
+    pub span: Span,
+}
+
+/// Where a fixed parameter's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixedSource {
+    /// The environment variable of that name, read by the server that sends the call.
+    Env(String),
+    /// This text.
+    Value(String),
 }
 
 impl Operation {
@@ -587,6 +620,7 @@ pub enum Lint {
     LocalRef,
     IdempotencyUnknown,
     OpenaiHeaderKey,
+    McpToolTooLarge,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -615,8 +649,12 @@ impl Level {
 /// OpenAI GPT Actions cut operation descriptions at 300 characters.
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
+/// The `mcp-tool-too-large` default: 8,000 bytes of compact JSON, about 2,000 tokens at
+/// the usual four bytes of JSON per token.
+pub const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
+
 impl Lint {
-    pub const ALL: [Lint; 10] = [
+    pub const ALL: [Lint; 11] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -627,6 +665,7 @@ impl Lint {
         Lint::LocalRef,
         Lint::IdempotencyUnknown,
         Lint::OpenaiHeaderKey,
+        Lint::McpToolTooLarge,
     ];
 
     pub fn id(self) -> &'static str {
@@ -641,6 +680,7 @@ impl Lint {
             Lint::LocalRef => "local-ref",
             Lint::IdempotencyUnknown => "idempotency-unknown",
             Lint::OpenaiHeaderKey => "openai-header-key",
+            Lint::McpToolTooLarge => "mcp-tool-too-large",
         }
     }
 
@@ -682,6 +722,9 @@ impl Lint {
             Lint::OpenaiHeaderKey => {
                 "With the openai target: the retry key is a header, which GPT Actions cannot send, so openapi.openai.json says never to retry."
             }
+            Lint::McpToolTooLarge => {
+                "An MCP tool (mcp target) is over the configured bytes (default 8,000, about 2,000 tokens)."
+            }
         }
     }
 }
@@ -689,8 +732,10 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 10],
+    levels: [Level; 11],
     pub description_max: usize,
+    /// `mcp-tool-too-large`'s bound, in bytes of compact JSON.
+    pub mcp_tool_max: usize,
 }
 
 impl Default for LintConfig {
@@ -698,6 +743,7 @@ impl Default for LintConfig {
         LintConfig {
             levels: Lint::ALL.map(Lint::default_level),
             description_max: DEFAULT_DESCRIPTION_MAX,
+            mcp_tool_max: DEFAULT_MCP_TOOL_MAX,
         }
     }
 }

@@ -1,43 +1,58 @@
-//! Connector → `mcp-tools.json`: the `tools` array of an MCP `tools/list` result.
+//! Connector → `mcp-tools.json`: the `tools` array of an MCP `tools/list` result, each
+//! tool with the request mapping that turns its calls back into HTTP requests.
 //!
 //! Takes: the validated connector and each operation's model-facing description.
-//! Returns: the JSON text, and an error finding for every operation whose inputs cannot
-//! share one flat `inputSchema` (a name used twice across parameters, body and
-//! `idempotencyKey`).
+//! Returns: the JSON text (or, for `serve`, each tool's definition and `RequestMapping`),
+//! each tool's weight for the `mcp-tool-too-large` lint, and findings: errors for names
+//! no client accepts (`mcp-tool-name`), `args:`/`fixed:` keys that name no input and
+//! `args:` names that collide, a warning for each `pattern` left out
+//! (`mcp-pattern-dropped`), and `mcp-output-too-large` when the file would pass its bound.
 //! Must never: soften the cost semantics — a tool that spends or cannot be undone
 //! (`confirm`) is `destructiveHint: true` so that a client which asks before destructive
-//! calls asks here too — or emit a
-//! schema that points outside itself: every `$ref` into the document's components is
-//! copied into the tool schema's own `$defs` and rewritten to point there.
+//! calls asks here too — emit an argument name outside `^[a-zA-Z0-9_.-]{1,64}$`, a
+//! `pattern` an ECMAScript engine cannot compile, or a schema that points outside
+//! itself: every `$ref` into the document's components is copied into the tool schema's
+//! own `$defs` and rewritten to point there. Memory and output stay within
+//! `OUTPUT_FACTOR` times the connector's size (plus 1 MiB).
 //!
 //! Arguments, in order: path, query, header and cookie parameters (the path item's
 //! shared ones first; a header retry key gets a client-safe name, `key_argument_name`; the
 //! `Accept`, `Content-Type` and `Authorization` headers, which OpenAPI ignores as
-//! parameters, and an API key's own parameter are left to the connection), then the
-//! request body — a JSON, form or multipart body whose schema is an object with
-//! properties gives one argument per property, any other body one `body` argument. A
-//! binary value (a `format: binary` field, or a body that is neither JSON, form nor
-//! text) is a base64 string (`contentEncoding: base64`), which the server decodes.
+//! parameters, an API key's own parameter and the `fixed:` ones are left to the
+//! connection), then the request body — a JSON, form or multipart body whose schema is
+//! an object with properties gives one argument per property, any other body one `body`
+//! argument. A binary value (a `format: binary` field, or a body that is neither JSON,
+//! form nor text) is a base64 string (`contentEncoding: base64`, `encoding: base64` in
+//! the mapping). Names: docs/mcp.md.
 
-use std::collections::BTreeMap;
+mod document;
+mod inputs;
+pub mod mapping;
+mod schema;
 
 use serde_json::{Map, Value, json};
 
+use crate::arguments;
 use crate::diagnostics::{Diagnostic, Finding};
-use crate::model::{
-    Connector, Document, IdempotencyKey, KeyLocation, Method, Operation, media_essence,
-};
+use crate::model::{Connector, Document, IdempotencyKey, KeyLocation, Method, Operation};
+use document::{Defs, pick_media, resolved};
+use inputs::{Input, input_schema};
+use mapping::{Location, RequestMapping};
+
+pub use schema::{ToolWeight, weight};
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
 
 /// The argument that carries an operation's retry key: a body field or query parameter
-/// is its own argument; a header gets a client-safe name (`Idempotency-Key` →
-/// `idempotencyKey`, `PayPal-Request-Id` → `payPalRequestId`). The tool description's
-/// retry sentence names this argument.
+/// is its own argument (under its client-safe name); a header gets a client-safe
+/// camel-case name (`Idempotency-Key` → `idempotencyKey`, `PayPal-Request-Id` →
+/// `payPalRequestId`). The tool description's retry sentence names this argument. (A
+/// name changed by `args:` or by a collision suffix is not followed here: the mapping's
+/// `idempotency.argument` is the final word.)
 pub fn key_argument_name(key: &IdempotencyKey) -> String {
     if key.location != KeyLocation::Header {
-        return key.name.clone();
+        return arguments::safe_name(&key.name);
     }
     let mut name = String::new();
     for (i, word) in key
@@ -56,7 +71,7 @@ pub fn key_argument_name(key: &IdempotencyKey) -> String {
             name.extend(chars);
         }
     }
-    if name.is_empty() {
+    if name.is_empty() || !arguments::is_safe(&name) {
         IDEMPOTENCY_ARGUMENT.to_string()
     } else {
         name
@@ -71,43 +86,210 @@ fn key_argument_description(key: &IdempotencyKey) -> String {
     )
 }
 
-/// One named input of a tool, and where it comes from (for collision messages).
-struct Input {
-    name: String,
-    from: &'static str,
-    schema: Value,
-    required: bool,
+/// The longest tool name: Claude Desktop, the Claude connector directory and VS Code cap
+/// tool names at 64 characters (the MCP spec allows 128).
+pub const TOOL_NAME_MAX: usize = 64;
+
+/// `mcp-tools.json` may be at most this many times the connector's own size (the compact
+/// JSON of its OpenAPI document around the operations, and the operations), plus
+/// `OUTPUT_SLACK` bytes. The bundled examples stay under 3 times (2.3 at most, payments.yaml); past the bound the build
+/// stops with `mcp-output-too-large` instead of writing (or holding) hundreds of
+/// megabytes.
+pub const OUTPUT_FACTOR: usize = 32;
+
+/// Bytes allowed beyond `OUTPUT_FACTOR` times the input, so small connectors, whose
+/// tools carry fixed text (annotations, mapping), are never refused.
+pub const OUTPUT_SLACK: usize = 1024 * 1024;
+
+/// One tool: its definition as `mcp-tools.json` holds it (with the mapping under
+/// `_meta`), and the mapping itself.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub definition: Value,
+    pub mapping: RequestMapping,
 }
 
-pub fn render(connector: &Connector, descriptions: &[String]) -> (String, Vec<Finding>) {
+/// Everything the mcp target makes of a connector.
+pub struct Rendered {
+    pub text: String,
+    pub weights: Vec<ToolWeight>,
+    pub findings: Vec<Finding>,
+}
+
+pub fn render(connector: &Connector, descriptions: &[String]) -> Rendered {
+    let (tools, weights, findings) = build(connector, descriptions);
+    let mut text = String::from("[");
+    for (i, (_, pretty)) in tools.iter().enumerate() {
+        text.push_str(if i == 0 { "\n" } else { ",\n" });
+        // The array's pretty form is each tool's pretty form indented by two spaces
+        // (strings hold no raw newlines).
+        for (j, line) in pretty.lines().enumerate() {
+            if j > 0 {
+                text.push('\n');
+            }
+            text.push_str("  ");
+            text.push_str(line);
+        }
+    }
+    text.push_str(if tools.is_empty() { "]\n" } else { "\n]\n" });
+    Rendered {
+        text,
+        weights,
+        findings,
+    }
+}
+
+/// Each operation's tool, in manifest order, and the findings of building them. This
+/// is what `mcp-tools.json` holds, for callers that execute tool calls.
+pub fn tools(connector: &Connector, descriptions: &[String]) -> (Vec<Tool>, Vec<Finding>) {
+    let (tools, _, findings) = build(connector, descriptions);
+    (tools.into_iter().map(|(t, _)| t).collect(), findings)
+}
+
+type Built = (Vec<(Tool, String)>, Vec<ToolWeight>, Vec<Finding>);
+
+/// The most bytes `mcp-tools.json` may have for this connector, and the connector's own
+/// size it is a multiple of: `OUTPUT_FACTOR` × input + `OUTPUT_SLACK`.
+pub fn output_limit(connector: &Connector) -> (usize, usize) {
+    let input = input_size(connector);
+    let limit = input
+        .saturating_mul(OUTPUT_FACTOR)
+        .saturating_add(OUTPUT_SLACK);
+    (limit, input)
+}
+
+fn build(connector: &Connector, descriptions: &[String]) -> Built {
     let mut findings = Vec::new();
-    let tools: Vec<Value> = connector
+    let (limit, input) = output_limit(connector);
+    let mut total = 0usize;
+    let mut tools = Vec::new();
+    let mut weights = Vec::new();
+    for (index, (op, description)) in connector.operations.iter().zip(descriptions).enumerate() {
+        let (definition, mapping) = tool(connector, op, description, &mut findings);
+        let pretty =
+            serde_json::to_string_pretty(&definition).expect("in-memory JSON always serialises");
+        // Two spaces of indent per line in the file.
+        total = total
+            .saturating_add(pretty.len())
+            .saturating_add(2 * pretty.lines().count());
+        if total > limit {
+            findings.push(Finding::error(Diagnostic::McpOutputTooLarge {
+                id: op.id.clone(),
+                limit,
+                factor: OUTPUT_FACTOR,
+                input,
+                span: op.origin.entry,
+            }));
+            break;
+        }
+        weights.push(schema::weight(index, &definition));
+        tools.push((
+            Tool {
+                definition,
+                mapping,
+            },
+            pretty,
+        ));
+    }
+    (tools, weights, findings)
+}
+
+/// The compact JSON size of what the connector says: its document around the operations
+/// (components only as far as the operations reach them) and the operations.
+fn input_size(connector: &Connector) -> usize {
+    let doc = compact_size(&connector.document.root);
+    connector
         .operations
         .iter()
-        .zip(descriptions)
-        .map(|(op, description)| tool(&connector.document, op, description, &mut findings))
-        .collect();
-    (super::json_text(&tools), findings)
+        .fold(doc, |sum, op| sum.saturating_add(compact_size(&op.http)))
 }
 
-fn tool(doc: &Document, op: &Operation, description: &str, findings: &mut Vec<Finding>) -> Value {
+/// A JSON value's compact size, without holding its text.
+fn compact_size(map: &Map<String, Value>) -> usize {
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, map);
+    counter.0
+}
+
+/// A writer that only counts bytes.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn tool(
+    connector: &Connector,
+    op: &Operation,
+    description: &str,
+    findings: &mut Vec<Finding>,
+) -> (Value, RequestMapping) {
+    check_name(op, findings);
+    let doc = &connector.document;
     let mut defs = Defs::default();
+    let (input_schema, mapping) = input_schema(connector, op, &mut defs, findings);
     let mut tool = Map::new();
     tool.insert("name".into(), json!(op.id));
     tool.insert("title".into(), json!(op.summary));
     tool.insert("description".into(), json!(description));
-    tool.insert(
-        "inputSchema".into(),
-        input_schema(doc, op, &mut defs, findings),
-    );
-    if let Some(output) = output_schema(doc, op) {
-        tool.insert("outputSchema".into(), output);
+    tool.insert("inputSchema".into(), input_schema);
+    let output = output_schema(doc, op);
+    let mut later = None;
+    match output {
+        Some((schema, true)) => {
+            tool.insert("outputSchema".into(), schema);
+        }
+        Some((schema, false)) => later = Some(schema),
+        None => {}
     }
     tool.insert("annotations".into(), annotations(op));
-    Value::Object(tool)
+    let mut meta = Map::new();
+    meta.insert(
+        mapping::META_KEY.into(),
+        serde_json::to_value(&mapping).expect("the mapping always serialises"),
+    );
+    if let Some(schema) = later {
+        meta.insert(OUTPUT_SCHEMA_META_KEY.into(), schema);
+    }
+    tool.insert("_meta".into(), Value::Object(meta));
+    let mut tool = Value::Object(tool);
+    schema::clean(&mut tool, op, findings);
+    (tool, mapping)
 }
 
-/// The MCP hints, written out on every tool (see README, "MCP annotations").
+/// A tool name over `TOOL_NAME_MAX` or outside `[A-Za-z0-9_-]` is an error.
+fn check_name(op: &Operation, findings: &mut Vec<Finding>) {
+    let problem = if op.id.len() > TOOL_NAME_MAX {
+        "it is longer than 64 characters"
+    } else if !op
+        .id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+    {
+        "it has a character other than letters, digits, `_` and `-`"
+    } else {
+        return;
+    };
+    let mut suggestion: String = arguments::safe_name(&op.id.replace('.', "_"))
+        .chars()
+        .filter(|c| *c != '.')
+        .collect();
+    suggestion.truncate(TOOL_NAME_MAX);
+    findings.push(Finding::error(Diagnostic::McpToolName {
+        id: op.id.clone(),
+        problem,
+        suggestion,
+        span: op.origin.id,
+    }));
+}
+
+/// The MCP hints, written out on every tool (see docs/mcp.md, "Annotations").
 fn annotations(op: &Operation) -> Value {
     let read_only = op.method == Method::Get;
     // Spending and permanent calls are destructive whatever their method, so that a client
@@ -119,283 +301,60 @@ fn annotations(op: &Operation) -> Value {
     // a required key (the same key is the same call), or a call that by nature cannot
     // be duplicated (`inherent`). An optional key may be left out, so it is not.
     let idempotent = read_only || op.idempotency.required_or_inherent();
+    // A read only looks at the person's own account at the provider; every other call
+    // changes state there or sends something on to third parties (a message, a payment).
+    let open_world = !read_only;
     json!({
         "readOnlyHint": read_only,
         "destructiveHint": destructive,
         "idempotentHint": idempotent,
-        "openWorldHint": true
+        "openWorldHint": open_world
     })
 }
 
-/// A `$ref` (or a reference object) followed to what it names, through any chain.
-fn resolved<'a>(doc: &'a Document, value: &'a Value) -> &'a Value {
-    let mut value = value;
-    for _ in 0..16 {
-        match value.get("$ref").and_then(Value::as_str) {
-            Some(reference) => match doc.resolve(reference) {
-                Some(target) => value = target,
-                None => return value,
-            },
-            None => return value,
-        }
-    }
-    value
+/// Whether an argument that keeps its own schema is the operation's retry key: a query
+/// parameter or a top-level body property the provider names as its key.
+fn is_own_key(op: &Operation, location: Location, http: Option<&str>) -> bool {
+    let Some(key) = op.key() else { return false };
+    let place = match key.location {
+        KeyLocation::Query => Location::Query,
+        KeyLocation::Body => Location::Body,
+        KeyLocation::Header => return false,
+    };
+    location == place && http == Some(key.name.as_str())
 }
 
-/// The parameters that apply to an operation: the path item's shared ones, replaced by
-/// the operation's own of the same name and location.
-fn parameters<'a>(doc: &'a Document, op: &'a Operation) -> Vec<&'a Value> {
-    let shared = doc
-        .path_item(&op.path)
-        .and_then(|item| item.get("parameters"))
-        .and_then(Value::as_array);
-    let own = op.http.get("parameters").and_then(Value::as_array);
-    let own: Vec<&Value> = own
-        .into_iter()
-        .flatten()
-        .map(|p| resolved(doc, p))
-        .collect();
-    let key = |p: &Value| (p.get("name").cloned(), p.get("in").cloned());
-    let mut out: Vec<&Value> = shared
-        .into_iter()
-        .flatten()
-        .map(|p| resolved(doc, p))
-        .filter(|p| !own.iter().any(|o| key(o) == key(p)))
-        .collect();
-    out.extend(own);
-    out
-}
-
-/// Where the document's API keys travel: (name, location) of each `apiKey` scheme.
-fn credential_parameters(doc: &Document) -> Vec<(&str, &str)> {
-    doc.root
-        .get("components")
-        .and_then(|c| c.get("securitySchemes"))
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter(|(_, s)| s.get("type").and_then(Value::as_str) == Some("apiKey"))
-        .filter_map(|(_, s)| {
-            let name = s.get("name").and_then(Value::as_str)?;
-            let location = s.get("in").and_then(Value::as_str)?;
-            Some((name, location))
-        })
-        .collect()
-}
-
-/// Path, query, header and cookie parameters, then the body, then `idempotencyKey`.
-fn input_schema(
-    doc: &Document,
+/// Whether the parameter `(location, name)` is the operation's retry key: the argument
+/// it becomes, its schema and whether it is required. (The one place that knows the
+/// idempotency mechanism.)
+fn idempotency_argument(
     op: &Operation,
-    defs: &mut Defs,
-    findings: &mut Vec<Finding>,
-) -> Value {
-    let mut inputs: Vec<Input> = Vec::new();
-    let mut idempotency: Option<Input> = None;
-    let credentials = credential_parameters(doc);
-    for p in parameters(doc, op) {
-        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-        let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
-        // OpenAPI ignores these headers as parameters, and the credential is the
-        // connection's, never an argument the model would ask the person for.
-        let ignored = location == "header"
-            && ["Accept", "Content-Type", "Authorization"]
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(name));
-        let credential = credentials.iter().any(|(n, l)| {
-            *l == location && (*n == name || (*l == "header" && n.eq_ignore_ascii_case(name)))
-        });
-        if ignored || credential {
-            continue;
-        }
-        let required =
-            location == "path" || p.get("required").and_then(Value::as_bool) == Some(true);
-        if let Some(key) = op
-            .key()
-            .filter(|k| k.location == KeyLocation::Header && location == "header")
-            .filter(|k| k.name.eq_ignore_ascii_case(name))
-        {
-            idempotency = Some(Input {
-                name: key_argument_name(key),
-                from: "the idempotency key",
-                schema: json!({
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 255,
-                    "description": key_argument_description(key)
-                }),
-                required: required || key.required,
-            });
-            continue;
-        }
-        let schema = p
-            .get("schema")
-            .or_else(|| {
-                p.get("content")
-                    .and_then(Value::as_object)
-                    .and_then(|c| c.values().next())
-                    .and_then(|m| m.get("schema"))
-            })
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let mut schema = defs.own(doc, schema);
-        if let (Some(d), Value::Object(map)) = (p.get("description"), &mut schema) {
-            map.entry("description").or_insert_with(|| d.clone());
-        }
-        inputs.push(Input {
-            name: name.to_string(),
-            from: match location {
-                "path" => "a path parameter",
-                "query" => "a query parameter",
-                "header" => "a header parameter",
-                _ => "a cookie parameter",
-            },
-            schema,
-            required,
-        });
-    }
-
-    // The body's own keywords (additionalProperties, $defs, …) stay on the merged
-    // object so references like `#/$defs/x` still resolve from the tool's root.
-    let mut base = Map::new();
-    if let Some(body) = op.http.get("requestBody").map(|b| resolved(doc, b)) {
-        let body_required = body.get("required").and_then(Value::as_bool) == Some(true);
-        let (media, schema) = pick_media(body);
-        let structured = matches!(media.as_str(), "form" | "multipart" | "json");
-        let schema = schema.cloned().unwrap_or_else(|| json!({}));
-        let shown = resolved(doc, &schema);
-        match shown {
-            Value::Object(object)
-                if structured && object.get("properties").is_some_and(Value::is_object) =>
-            {
-                let required: Vec<&str> = object
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                for (name, property) in object["properties"].as_object().into_iter().flatten() {
-                    let property = if media == "json" {
-                        property.clone()
-                    } else {
-                        base64_binary(property)
-                    };
-                    inputs.push(Input {
-                        name: name.clone(),
-                        from: "a body property",
-                        schema: defs.own(doc, property),
-                        required: body_required && required.contains(&name.as_str()),
-                    });
-                }
-                for (k, v) in object {
-                    if !matches!(k.as_str(), "type" | "properties" | "required") {
-                        base.insert(k.clone(), defs.own(doc, v.clone()));
-                    }
-                }
-            }
-            _ => {
-                let schema = match media.as_str() {
-                    "json" | "form" | "multipart" | "text" => schema,
-                    other => json!({
-                        "type": "string",
-                        "contentEncoding": "base64",
-                        "contentMediaType": other,
-                        "description": format!("The request body ({other}), base64-encoded.")
-                    }),
-                };
-                inputs.push(Input {
-                    name: "body".to_string(),
-                    from: "the request body",
-                    schema: defs.own(doc, schema),
-                    required: body_required,
-                });
-            }
-        }
-    }
-    inputs.extend(idempotency);
-
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    for (i, input) in inputs.iter().enumerate() {
-        if let Some(first) = inputs[..i].iter().find(|p| p.name == input.name) {
-            findings.push(Finding::error(Diagnostic::McpInputCollision {
-                id: op.id.clone(),
-                name: input.name.clone(),
-                first: first.from,
-                second: input.from,
-                span: op.origin.id,
-            }));
-            continue;
-        }
-        // MCP wants every property schema as an object: boolean schemas get their
-        // object spelling, which means the same.
-        let schema = match &input.schema {
-            Value::Bool(true) => json!({}),
-            Value::Bool(false) => json!({ "not": {} }),
-            other => other.clone(),
-        };
-        properties.insert(input.name.clone(), schema);
-        if input.required {
-            required.push(json!(input.name));
-        }
-    }
-    let mut schema = Map::new();
-    schema.insert("type".into(), json!("object"));
-    if !properties.is_empty() {
-        schema.insert("properties".into(), Value::Object(properties));
-    }
-    if !required.is_empty() {
-        schema.insert("required".into(), Value::Array(required));
-    }
-    schema.extend(base);
-    defs.write_into(&mut schema);
-    Value::Object(schema)
-}
-
-/// The media type a tool sends, by preference (JSON, form, multipart, text, anything
-/// else), and its schema. Kinds: `json`, `form`, `multipart`, `text`, or the type itself.
-fn pick_media(body: &Value) -> (String, Option<&Value>) {
-    let Some(content) = body.get("content").and_then(Value::as_object) else {
-        return ("json".to_string(), None);
-    };
-    let kind = |media: &str| {
-        let media = media_essence(media);
-        if media == "application/json" || media.ends_with("+json") || media == "*/*" {
-            "json".to_string()
-        } else if media == "application/x-www-form-urlencoded" {
-            "form".to_string()
-        } else if media == "multipart/form-data" {
-            "multipart".to_string()
-        } else if media.starts_with("text/") {
-            "text".to_string()
-        } else {
-            media
-        }
-    };
-    let rank = |k: &str| match k {
-        "json" => 0,
-        "form" => 1,
-        "multipart" => 2,
-        "text" => 3,
-        _ => 4,
-    };
-    content
-        .iter()
-        .map(|(media, object)| (kind(media), object.get("schema")))
-        .min_by_key(|(k, _)| rank(k))
-        .unwrap_or(("json".to_string(), None))
-}
-
-/// A form or multipart field: a binary string (`format: binary`) travels as base64.
-fn base64_binary(schema: &Value) -> Value {
-    match schema {
-        Value::Object(map) if map.get("format").and_then(Value::as_str) == Some("binary") => {
-            let mut out = map.clone();
-            out.remove("format");
-            out.insert("contentEncoding".into(), json!("base64"));
-            Value::Object(out)
-        }
-        other => other.clone(),
-    }
+    location: &str,
+    name: &str,
+    required: bool,
+) -> Option<Input> {
+    let key = op.key().filter(|k| {
+        k.location == KeyLocation::Header
+            && location == "header"
+            && k.name.eq_ignore_ascii_case(name)
+    })?;
+    let mut input = Input::new(
+        Location::Header,
+        Some(name.to_string()),
+        "the idempotency key",
+        json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "description": key_argument_description(key)
+        }),
+        required || key.required,
+    );
+    input.style = Some("simple".into());
+    input.explode = Some(false);
+    input.chosen = Some(key_argument_name(key));
+    input.idempotency = true;
+    Some(input)
 }
 
 /// The most bytes (compact JSON) an `outputSchema` may take with everything it
@@ -405,113 +364,47 @@ fn base64_binary(schema: &Value) -> Value {
 /// allows: results then arrive as unstructured content.
 pub const OUTPUT_SCHEMA_MAX: usize = 128 * 1024;
 
-/// The success response's JSON schema, when its root is an object (MCP requires that)
-/// and it fits `OUTPUT_SCHEMA_MAX`.
-fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
+/// The `_meta` key of a success response schema whose root is not `type: object`.
+pub const OUTPUT_SCHEMA_META_KEY: &str = "dev.connectorgen/outputSchema";
+
+/// The success response's JSON schema, when it fits `OUTPUT_SCHEMA_MAX`, and whether its
+/// root is `type: object`. Only such a schema goes in `outputSchema`: the 2025 revisions
+/// require it, and a client on them (the MCP TypeScript SDK 1.x checks
+/// `type: "object"`) refuses the whole tool list otherwise. Any other JSON schema (an
+/// array, a string), which the 2026-07-28 revision allows, goes under
+/// `_meta["dev.connectorgen/outputSchema"]`, for a server to offer as `outputSchema` to
+/// clients on that revision.
+fn output_schema(doc: &Document, op: &Operation) -> Option<(Value, bool)> {
     let responses = op.http.get("responses")?.as_object()?;
     let success = responses
         .iter()
         .filter(|(status, _)| status.starts_with('2'))
         .map(|(_, r)| resolved(doc, r))
         .next()?;
-    let (media, schema) = pick_media(success);
-    let schema = schema?;
-    if media != "json"
-        || resolved(doc, schema).get("type").and_then(Value::as_str) != Some("object")
-    {
+    let picked = pick_media(success);
+    let schema = picked.schema?;
+    if picked.kind != "json" || picked.media.is_none() {
         return None;
     }
+    let object = resolved(doc, schema).get("type").and_then(Value::as_str) == Some("object");
     let mut defs = Defs::default();
     let mut out = defs.own(doc, resolved(doc, schema).clone());
-    if let Value::Object(map) = &mut out {
-        // MCP wants every property schema of outputSchema as an object, as for inputs.
-        if let Some(Value::Object(props)) = map.get_mut("properties") {
-            for schema in props.values_mut() {
-                if let Value::Bool(b) = schema {
-                    *schema = if *b { json!({}) } else { json!({ "not": {} }) };
-                }
-            }
-        }
-        defs.write_into(map);
-    }
-    let size = serde_json::to_vec(&out).map_or(usize::MAX, |bytes| bytes.len());
-    (size <= OUTPUT_SCHEMA_MAX).then_some(out)
-}
-
-/// The components a tool schema uses, copied into its `$defs` under their names.
-#[derive(Default)]
-struct Defs {
-    /// `$defs` key → the copied schema (already rewritten), in name order.
-    copied: BTreeMap<String, Value>,
-}
-
-impl Defs {
-    /// `schema` with every `#/components/…` reference rewritten to `#/$defs/…`, and the
-    /// schemas it names copied in (transitively).
-    fn own(&mut self, doc: &Document, mut schema: Value) -> Value {
-        let mut pending = Vec::new();
-        rewrite(&mut schema, &mut pending);
-        while let Some((key, reference)) = pending.pop() {
-            if self.copied.contains_key(&key) {
-                continue;
-            }
-            let Some(mut target) = doc.resolve(&reference).cloned() else {
-                continue;
-            };
-            rewrite(&mut target, &mut pending);
-            self.copied.insert(key, target);
-        }
-        schema
-    }
-
-    /// Adds the copied schemas to a tool schema's root `$defs`.
-    fn write_into(&mut self, root: &mut Map<String, Value>) {
-        if self.copied.is_empty() {
-            return;
-        }
-        let defs = root
-            .entry("$defs")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(defs) = defs {
-            for (k, v) in std::mem::take(&mut self.copied) {
-                defs.entry(k).or_insert(v);
-            }
-        }
-    }
-}
-
-/// Rewrites `#/components/<section>/<name>…` references to `#/$defs/<key>…` in place and
-/// lists each `(key, reference to the component)` to copy. `<key>` is the name for
-/// schemas and `<section>.<name>` for anything else.
-fn rewrite(value: &mut Value, pending: &mut Vec<(String, String)>) {
-    match value {
+    match &mut out {
         Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                if let ("$ref", Value::String(reference)) = (key.as_str(), &mut *child) {
-                    let Some(rest) = reference.strip_prefix("#/components/") else {
-                        continue;
-                    };
-                    let mut parts = rest.splitn(3, '/');
-                    let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
-                        continue;
-                    };
-                    let tail = parts.next().map(|t| format!("/{t}")).unwrap_or_default();
-                    let def = if section == "schemas" {
-                        name.to_string()
-                    } else {
-                        format!("{section}.{name}")
-                    };
-                    pending.push((
-                        crate::model::unescape(&def),
-                        format!("#/components/{section}/{name}"),
-                    ));
-                    *reference = format!("#/$defs/{def}{tail}");
-                } else {
-                    rewrite(child, pending);
+            // MCP wants every property schema of outputSchema as an object, as for inputs.
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for schema in props.values_mut() {
+                    if let Value::Bool(b) = schema {
+                        *schema = if *b { json!({}) } else { json!({ "not": {} }) };
+                    }
                 }
             }
+            defs.write_into(map);
         }
-        Value::Array(list) => list.iter_mut().for_each(|v| rewrite(v, pending)),
-        _ => {}
+        // `true`/`false`: nothing to tell a client.
+        _ => return None,
     }
+    schema::lighten_output(&mut out);
+    let size = serde_json::to_vec(&out).map_or(usize::MAX, |bytes| bytes.len());
+    (size <= OUTPUT_SCHEMA_MAX).then_some((out, object))
 }

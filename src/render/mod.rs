@@ -86,6 +86,9 @@ pub struct Rendered {
     /// What a target could not express as the manifest says (errors) or had to adapt
     /// (warnings).
     pub findings: Vec<Finding>,
+    /// With the mcp target: each tool's size and heaviest parts (the `mcp-tool-too-large`
+    /// lint, `explain --list --stats`).
+    pub tool_weights: Vec<mcp::ToolWeight>,
 }
 
 /// Renders the outputs of every target the connector selects, with the given templates,
@@ -105,6 +108,7 @@ pub fn render(
         .collect::<Result<Vec<_>, _>>()?;
     let mut outputs = Outputs::new();
     let mut findings = Vec::new();
+    let mut tool_weights = Vec::new();
     for target in &connector.targets {
         match target {
             Target::Muse => {
@@ -120,9 +124,10 @@ pub fn render(
             Target::Mcp => {
                 let (_, descriptions) =
                     flavoured(&prose, connector, &op_values, &descriptions, Flavour::Mcp)?;
-                let (text, found) = mcp::render(connector, &descriptions);
-                outputs.insert("mcp-tools.json".to_string(), text);
-                findings.extend(found);
+                let rendered = mcp::render(connector, &descriptions);
+                outputs.insert("mcp-tools.json".to_string(), rendered.text);
+                findings.extend(rendered.findings);
+                tool_weights = rendered.weights;
             }
             Target::Openai => {
                 let (values, descriptions) = flavoured(
@@ -151,6 +156,7 @@ pub fn render(
         outputs,
         descriptions,
         findings,
+        tool_weights,
     })
 }
 

@@ -18,8 +18,8 @@ use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
 use crate::model::Lint;
 use crate::model::{
-    Async, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Operation, Origin,
-    Returns, SpendKind, Spends, Unsupported,
+    ArgName, Async, Fixed, FixedSource, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey,
+    KeyLocation, Method, Operation, Origin, Returns, SpendKind, Spends, Unsupported,
 };
 
 /// The default media type of bodies.
@@ -44,6 +44,8 @@ pub(super) struct Safety {
     /// `confirm` as written.
     pub confirm: Option<bool>,
     pub lint_allow: Vec<Lint>,
+    pub args: Vec<ArgName>,
+    pub fixed: Vec<Fixed>,
 }
 
 /// The `Idempotency-Key` header connectorgen adds.
@@ -124,13 +126,81 @@ impl Validator {
             .flatten()
             .filter_map(|id| self.lint_id(id))
             .collect();
+        let args = self.args(raw);
+        let fixed = self.fixed(raw);
         Safety {
             spends,
             async_,
             idempotency,
             confirm: raw.confirm.as_ref().map(|c| c.value),
             lint_allow,
+            args,
+            fixed,
         }
+    }
+
+    /// `args:`: each chosen name must be one every MCP client accepts. Whether each key
+    /// names an input is known only with the operation's HTTP shape: the mcp target
+    /// checks that (`unknown-mcp-input`).
+    fn args(&mut self, raw: &RawOperation) -> Vec<ArgName> {
+        let mut out = Vec::new();
+        for (input, name) in raw.args.iter().flatten() {
+            if !crate::arguments::is_safe(&name.value) {
+                self.push(Diagnostic::InvalidArgumentName {
+                    name: name.value.clone(),
+                    span: span(name),
+                    help: format!(
+                        "use 1 to 64 letters, digits, `_`, `.` or `-`, e.g. `{}`",
+                        crate::arguments::safe_name(&name.value)
+                    ),
+                });
+                continue;
+            }
+            out.push(ArgName {
+                input: input.value.clone(),
+                name: name.value.clone(),
+                input_span: span(input),
+                span: span(name),
+            });
+        }
+        out
+    }
+
+    /// `fixed:`: each entry gives its value by exactly one of `env` and `value`.
+    fn fixed(&mut self, raw: &RawOperation) -> Vec<Fixed> {
+        let mut out = Vec::new();
+        for (name, entry) in raw.fixed.iter().flatten() {
+            let source = match (&entry.value.env, &entry.value.value) {
+                (Some(env), None) if is_env_name(&env.value) => FixedSource::Env(env.value.clone()),
+                (None, Some(value)) => FixedSource::Value(value.value.clone()),
+                (Some(env), None) => {
+                    self.push(Diagnostic::InvalidFixed {
+                        name: name.value.clone(),
+                        problem: format!("`{}` is not an environment variable name", env.value),
+                        span: span(env),
+                    });
+                    continue;
+                }
+                (env, value) => {
+                    self.push(Diagnostic::InvalidFixed {
+                        name: name.value.clone(),
+                        problem: if env.is_some() && value.is_some() {
+                            "it gives both `env` and `value`".to_string()
+                        } else {
+                            "it gives neither `env` nor `value`".to_string()
+                        },
+                        span: span(entry),
+                    });
+                    continue;
+                }
+            };
+            out.push(Fixed {
+                name: name.value.clone(),
+                source,
+                span: span(name),
+            });
+        }
+        out
     }
 
     pub(super) fn operation<'a>(
@@ -393,6 +463,8 @@ impl Validator {
                 confirm,
                 consequential,
                 lint_allow: safety.lint_allow,
+                args: safety.args,
+                fixed: safety.fixed,
                 origin,
             },
             raw: s,
@@ -672,6 +744,8 @@ pub(super) fn placeholder(
         confirm: false,
         consequential: false,
         lint_allow: Vec::new(),
+        args: Vec::new(),
+        fixed: Vec::new(),
         origin,
     }
 }
@@ -688,4 +762,14 @@ fn id_span(op: &Spanned<RawOperation>) -> Span {
 /// Text as a YAML double-quoted scalar (a JSON string is one), for hints that show YAML.
 fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
+}
+
+/// An environment variable name a shell can set: a letter or `_`, then letters, digits
+/// or `_`.
+fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }

@@ -273,6 +273,8 @@ impl Validator {
                 confirm,
                 consequential,
                 lint_allow: safety.lint_allow,
+                args: safety.args,
+                fixed: safety.fixed,
                 origin,
             },
             raw: s,

@@ -1,0 +1,173 @@
+//! What a tool takes from the OpenAPI document: references followed, the components a
+//! schema reaches copied into its own `$defs`, the media type a body is sent as.
+//!
+//! Takes: the connector's document and schemas from it. Returns: standalone copies.
+//! Must never: change what a schema means (a reference is rewritten, never inlined), or
+//! point outside the tool schema it is written into.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::model::{Document, media_essence};
+
+/// A `$ref` (or a reference object) followed to what it names, through any chain.
+pub(super) fn resolved<'a>(doc: &'a Document, value: &'a Value) -> &'a Value {
+    let mut value = value;
+    for _ in 0..16 {
+        match value.get("$ref").and_then(Value::as_str) {
+            Some(reference) => match doc.resolve(reference) {
+                Some(target) => value = target,
+                None => return value,
+            },
+            None => return value,
+        }
+    }
+    value
+}
+
+/// A request or response body's chosen media type.
+pub(super) struct Picked<'a> {
+    /// `json`, `form`, `multipart`, `text`, or the media type's essence.
+    pub(super) kind: String,
+    /// The media type as the document writes it (`None` without `content`).
+    pub(super) media: Option<String>,
+    pub(super) object: Option<&'a Value>,
+    pub(super) schema: Option<&'a Value>,
+}
+
+/// The media type a tool sends, by preference (JSON, form, multipart, text, anything
+/// else), and its schema.
+pub(super) fn pick_media(body: &Value) -> Picked<'_> {
+    let none = || Picked {
+        kind: "json".to_string(),
+        media: None,
+        object: None,
+        schema: None,
+    };
+    let Some(content) = body.get("content").and_then(Value::as_object) else {
+        return none();
+    };
+    let kind = |media: &str| {
+        let media = media_essence(media);
+        if media == "application/json" || media.ends_with("+json") || media == "*/*" {
+            "json".to_string()
+        } else if media == "application/x-www-form-urlencoded" {
+            "form".to_string()
+        } else if media == "multipart/form-data" {
+            "multipart".to_string()
+        } else if media.starts_with("text/") {
+            "text".to_string()
+        } else {
+            media
+        }
+    };
+    let rank = |k: &str| match k {
+        "json" => 0,
+        "form" => 1,
+        "multipart" => 2,
+        "text" => 3,
+        _ => 4,
+    };
+    content
+        .iter()
+        .map(|(media, object)| Picked {
+            kind: kind(media),
+            media: Some(media.clone()),
+            object: Some(object),
+            schema: object.get("schema"),
+        })
+        .min_by_key(|p| rank(&p.kind))
+        .unwrap_or_else(none)
+}
+
+/// A form or multipart field: a binary string (`format: binary`) travels as base64.
+pub(super) fn base64_binary(schema: &Value) -> (Value, bool) {
+    match schema {
+        Value::Object(map) if map.get("format").and_then(Value::as_str) == Some("binary") => {
+            let mut out = map.clone();
+            out.remove("format");
+            out.insert("contentEncoding".into(), json!("base64"));
+            (Value::Object(out), true)
+        }
+        other => (other.clone(), false),
+    }
+}
+
+/// The components a tool schema uses, copied into its `$defs` under their names.
+#[derive(Default)]
+pub(super) struct Defs {
+    /// `$defs` key → the copied schema (already rewritten), in name order.
+    copied: BTreeMap<String, Value>,
+}
+
+impl Defs {
+    /// `schema` with every `#/components/…` reference rewritten to `#/$defs/…`, and the
+    /// schemas it names copied in (transitively).
+    pub(super) fn own(&mut self, doc: &Document, mut schema: Value) -> Value {
+        let mut pending = Vec::new();
+        rewrite(&mut schema, &mut pending);
+        while let Some((key, reference)) = pending.pop() {
+            if self.copied.contains_key(&key) {
+                continue;
+            }
+            let Some(mut target) = doc.resolve(&reference).cloned() else {
+                continue;
+            };
+            rewrite(&mut target, &mut pending);
+            self.copied.insert(key, target);
+        }
+        schema
+    }
+
+    /// Adds the copied schemas to a tool schema's root `$defs`.
+    pub(super) fn write_into(&mut self, root: &mut Map<String, Value>) {
+        if self.copied.is_empty() {
+            return;
+        }
+        let defs = root
+            .entry("$defs")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(defs) = defs {
+            for (k, v) in std::mem::take(&mut self.copied) {
+                defs.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
+/// Rewrites `#/components/<section>/<name>…` references to `#/$defs/<key>…` in place and
+/// lists each `(key, reference to the component)` to copy. `<key>` is the name for
+/// schemas and `<section>.<name>` for anything else.
+pub(super) fn rewrite(value: &mut Value, pending: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if let ("$ref", Value::String(reference)) = (key.as_str(), &mut *child) {
+                    let Some(rest) = reference.strip_prefix("#/components/") else {
+                        continue;
+                    };
+                    let mut parts = rest.splitn(3, '/');
+                    let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
+                        continue;
+                    };
+                    let tail = parts.next().map(|t| format!("/{t}")).unwrap_or_default();
+                    let def = if section == "schemas" {
+                        name.to_string()
+                    } else {
+                        format!("{section}.{name}")
+                    };
+                    pending.push((
+                        crate::model::unescape(&def),
+                        format!("#/components/{section}/{name}"),
+                    ));
+                    *reference = format!("#/$defs/{def}{tail}");
+                } else {
+                    rewrite(child, pending);
+                }
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| rewrite(v, pending)),
+        _ => {}
+    }
+}
