@@ -13,7 +13,8 @@
 //! has no cycle:
 //!
 //! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
-//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`;
+//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
+//!    client-safe MCP argument names);
 //! 2. `model`: the validated connector, lint settings included;
 //! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
 //!    JSON Schema offers;
@@ -29,6 +30,7 @@
 //!     the only module that speaks MCP); then this file, which
 //!     strings the stages together, and `main.rs`, the command line.
 
+pub mod arguments;
 pub mod atomic_file;
 pub mod base;
 pub mod check;
