@@ -1,11 +1,11 @@
 //! The provider's credential: taken from an environment variable, never from a tool
 //! argument, and applied where the manifest's `auth` says it goes.
 //!
-//! Takes: the validated `Auth` and the environment. Returns: the headers or query
+//! Takes: a tool's mapping `credential` (render::mcp::mapping) and the variable's value. Returns: the headers or query
 //! parameters that carry the credential, and the variable's name for messages.
 //! Must never: log or echo the value (`Credential`'s `Debug` is redacted).
 
-use crate::model::{Auth, AuthScheme};
+use crate::render::mcp::mapping::{Credential as Scheme, Location};
 
 /// The variable a connector's credential is read from: `<SERVICE>_TOKEN`, the service
 /// name upper-cased with every run of other characters as one `_` (VidGen →
@@ -53,25 +53,25 @@ impl std::fmt::Debug for Credential {
 }
 
 impl Credential {
-    /// The credential for `auth` from `value` (the variable's content), or `None` when
-    /// the connector takes none.
-    pub fn new(auth: &Auth, value: &str) -> Option<Credential> {
+    /// The credential `scheme` says, from `value` (the variable's content), or `None`
+    /// when the tool takes none.
+    pub fn new(scheme: &Scheme, value: &str) -> Option<Credential> {
         let value = value.trim();
-        let placement = match &auth.scheme {
-            AuthScheme::Bearer | AuthScheme::OAuth2 | AuthScheme::OpenIdConnect => {
+        let placement = match scheme {
+            Scheme::Bearer | Scheme::OAuth2 => {
                 Placement::Header("Authorization".into(), format!("Bearer {value}"))
             }
-            AuthScheme::Basic => {
+            Scheme::Basic => {
                 use base64::Engine as _;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(value);
                 Placement::Header("Authorization".into(), format!("Basic {encoded}"))
             }
-            AuthScheme::ApiKey { location, name } => match location.as_str() {
-                "query" => Placement::Query(name.clone(), value.to_string()),
-                "cookie" => Placement::Cookie(name.clone(), value.to_string()),
+            Scheme::ApiKey { location, name } => match location {
+                Location::Query => Placement::Query(name.clone(), value.to_string()),
+                Location::Cookie => Placement::Cookie(name.clone(), value.to_string()),
                 _ => Placement::Header(name.clone(), value.to_string()),
             },
-            AuthScheme::None => return None,
+            Scheme::None => return None,
         };
         Some(Credential { placement })
     }
@@ -98,12 +98,7 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_value() {
-        let auth = Auth {
-            scheme: AuthScheme::Bearer,
-            token_prefixes: vec![],
-            credential_name: "API key".into(),
-        };
-        let c = Credential::new(&auth, "sk_live_secret").unwrap();
+        let c = Credential::new(&Scheme::Bearer, "sk_live_secret").unwrap();
         assert!(!format!("{c:?}").contains("sk_live_secret"));
         assert_eq!(c.secret(), "Bearer sk_live_secret");
     }

@@ -21,6 +21,7 @@ pub mod consent;
 pub mod credential;
 pub mod guard;
 pub mod ledger;
+pub mod request;
 pub mod state;
 
 use serde_json::Value;
