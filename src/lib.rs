@@ -48,6 +48,7 @@ pub mod render;
 pub mod report;
 pub mod runtime;
 pub mod schema;
+pub mod serve;
 pub mod templates;
 pub mod terminal;
 pub mod validate;

@@ -129,8 +129,7 @@ impl Client {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let permitted = allowed.clone();
         let policy = redirect::Policy::custom(move |attempt| {
-            let same = Origin::of(attempt.url().as_str())
-                .is_some_and(|o| permitted.iter().any(|p| *p == o));
+            let same = Origin::of(attempt.url().as_str()).is_some_and(|o| permitted.contains(&o));
             if attempt.previous().len() >= 5 {
                 attempt.error("more than 5 redirects")
             } else if same {

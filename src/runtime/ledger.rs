@@ -71,6 +71,13 @@ pub struct Entry {
     pub attempts: u32,
 }
 
+impl Entry {
+    /// The status as stored: `pending`, `job`, `done`, `rejected`.
+    pub fn status_name(&self) -> &'static str {
+        self.status.as_str()
+    }
+}
+
 /// What `claim` looks for.
 #[derive(Debug, Clone)]
 pub struct Claim<'a> {

@@ -81,7 +81,7 @@ pub struct Target<'a> {
     /// `idempotency` says (whatever the call's own argument held).
     pub retry_key: Option<&'a str>,
     /// Reads one environment variable (`fixed` inputs).
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
 }
 
 /// The server URL a mapping sends to, `{variables}` replaced by their defaults.
