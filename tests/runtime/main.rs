@@ -6,6 +6,8 @@
 mod http;
 #[path = "../support/loopback.rs"]
 mod loopback;
+#[path = "../support/mcp.rs"]
+mod mcp;
 #[path = "../support/provider.rs"]
 mod provider;
 
