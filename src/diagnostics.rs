@@ -443,15 +443,16 @@ pub enum Diagnostic {
         help: String,
     },
 
-    /// With the `mcp` target, two inputs of one operation (path, query, body property,
-    /// idempotencyKey) have the same name, so they cannot share one MCP `inputSchema`.
+    /// With the `mcp` target, `args:` gives two inputs of one operation the same argument
+    /// name, so they cannot share one MCP `inputSchema`. (Names connectorgen chooses
+    /// never collide: it adds the location, docs/mcp.md.)
     #[error(
-        "`{id}`: `{name}` is both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
+        "`{id}`: `{name}` would be both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
     )]
     #[diagnostic(
         code("mcp-input-collision"),
         help(
-            "rename the query parameter or the body property so every input of the operation has its own name, or leave the mcp target out: remove it from `targets`, or pass `--target` without it for one run (e.g. `--target muse`)"
+            "choose another name in `args:` for one of them, or leave it out of `args:` to let connectorgen choose"
         )
     )]
     McpInputCollision {
@@ -459,6 +460,124 @@ pub enum Diagnostic {
         name: String,
         first: &'static str,
         second: &'static str,
+        #[label("this name")]
+        span: Span,
+    },
+
+    /// An `args:` name that some MCP client refuses: tool argument names must match
+    /// `^[a-zA-Z0-9_.-]{1,64}$` (Anthropic's API rejects the whole tool list otherwise).
+    #[error("`{name}` is not an argument name every MCP client accepts")]
+    #[diagnostic(code("invalid-argument-name"))]
+    InvalidArgumentName {
+        name: String,
+        #[label("1 to 64 letters, digits, `_`, `.` or `-`")]
+        span: Span,
+        /// The name the documented rule would give.
+        #[help("use 1 to 64 letters, digits, `_`, `.` or `-`, e.g. `{help}`")]
+        help: String,
+    },
+
+    /// A `fixed:` entry that does not say where its value comes from.
+    #[error("`fixed: {name}`: {problem}")]
+    #[diagnostic(
+        code("invalid-fixed"),
+        help(
+            "give exactly one of `env: VARIABLE` (an environment variable of the server that sends the call, e.g. `env: ACCOUNT_SID`) and `value: text`"
+        )
+    )]
+    InvalidFixed {
+        name: String,
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// With the `mcp` target, an `args:` or `fixed:` key names no input of the operation.
+    #[error("`{id}`: `{key}: {name}` names no {what} of this operation")]
+    #[diagnostic(code("unknown-mcp-input"))]
+    UnknownMcpInput {
+        id: String,
+        key: &'static str,
+        name: String,
+        what: &'static str,
+        #[label("not an input")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// With the `mcp` target, a tool name some MCP client refuses: Claude Desktop, the
+    /// Claude connector directory and VS Code take at most 64 characters, and `.` (which
+    /// the MCP spec allows) breaks others.
+    #[error("`{id}` is not a tool name every MCP client accepts: {problem}")]
+    #[diagnostic(
+        code("mcp-tool-name"),
+        help(
+            "set `id:` on the operation to 1 to 64 letters, digits, `_` or `-` (the model calls it by this name), e.g. `id: {suggestion}`"
+        )
+    )]
+    McpToolName {
+        id: String,
+        problem: &'static str,
+        suggestion: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// With the `mcp` target, a `pattern` in a tool schema is not an ECMAScript regular
+    /// expression with the Unicode flag, which is how the MCP TypeScript SDK (Ajv) compiles
+    /// it: one such pattern makes `listTools()` fail for every tool of the server.
+    #[error(
+        "`{id}`: {pointer} is not an ECMAScript (Unicode) regular expression; left out of the MCP tool"
+    )]
+    #[diagnostic(
+        code("mcp-pattern-dropped"),
+        help(
+            "the provider still checks the value; to keep the constraint in the tool, rewrite the pattern in ECMAScript syntax ({error})"
+        )
+    )]
+    McpPatternDropped {
+        id: String,
+        pointer: String,
+        error: String,
+        #[label("in this operation")]
+        span: Span,
+    },
+
+    /// With the `mcp` target, a tool is heavy for a model's context (lint
+    /// `mcp-tool-too-large`): every tool definition travels in each `tools/list`.
+    #[error(
+        "`{id}`: its MCP tool is {bytes} bytes (about {tokens} tokens), over the {max} configured"
+    )]
+    #[diagnostic(code("mcp-tool-too-large"))]
+    McpToolTooLarge {
+        id: String,
+        bytes: usize,
+        tokens: usize,
+        max: usize,
+        #[label("this operation")]
+        span: Span,
+        /// The heaviest parts, and what to do.
+        #[help]
+        help: String,
+    },
+
+    /// With the `mcp` target, `mcp-tools.json` would pass its bound: every tool carries
+    /// its own copy of each component it reaches.
+    #[error(
+        "mcp-tools.json would be over {limit} bytes ({factor} times the {input} bytes of the connector's OpenAPI operations and components, plus 1 MiB); stopped at `{id}`"
+    )]
+    #[diagnostic(
+        code("mcp-output-too-large"),
+        help(
+            "expose fewer operations, or ones that reach fewer shared schemas (each MCP tool copies every schema it references), or leave the mcp target out: pass `--target` without it"
+        )
+    )]
+    McpOutputTooLarge {
+        id: String,
+        limit: usize,
+        factor: usize,
+        input: usize,
         #[label("this operation")]
         span: Span,
     },

@@ -13,19 +13,24 @@
 //! has no cycle:
 //!
 //! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
-//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`;
+//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
+//!    client-safe MCP argument names);
 //! 2. `model`: the validated connector, lint settings included;
 //! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
 //!    JSON Schema offers;
 //! 4. `base`: the provider's OpenAPI document, read and indexed;
 //! 5. `validate`: raw manifest (and base) → model, every problem at once;
 //! 6. `templates` (the prose sources) and `render` (model → outputs, target by target);
-//! 7. `lint` (model + descriptions → findings);
+//! 7. `lint` (model + descriptions → findings), and beside it `runtime` (model +
+//!    render's request mapping → HTTP requests sent within bounds, the ledger, consent
+//!    tokens): the only async code, run only by the `serve` and `probe` commands;
 //! 8. `output` (write a set of files) and `check` (compare it with disk);
 //! 9. `report` (findings and drift → text);
-//! 10. the commands: `explain`, `init`, `import`, `schema`; then this file, which
+//! 10. the commands: `explain`, `init`, `import`, `schema`, `serve` (the MCP server:
+//!     the only module that speaks MCP); then this file, which
 //!     strings the stages together, and `main.rs`, the command line.
 
+pub mod arguments;
 pub mod atomic_file;
 pub mod base;
 pub mod check;
@@ -41,6 +46,7 @@ pub mod model;
 pub mod output;
 pub mod render;
 pub mod report;
+pub mod runtime;
 pub mod schema;
 pub mod templates;
 pub mod terminal;

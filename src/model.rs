@@ -351,7 +351,40 @@ pub struct Operation {
     pub idempotency_key: bool,
     /// Lints not reported for this operation (`lintAllow`).
     pub lint_allow: Vec<Lint>,
+    /// `args:`: MCP argument names the author chose, in the order written.
+    pub args: Vec<ArgName>,
+    /// `fixed:`: parameters the connector fills in, never MCP arguments.
+    pub fixed: Vec<Fixed>,
     pub origin: Origin,
+}
+
+/// An MCP argument name the author chose (`args: { <input>: <name> }`).
+#[derive(Debug, Clone)]
+pub struct ArgName {
+    /// The HTTP name of the parameter or body property it renames.
+    pub input: String,
+    pub name: String,
+    /// The key (`input`) and the value (`name`) in the manifest.
+    pub input_span: Span,
+    pub span: Span,
+}
+
+/// A parameter the connector supplies on every call (`fixed: { <name>: { env: … } }`).
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    /// The parameter's HTTP name (every location that has it).
+    pub name: String,
+    pub source: FixedSource,
+    pub span: Span,
+}
+
+/// Where a fixed parameter's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixedSource {
+    /// The environment variable of that name, read by the server that sends the call.
+    Env(String),
+    /// This text.
+    Value(String),
 }
 
 impl Operation {

@@ -381,6 +381,25 @@ pub struct RawOperation {
     /// Lint ids not to report for this operation.
     #[schemars(with = "Option<Vec<LintId>>", example = ["vague-summary"])]
     pub lint_allow: Option<Vec<Spanned<String>>>,
+    /// MCP argument names: a parameter's or top-level body property's HTTP name → the
+    /// name of its argument in `mcp-tools.json` (1 to 64 letters, digits, `_`, `.` or
+    /// `-`). Without it, names outside that set are mapped by the documented rule
+    /// (`DateSent<` → `DateSent_lt`).
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, String>>",
+        extend("additionalProperties" = { "type": "string", "pattern": "^[a-zA-Z0-9_.-]{1,64}$" }),
+        example = json!({ "DateSent<": "sentBefore" })
+    )]
+    pub args: Option<IndexMap<Spanned<String>, Spanned<String>>>,
+    /// Parameters the connector fills in on every call, by HTTP name: never MCP arguments,
+    /// so the model neither sees nor sends them (an account id from the connection, a
+    /// partner header). The value comes from an environment variable of the server
+    /// (`env`) or is written here (`value`).
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, RawFixed>>",
+        example = json!({ "AccountSid": { "env": "ACCOUNT_SID" } })
+    )]
+    pub fixed: Option<IndexMap<Spanned<String>, Spanned<RawFixed>>>,
     /// The request body's media type (default `application/json`): e.g.
     /// `application/x-www-form-urlencoded`, `multipart/form-data`, `text/plain`,
     /// `application/octet-stream` — any `type/subtype`.
@@ -424,6 +443,19 @@ pub struct RawOperation {
         example = json!({ "externalDocs": { "url": "https://docs.example.com/upload" } })
     )]
     pub openapi: Option<Spanned<serde_json::Value>>,
+}
+
+/// One entry of `fixed:`: where the value comes from (exactly one key).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
+pub struct RawFixed {
+    /// The environment variable of the server process that holds the value.
+    #[schemars(with = "Option<String>", extend("pattern" = "^[A-Za-z_][A-Za-z0-9_]*$"), example = &"ACCOUNT_SID")]
+    pub env: Option<Spanned<String>>,
+    /// The value itself.
+    #[schemars(with = "Option<String>", example = &"partner-42")]
+    pub value: Option<Spanned<String>>,
 }
 
 /// One entry of an operation's `query:` list.

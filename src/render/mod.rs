@@ -83,6 +83,9 @@ pub struct Rendered {
     /// What a target could not express as the manifest says (errors) or had to adapt
     /// (warnings).
     pub findings: Vec<Finding>,
+    /// With the mcp target: each tool's size and heaviest parts (the `mcp-tool-too-large`
+    /// lint, `explain --list --stats`).
+    pub tool_weights: Vec<mcp::ToolWeight>,
 }
 
 /// Renders the outputs of every target the connector selects, with the given templates,
@@ -102,6 +105,7 @@ pub fn render(
         .collect::<Result<Vec<_>, _>>()?;
     let mut outputs = Outputs::new();
     let mut findings = Vec::new();
+    let mut tool_weights = Vec::new();
     for target in &connector.targets {
         match target {
             Target::Muse => {
@@ -115,9 +119,10 @@ pub fn render(
                 outputs.insert("descriptions.md".to_string(), prose.descriptions_md(&ctx)?);
             }
             Target::Mcp => {
-                let (text, found) = mcp::render(connector, &descriptions);
-                outputs.insert("mcp-tools.json".to_string(), text);
-                findings.extend(found);
+                let rendered = mcp::render(connector, &descriptions);
+                outputs.insert("mcp-tools.json".to_string(), rendered.text);
+                findings.extend(rendered.findings);
+                tool_weights = rendered.weights;
             }
             Target::Openai => {
                 let compact = op_values
@@ -139,6 +144,7 @@ pub fn render(
         outputs,
         descriptions,
         findings,
+        tool_weights,
     })
 }
 

@@ -16,7 +16,10 @@ use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
 use crate::model::Lint;
-use crate::model::{Async, Idempotency, Method, Operation, Origin, Returns, SpendKind, Spends};
+use crate::model::{
+    ArgName, Async, Fixed, FixedSource, Idempotency, Method, Operation, Origin, Returns, SpendKind,
+    Spends,
+};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";
@@ -40,6 +43,8 @@ pub(super) struct Safety {
     /// `confirm` as written.
     pub confirm: Option<bool>,
     pub lint_allow: Vec<Lint>,
+    pub args: Vec<ArgName>,
+    pub fixed: Vec<Fixed>,
 }
 
 impl Safety {
@@ -118,13 +123,78 @@ impl Validator {
             .flatten()
             .filter_map(|id| self.lint_id(id))
             .collect();
+        let args = self.args(raw);
+        let fixed = self.fixed(raw);
         Safety {
             spends,
             async_,
             idempotency,
             confirm: raw.confirm.as_ref().map(|c| c.value),
             lint_allow,
+            args,
+            fixed,
         }
+    }
+
+    /// `args:`: each chosen name must be one every MCP client accepts. Whether each key
+    /// names an input is known only with the operation's HTTP shape: the mcp target
+    /// checks that (`unknown-mcp-input`).
+    fn args(&mut self, raw: &RawOperation) -> Vec<ArgName> {
+        let mut out = Vec::new();
+        for (input, name) in raw.args.iter().flatten() {
+            if !crate::arguments::is_safe(&name.value) {
+                self.push(Diagnostic::InvalidArgumentName {
+                    name: name.value.clone(),
+                    span: span(name),
+                    help: crate::arguments::safe_name(&name.value),
+                });
+                continue;
+            }
+            out.push(ArgName {
+                input: input.value.clone(),
+                name: name.value.clone(),
+                input_span: span(input),
+                span: span(name),
+            });
+        }
+        out
+    }
+
+    /// `fixed:`: each entry gives its value by exactly one of `env` and `value`.
+    fn fixed(&mut self, raw: &RawOperation) -> Vec<Fixed> {
+        let mut out = Vec::new();
+        for (name, entry) in raw.fixed.iter().flatten() {
+            let source = match (&entry.value.env, &entry.value.value) {
+                (Some(env), None) if is_env_name(&env.value) => FixedSource::Env(env.value.clone()),
+                (None, Some(value)) => FixedSource::Value(value.value.clone()),
+                (Some(env), None) => {
+                    self.push(Diagnostic::InvalidFixed {
+                        name: name.value.clone(),
+                        problem: format!("`{}` is not an environment variable name", env.value),
+                        span: span(env),
+                    });
+                    continue;
+                }
+                (env, value) => {
+                    self.push(Diagnostic::InvalidFixed {
+                        name: name.value.clone(),
+                        problem: if env.is_some() && value.is_some() {
+                            "it gives both `env` and `value`".to_string()
+                        } else {
+                            "it gives neither `env` nor `value`".to_string()
+                        },
+                        span: span(entry),
+                    });
+                    continue;
+                }
+            };
+            out.push(Fixed {
+                name: name.value.clone(),
+                source,
+                span: span(name),
+            });
+        }
+        out
     }
 
     pub(super) fn operation<'a>(
@@ -353,6 +423,8 @@ impl Validator {
                 consequential,
                 idempotency_key,
                 lint_allow: safety.lint_allow,
+                args: safety.args,
+                fixed: safety.fixed,
                 origin,
             },
             raw: s,
@@ -636,6 +708,8 @@ pub(super) fn placeholder(
         consequential: false,
         idempotency_key: false,
         lint_allow: Vec::new(),
+        args: Vec::new(),
+        fixed: Vec::new(),
         origin,
     }
 }
@@ -652,4 +726,14 @@ fn id_span(op: &Spanned<RawOperation>) -> Span {
 /// Text as a YAML double-quoted scalar (a JSON string is one), for hints that show YAML.
 fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
+}
+
+/// An environment variable name a shell can set: a letter or `_`, then letters, digits
+/// or `_`.
+fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }

@@ -270,6 +270,8 @@ impl Validator {
                 consequential,
                 idempotency_key: declared.is_some() || needs_key,
                 lint_allow: safety.lint_allow,
+                args: safety.args,
+                fixed: safety.fixed,
                 origin,
             },
             raw: s,
