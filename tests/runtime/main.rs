@@ -10,6 +10,9 @@ mod loopback;
 mod mcp;
 #[path = "../support/provider.rs"]
 mod provider;
+#[path = "../support/recorder.rs"]
+mod recorder;
 
 mod reference;
+mod requests;
 mod serve;

@@ -127,6 +127,8 @@ pub struct Serve {
     pub state: PathBuf,
     pub extra: Vec<String>,
     pub token: Option<String>,
+    /// Further environment variables (another manifest's credential variable).
+    pub env: Vec<(String, String)>,
 }
 
 impl Serve {
@@ -138,7 +140,13 @@ impl Serve {
             state: state.to_path_buf(),
             extra: Vec::new(),
             token: Some(TOKEN.to_string()),
+            env: Vec::new(),
         }
+    }
+
+    pub fn env(mut self, name: &str, value: &str) -> Serve {
+        self.env.push((name.to_string(), value.to_string()));
+        self
     }
 
     pub fn arg(mut self, arg: &str) -> Serve {
@@ -163,6 +171,9 @@ impl Serve {
             .stderr(Stdio::piped())
             // The guard: a test that fails (panics) drops the child, which kills it.
             .kill_on_drop(true);
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
         if transport == Transport::Http {
             cmd.arg("--http").arg("127.0.0.1:0");
         }
