@@ -492,6 +492,20 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An operation's `probe:` is not `{ input: { argument: value, … } }`.
+    #[error("`probe`: {problem}")]
+    #[diagnostic(
+        code("invalid-probe"),
+        help(
+            "write the example call `connectorgen probe` makes as `probe: {{ input: {{ prompt: \"a test\" }} }}`, with the tool's argument names"
+        )
+    )]
+    InvalidProbe {
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
     /// With the `mcp` target, an `args:` or `fixed:` key names no input of the operation.
     #[error("`{id}`: `{key}: {name}` names no {what} of this operation")]
     #[diagnostic(code("unknown-mcp-input"))]

@@ -355,7 +355,17 @@ pub struct Operation {
     pub args: Vec<ArgName>,
     /// `fixed:`: parameters the connector fills in, never MCP arguments.
     pub fixed: Vec<Fixed>,
+    /// `probe.input`: the example call `connectorgen probe` makes.
+    pub probe: Option<ProbeInput>,
     pub origin: Origin,
+}
+
+/// An operation's example call for `connectorgen probe` (`probe: { input: … }`).
+#[derive(Debug, Clone)]
+pub struct ProbeInput {
+    /// The tool's arguments, by their MCP names.
+    pub input: Map<String, Value>,
+    pub span: Span,
 }
 
 /// An MCP argument name the author chose (`args: { <input>: <name> }`).

@@ -443,6 +443,28 @@ pub struct RawOperation {
         example = json!({ "externalDocs": { "url": "https://docs.example.com/upload" } })
     )]
     pub openapi: Option<Spanned<serde_json::Value>>,
+    /// What `connectorgen probe` sends when it checks this operation against a sandbox:
+    /// an example call. Without it, probe takes the examples of the tool's input schema
+    /// (the document's), or skips the checks that need this operation.
+    #[schemars(
+        with = "Option<RawProbe>",
+        example = json!({ "input": { "prompt": "A two-second test pattern" } })
+    )]
+    pub probe: Option<Spanned<RawProbe>>,
+}
+
+/// An operation's `probe:` key.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    /// The tool call's arguments, by their names in `mcp-tools.json` (a mapping). Path
+    /// parameters that name a job (a poll target's id) are filled in by probe from the
+    /// job it started.
+    #[schemars(
+        with = "serde_json::Map<String, serde_json::Value>",
+        example = json!({ "prompt": "A two-second test pattern", "aspectRatio": "16:9" })
+    )]
+    pub input: Option<Spanned<serde_json::Value>>,
 }
 
 /// One entry of `fixed:`: where the value comes from (exactly one key).

@@ -482,6 +482,7 @@ pub fn problem_summary(code: &str) -> &'static str {
         "idempotency-contradicts-base" => {
             "`idempotency: unsupported` on an operation whose base declares the header."
         }
+        "invalid-probe" => "An operation's `probe:` is not an example call.",
         _ => "A problem in the manifest.",
     }
 }
