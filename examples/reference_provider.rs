@@ -39,6 +39,9 @@ struct Args {
     /// Treat every create as new, whatever its Idempotency-Key.
     #[arg(long)]
     ignore_key: bool,
+    /// Refuse (400) a create without an Idempotency-Key.
+    #[arg(long)]
+    require_key: bool,
     /// Make the poll endpoints start a new job on every call.
     #[arg(long)]
     poll_creates: bool,
@@ -57,6 +60,7 @@ fn main() -> std::process::ExitCode {
     let args = Args::parse();
     let switches = Switches {
         ignore_key: args.ignore_key,
+        require_key: args.require_key,
         poll_creates: args.poll_creates,
         auth: if args.accept_any_credential {
             Auth::AcceptAny

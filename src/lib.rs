@@ -24,7 +24,9 @@
 //! 7. `lint` (model + descriptions → findings), and beside it `runtime` (model +
 //!    render's request mapping → HTTP requests sent within bounds, the ledger, consent
 //!    tokens): the only async code, run only by the `serve` and `probe` commands;
-//! 8. `output` (write a set of files) and `check` (compare it with disk);
+//! 8. `output` (write a set of files), `check` (compare it with disk) and `probe`
+//!    (compare the provider's behaviour with the manifest's promises, through
+//!    `runtime`);
 //! 9. `report` (findings and drift → text);
 //! 10. the commands: `explain`, `init`, `import`, `schema`, `serve` (the MCP server:
 //!     the only module that speaks MCP); then this file, which
@@ -44,6 +46,7 @@ pub mod lint;
 pub mod manifest;
 pub mod model;
 pub mod output;
+pub mod probe;
 pub mod render;
 pub mod report;
 pub mod runtime;

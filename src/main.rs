@@ -180,6 +180,41 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
         max_bytes: u64,
     },
+    /// Check against a sandbox that the provider keeps the promises the manifest makes
+    #[command(
+        after_help = "Checks: retry key honoured, retry key required, async really is async, poll target is \
+free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see README, \"connectorgen probe\"). \
+Calls that spend or cannot be undone are made only within --allow-spend. The credential is read from \
+<SERVICE>_TOKEN, as for serve.\n\n\
+Examples:\n  VIDGEN_TOKEN=vg_test connectorgen probe examples/manifests/video.yaml --base-url http://127.0.0.1:8787 --allow-spend 4\n  \
+connectorgen probe connector.yaml --base-url https://sandbox.example.com --format github\n\n\
+Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 could not run."
+    )]
+    Probe {
+        /// The manifest whose promises to check
+        #[arg(default_value = "connector.yaml")]
+        manifest: PathBuf,
+        /// The sandbox to call: on this machine, or a server the document marks as a sandbox or test server (else --live)
+        #[arg(long, value_name = "URL")]
+        base_url: String,
+        /// Check only this operation (repeatable)
+        #[arg(long = "operation", value_name = "ID")]
+        operations: Vec<String>,
+        /// The most calls that spend or cannot be undone (each counted, and printed)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        allow_spend: u32,
+        /// The base URL is a live service, not a sandbox: calls have real effects
+        #[arg(long)]
+        live: bool,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Seconds a whole call may take, answer included
+        #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds)]
+        timeout: f64,
+        /// Refuse a manifest larger than this (K, M, G suffixes)
+        #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
+        max_bytes: u64,
+    },
     /// Print the JSON Schema of the manifest (for editors: see README, "Editor support")
     #[command(
         after_help = "Examples:\n  connectorgen schema > connector.schema.json\n\nExit codes: 0 printed."
@@ -499,6 +534,28 @@ fn main() -> ExitCode {
             };
             run_serve(&ui, &manifest, max_bytes, &config)
         }
+        Command::Probe {
+            manifest,
+            base_url,
+            operations,
+            allow_spend,
+            live,
+            format,
+            timeout,
+            max_bytes,
+        } => {
+            let config = connectorgen::probe::Config {
+                base_url,
+                operations,
+                allow_spend,
+                live,
+                limits: connectorgen::runtime::client::Limits {
+                    total_timeout: std::time::Duration::from_secs_f64(timeout),
+                    ..connectorgen::runtime::client::Limits::default()
+                },
+            };
+            run_probe(&ui, &manifest, max_bytes, &config, format)
+        }
         Command::Schema => {
             ui.out(&connectorgen::schema::manifest_schema());
             Ok(ExitCode::SUCCESS)
@@ -784,6 +841,43 @@ fn run_serve(
     }
     connectorgen::serve::run(&analysis, config).map_err(Failure::Fatal)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn run_probe(
+    ui: &Ui,
+    manifest: &Path,
+    max_bytes: u64,
+    config: &connectorgen::probe::Config,
+    format: Format,
+) -> Result<ExitCode, Failure> {
+    let source = Source {
+        max_bytes,
+        targets: vec![Target::Mcp],
+        templates: None,
+        template_fuel: None,
+        max_template_output: None,
+        max_alias_expansion: None,
+    };
+    let analysis = source.analyze(manifest)?;
+    if analysis.has_errors() {
+        ui.err(&connectorgen::report::human_findings(
+            &analysis.diagnostics,
+            ui.colored(&std::io::stderr()),
+        ));
+        return Ok(ExitCode::from(1));
+    }
+    let report = connectorgen::probe::run(&analysis, config).map_err(Failure::Fatal)?;
+    let text = connectorgen::report::probe::ProbeText {
+        report: &report,
+        manifest_name: analysis.diagnostics.name(),
+        manifest_text: analysis.diagnostics.text(),
+    };
+    ui.out(&text.render(format));
+    Ok(if report.failed() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, Failure> {

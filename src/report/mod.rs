@@ -12,6 +12,7 @@
 
 mod excerpt;
 mod human;
+pub mod probe;
 
 use std::fmt::Write as _;
 

@@ -2,6 +2,8 @@
 //! they land) `connectorgen serve` driven by a real MCP client and `connectorgen probe`.
 //! One test binary, so the 2-core machine links it once.
 
+#[path = "../support/cli.rs"]
+mod cli;
 #[path = "../support/http.rs"]
 mod http;
 #[path = "../support/loopback.rs"]
@@ -13,6 +15,7 @@ mod provider;
 #[path = "../support/recorder.rs"]
 mod recorder;
 
+mod probe;
 mod reference;
 mod requests;
 mod serve;

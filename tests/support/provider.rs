@@ -54,6 +54,8 @@ pub enum Auth {
 pub struct Switches {
     /// Treat every create as new, whatever its `Idempotency-Key` says.
     pub ignore_key: bool,
+    /// Refuse (400) a create without `Idempotency-Key`.
+    pub require_key: bool,
     /// Make the poll endpoints (`getVideo`, `demoGetJob`) start a new job on every call:
     /// a "free" poll target that is not.
     pub poll_creates: bool,
@@ -71,6 +73,7 @@ impl Default for Switches {
     fn default() -> Switches {
         Switches {
             ignore_key: false,
+            require_key: false,
             poll_creates: false,
             auth: Auth::Token(TOKEN.to_string()),
             rate_limit_next: 0,
@@ -616,6 +619,12 @@ fn create_job(
     match &key {
         Some(key) => *state.counters.keys.entry(key.clone()).or_default() += 1,
         None => state.counters.creates_without_key += 1,
+    }
+    if key.is_none() && state.switches.require_key {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "An Idempotency-Key header is required.",
+        );
     }
     let request = match parse_create(kind, body) {
         Ok(request) => request,
