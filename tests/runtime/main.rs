@@ -8,7 +8,7 @@ mod cli;
 mod http;
 #[path = "../support/loopback.rs"]
 mod loopback;
-#[path = "../support/mcp.rs"]
+#[path = "../support/mcp_client.rs"]
 mod mcp;
 #[path = "../support/provider.rs"]
 mod provider;
