@@ -155,6 +155,9 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// Serve Streamable HTTP on this address (path /mcp) instead of stdio
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+        /// With --http: also accept requests whose Host is NAME (a remote deployment's public name; repeatable)
+        #[arg(long, value_name = "NAME")]
+        allow_host: Vec<String>,
         /// Send every call here instead of the manifest's server (a sandbox, a local provider)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
@@ -476,6 +479,7 @@ fn main() -> ExitCode {
         Command::Serve {
             manifest,
             http,
+            allow_host,
             base_url,
             state,
             no_consent,
@@ -487,6 +491,7 @@ fn main() -> ExitCode {
         } => {
             let config = connectorgen::serve::Config {
                 http,
+                allow_hosts: allow_host,
                 base_url,
                 state_dir: state,
                 enforce_consent: !no_consent,

@@ -41,6 +41,9 @@ pub use handler::Server;
 pub struct Config {
     /// `None`: stdio. `Some`: Streamable HTTP on this address, path `/mcp`.
     pub http: Option<SocketAddr>,
+    /// Host names (or `host:port`) accepted in the `Host` header of HTTP requests besides
+    /// loopback (`--allow-host`): a remote deployment's public name.
+    pub allow_hosts: Vec<String>,
     pub base_url: Option<String>,
     /// `None`: the platform's state directory (`state::default_dir`).
     pub state_dir: Option<PathBuf>,
@@ -232,6 +235,7 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), String> {
     ];
     hosts.push(format!("{}:{}", local.ip(), local.port()));
     hosts.push(format!("localhost:{}", local.port()));
+    hosts.extend(server.allow_hosts().iter().cloned());
     let http_config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     let redactor = server.redactor().clone();
     let factory = move || Ok(server.clone());

@@ -141,6 +141,10 @@ impl Server {
     pub fn redactor(&self) -> &Redactor {
         &self.0.redactor
     }
+
+    pub fn allow_hosts(&self) -> &[String] {
+        &self.0.config.allow_hosts
+    }
 }
 
 fn instructions(connector: &Connector, env_name: &str, enforce: bool) -> String {
