@@ -487,7 +487,15 @@ impl Shared {
             }
             Asking::Elicit => {
                 self.refuse(&op.id, "consent-required", json!({"asked": "elicitation"}));
-                let answer = context.peer.create_elicitation(form(&question)?).await;
+                // A person who never answers does not hold the call open for longer than a
+                // confirmation value would stay good.
+                let answer = context
+                    .peer
+                    .create_elicitation_with_timeout(
+                        form(&question)?,
+                        Some(std::time::Duration::from_secs(TOKEN_LIFETIME_SECONDS)),
+                    )
+                    .await;
                 match answer {
                     Ok(result)
                         if result.action == ElicitationAction::Accept
