@@ -79,7 +79,7 @@ Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied 
     },
     /// Show exactly what each target's model reads about one operation
     #[command(
-        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n\n\
+        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n\n\
 Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 2 could not run."
     )]
     Explain {
@@ -91,6 +91,10 @@ Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 
         /// List the operations with their flags instead
         #[arg(long)]
         list: bool,
+        /// With --list: each MCP tool's size in bytes (and about how many tokens) and its
+        /// heaviest parts, instead of the flags
+        #[arg(long, requires = "list")]
+        stats: bool,
         #[command(flatten)]
         source: Source,
     },
@@ -459,8 +463,9 @@ fn main() -> ExitCode {
             operation,
             manifest,
             list,
+            stats,
             source,
-        } => run_explain(&ui, operation, manifest, list, &source),
+        } => run_explain(&ui, operation, manifest, list, stats, &source),
         Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
         Command::Import {
             spec,
@@ -726,6 +731,7 @@ fn run_explain(
     operation: Option<String>,
     manifest: Option<PathBuf>,
     list: bool,
+    stats: bool,
     source: &Source,
 ) -> Result<ExitCode, Failure> {
     // With --list, a lone positional is the manifest.
@@ -742,6 +748,18 @@ fn run_explain(
         ));
         return Ok(ExitCode::from(1));
     };
+    if stats {
+        return match explain::stats(outputs) {
+            Ok(text) => {
+                ui.out(&text);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(message) => {
+                ui.err(&format!("error: {message}\n"));
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
     if list {
         ui.out(&explain::list(connector));
         return Ok(ExitCode::SUCCESS);

@@ -460,6 +460,7 @@ pub enum Lint {
     MutatingWithoutLimit,
     PaidSyncOperation,
     LocalRef,
+    McpToolTooLarge,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -488,8 +489,12 @@ impl Level {
 /// OpenAI GPT Actions cut operation descriptions at 300 characters.
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
+/// The `mcp-tool-too-large` default: 8,000 bytes of compact JSON, about 2,000 tokens at
+/// the usual four bytes of JSON per token.
+pub const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
+
 impl Lint {
-    pub const ALL: [Lint; 8] = [
+    pub const ALL: [Lint; 9] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -498,6 +503,7 @@ impl Lint {
         Lint::MutatingWithoutLimit,
         Lint::PaidSyncOperation,
         Lint::LocalRef,
+        Lint::McpToolTooLarge,
     ];
 
     pub fn id(self) -> &'static str {
@@ -510,6 +516,7 @@ impl Lint {
             Lint::MutatingWithoutLimit => "mutating-without-limit",
             Lint::PaidSyncOperation => "paid-sync-operation",
             Lint::LocalRef => "local-ref",
+            Lint::McpToolTooLarge => "mcp-tool-too-large",
         }
     }
 
@@ -545,6 +552,9 @@ impl Lint {
             Lint::LocalRef => {
                 "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
             }
+            Lint::McpToolTooLarge => {
+                "An MCP tool (mcp target) is over the configured bytes (default 8,000, about 2,000 tokens)."
+            }
         }
     }
 }
@@ -552,8 +562,10 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 8],
+    levels: [Level; 9],
     pub description_max: usize,
+    /// `mcp-tool-too-large`'s bound, in bytes of compact JSON.
+    pub mcp_tool_max: usize,
 }
 
 impl Default for LintConfig {
@@ -561,6 +573,7 @@ impl Default for LintConfig {
         LintConfig {
             levels: Lint::ALL.map(Lint::default_level),
             description_max: DEFAULT_DESCRIPTION_MAX,
+            mcp_tool_max: DEFAULT_MCP_TOOL_MAX,
         }
     }
 }

@@ -197,7 +197,9 @@ pub struct RawLintDetail {
     /// The lint's level (default `warn`).
     #[schemars(with = "Option<LintLevel>", extend("default" = "warn"), example = &"deny")]
     pub level: Option<String>,
-    /// The most characters the description the model reads may have (description-too-long only).
+    /// description-too-long: the most characters the description the model reads may
+    /// have (default 300); mcp-tool-too-large: the most bytes of compact JSON one MCP tool
+    /// may have (default 8000). No other lint takes it.
     #[schemars(
         range(min = 1),
         extend("default" = crate::model::DEFAULT_DESCRIPTION_MAX),

@@ -146,7 +146,10 @@ impl Validator {
                 self.push(Diagnostic::InvalidArgumentName {
                     name: name.value.clone(),
                     span: span(name),
-                    help: crate::arguments::safe_name(&name.value),
+                    help: format!(
+                        "use 1 to 64 letters, digits, `_`, `.` or `-`, e.g. `{}`",
+                        crate::arguments::safe_name(&name.value)
+                    ),
                 });
                 continue;
             }

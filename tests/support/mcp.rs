@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
-    Implementation, ProtocolVersion,
+    ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability, ErrorData, Implementation, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -78,8 +77,9 @@ impl ClientHandler for Person {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.answer.is_some() {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+            capabilities.elicitation = Some(
+                ElicitationCapability::new().with_form(FormElicitationCapability::default()),
+            );
         }
         let version = match self.revision {
             Revision::Current => ProtocolVersion::V_2026_07_28,
@@ -211,25 +211,20 @@ impl Serve {
                 let stdin = child.stdin.take().expect("piped stdin");
                 tokio::time::timeout(
                     NO_HANG,
-                    person
-                        .clone()
-                        .serve_with_lifecycle((stdout, stdin), lifecycle),
+                    person.clone().serve_with_lifecycle((stdout, stdin), lifecycle),
                 )
                 .await
             }
             Transport::Http => {
                 let url = tokio::time::timeout(NO_HANG, url_rx)
                     .await
-                    .unwrap_or_else(|_| {
-                        panic!("serve --http never said where it listens: {:?}", log)
-                    })
+                    .unwrap_or_else(|_| panic!("serve --http never said where it listens: {:?}", log))
                     .unwrap_or_else(|_| panic!("serve --http exited: {:?}", log));
                 tokio::time::timeout(
                     NO_HANG,
-                    person.clone().serve_with_lifecycle(
-                        StreamableHttpClientTransport::from_uri(url),
-                        lifecycle,
-                    ),
+                    person
+                        .clone()
+                        .serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle),
                 )
                 .await
             }
