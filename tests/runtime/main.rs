@@ -12,3 +12,4 @@ mod mcp;
 mod provider;
 
 mod reference;
+mod serve;

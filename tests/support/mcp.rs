@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability, ErrorData, Implementation, ProtocolVersion,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
+    Implementation, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -77,9 +78,8 @@ impl ClientHandler for Person {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.answer.is_some() {
-            capabilities.elicitation = Some(
-                ElicitationCapability::new().with_form(FormElicitationCapability::default()),
-            );
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
         }
         let version = match self.revision {
             Revision::Current => ProtocolVersion::V_2026_07_28,
@@ -211,27 +211,37 @@ impl Serve {
                 let stdin = child.stdin.take().expect("piped stdin");
                 tokio::time::timeout(
                     NO_HANG,
-                    person.clone().serve_with_lifecycle((stdout, stdin), lifecycle),
+                    person
+                        .clone()
+                        .serve_with_lifecycle((stdout, stdin), lifecycle),
                 )
                 .await
             }
             Transport::Http => {
+                // reqwest is built without a default TLS provider (the crate's choice:
+                // ring only); the client needs one installed even for plain HTTP.
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let url = tokio::time::timeout(NO_HANG, url_rx)
                     .await
-                    .unwrap_or_else(|_| panic!("serve --http never said where it listens: {:?}", log))
+                    .unwrap_or_else(|_| {
+                        panic!("serve --http never said where it listens: {:?}", log)
+                    })
                     .unwrap_or_else(|_| panic!("serve --http exited: {:?}", log));
                 tokio::time::timeout(
                     NO_HANG,
-                    person
-                        .clone()
-                        .serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle),
+                    person.clone().serve_with_lifecycle(
+                        StreamableHttpClientTransport::from_uri(url),
+                        lifecycle,
+                    ),
                 )
                 .await
             }
         };
-        let client = client
-            .unwrap_or_else(|_| panic!("no MCP session within {NO_HANG:?}: {:?}", log))
-            .unwrap_or_else(|e| panic!("no MCP session: {e}\n{:?}", log));
+        let client = match client {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => panic!("no MCP session: {e}\n{log:?}"),
+            Err(_) => panic!("no MCP session within {NO_HANG:?}: {log:?}"),
+        };
         Session {
             client,
             person,
@@ -310,4 +320,14 @@ pub fn text_of(result: &CallToolResult) -> String {
 
 pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
+}
+
+/// What serve says about a result, machine-readably (`_meta["dev.connectorgen/serve"]`).
+pub fn serve_meta(result: &CallToolResult) -> Value {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get("dev.connectorgen/serve"))
+        .cloned()
+        .unwrap_or(Value::Null)
 }
