@@ -21,6 +21,7 @@ use super::Config;
 use super::log::Redactor;
 use super::reply::{self, Poll};
 use crate::model::{Connector, Operation, Returns};
+use crate::render::mcp::OUTPUT_SCHEMA_META_KEY;
 use crate::render::mcp::mapping::RequestMapping;
 use crate::runtime::client::{Client, HttpResponse};
 use crate::runtime::consent::{Purpose, Sealer, TOKEN_LIFETIME_SECONDS};
@@ -190,6 +191,25 @@ fn served_definition(mut definition: Value, mapping: &RequestMapping, tracked: b
     definition
 }
 
+/// For a client on 2026-07-28, which allows any JSON Schema as `outputSchema`: the
+/// schema `mcp-tools.json` keeps under `_meta` because earlier clients refuse a root
+/// that is not an object.
+fn with_any_output_schema(tool: &Tool) -> Tool {
+    let mut tool = tool.clone();
+    let kept = tool
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(OUTPUT_SCHEMA_META_KEY))
+        .and_then(Value::as_object)
+        .cloned();
+    if tool.output_schema.is_none()
+        && let Some(schema) = kept
+    {
+        tool.output_schema = Some(Arc::new(schema));
+    }
+    tool
+}
+
 /// Which way consent can be asked of this client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Asking {
@@ -238,10 +258,23 @@ impl rmcp::ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let current = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         Ok(ListToolsResult::with_all_items(
-            self.0.tools.iter().map(|t| t.tool.clone()).collect(),
+            self.0
+                .tools
+                .iter()
+                .map(|t| {
+                    if current {
+                        with_any_output_schema(&t.tool)
+                    } else {
+                        t.tool.clone()
+                    }
+                })
+                .collect(),
         ))
     }
 
@@ -860,6 +893,25 @@ mod tests {
         assert!(!q.contains("second one"));
         let again = reply::consent_question(create, args.as_object().unwrap(), true);
         assert!(again.contains("this would be a second one"), "{again}");
+    }
+
+    #[test]
+    fn a_non_object_output_schema_is_offered_only_on_the_current_revision() {
+        let tool: Tool = serde_json::from_value(json!({
+            "name": "listThings",
+            "inputSchema": {"type": "object"},
+            "_meta": {OUTPUT_SCHEMA_META_KEY: {"type": "array", "items": {"type": "string"}}}
+        }))
+        .unwrap();
+        assert!(tool.output_schema.is_none());
+        let current = with_any_output_schema(&tool);
+        assert_eq!(
+            current
+                .output_schema
+                .as_deref()
+                .map(|s| s.get("type").cloned()),
+            Some(Some(json!("array")))
+        );
     }
 
     #[test]
