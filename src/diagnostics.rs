@@ -783,6 +783,21 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `auth.env` is not a name an environment variable can have, so `serve` could never
+    /// read the credential from it.
+    #[error("`auth.env: {name}` is not an environment variable name")]
+    #[diagnostic(
+        code("invalid-auth-env"),
+        help(
+            "a letter or `_`, then letters, digits or `_` (e.g. `env: VIDGEN_TOKEN`); leave `env` out for `<SERVICE>_TOKEN`"
+        )
+    )]
+    InvalidAuthEnv {
+        name: String,
+        #[label("here")]
+        span: Span,
+    },
+
     // ---- Base mode: the provider's OpenAPI document (`openapi:`). ----
     /// `openapi:` names a file that cannot be read.
     #[error("cannot use the base OpenAPI document: {message}")]

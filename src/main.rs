@@ -145,7 +145,7 @@ document lacks and no flag gives, unwritable output)."
     },
     /// Run the connector as an MCP server that enforces consent, retry keys and one job per request
     #[command(
-        after_help = "The provider's credential is read from <SERVICE>_TOKEN (service.name upper-cased, \
+        after_help = "The provider's credential is read from the variable auth.env names, by default <SERVICE>_TOKEN (service.name upper-cased, \
 other characters as _: VidGen -> VIDGEN_TOKEN). Every forwarded or refused call is one JSON line on stderr.\n\n\
 Examples:\n  VIDGEN_TOKEN=vg_... connectorgen serve examples/manifests/video.yaml\n  \
 connectorgen serve connector.yaml --base-url http://127.0.0.1:8787 --state /tmp/state\n  \

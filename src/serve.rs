@@ -30,7 +30,7 @@ use crate::render::mcp::mapping::{self, RequestMapping};
 use crate::runtime::client::{Client, Limits, Origin};
 use crate::runtime::clock::{Clock, SystemClock};
 use crate::runtime::consent::Sealer;
-use crate::runtime::credential::{self, Credential};
+use crate::runtime::credential::Credential;
 use crate::runtime::ledger::SqliteLedger;
 use crate::runtime::state;
 
@@ -113,7 +113,7 @@ pub fn prepare(
     let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let sealer = Sealer::new(&secret, clock)?;
 
-    let env_name = credential::env_name(&connector.service.name);
+    let env_name = connector.auth.env.clone();
     let secret_value = std::env::var(&env_name)
         .ok()
         .filter(|v| !v.trim().is_empty());

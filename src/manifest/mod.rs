@@ -297,6 +297,10 @@ pub struct RawAuth {
     /// How prose names the credential (default "connector token"; base mode "API key").
     #[schemars(with = "Option<String>", example = "API key")]
     pub credential_name: Option<Spanned<String>>,
+    /// The environment variable `connectorgen serve` reads the credential from (default
+    /// `<SERVICE>_TOKEN`: `service.name` upper-cased, other characters as `_`).
+    #[schemars(with = "Option<String>", example = &"VIDGEN_API_KEY")]
+    pub env: Option<Spanned<String>>,
 }
 
 /// One entry of `operations:`.

@@ -471,6 +471,7 @@ pub fn problem_summary(code: &str) -> &'static str {
             "A schema keyword no JSON Schema or OpenAPI vocabulary defines."
         }
         "invalid-auth" => "`auth:` describes a credential no client can send.",
+        "invalid-auth-env" => "`auth.env` is not a name an environment variable can have.",
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
         "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",

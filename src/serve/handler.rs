@@ -915,6 +915,25 @@ mod tests {
     }
 
     #[test]
+    fn the_credential_variable_is_auth_env_else_the_service_default() {
+        let (connector, _) = video();
+        assert_eq!(connector.auth.env, "VIDGEN_TOKEN");
+        let text = std::fs::read_to_string("examples/manifests/video.yaml")
+            .unwrap()
+            .replace(
+                "auth:\n  tokenPrefix: vg_",
+                "auth:\n  tokenPrefix: vg_\n  env: VG_KEY",
+            );
+        let options = crate::Options {
+            targets: Some(vec![crate::model::Target::Mcp]),
+            manifest_dir: Some("examples/manifests".into()),
+            ..Default::default()
+        };
+        let analysis = crate::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
+        assert_eq!(analysis.connector.unwrap().auth.env, "VG_KEY");
+    }
+
+    #[test]
     fn only_an_accepted_checked_form_is_a_yes() {
         assert!(accepted(
             &json!({"action": "accept", "content": {"confirm": true}})

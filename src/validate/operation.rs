@@ -733,7 +733,7 @@ fn quoted(text: &str) -> String {
 
 /// An environment variable name a shell can set: a letter or `_`, then letters, digits
 /// or `_`.
-fn is_env_name(name: &str) -> bool {
+pub(super) fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes
         .next()
