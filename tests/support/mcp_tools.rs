@@ -4,6 +4,7 @@
 //! - every `inputSchema` property name matches `^[a-zA-Z0-9_.-]{1,64}$`;
 //! - every `pattern` (and `patternProperties` key) in every tool schema compiles as an
 //!   ECMAScript regular expression with the Unicode flag (regress, as Ajv compiles it);
+//! - every tool schema is valid JSON Schema 2020-12 and compiles as one;
 //! - every tool's `_meta` request mapping rebuilds the OpenAPI operation of the same
 //!   operationId: its method, path and servers, and each parameter where OpenAPI puts it
 //!   (an argument or a fixed input with the same `in` and name; none left out but the
@@ -80,10 +81,32 @@ pub fn check(name: &str, tools_text: &str, openapi_text: &str) {
         for key in properties.keys() {
             assert!(safe(key), "{at}: argument {key:?} is not client-safe");
         }
+        for part in [
+            "/inputSchema",
+            "/outputSchema",
+            "/_meta/dev.connectorgen~1outputSchema",
+        ] {
+            if let Some(schema) = tool.pointer(part) {
+                let valid = jsonschema::draft202012::meta::validate(schema);
+                assert!(
+                    valid.is_ok(),
+                    "{at}: {part} is not JSON Schema 2020-12: {valid:?}"
+                );
+                let compiles = jsonschema::draft202012::new(schema);
+                assert!(
+                    compiles.is_ok(),
+                    "{at}: {part} does not compile: {:?}",
+                    compiles.err()
+                );
+            }
+        }
         let mut found = Vec::new();
         patterns(&tool["inputSchema"], "/inputSchema".into(), &mut found);
         if let Some(out) = tool.get("outputSchema") {
             patterns(out, "/outputSchema".into(), &mut found);
+        }
+        if let Some(out) = tool.pointer("/_meta/dev.connectorgen~1outputSchema") {
+            patterns(out, "/_meta/outputSchema".into(), &mut found);
         }
         for (pointer, pattern) in found {
             assert!(
