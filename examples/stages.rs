@@ -169,7 +169,8 @@ fn run_once(manifest: &Path, out: &Path) -> Result<[Sample; 9], String> {
         )
     });
     let rendered = rendered.map_err(|e| e.to_string())?;
-    let (findings, lint) = time(|| lint::run(&connector, &rendered.descriptions));
+    let (findings, lint) =
+        time(|| lint::run(&connector, &rendered.descriptions, &rendered.tool_weights));
     let (written, write) = time(|| output::write_all(out, &rendered.outputs));
     written.map_err(|e| e.to_string())?;
     let (drift, check) = time(|| check::drift(out, &rendered.outputs));

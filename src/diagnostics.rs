@@ -447,7 +447,7 @@ pub enum Diagnostic {
     /// name, so they cannot share one MCP `inputSchema`. (Names connectorgen chooses
     /// never collide: it adds the location, docs/mcp.md.)
     #[error(
-        "`{id}`: `{name}` would be both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
+        "`{id}`: `{name}` would name both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
     )]
     #[diagnostic(
         code("mcp-input-collision"),
@@ -458,8 +458,8 @@ pub enum Diagnostic {
     McpInputCollision {
         id: String,
         name: String,
-        first: &'static str,
-        second: &'static str,
+        first: String,
+        second: String,
         #[label("this name")]
         span: Span,
     },
@@ -472,8 +472,8 @@ pub enum Diagnostic {
         name: String,
         #[label("1 to 64 letters, digits, `_`, `.` or `-`")]
         span: Span,
-        /// The name the documented rule would give.
-        #[help("use 1 to 64 letters, digits, `_`, `.` or `-`, e.g. `{help}`")]
+        /// What to write instead (the name the documented rule would give).
+        #[help]
         help: String,
     },
 
@@ -793,6 +793,21 @@ pub enum Diagnostic {
     )]
     InvalidAuth {
         reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `auth.env` is not a name an environment variable can have, so `serve` could never
+    /// read the credential from it.
+    #[error("`auth.env: {name}` is not an environment variable name")]
+    #[diagnostic(
+        code("invalid-auth-env"),
+        help(
+            "a letter or `_`, then letters, digits or `_` (e.g. `env: VIDGEN_TOKEN`); leave `env` out for `<SERVICE>_TOKEN`"
+        )
+    )]
+    InvalidAuthEnv {
+        name: String,
         #[label("here")]
         span: Span,
     },

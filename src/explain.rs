@@ -76,6 +76,56 @@ pub fn list(connector: &Connector) -> String {
     out
 }
 
+/// Each MCP tool's size (`explain --list --stats`), read back from `mcp-tools.json`: its
+/// compact JSON bytes without `_meta` (as a server sends it in `tools/list`, less the
+/// request mapping clients keep from the model), about a quarter of that in tokens, and
+/// its three heaviest parts; then the total.
+pub fn stats(outputs: &Outputs) -> Result<String, String> {
+    let tools = json(outputs, "mcp-tools.json")
+        .ok_or("no mcp-tools.json in this build: add `mcp` to `targets`, or pass `--target mcp`")?;
+    let weights: Vec<(String, crate::render::mcp::ToolWeight)> = tools
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, tool)| {
+            let name = tool["name"].as_str().unwrap_or_default().to_string();
+            (name, crate::render::mcp::weight(i, tool))
+        })
+        .collect();
+    let width = weights
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:width$}  {:>8}  {:>7}  heaviest parts",
+        "tool", "bytes", "~tokens"
+    );
+    let mut total = 0;
+    for (name, w) in &weights {
+        total += w.bytes;
+        let parts: Vec<String> = w.parts.iter().map(|(p, b)| format!("{p} {b}")).collect();
+        let line = format!(
+            "{name:width$}  {:>8}  {:>7}  {}",
+            w.bytes,
+            w.bytes.div_ceil(4),
+            parts.join(", ")
+        );
+        let _ = writeln!(out, "{}", escape(&line));
+    }
+    let _ = writeln!(
+        out,
+        "{:width$}  {total:>8}  {:>7}",
+        "total",
+        total.div_ceil(4)
+    );
+    Ok(out)
+}
+
 /// Everything the model reads about operation `id`, or a did-you-mean message.
 pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<String, String> {
     let Some(op) = connector.operations.iter().find(|o| o.id == id) else {

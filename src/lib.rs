@@ -177,7 +177,11 @@ pub fn analyze_with(
         limits,
     )?;
     let mut findings = warnings;
-    findings.extend(lint::run(&connector, &rendered.descriptions));
+    findings.extend(lint::run(
+        &connector,
+        &rendered.descriptions,
+        &rendered.tool_weights,
+    ));
     findings.extend(rendered.findings);
     let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
     if let Some((base_name, base_text)) = base_file {

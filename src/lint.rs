@@ -8,6 +8,7 @@
 use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::english::states_limit;
 use crate::model::{Connector, Idempotency, Method, Operation};
+use crate::render::mcp::ToolWeight;
 // The lint ids, levels and settings are validated settings: they live in the model.
 pub use crate::model::{DEFAULT_DESCRIPTION_MAX, Level, Lint, LintConfig};
 
@@ -46,7 +47,11 @@ fn vague_reason(summary: &str) -> Option<String> {
 }
 
 /// Runs every lint that is not `allow`ed, globally or by the operation's `lintAllow`.
-pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
+pub fn run(
+    connector: &Connector,
+    descriptions: &[String],
+    tool_weights: &[ToolWeight],
+) -> Vec<Finding> {
     let config = &connector.lint;
     let by_id: std::collections::HashMap<&str, &Operation> = connector
         .operations
@@ -54,7 +59,7 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
         .map(|op| (op.id.as_str(), op))
         .collect();
     let mut out = Vec::new();
-    for (op, description) in connector.operations.iter().zip(descriptions) {
+    for (index, (op, description)) in connector.operations.iter().zip(descriptions).enumerate() {
         let mut emit = |lint: Lint, diagnostic: Diagnostic| {
             let severity = match config.level(lint) {
                 Level::Allow => return,
@@ -133,6 +138,29 @@ pub fn run(connector: &Connector, descriptions: &[String]) -> Vec<Finding> {
                     max: config.description_max,
                     span,
                     help,
+                },
+            );
+        }
+        if let Some(weight) = tool_weights.iter().find(|w| w.index == index)
+            && weight.bytes > config.mcp_tool_max
+        {
+            let parts: Vec<String> = weight
+                .parts
+                .iter()
+                .map(|(part, bytes)| format!("{part} ({bytes} bytes)"))
+                .collect();
+            emit(
+                Lint::McpToolTooLarge,
+                Diagnostic::McpToolTooLarge {
+                    id: op.id.clone(),
+                    bytes: weight.bytes,
+                    tokens: weight.bytes.div_ceil(4),
+                    max: config.mcp_tool_max,
+                    span: origin.entry,
+                    help: format!(
+                        "the heaviest parts: {}. Every tool travels in each tools/list answer: expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
+                        parts.join(", ")
+                    ),
                 },
             );
         }

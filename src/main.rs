@@ -79,7 +79,7 @@ Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied 
     },
     /// Show exactly what each target's model reads about one operation
     #[command(
-        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n\n\
+        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n\n\
 Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 2 could not run."
     )]
     Explain {
@@ -91,6 +91,10 @@ Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 
         /// List the operations with their flags instead
         #[arg(long)]
         list: bool,
+        /// With --list: each MCP tool's size in bytes (and about how many tokens) and its
+        /// heaviest parts, instead of the flags
+        #[arg(long, requires = "list")]
+        stats: bool,
         #[command(flatten)]
         source: Source,
     },
@@ -141,7 +145,7 @@ document lacks and no flag gives, unwritable output)."
     },
     /// Run the connector as an MCP server that enforces consent, retry keys and one job per request
     #[command(
-        after_help = "The provider's credential is read from <SERVICE>_TOKEN (service.name upper-cased, \
+        after_help = "The provider's credential is read from the variable auth.env names, by default <SERVICE>_TOKEN (service.name upper-cased, \
 other characters as _: VidGen -> VIDGEN_TOKEN). Every forwarded or refused call is one JSON line on stderr.\n\n\
 Examples:\n  VIDGEN_TOKEN=vg_... connectorgen serve examples/manifests/video.yaml\n  \
 connectorgen serve connector.yaml --base-url http://127.0.0.1:8787 --state /tmp/state\n  \
@@ -155,6 +159,9 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// Serve Streamable HTTP on this address (path /mcp) instead of stdio
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+        /// With --http: also accept requests whose Host is NAME (a remote deployment's public name; repeatable)
+        #[arg(long, value_name = "NAME")]
+        allow_host: Vec<String>,
         /// Send every call here instead of the manifest's server (a sandbox, a local provider)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
@@ -491,8 +498,9 @@ fn main() -> ExitCode {
             operation,
             manifest,
             list,
+            stats,
             source,
-        } => run_explain(&ui, operation, manifest, list, &source),
+        } => run_explain(&ui, operation, manifest, list, stats, &source),
         Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
         Command::Import {
             spec,
@@ -511,6 +519,7 @@ fn main() -> ExitCode {
         Command::Serve {
             manifest,
             http,
+            allow_host,
             base_url,
             state,
             no_consent,
@@ -522,6 +531,7 @@ fn main() -> ExitCode {
         } => {
             let config = connectorgen::serve::Config {
                 http,
+                allow_hosts: allow_host,
                 base_url,
                 state_dir: state,
                 enforce_consent: !no_consent,
@@ -778,6 +788,7 @@ fn run_explain(
     operation: Option<String>,
     manifest: Option<PathBuf>,
     list: bool,
+    stats: bool,
     source: &Source,
 ) -> Result<ExitCode, Failure> {
     // With --list, a lone positional is the manifest.
@@ -794,6 +805,18 @@ fn run_explain(
         ));
         return Ok(ExitCode::from(1));
     };
+    if stats {
+        return match explain::stats(outputs) {
+            Ok(text) => {
+                ui.out(&text);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(message) => {
+                ui.err(&format!("error: {message}\n"));
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
     if list {
         ui.out(&explain::list(connector));
         return Ok(ExitCode::SUCCESS);

@@ -170,6 +170,32 @@ pub struct Auth {
     pub token_prefixes: Vec<String>,
     /// How prose names the credential ("connector token", "API key").
     pub credential_name: String,
+    /// The environment variable `serve` reads the credential from: `auth.env`, else
+    /// `credential_env(service.name)`. Not part of any generated text.
+    #[serde(skip)]
+    pub env: String,
+}
+
+/// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
+/// with every run of other characters as one `_` (VidGen → `VIDGEN_TOKEN`, "Print Shop"
+/// → `PRINT_SHOP_TOKEN`).
+pub fn credential_env(service: &str) -> String {
+    let mut out = String::new();
+    for c in service.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_uppercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    let trimmed = out.trim_end_matches('_');
+    if trimmed.is_empty() {
+        "CONNECTOR_TOKEN".to_string()
+    } else if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{trimmed}_TOKEN")
+    } else {
+        format!("{trimmed}_TOKEN")
+    }
 }
 
 /// The `auth.scheme` names of an inline manifest.
@@ -470,6 +496,7 @@ pub enum Lint {
     MutatingWithoutLimit,
     PaidSyncOperation,
     LocalRef,
+    McpToolTooLarge,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -498,8 +525,12 @@ impl Level {
 /// OpenAI GPT Actions cut operation descriptions at 300 characters.
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
+/// The `mcp-tool-too-large` default: 8,000 bytes of compact JSON, about 2,000 tokens at
+/// the usual four bytes of JSON per token.
+pub const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
+
 impl Lint {
-    pub const ALL: [Lint; 8] = [
+    pub const ALL: [Lint; 9] = [
         Lint::MissingLimit,
         Lint::VagueSummary,
         Lint::SpendWithoutIdempotency,
@@ -508,6 +539,7 @@ impl Lint {
         Lint::MutatingWithoutLimit,
         Lint::PaidSyncOperation,
         Lint::LocalRef,
+        Lint::McpToolTooLarge,
     ];
 
     pub fn id(self) -> &'static str {
@@ -520,6 +552,7 @@ impl Lint {
             Lint::MutatingWithoutLimit => "mutating-without-limit",
             Lint::PaidSyncOperation => "paid-sync-operation",
             Lint::LocalRef => "local-ref",
+            Lint::McpToolTooLarge => "mcp-tool-too-large",
         }
     }
 
@@ -555,6 +588,9 @@ impl Lint {
             Lint::LocalRef => {
                 "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
             }
+            Lint::McpToolTooLarge => {
+                "An MCP tool (mcp target) is over the configured bytes (default 8,000, about 2,000 tokens)."
+            }
         }
     }
 }
@@ -562,8 +598,10 @@ impl Lint {
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 8],
+    levels: [Level; 9],
     pub description_max: usize,
+    /// `mcp-tool-too-large`'s bound, in bytes of compact JSON.
+    pub mcp_tool_max: usize,
 }
 
 impl Default for LintConfig {
@@ -571,6 +609,7 @@ impl Default for LintConfig {
         LintConfig {
             levels: Lint::ALL.map(Lint::default_level),
             description_max: DEFAULT_DESCRIPTION_MAX,
+            mcp_tool_max: DEFAULT_MCP_TOOL_MAX,
         }
     }
 }
@@ -582,5 +621,19 @@ impl LintConfig {
 
     pub fn set(&mut self, lint: Lint, level: Level) {
         self.levels[lint as usize] = level;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credential_env;
+
+    #[test]
+    fn credential_variables_follow_the_service_name() {
+        assert_eq!(credential_env("VidGen"), "VIDGEN_TOKEN");
+        assert_eq!(credential_env("Print Shop"), "PRINT_SHOP_TOKEN");
+        assert_eq!(credential_env("  --  "), "CONNECTOR_TOKEN");
+        assert_eq!(credential_env("open-ai batches!"), "OPEN_AI_BATCHES_TOKEN");
+        assert_eq!(credential_env("3D Prints"), "_3D_PRINTS_TOKEN");
     }
 }

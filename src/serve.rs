@@ -30,7 +30,7 @@ use crate::render::mcp::mapping::{self, RequestMapping};
 use crate::runtime::client::{Client, Limits, Origin};
 use crate::runtime::clock::{Clock, SystemClock};
 use crate::runtime::consent::Sealer;
-use crate::runtime::credential::{self, Credential};
+use crate::runtime::credential::Credential;
 use crate::runtime::ledger::SqliteLedger;
 use crate::runtime::state;
 
@@ -41,6 +41,9 @@ pub use handler::Server;
 pub struct Config {
     /// `None`: stdio. `Some`: Streamable HTTP on this address, path `/mcp`.
     pub http: Option<SocketAddr>,
+    /// Host names (or `host:port`) accepted in the `Host` header of HTTP requests besides
+    /// loopback (`--allow-host`): a remote deployment's public name.
+    pub allow_hosts: Vec<String>,
     pub base_url: Option<String>,
     /// `None`: the platform's state directory (`state::default_dir`).
     pub state_dir: Option<PathBuf>,
@@ -110,7 +113,7 @@ pub fn prepare(
     let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let sealer = Sealer::new(&secret, clock)?;
 
-    let env_name = credential::env_name(&connector.service.name);
+    let env_name = connector.auth.env.clone();
     let secret_value = std::env::var(&env_name)
         .ok()
         .filter(|v| !v.trim().is_empty());
@@ -232,6 +235,7 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), String> {
     ];
     hosts.push(format!("{}:{}", local.ip(), local.port()));
     hosts.push(format!("localhost:{}", local.port()));
+    hosts.extend(server.allow_hosts().iter().cloned());
     let http_config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     let redactor = server.redactor().clone();
     let factory = move || Ok(server.clone());

@@ -93,6 +93,26 @@ fn explain_shows_what_each_target_reads() {
     );
 }
 
+/// `explain --list --stats`: each MCP tool's size and heaviest parts, and the total; the
+/// AssemblyAI example's is the size README's weight section quotes.
+#[test]
+fn explain_stats_weigh_each_tool() {
+    let example = root().join("examples/manifests/assemblyai.yaml");
+    let example = example.to_str().unwrap();
+    let out = run(&root(), &["explain", "--list", "--stats", example]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    insta::assert_snapshot!("explain-stats-assemblyai", text(&out.stdout));
+    let out = run(
+        &root(),
+        &["explain", "--list", "--stats", example, "--target", "muse"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: no mcp-tools.json in this build: add `mcp` to `targets`, or pass `--target mcp`\n"
+    );
+}
+
 #[test]
 fn templates_export_then_override() {
     let dir = workspace("examples/manifests/placeholder.yaml", false);

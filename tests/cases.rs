@@ -2,13 +2,17 @@
 //!
 //! - `examples/manifests/*.yaml` and `tests/cases/valid/*.yaml`: every output is
 //!   snapshotted as raw text, openapi.json validates against the official OpenAPI 3.1
-//!   schema, and a second build gives identical bytes.
+//!   schema, every MCP tool has client-safe names, compilable patterns and a request
+//!   mapping that rebuilds its OpenAPI operation (support/mcp_tools.rs), and a second build
+//!   gives identical bytes.
 //! - `tests/cases/invalid/<code>[--variant].yaml`: the uncoloured diagnostics are
 //!   snapshotted, and a diagnostic with `<code>` must be among them.
 
 use std::path::Path;
 use std::sync::Arc;
 
+#[path = "support/mcp_tools.rs"]
+mod mcp;
 #[path = "support/schemas.rs"]
 mod schemas;
 
@@ -107,6 +111,8 @@ fn check_valid(group: &str, path: &Path) {
             tool["name"]
         );
     }
+
+    mcp::check(&name, &outputs["mcp-tools.json"], &outputs["openapi.json"]);
 
     let again = generate_with(&name, text, &all_targets(path)).expect("second build");
     assert_eq!(outputs, again, "{name}: two builds differ");
@@ -224,5 +230,29 @@ fn every_rule_has_an_invalid_case() {
                 "`{code}` has no SARIF rule description"
             );
         }
+    }
+}
+
+/// Issue 21, defect 8: every tool copies each component it reaches, so mcp-tools.json
+/// grew without bound (a 0.56 MB input made 600 MB). It is at most
+/// `OUTPUT_FACTOR` × the connector's size + `OUTPUT_SLACK` (past it, the
+/// `mcp-output-too-large` case); the bundled examples stay far inside the bound, and
+/// the largest ratio is below 8, a quarter of the factor.
+#[test]
+fn mcp_tools_stay_within_their_bound() {
+    use connectorgen::render::mcp::{OUTPUT_FACTOR, output_limit};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(root.join("examples/manifests")).unwrap() {
+        let path = entry.unwrap().path();
+        let (name, text) = read(&path);
+        let analysis = connectorgen::analyze_with(&name, text, &all_targets(&path)).unwrap();
+        let connector = analysis.connector.expect("valid");
+        let (limit, input) = output_limit(&connector);
+        let size = analysis.outputs.unwrap()["mcp-tools.json"].len();
+        assert!(size <= limit, "{name}: {size} > {limit}");
+        assert!(
+            size < input * OUTPUT_FACTOR / 4,
+            "{name}: mcp-tools.json is {size} bytes for an input of {input}"
+        );
     }
 }

@@ -443,3 +443,54 @@ fn invalid_manifest_leaves_previous_outputs_intact() {
         .collect();
     assert_eq!(before, after);
 }
+
+// ---- The mcp target at scale ------------------------------------------------------------
+
+/// Issue 21, defect 5: the mcp target compared every path-item parameter with every
+/// operation parameter, and every argument name with every earlier one: 12,000 + 12,000
+/// parameters (0.72 MB) took 62 s. Both are one pass now (a set of keys). No time is
+/// asserted: at this size the merge is a fraction of a second in a debug build, and the
+/// quadratic one ran for minutes (the test run stalls, which is the failure). Half of
+/// the operation's own parameters replace shared ones of the same name and location.
+#[test]
+fn mcp_parameters_merge_in_one_pass() {
+    let n = 12_000;
+    let param = |name: String| serde_json::json!({ "name": name, "in": "query", "schema": { "type": "string" } });
+    let shared: Vec<_> = (0..n).map(|i| param(format!("s{i}"))).collect();
+    let own: Vec<_> = (0..n)
+        .map(|i| {
+            param(if i % 2 == 0 {
+                format!("s{i}")
+            } else {
+                format!("o{i}")
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "openapi": "3.1.0",
+        "info": { "title": "Big", "version": "1", "description": "Many parameters." },
+        "servers": [{ "url": "https://big.example" }],
+        "paths": { "/things": {
+            "parameters": shared,
+            "get": { "operationId": "listThings", "summary": "List the things",
+                "parameters": own, "responses": { "200": { "description": "ok" } } }
+        } }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let manifest = "version: 1\nopenapi: api.json\nservice:\n  dashboardUrl: https://big.example/keys\ntargets: [mcp]\nlint: { mcp-tool-too-large: allow }\noperations:\n  - operation: listThings\n    description: Read-only. Lists things. Cannot change them.\n";
+    let options = connectorgen::Options {
+        manifest_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let analysis =
+        connectorgen::analyze_with("big.yaml", std::sync::Arc::new(manifest.into()), &options)
+            .unwrap();
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+    let outputs = analysis.outputs.unwrap();
+    let tools: serde_json::Value = serde_json::from_str(&outputs["mcp-tools.json"]).unwrap();
+    let properties = tools[0]["inputSchema"]["properties"].as_object().unwrap();
+    // 12,000 shared, of which 6,000 replaced, and 12,000 own.
+    assert_eq!(properties.len(), 18_000);
+    assert!(properties.contains_key("s1") && properties.contains_key("o1"));
+}

@@ -17,6 +17,8 @@ use connectorgen::schema::manifest_schema;
 
 /// Invalid cases the schema rejects: their problem is one of shape.
 const REJECTED: &[&str] = &[
+    "invalid-argument-name",
+    "invalid-fixed",
     "invalid-lint-setting",           // `error` is not a level
     "invalid-lint-setting--max",      // `max` on a lint without it, and `max: 0`
     "inline-key-with-base",           // `method` and `input` beside `operation`
@@ -86,8 +88,11 @@ const ACCEPTED: &[&str] = &[
     "invalid-path--unclosed-param",
     "invalid-query-parameter", // the same name twice
     "invalid-token-prefix",
-    "mcp-input-collision",
-    "mcp-input-collision--idempotency-key",
+    "mcp-input-collision",  // two `args:` values alike
+    "mcp-output-too-large", // a size after rendering
+    "mcp-tool-name",        // 128 characters and `.` are fine in other targets
+    "mcp-tool-name--long",
+    "unknown-mcp-input",           // the operation's inputs
     "missing-key--base-publicurl", // the base document has no server
     "missing-key--input",          // `input` needed because of `inputType`
     "openai-notice-too-long",      // a length with the generated sentences

@@ -545,7 +545,7 @@ fn mcp_annotations_follow_the_documented_mapping() {
         )
     };
     // (readOnly, destructive, idempotent, openWorld)
-    assert_eq!(hints("getExport"), (true, false, true, true), "GET");
+    assert_eq!(hints("getExport"), (true, false, true, false), "GET");
     assert_eq!(
         hints("asyncFree"),
         (false, false, false, true),

@@ -197,7 +197,9 @@ pub struct RawLintDetail {
     /// The lint's level (default `warn`).
     #[schemars(with = "Option<LintLevel>", extend("default" = "warn"), example = &"deny")]
     pub level: Option<String>,
-    /// The most characters the description the model reads may have (description-too-long only).
+    /// description-too-long: the most characters the description the model reads may
+    /// have (default 300); mcp-tool-too-large: the most bytes of compact JSON one MCP tool
+    /// may have (default 8000). No other lint takes it.
     #[schemars(
         range(min = 1),
         extend("default" = crate::model::DEFAULT_DESCRIPTION_MAX),
@@ -295,6 +297,10 @@ pub struct RawAuth {
     /// How prose names the credential (default "connector token"; base mode "API key").
     #[schemars(with = "Option<String>", example = "API key")]
     pub credential_name: Option<Spanned<String>>,
+    /// The environment variable `connectorgen serve` reads the credential from (default
+    /// `<SERVICE>_TOKEN`: `service.name` upper-cased, other characters as `_`).
+    #[schemars(with = "Option<String>", example = &"VIDGEN_API_KEY")]
+    pub env: Option<Spanned<String>>,
 }
 
 /// One entry of `operations:`.

@@ -92,8 +92,12 @@ impl JsonSchema for LintTable {
         let mut properties = serde_json::Map::new();
         for lint in Lint::ALL {
             let mut setting = generator.subschema_for::<RawLintSetting>();
-            if lint != Lint::DescriptionTooLong {
-                forbid_max(&mut setting);
+            match lint {
+                Lint::DescriptionTooLong => {}
+                Lint::McpToolTooLarge => {
+                    default_max(&mut setting, crate::model::DEFAULT_MCP_TOOL_MAX)
+                }
+                _ => forbid_max(&mut setting),
             }
             let description = format!(
                 "{} Default: {}.",
@@ -108,6 +112,22 @@ impl JsonSchema for LintTable {
             "properties": properties,
             "additionalProperties": false,
         })
+    }
+}
+
+/// Sets the default of `max` in the mapping form of a lint setting.
+fn default_max(setting: &mut Schema, default: usize) {
+    let Some(Value::Array(branches)) = setting.get_mut("anyOf") else {
+        return;
+    };
+    for branch in branches {
+        if let Some(max) = branch
+            .pointer_mut("/properties/max")
+            .and_then(Value::as_object_mut)
+        {
+            max.insert("default".into(), default.into());
+            max.insert("examples".into(), serde_json::json!([default]));
+        }
     }
 }
 

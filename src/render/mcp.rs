@@ -43,7 +43,7 @@ use mapping::{
     ServerUrl,
 };
 
-pub use schema::ToolWeight;
+pub use schema::{ToolWeight, weight};
 
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
@@ -59,7 +59,7 @@ pub const TOOL_NAME_MAX: usize = 64;
 
 /// `mcp-tools.json` may be at most this many times the connector's own size (the compact
 /// JSON of its OpenAPI document around the operations, and the operations), plus
-/// `OUTPUT_SLACK` bytes. The bundled examples stay under 6 times; past the bound the build
+/// `OUTPUT_SLACK` bytes. The bundled examples stay under 3 times (2.3 at most, payments.yaml); past the bound the build
 /// stops with `mcp-output-too-large` instead of writing (or holding) hundreds of
 /// megabytes.
 pub const OUTPUT_FACTOR: usize = 32;
@@ -115,12 +115,19 @@ pub fn tools(connector: &Connector, descriptions: &[String]) -> (Vec<Tool>, Vec<
 
 type Built = (Vec<(Tool, String)>, Vec<ToolWeight>, Vec<Finding>);
 
-fn build(connector: &Connector, descriptions: &[String]) -> Built {
-    let mut findings = Vec::new();
+/// The most bytes `mcp-tools.json` may have for this connector, and the connector's own
+/// size it is a multiple of: `OUTPUT_FACTOR` × input + `OUTPUT_SLACK`.
+pub fn output_limit(connector: &Connector) -> (usize, usize) {
     let input = input_size(connector);
     let limit = input
         .saturating_mul(OUTPUT_FACTOR)
         .saturating_add(OUTPUT_SLACK);
+    (limit, input)
+}
+
+fn build(connector: &Connector, descriptions: &[String]) -> Built {
+    let mut findings = Vec::new();
+    let (limit, input) = output_limit(connector);
     let mut total = 0usize;
     let mut tools = Vec::new();
     let mut weights = Vec::new();
@@ -199,12 +206,25 @@ fn tool(
     tool.insert("title".into(), json!(op.summary));
     tool.insert("description".into(), json!(description));
     tool.insert("inputSchema".into(), input_schema);
-    if let Some(output) = output_schema(doc, op) {
-        tool.insert("outputSchema".into(), output);
+    let output = output_schema(doc, op);
+    let mut later = None;
+    match output {
+        Some((schema, true)) => {
+            tool.insert("outputSchema".into(), schema);
+        }
+        Some((schema, false)) => later = Some(schema),
+        None => {}
     }
     tool.insert("annotations".into(), annotations(op));
-    let meta = serde_json::to_value(&mapping).expect("the mapping always serialises");
-    tool.insert("_meta".into(), json!({ mapping::META_KEY: meta }));
+    let mut meta = Map::new();
+    meta.insert(
+        mapping::META_KEY.into(),
+        serde_json::to_value(&mapping).expect("the mapping always serialises"),
+    );
+    if let Some(schema) = later {
+        meta.insert(OUTPUT_SCHEMA_META_KEY.into(), schema);
+    }
+    tool.insert("_meta".into(), Value::Object(meta));
     let mut tool = Value::Object(tool);
     schema::clean(&mut tool, op, findings);
     (tool, mapping)
@@ -757,13 +777,21 @@ fn choose_names(op: &Operation, inputs: &mut [Input], findings: &mut Vec<Finding
             findings.push(Finding::error(Diagnostic::McpInputCollision {
                 id: op.id.clone(),
                 name: name.to_string(),
-                first: first.from,
-                second: input.from,
+                first: described(first),
+                second: described(input),
                 span: input.chosen_at.or(first.chosen_at).unwrap_or(op.origin.id),
             }));
         } else {
             seen.insert(name, input);
         }
+    }
+}
+
+/// `` `name` (a query parameter) ``, for messages.
+fn described(input: &Input) -> String {
+    match &input.http {
+        Some(name) => format!("`{name}` ({})", input.from),
+        None => input.from.to_string(),
     }
 }
 
@@ -899,10 +927,17 @@ fn base64_binary(schema: &Value) -> (Value, bool) {
 /// allows: results then arrive as unstructured content.
 pub const OUTPUT_SCHEMA_MAX: usize = 128 * 1024;
 
-/// The success response's JSON schema, when it fits `OUTPUT_SCHEMA_MAX`. Its root is an
-/// object schema (the 2025 revisions require that); any other JSON schema (an array,
-/// a string) only under the 2026-07-28 revision's rules — docs/mcp.md says which.
-fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
+/// The `_meta` key of a success response schema whose root is not `type: object`.
+pub const OUTPUT_SCHEMA_META_KEY: &str = "dev.connectorgen/outputSchema";
+
+/// The success response's JSON schema, when it fits `OUTPUT_SCHEMA_MAX`, and whether its
+/// root is `type: object`. Only such a schema goes in `outputSchema`: the 2025 revisions
+/// require it, and a client on them (the MCP TypeScript SDK 1.x checks
+/// `type: "object"`) refuses the whole tool list otherwise. Any other JSON schema (an
+/// array, a string), which the 2026-07-28 revision allows, goes under
+/// `_meta["dev.connectorgen/outputSchema"]`, for a server to offer as `outputSchema` to
+/// clients on that revision.
+fn output_schema(doc: &Document, op: &Operation) -> Option<(Value, bool)> {
     let responses = op.http.get("responses")?.as_object()?;
     let success = responses
         .iter()
@@ -911,27 +946,30 @@ fn output_schema(doc: &Document, op: &Operation) -> Option<Value> {
         .next()?;
     let picked = pick_media(success);
     let schema = picked.schema?;
-    if picked.kind != "json"
-        || resolved(doc, schema).get("type").and_then(Value::as_str) != Some("object")
-    {
+    if picked.kind != "json" || picked.media.is_none() {
         return None;
     }
+    let object = resolved(doc, schema).get("type").and_then(Value::as_str) == Some("object");
     let mut defs = Defs::default();
     let mut out = defs.own(doc, resolved(doc, schema).clone());
-    if let Value::Object(map) = &mut out {
-        // MCP wants every property schema of outputSchema as an object, as for inputs.
-        if let Some(Value::Object(props)) = map.get_mut("properties") {
-            for schema in props.values_mut() {
-                if let Value::Bool(b) = schema {
-                    *schema = if *b { json!({}) } else { json!({ "not": {} }) };
+    match &mut out {
+        Value::Object(map) => {
+            // MCP wants every property schema of outputSchema as an object, as for inputs.
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for schema in props.values_mut() {
+                    if let Value::Bool(b) = schema {
+                        *schema = if *b { json!({}) } else { json!({ "not": {} }) };
+                    }
                 }
             }
+            defs.write_into(map);
         }
-        defs.write_into(map);
+        // `true`/`false`: nothing to tell a client.
+        _ => return None,
     }
     schema::lighten_output(&mut out);
     let size = serde_json::to_vec(&out).map_or(usize::MAX, |bytes| bytes.len());
-    (size <= OUTPUT_SCHEMA_MAX).then_some(out)
+    (size <= OUTPUT_SCHEMA_MAX).then_some((out, object))
 }
 
 /// The components a tool schema uses, copied into its `$defs` under their names.

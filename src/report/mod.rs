@@ -440,8 +440,18 @@ pub fn problem_summary(code: &str) -> &'static str {
         "bad-templates-dir" => "`templates` names a folder that cannot be used.",
         "unknown-target" => "`targets` names a platform connectorgen does not write for.",
         "mcp-input-collision" => {
-            "Two inputs of one operation share a name, so no MCP inputSchema can hold both."
+            "`args:` gives two inputs of one operation the same MCP argument name."
         }
+        "invalid-argument-name" => {
+            "An `args:` name outside ^[a-zA-Z0-9_.-]{1,64}$, which some MCP clients refuse."
+        }
+        "invalid-fixed" => "A `fixed:` entry without exactly one of `env` and `value`.",
+        "unknown-mcp-input" => "An `args:` or `fixed:` key names no input of the operation.",
+        "mcp-tool-name" => "A tool name over 64 characters or outside [A-Za-z0-9_-].",
+        "mcp-pattern-dropped" => {
+            "A `pattern` that is not an ECMAScript Unicode regular expression, left out of an MCP tool."
+        }
+        "mcp-output-too-large" => "mcp-tools.json would pass its bound (a multiple of the input).",
         "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
         "openai-description-shortened" => {
             "A description was shortened to fit OpenAI's limits in openapi.openai.json."
@@ -462,6 +472,7 @@ pub fn problem_summary(code: &str) -> &'static str {
             "A schema keyword no JSON Schema or OpenAPI vocabulary defines."
         }
         "invalid-auth" => "`auth:` describes a credential no client can send.",
+        "invalid-auth-env" => "`auth.env` is not a name an environment variable can have.",
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
         "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",

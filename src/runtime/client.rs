@@ -222,3 +222,117 @@ impl Client {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpListener;
+
+    /// A one-connection HTTP server on loopback that answers `response` (raw bytes) to
+    /// the first request and counts what it accepted.
+    fn serve_once(response: Vec<u8>) -> (String, std::thread::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let handle = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(&response);
+            1
+        });
+        (url, handle)
+    }
+
+    fn get(url: &str) -> HttpRequest {
+        HttpRequest {
+            method: http::Method::GET,
+            url: url.to_string(),
+            headers: vec![],
+            body: None,
+        }
+    }
+
+    fn client(url: &str, limits: Limits) -> Client {
+        Client::new(limits, vec![Origin::of(url).unwrap()]).unwrap()
+    }
+
+    #[test]
+    fn hosts_that_are_not_the_connectors_are_never_contacted() {
+        let c = client("http://127.0.0.1:9", Limits::default());
+        let result = crate::runtime::block_on(c.send(&get("http://127.0.0.2:9/x"))).unwrap();
+        assert!(matches!(result, Err(SendError::HostNotAllowed(_))));
+        assert!(c.check("http://127.0.0.1:9/anything?x=1").is_ok());
+        assert!(c.check("https://127.0.0.1:9/").is_err(), "another scheme");
+        assert!(c.check("http://127.0.0.1:10/").is_err(), "another port");
+    }
+
+    #[test]
+    fn a_redirect_to_another_origin_is_not_followed() {
+        let (url, server) = serve_once(
+            b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:1/steal\r\nContent-Length: 0\r\n\r\n"
+                .to_vec(),
+        );
+        let c = client(&url, Limits::default());
+        let result = crate::runtime::block_on(c.send(&get(&format!("{url}/v1/x")))).unwrap();
+        assert!(matches!(result, Err(SendError::Redirect(_))), "{result:?}");
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_is_refused() {
+        let mut response =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n".to_vec();
+        response.extend(std::iter::repeat_n(b'a', 100));
+        let (url, server) = serve_once(response);
+        let limits = Limits {
+            max_response_bytes: 99,
+            ..Limits::default()
+        };
+        let c = client(&url, limits);
+        let result = crate::runtime::block_on(c.send(&get(&url))).unwrap();
+        assert!(matches!(result, Err(SendError::TooLarge(99))), "{result:?}");
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_chunked_answer_over_the_cap_is_refused_while_reading() {
+        let mut response =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+                .to_vec();
+        for _ in 0..4 {
+            response.extend_from_slice(b"20\r\n");
+            response.extend(std::iter::repeat_n(b'a', 32));
+            response.extend_from_slice(b"\r\n");
+        }
+        response.extend_from_slice(b"0\r\n\r\n");
+        let (url, server) = serve_once(response);
+        let limits = Limits {
+            max_response_bytes: 100,
+            ..Limits::default()
+        };
+        let c = client(&url, limits);
+        let result = crate::runtime::block_on(c.send(&get(&url))).unwrap();
+        assert!(
+            matches!(result, Err(SendError::TooLarge(100))),
+            "{result:?}"
+        );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn an_answer_is_read_whole_with_status_and_headers() {
+        let (url, server) = serve_once(
+            b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                .to_vec(),
+        );
+        let c = client(&url, Limits::default());
+        let response = crate::runtime::block_on(c.send(&get(&url)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(response.status, 201);
+        assert_eq!(response.header("Content-Type"), Some("application/json"));
+        assert_eq!(response.body, b"{}");
+        server.join().unwrap();
+    }
+}

@@ -1,31 +1,12 @@
 //! The provider's credential: taken from an environment variable, never from a tool
 //! argument, and applied where the manifest's `auth` says it goes.
 //!
-//! Takes: a tool's mapping `credential` (render::mcp::mapping) and the variable's value. Returns: the headers or query
+//! Takes: a tool's mapping `credential` (render::mcp::mapping) and the value of the
+//! variable `auth.env` names (`model::credential_env` by default). Returns: the headers or query
 //! parameters that carry the credential, and the variable's name for messages.
 //! Must never: log or echo the value (`Credential`'s `Debug` is redacted).
 
 use crate::render::mcp::mapping::{Credential as Scheme, Location};
-
-/// The variable a connector's credential is read from: `<SERVICE>_TOKEN`, the service
-/// name upper-cased with every run of other characters as one `_` (VidGen →
-/// `VIDGEN_TOKEN`, "Print Shop" → `PRINT_SHOP_TOKEN`).
-pub fn env_name(service: &str) -> String {
-    let mut out = String::new();
-    for c in service.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_uppercase());
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    let trimmed = out.trim_end_matches('_');
-    if trimmed.is_empty() {
-        "CONNECTOR_TOKEN".to_string()
-    } else {
-        format!("{trimmed}_TOKEN")
-    }
-}
 
 /// Where the credential goes on a request.
 #[derive(Clone, PartialEq, Eq)]
@@ -87,14 +68,6 @@ impl Credential {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_follow_the_service() {
-        assert_eq!(env_name("VidGen"), "VIDGEN_TOKEN");
-        assert_eq!(env_name("Print Shop"), "PRINT_SHOP_TOKEN");
-        assert_eq!(env_name("  --  "), "CONNECTOR_TOKEN");
-        assert_eq!(env_name("open-ai batches!"), "OPEN_AI_BATCHES_TOKEN");
-    }
 
     #[test]
     fn debug_never_shows_the_value() {

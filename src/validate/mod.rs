@@ -169,6 +169,7 @@ pub fn validate(
                 credential_name: credential
                     .credential_name
                     .unwrap_or_else(|| "API key".to_string()),
+                env: credential.env.clone().unwrap_or_default(),
             };
             Some((document, auth))
         }
@@ -180,6 +181,7 @@ pub fn validate(
                     credential_name: credential
                         .credential_name
                         .unwrap_or_else(|| "connector token".to_string()),
+                    env: credential.env.clone().unwrap_or_default(),
                 };
                 let around = lower::Around {
                     service,
@@ -211,6 +213,10 @@ pub fn validate(
     };
     if v.errors() > 0 {
         return Err(v.problems);
+    }
+    let mut auth = auth;
+    if auth.env.is_empty() {
+        auth.env = crate::model::credential_env(&service.name);
     }
     let connector = Connector {
         service,

@@ -182,7 +182,10 @@ impl Validator {
                 self.push(Diagnostic::InvalidArgumentName {
                     name: name.value.clone(),
                     span: span(name),
-                    help: crate::arguments::safe_name(&name.value),
+                    help: format!(
+                        "use 1 to 64 letters, digits, `_`, `.` or `-`, e.g. `{}`",
+                        crate::arguments::safe_name(&name.value)
+                    ),
                 });
                 continue;
             }
@@ -768,7 +771,7 @@ fn quoted(text: &str) -> String {
 
 /// An environment variable name a shell can set: a letter or `_`, then letters, digits
 /// or `_`.
-fn is_env_name(name: &str) -> bool {
+pub(super) fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes
         .next()

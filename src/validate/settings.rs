@@ -104,10 +104,20 @@ impl Validator {
                             config.description_max = usize::try_from(max).unwrap_or(usize::MAX);
                             None
                         }
+                        (Some(max), Lint::McpToolTooLarge) if max > 0 => {
+                            config.mcp_tool_max = usize::try_from(max).unwrap_or(usize::MAX);
+                            None
+                        }
                         (Some(max), Lint::DescriptionTooLong) => Some(format!(
                             "`max` must be a positive number of characters, not {max}"
                         )),
-                        (Some(_), _) => Some("only description-too-long takes `max`".to_string()),
+                        (Some(max), Lint::McpToolTooLarge) => Some(format!(
+                            "`max` must be a positive number of bytes, not {max}"
+                        )),
+                        (Some(_), _) => Some(
+                            "only description-too-long and mcp-tool-too-large take `max`"
+                                .to_string(),
+                        ),
                     };
                     if let Some(reason) = reason {
                         self.push(Diagnostic::InvalidLintSetting {

@@ -92,13 +92,18 @@ pub fn ecmascript_error(pattern: &str) -> Option<String> {
 }
 
 /// Leaves `x-` keys and patterns no client can compile out of the tool's
-/// `inputSchema` and `outputSchema`, and shares identical `$defs` within each.
+/// `inputSchema` and `outputSchema` (and the output schema kept in `_meta`), and shares
+/// identical `$defs` within each.
 pub fn clean(tool: &mut Value, op: &Operation, findings: &mut Vec<Finding>) {
-    for part in ["inputSchema", "outputSchema"] {
-        let Some(schema) = tool.get_mut(part) else {
+    for part in [
+        "/inputSchema",
+        "/outputSchema",
+        "/_meta/dev.connectorgen~1outputSchema",
+    ] {
+        let Some(schema) = tool.pointer_mut(part) else {
             continue;
         };
-        let mut pointer = format!("/{part}");
+        let mut pointer = part.to_string();
         visit(schema, &mut pointer, &mut |map, at| {
             map.retain(|k, _| !k.starts_with("x-"));
             if let Some(Value::String(pattern)) = map.get("pattern")
@@ -205,8 +210,9 @@ fn redirect(value: &mut Value, renamed: &BTreeMap<String, String>) {
     }
 }
 
-/// What a tool weighs: its compact JSON size (what a server sends in `tools/list`) and
-/// its heaviest parts.
+/// What a tool weighs: its compact JSON size as a server sends it in `tools/list`,
+/// without `_meta` (the request mapping, which clients do not show the model), and its
+/// heaviest parts.
 #[derive(Debug, Clone)]
 pub struct ToolWeight {
     /// The operation's index in the connector.
@@ -247,9 +253,11 @@ pub fn weight(index: usize, tool: &Value) -> ToolWeight {
     parts.push(("description".to_string(), size(&tool["description"])));
     parts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     parts.truncate(3);
+    // `,"_meta":` and the mapping.
+    let meta = tool.get("_meta").map_or(0, |m| size(m) + 9);
     ToolWeight {
         index,
-        bytes: size(tool),
+        bytes: size(tool) - meta,
         parts,
     }
 }

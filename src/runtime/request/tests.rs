@@ -417,3 +417,192 @@ fn the_video_example_builds_from_its_own_tools_file() {
     );
     assert!(r.headers.contains(&("Idempotency-Key".into(), "k1".into())));
 }
+
+/// Each tool of a bundled example, read back from the `mcp-tools.json` it builds.
+fn example_tools(name: &str) -> Vec<(Value, RequestMapping)> {
+    let path = format!("examples/manifests/{name}.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let options = crate::Options {
+        targets: Some(vec![crate::model::Target::Mcp]),
+        manifest_dir: Some("examples/manifests".into()),
+        ..Default::default()
+    };
+    let analysis = crate::analyze_with(&path, std::sync::Arc::new(text), &options).unwrap();
+    assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
+    let tools_text = analysis
+        .outputs
+        .unwrap()
+        .iter()
+        .find(|(p, _)| p.ends_with("mcp-tools.json"))
+        .map(|(_, t)| t.clone())
+        .unwrap();
+    crate::render::mcp::mapping::read_tools(&tools_text).unwrap()
+}
+
+fn mapping_of<'a>(tools: &'a [(Value, RequestMapping)], tool: &str) -> &'a RequestMapping {
+    &tools.iter().find(|(t, _)| t["name"] == tool).unwrap().1
+}
+
+const LOCAL: &str = "http://127.0.0.1:8787";
+
+fn local(credential: Option<&Credential>) -> Target<'_> {
+    Target {
+        base_url: Some(LOCAL),
+        credential,
+        retry_key: Some("key-1"),
+        env: &no_env,
+    }
+}
+
+fn header<'a>(r: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    r.headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn stripe_query_deep_objects_and_form_bodies() {
+    let tools = example_tools("stripe");
+    let r = build(
+        mapping_of(&tools, "listCustomers"),
+        &args(
+            json!({"created": {"gte": 1700000000}, "expand": ["data.default_source"], "limit": 3}),
+        ),
+        &local(None),
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        format!(
+            "{LOCAL}/v1/customers?created%5Bgte%5D=1700000000&expand%5B0%5D=data.default_source&limit=3"
+        )
+    );
+    assert!(
+        r.body.is_none(),
+        "Stripe's GETs declare an empty form body: none is sent"
+    );
+
+    let r = build(
+        mapping_of(&tools, "createPaymentIntent"),
+        &args(json!({"amount": 2000, "currency": "usd", "metadata": {"order_id": "6735"}})),
+        &local(None),
+    )
+    .unwrap();
+    assert_eq!(r.method, http::Method::POST);
+    assert_eq!(
+        header(&r, "Content-Type"),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert_eq!(
+        String::from_utf8(r.body.unwrap()).unwrap(),
+        "amount=2000&currency=usd&metadata%5Border_id%5D=6735"
+    );
+}
+
+#[test]
+fn assemblyai_binary_upload_and_an_unexploded_list() {
+    let tools = example_tools("assemblyai");
+    let scheme = mapping_of(&tools, "uploadAudio").credential.clone();
+    let credential = Credential::new(&scheme, "aai-key").unwrap();
+    let r = build(
+        mapping_of(&tools, "uploadAudio"),
+        &args(json!({"body": "UklGRg=="})),
+        &local(Some(&credential)),
+    )
+    .unwrap();
+    assert_eq!(r.url, format!("{LOCAL}/v2/upload"));
+    assert_eq!(r.body.as_deref(), Some(b"RIFF".as_slice()));
+    assert_eq!(header(&r, "Content-Type"), Some("application/octet-stream"));
+    assert_eq!(header(&r, "Authorization"), Some("aai-key"));
+
+    let r = build(
+        mapping_of(&tools, "wordSearch"),
+        &args(json!({"transcript_id": "t/1", "words": ["hello", "big world"]})),
+        &local(None),
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        format!("{LOCAL}/v2/transcript/t%2F1/word-search?words=hello,big%20world")
+    );
+}
+
+#[test]
+fn openai_multipart_file_upload() {
+    let tools = example_tools("openai-batches");
+    let r = build(
+        mapping_of(&tools, "createFile"),
+        &args(json!({"file": "eyJhIjoxfQ==", "purpose": "batch"})),
+        &local(None),
+    )
+    .unwrap();
+    let content_type = header(&r, "Content-Type").unwrap().to_string();
+    assert!(content_type.starts_with("multipart/form-data; boundary="));
+    let boundary = content_type.split("boundary=").nth(1).unwrap();
+    let body = String::from_utf8(r.body.unwrap()).unwrap();
+    assert!(body.contains(&format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\n"
+    )));
+    assert!(body.contains("\r\n\r\n{\"a\":1}\r\n"), "{body}");
+    assert!(body.contains("name=\"purpose\"\r\n\r\nbatch\r\n"), "{body}");
+    assert!(body.ends_with(&format!("--{boundary}--\r\n")));
+}
+
+#[test]
+fn twilio_renamed_arguments_fixed_account_and_basic_auth() {
+    let tools = example_tools("twilio");
+    let list = mapping_of(&tools, "listMessages");
+    let env = |name: &str| (name == "TWILIO_ACCOUNT_SID").then(|| "AC123".to_string());
+    let credential = Credential::new(&list.credential, "AC123:secret").unwrap();
+    let t = Target {
+        env: &env,
+        ..local(Some(&credential))
+    };
+    let r = build(
+        list,
+        &args(json!({"sentBefore": "2024-01-02", "To": "+15551234567"})),
+        &t,
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        format!(
+            "{LOCAL}/2010-04-01/Accounts/AC123/Messages.json?To=%2B15551234567&DateSent%3C=2024-01-02"
+        )
+    );
+    assert_eq!(header(&r, "Authorization"), Some("Basic QUMxMjM6c2VjcmV0"));
+}
+
+#[test]
+fn inline_examples_send_the_servers_retry_key() {
+    for (example, tool, call, path) in [
+        (
+            "printshop",
+            "placeOrder",
+            json!({"quoteId": "q_1"}),
+            "/v1/orders",
+        ),
+        (
+            "payments",
+            "createRefund",
+            json!({"payment_intent": "pi_1"}),
+            "/v1/refunds",
+        ),
+        (
+            "printshop",
+            "cancelOrder",
+            json!({"orderId": "o 1"}),
+            "/v1/orders/o%201",
+        ),
+    ] {
+        let tools = example_tools(example);
+        let r = build(mapping_of(&tools, tool), &args(call), &local(None)).unwrap();
+        assert_eq!(r.url, format!("{LOCAL}{path}"), "{example} {tool}");
+        assert_eq!(
+            header(&r, "Idempotency-Key"),
+            Some("key-1"),
+            "{example} {tool}"
+        );
+    }
+}
