@@ -23,7 +23,7 @@ use crate::diagnostics::Span;
 use crate::model::{Connector, Idempotency, Operation};
 use crate::render::mcp::mapping::{self, Location, RequestMapping};
 use crate::runtime::client::{Client, HttpResponse, Limits, Origin};
-use crate::runtime::credential::{self, Credential};
+use crate::runtime::credential::Credential;
 use crate::runtime::request::{self, Target};
 
 /// The credential sent by the 401 check: no provider issues it.
@@ -185,7 +185,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         ));
     }
     let client = Client::new(config.limits, vec![origin]).map_err(|e| e.to_string())?;
-    let secret = std::env::var(credential::env_name(&connector.service.name))
+    let secret = std::env::var(&connector.auth.env)
         .ok()
         .filter(|v| !v.trim().is_empty());
     let mut prober = Prober {
