@@ -237,8 +237,11 @@ fn is_sandbox(connector: &Connector, origin: &Origin) -> bool {
                 .unwrap_or("")
         )
         .to_ascii_lowercase();
-        Origin::of(url).as_ref() == Some(origin)
-            && (said.contains("sandbox") || said.contains("test"))
+        // Whole words only: "the latest API" or a contest host is not a test server.
+        let marked = said
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| matches!(word, "sandbox" | "test" | "testing"));
+        Origin::of(url).as_ref() == Some(origin) && marked
     })
 }
 
@@ -835,4 +838,114 @@ fn join(items: &[&String]) -> String {
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::Target as OutputTarget;
+
+    const MANIFEST: &str = r#"version: 1
+service:
+  name: VidGen
+  version: 1.0.0
+  description: Turns a prompt into a short video.
+  publicUrl: https://api.vidgen.example
+  dashboardUrl: https://vidgen.example/keys
+servers:
+  - { url: "https://sandbox.vidgen.example", description: Sandbox (no charges) }
+  - { url: "https://eu.vidgen.example", description: "Production, Europe" }
+  - { url: "https://latest.vidgen.example", description: The latest API }
+  - { url: "https://api-test.vidgen.example" }
+operations:
+  - id: createVideo
+    method: post
+    path: /v1/videos
+    summary: Generate a video from a prompt
+    description: Starts a generation. Does not publish the video.
+    input:
+      type: object
+      properties:
+        prompt: { type: string, examples: ["a lighthouse at dusk"] }
+        seconds: { type: integer, default: 4 }
+        style: { type: string }
+      required: [prompt]
+    spends: { kind: credits, note: "Costs 1 credit." }
+  - id: listVideos
+    method: get
+    path: /v1/videos
+    summary: List the person's videos
+    description: Read-only. Lists videos; cannot change them.
+    query:
+      - { name: cursor, required: true, schema: { type: string } }
+"#;
+
+    fn analysis() -> Analysis {
+        let options = crate::Options {
+            targets: Some(vec![OutputTarget::Mcp]),
+            ..crate::Options::default()
+        };
+        let analysis =
+            crate::analyze_with("connector.yaml", Arc::new(MANIFEST.to_string()), &options)
+                .unwrap();
+        assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+        analysis
+    }
+
+    fn prober(analysis: &Analysis) -> Prober<'_> {
+        let tools = mapping::read_tools(
+            analysis
+                .outputs
+                .as_ref()
+                .unwrap()
+                .iter()
+                .find(|(p, _)| p.ends_with("mcp-tools.json"))
+                .unwrap()
+                .1,
+        )
+        .unwrap();
+        Prober {
+            connector: analysis.connector.as_ref().unwrap(),
+            tools,
+            client: Client::new(Limits::default(), Vec::new()).unwrap(),
+            base_url: "http://127.0.0.1:9".to_string(),
+            secret: None,
+            paid: 0,
+            cap: 0,
+            rate_limited: Vec::new(),
+            results: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_this_machine_or_a_server_marked_sandbox_is_probed_without_live() {
+        let analysis = analysis();
+        let connector = analysis.connector.as_ref().unwrap();
+        let allowed = |url: &str| is_sandbox(connector, &Origin::of(url).unwrap());
+        assert!(allowed("http://127.0.0.1:8787"));
+        assert!(allowed("http://localhost:1"));
+        assert!(allowed("http://[::1]:80"));
+        assert!(allowed("https://sandbox.vidgen.example"));
+        assert!(!allowed("https://eu.vidgen.example"));
+        assert!(!allowed("https://latest.vidgen.example"));
+        assert!(allowed("https://api-test.vidgen.example"));
+        assert!(!allowed("https://api.vidgen.example"));
+        // The sandbox's host alone is not enough on another port.
+        assert!(!allowed("https://sandbox.vidgen.example:8443"));
+    }
+
+    #[test]
+    fn without_probe_input_the_schema_examples_and_defaults_are_the_call() {
+        let analysis = analysis();
+        let prober = prober(&analysis);
+        let input = prober.input("createVideo", None).unwrap();
+        assert_eq!(
+            Value::Object(input),
+            serde_json::json!({ "prompt": "a lighthouse at dusk", "seconds": 4 })
+        );
+        let why = prober.input("listVideos", None).unwrap_err();
+        assert!(why.contains("`cursor` has no example"), "{why}");
+    }
 }

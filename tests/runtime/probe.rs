@@ -265,3 +265,46 @@ fn every_format_reports_the_same_run() {
         );
     }
 }
+
+#[test]
+fn sarif_validates_against_the_sarif_2_1_0_schema() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sarif-2.1.0.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    let p = Provider::start(Switches {
+        ignore_key: true,
+        rate_limit_next: 0,
+        ..Switches::default()
+    });
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_connectorgen"));
+    cmd.arg("probe")
+        .arg(video())
+        .args([
+            "--base-url",
+            &p.url(),
+            "--allow-spend",
+            "2",
+            "--format",
+            "sarif",
+        ])
+        .env("VIDGEN_TOKEN", TOKEN);
+    let (out, _) = run_within(cmd, Duration::from_secs(60));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "retry-key-honoured" && r["level"] == "error")
+    );
+    // The result points at the operation's id in the manifest.
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        19
+    );
+}
