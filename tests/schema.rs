@@ -19,6 +19,7 @@ use connectorgen::schema::manifest_schema;
 const REJECTED: &[&str] = &[
     "invalid-argument-name",
     "invalid-fixed",
+    "invalid-probe",                  // `probe.input` is a string, not a mapping
     "invalid-lint-setting",           // `error` is not a level
     "invalid-lint-setting--max",      // `max` on a lint without it, and `max: 0`
     "inline-key-with-base",           // `method` and `input` beside `operation`
