@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::Config;
 use super::log::Redactor;
-use super::reply::{self, Poll};
+use super::reply::{self, Poll, Why};
 use crate::model::{Connector, Operation, Returns};
 use crate::render::mcp::OUTPUT_SCHEMA_META_KEY;
 use crate::render::mcp::mapping::RequestMapping;
@@ -366,7 +366,10 @@ impl Shared {
         // On a client that can ask the person, a relayed confirmation (offered for a
         // second identical request) is not the person's yes: ask them.
         if matches!(consent, Consent::Token(_)) && needs_consent && how != Asking::Token {
-            match self.ask(served, &args, &hash, how, true, context).await? {
+            match self
+                .ask(served, &args, &hash, how, Why::Second, context)
+                .await?
+            {
                 Asked::Response(response) => return Ok(*response),
                 Asked::Given(given) => nonce = Some(given),
             }
@@ -375,16 +378,17 @@ impl Shared {
         let verdict = self.claim(op, &hash, nonce.as_deref(), needs_consent)?;
         match verdict {
             Verdict::AskConsent { spent } => {
-                if invalid {
+                let why = if spent {
+                    self.refuse(&op.id, "confirmation-spent", json!({}));
+                    Why::Spent
+                } else if invalid {
                     self.refuse(&op.id, "confirmation-invalid", json!({}));
-                }
-                match self.ask(served, &args, &hash, how, false, context).await? {
-                    Asked::Response(response) => {
-                        if spent {
-                            self.refuse(&op.id, "confirmation-spent", json!({}));
-                        }
-                        Ok(*response)
-                    }
+                    Why::NotForThisCall
+                } else {
+                    Why::Fresh
+                };
+                match self.ask(served, &args, &hash, how, why, context).await? {
+                    Asked::Response(response) => Ok(*response),
                     Asked::Given(nonce) => {
                         let verdict = self.claim(op, &hash, Some(&nonce), needs_consent)?;
                         Ok(self.act(served, &args, verdict).await.into())
@@ -482,11 +486,11 @@ impl Shared {
         args: &Map<String, Value>,
         hash: &str,
         how: Asking,
-        second: bool,
+        why: Why,
         context: &RequestContext<RoleServer>,
     ) -> Result<Asked, ErrorData> {
         let op = &served.op;
-        let question = reply::consent_question(op, args, second);
+        let question = reply::consent_question(op, args, why == Why::Second);
         match how {
             Asking::Token => {
                 let issued = self.sealer.issue(Purpose::Confirmation, &op.id, hash);
@@ -497,7 +501,7 @@ impl Shared {
                         &question,
                         &issued.token,
                         TOKEN_LIFETIME_SECONDS,
-                        false,
+                        why,
                     )
                     .into(),
                 )))
@@ -931,6 +935,28 @@ mod tests {
         };
         let analysis = crate::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
         assert_eq!(analysis.connector.unwrap().auth.env, "VG_KEY");
+    }
+
+    #[test]
+    fn the_confirmation_request_says_why_it_asks_again() {
+        let (connector, _) = video();
+        let create = connector
+            .operations
+            .iter()
+            .find(|o| o.id == "createVideo")
+            .unwrap();
+        let text = |why| {
+            let r = reply::consent_required(create, "q", "tok", 600, why);
+            assert_eq!(r.is_error, Some(true));
+            r.content[0]
+                .as_text()
+                .map(|t| t.text.clone())
+                .unwrap_or_default()
+        };
+        assert!(text(Why::Fresh).contains("\"confirmation\": \"tok\""));
+        assert!(text(Why::Fresh).contains("for 10 minutes"));
+        assert!(text(Why::Spent).contains("already used by a request the provider refused"));
+        assert!(text(Why::NotForThisCall).contains("expired or was given for other arguments"));
     }
 
     #[test]
