@@ -26,6 +26,7 @@ const REJECTED: &[&str] = &[
     "inline-key-with-base--document", // `schemas`, `servers`, `errors` beside `openapi`
     "inline-key-with-base--http",     // `status`, `params`, `openapi`, … beside `operation`
     "invalid-auth",                   // `scheme: apikey`, `in: cookie`
+    "invalid-auth-env",               // `env: SCRIBE-TOKEN` is not a variable name
     "invalid-media-type",             // `octet-stream`: not type/subtype
     "invalid-status",                 // 302 as a success status
     "invalid-schema",                 // `output: object`: not a mapping or a boolean

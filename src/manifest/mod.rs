@@ -299,7 +299,7 @@ pub struct RawAuth {
     pub credential_name: Option<Spanned<String>>,
     /// The environment variable `connectorgen serve` reads the credential from (default
     /// `<SERVICE>_TOKEN`: `service.name` upper-cased, other characters as `_`).
-    #[schemars(with = "Option<String>", example = &"VIDGEN_API_KEY")]
+    #[schemars(with = "Option<String>", extend("pattern" = "^[A-Za-z_][A-Za-z0-9_]*$"), example = &"VIDGEN_API_KEY")]
     pub env: Option<Spanned<String>>,
 }
 

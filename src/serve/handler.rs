@@ -10,8 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitationAction,
-    ErrorData, Implementation, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -19,12 +18,12 @@ use serde_json::{Map, Value, json};
 
 use super::Config;
 use super::log::Redactor;
-use super::reply::{self, Poll};
+use super::reply::{self, Poll, Why};
 use crate::model::{Connector, Operation, Returns};
 use crate::render::mcp::OUTPUT_SCHEMA_META_KEY;
 use crate::render::mcp::mapping::RequestMapping;
 use crate::runtime::client::{Client, HttpResponse};
-use crate::runtime::consent::{Purpose, Sealer, TOKEN_LIFETIME_SECONDS};
+use crate::runtime::consent::{Purpose, Sealer};
 use crate::runtime::credential::Credential;
 use crate::runtime::guard::{self, Verdict};
 use crate::runtime::ledger::{Claim, Entry, Ledger, Outcome, Status};
@@ -35,6 +34,10 @@ pub const CONFIRMATION_ARGUMENT: &str = "confirmation";
 
 /// The key of the consent question in an input-required result.
 const CONSENT_INPUT: &str = "consent";
+
+mod consent;
+
+use consent::{Asked, Asking, Consent, asking};
 
 /// What `prepare` hands over.
 pub(super) struct Parts {
@@ -210,46 +213,6 @@ fn with_any_output_schema(tool: &Tool) -> Tool {
     tool
 }
 
-/// Which way consent can be asked of this client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Asking {
-    /// 2026-07-28: an input-required result with a form elicitation.
-    RoundTrip,
-    /// Earlier revisions with the elicitation capability: `elicitation/create`.
-    Elicit,
-    /// No elicitation: a tool error with a confirmation value.
-    Token,
-}
-
-fn asking(context: &RequestContext<RoleServer>) -> Asking {
-    let form = context
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    let round_trip = context
-        .protocol_version()
-        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-    match (form, round_trip) {
-        (false, _) => Asking::Token,
-        (true, true) => Asking::RoundTrip,
-        (true, false) => Asking::Elicit,
-    }
-}
-
-/// A consent the call carries, and where it came from.
-enum Consent {
-    None,
-    /// A `confirmation` that opened: its nonce.
-    Token(String),
-    /// The person accepted the question just now (round trip or elicitation): a fresh
-    /// nonce for a new logical request.
-    Given(String),
-    /// The person declined.
-    Declined,
-    /// A confirmation or request state that did not open for this call.
-    Invalid,
-}
-
 impl rmcp::ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         self.0.info.clone()
@@ -366,7 +329,10 @@ impl Shared {
         // On a client that can ask the person, a relayed confirmation (offered for a
         // second identical request) is not the person's yes: ask them.
         if matches!(consent, Consent::Token(_)) && needs_consent && how != Asking::Token {
-            match self.ask(served, &args, &hash, how, true, context).await? {
+            match self
+                .ask(served, &args, &hash, how, Why::Second, context)
+                .await?
+            {
                 Asked::Response(response) => return Ok(*response),
                 Asked::Given(given) => nonce = Some(given),
             }
@@ -375,16 +341,17 @@ impl Shared {
         let verdict = self.claim(op, &hash, nonce.as_deref(), needs_consent)?;
         match verdict {
             Verdict::AskConsent { spent } => {
-                if invalid {
+                let why = if spent {
+                    self.refuse(&op.id, "confirmation-spent", json!({}));
+                    Why::Spent
+                } else if invalid {
                     self.refuse(&op.id, "confirmation-invalid", json!({}));
-                }
-                match self.ask(served, &args, &hash, how, false, context).await? {
-                    Asked::Response(response) => {
-                        if spent {
-                            self.refuse(&op.id, "confirmation-spent", json!({}));
-                        }
-                        Ok(*response)
-                    }
+                    Why::NotForThisCall
+                } else {
+                    Why::Fresh
+                };
+                match self.ask(served, &args, &hash, how, why, context).await? {
+                    Asked::Response(response) => Ok(*response),
                     Asked::Given(nonce) => {
                         let verdict = self.claim(op, &hash, Some(&nonce), needs_consent)?;
                         Ok(self.act(served, &args, verdict).await.into())
@@ -401,36 +368,6 @@ impl Shared {
             credential: served.credential.as_ref(),
             retry_key: key,
             env: &env_var,
-        }
-    }
-
-    fn consent_of(
-        &self,
-        request: &CallToolRequestParams,
-        tool: &str,
-        hash: &str,
-        token: Option<&str>,
-    ) -> Consent {
-        if let Some(state) = &request.request_state {
-            let Ok(opened) = self.sealer.open(Purpose::RequestState, tool, hash, state) else {
-                return Consent::Invalid;
-            };
-            let answer = request
-                .input_responses
-                .as_ref()
-                .and_then(|r| r.get(CONSENT_INPUT));
-            return match answer {
-                Some(a) if accepted(a) => Consent::Given(opened.nonce),
-                Some(_) => Consent::Declined,
-                None => Consent::Invalid,
-            };
-        }
-        match token {
-            Some(token) => match self.sealer.open(Purpose::Confirmation, tool, hash, token) {
-                Ok(opened) => Consent::Token(opened.nonce),
-                Err(_) => Consent::Invalid,
-            },
-            None => Consent::None,
         }
     }
 
@@ -472,83 +409,6 @@ impl Shared {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         plan.and_then(|p| p.verdict(written))
             .ok_or_else(|| ErrorData::internal_error("the ledger returned no row", None))
-    }
-
-    /// Asks the person (or has the model ask them). `Given` when they said yes in an
-    /// elicitation just now.
-    async fn ask(
-        &self,
-        served: &Served,
-        args: &Map<String, Value>,
-        hash: &str,
-        how: Asking,
-        second: bool,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Asked, ErrorData> {
-        let op = &served.op;
-        let question = reply::consent_question(op, args, second);
-        match how {
-            Asking::Token => {
-                let issued = self.sealer.issue(Purpose::Confirmation, &op.id, hash);
-                self.refuse(&op.id, "consent-required", json!({"asked": "confirmation"}));
-                Ok(Asked::Response(Box::new(
-                    reply::consent_required(
-                        op,
-                        &question,
-                        &issued.token,
-                        TOKEN_LIFETIME_SECONDS,
-                        false,
-                    )
-                    .into(),
-                )))
-            }
-            Asking::RoundTrip => {
-                let issued = self.sealer.issue(Purpose::RequestState, &op.id, hash);
-                let mut requests = InputRequests::new();
-                requests.insert(
-                    CONSENT_INPUT.to_string(),
-                    InputRequest::Elicitation(ElicitRequest::new(form(&question)?)),
-                );
-                self.refuse(
-                    &op.id,
-                    "consent-required",
-                    json!({"asked": "input-required"}),
-                );
-                Ok(Asked::Response(Box::new(
-                    InputRequiredResult::new(Some(requests), Some(issued.token)).into(),
-                )))
-            }
-            Asking::Elicit => {
-                self.refuse(&op.id, "consent-required", json!({"asked": "elicitation"}));
-                // A person who never answers does not hold the call open for longer than a
-                // confirmation value would stay good.
-                let answer = context
-                    .peer
-                    .create_elicitation_with_timeout(
-                        form(&question)?,
-                        Some(std::time::Duration::from_secs(TOKEN_LIFETIME_SECONDS)),
-                    )
-                    .await;
-                match answer {
-                    Ok(result)
-                        if result.action == ElicitationAction::Accept
-                            && result
-                                .content
-                                .as_ref()
-                                .and_then(|c| c.get("confirm"))
-                                .and_then(Value::as_bool)
-                                == Some(true) =>
-                    {
-                        let issued = self.sealer.issue(Purpose::RequestState, &op.id, hash);
-                        Ok(Asked::Given(issued.nonce))
-                    }
-                    _ => {
-                        self.refuse(&op.id, "declined", json!({}));
-                        Ok(Asked::Response(Box::new(reply::declined(op).into())))
-                    }
-                }
-            }
-        }
     }
 
     /// Carries out a verdict that is not a question.
@@ -666,41 +526,6 @@ impl Shared {
     }
 }
 
-enum Asked {
-    Response(Box<CallToolResponse>),
-    Given(String),
-}
-
-fn accepted(answer: &Value) -> bool {
-    answer.get("action").and_then(Value::as_str) == Some("accept")
-        && answer
-            .get("content")
-            .and_then(|c| c.get("confirm"))
-            .and_then(Value::as_bool)
-            == Some(true)
-}
-
-fn form(question: &str) -> Result<ElicitRequestParams, ErrorData> {
-    let schema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": {
-            "confirm": {
-                "type": "boolean",
-                "title": "Yes, do exactly this",
-                "description": "Check to agree to this one call, with these arguments.",
-                "default": false
-            }
-        },
-        "required": ["confirm"]
-    }))
-    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    Ok(ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: question.to_string(),
-        requested_schema: schema,
-    })
-}
-
 fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
@@ -754,197 +579,4 @@ fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> O
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::render::mcp::mapping::read_tools;
-
-    fn video() -> (Connector, Vec<(Value, RequestMapping)>) {
-        let text = std::fs::read_to_string("examples/manifests/video.yaml").unwrap();
-        let options = crate::Options {
-            targets: Some(vec![crate::model::Target::Mcp]),
-            manifest_dir: Some("examples/manifests".into()),
-            ..Default::default()
-        };
-        let analysis = crate::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
-        let tools_text = analysis
-            .outputs
-            .as_ref()
-            .unwrap()
-            .iter()
-            .find(|(p, _)| p.ends_with("mcp-tools.json"))
-            .map(|(_, t)| t.clone())
-            .unwrap();
-        (
-            analysis.connector.unwrap(),
-            read_tools(&tools_text).unwrap(),
-        )
-    }
-
-    #[test]
-    fn served_tools_lose_the_retry_key_argument_and_tracked_ones_gain_confirmation() {
-        let (_, tools) = video();
-        let (create, create_map) = tools
-            .iter()
-            .find(|(t, _)| t["name"] == "createVideo")
-            .unwrap();
-        assert!(
-            create["inputSchema"]["properties"]
-                .get("idempotencyKey")
-                .is_some()
-        );
-        let served = served_definition(create.clone(), create_map, true);
-        let props = &served["inputSchema"]["properties"];
-        assert!(props.get("idempotencyKey").is_none());
-        assert!(props.get(CONFIRMATION_ARGUMENT).is_some());
-        assert!(
-            !served["inputSchema"]["required"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|r| r == "idempotencyKey" || r == CONFIRMATION_ARGUMENT)
-        );
-        let (get, get_map) = tools.iter().find(|(t, _)| t["name"] == "getVideo").unwrap();
-        assert_eq!(served_definition(get.clone(), get_map, false), *get);
-    }
-
-    fn response(status: u16, body: &str) -> HttpResponse {
-        HttpResponse {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.as_bytes().to_vec(),
-        }
-    }
-
-    #[test]
-    fn outcomes_keep_unknown_answers_open_for_a_same_key_retry() {
-        let (connector, _) = video();
-        let create = connector
-            .operations
-            .iter()
-            .find(|o| o.id == "createVideo")
-            .unwrap();
-        let list = connector
-            .operations
-            .iter()
-            .find(|o| o.id == "listVideos")
-            .unwrap();
-        let cases = [
-            (create, 200, Status::Job),
-            (list, 200, Status::Done),
-            (create, 500, Status::Pending),
-            (create, 503, Status::Pending),
-            (create, 429, Status::Pending),
-            (create, 409, Status::Pending),
-            (create, 408, Status::Pending),
-            (create, 400, Status::Rejected),
-            (create, 401, Status::Rejected),
-            (create, 404, Status::Rejected),
-        ];
-        for (op, status, expected) in cases {
-            let outcome = outcome(op, &response(status, "{}"), None);
-            assert_eq!(outcome.status, expected, "{} {status}", op.id);
-            assert_eq!(outcome.result.is_some(), status < 300);
-        }
-    }
-
-    #[test]
-    fn the_job_id_is_the_poll_targets_parameter() {
-        let (connector, tools) = video();
-        let create = connector
-            .operations
-            .iter()
-            .find(|o| o.id == "createVideo")
-            .unwrap();
-        let (definition, mapping) = tools
-            .iter()
-            .find(|(t, _)| t["name"] == "createVideo")
-            .unwrap();
-        let served = Served {
-            tool: serde_json::from_value(definition.clone()).unwrap(),
-            mapping: mapping.clone(),
-            op: create.clone(),
-            credential: None,
-            tracked: true,
-            poll: Some(("getVideo".into(), "id".into())),
-        };
-        assert_eq!(
-            job_id(
-                &served,
-                &response(200, r#"{"id":"vid_7","status":"queued"}"#)
-            ),
-            Some("vid_7".into())
-        );
-        assert_eq!(job_id(&served, &response(500, r#"{"id":"x"}"#)), None);
-        assert_eq!(job_id(&served, &response(200, "not json")), None);
-    }
-
-    #[test]
-    fn the_question_quotes_the_manifest_and_the_arguments() {
-        let (connector, _) = video();
-        let create = connector
-            .operations
-            .iter()
-            .find(|o| o.id == "createVideo")
-            .unwrap();
-        let args = serde_json::json!({"prompt": "a cat"});
-        let q = reply::consent_question(create, args.as_object().unwrap(), false);
-        assert!(q.contains("Costs 1 generation credit."), "{q}");
-        assert!(q.contains("\"prompt\": \"a cat\""), "{q}");
-        assert!(!q.contains("second one"));
-        let again = reply::consent_question(create, args.as_object().unwrap(), true);
-        assert!(again.contains("this would be a second one"), "{again}");
-    }
-
-    #[test]
-    fn a_non_object_output_schema_is_offered_only_on_the_current_revision() {
-        let tool: Tool = serde_json::from_value(json!({
-            "name": "listThings",
-            "inputSchema": {"type": "object"},
-            "_meta": {OUTPUT_SCHEMA_META_KEY: {"type": "array", "items": {"type": "string"}}}
-        }))
-        .unwrap();
-        assert!(tool.output_schema.is_none());
-        let current = with_any_output_schema(&tool);
-        assert_eq!(
-            current
-                .output_schema
-                .as_deref()
-                .map(|s| s.get("type").cloned()),
-            Some(Some(json!("array")))
-        );
-    }
-
-    #[test]
-    fn the_credential_variable_is_auth_env_else_the_service_default() {
-        let (connector, _) = video();
-        assert_eq!(connector.auth.env, "VIDGEN_TOKEN");
-        let text = std::fs::read_to_string("examples/manifests/video.yaml")
-            .unwrap()
-            .replace(
-                "auth:\n  tokenPrefix: vg_",
-                "auth:\n  tokenPrefix: vg_\n  env: VG_KEY",
-            );
-        let options = crate::Options {
-            targets: Some(vec![crate::model::Target::Mcp]),
-            manifest_dir: Some("examples/manifests".into()),
-            ..Default::default()
-        };
-        let analysis = crate::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
-        assert_eq!(analysis.connector.unwrap().auth.env, "VG_KEY");
-    }
-
-    #[test]
-    fn only_an_accepted_checked_form_is_a_yes() {
-        assert!(accepted(
-            &json!({"action": "accept", "content": {"confirm": true}})
-        ));
-        assert!(!accepted(
-            &json!({"action": "accept", "content": {"confirm": false}})
-        ));
-        assert!(!accepted(&json!({"action": "accept"})));
-        assert!(!accepted(
-            &json!({"action": "decline", "content": {"confirm": true}})
-        ));
-        assert!(!accepted(&json!({"action": "cancel"})));
-    }
-}
+mod tests;

@@ -60,6 +60,19 @@ pub fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool)
     )
 }
 
+/// Why the person is asked (again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A new request that needs their yes.
+    Fresh,
+    /// The confirmation the call carried was used by a request the provider refused.
+    Spent,
+    /// The confirmation the call carried is expired or for other arguments.
+    NotForThisCall,
+    /// An identical request was already started or done: this would be a second one.
+    Second,
+}
+
 /// The tool error that asks the model to get the person's yes and repeat the call with
 /// the token.
 pub fn consent_required(
@@ -67,12 +80,17 @@ pub fn consent_required(
     question: &str,
     token: &str,
     expires_in: u64,
-    spent: bool,
+    why: Why,
 ) -> CallToolResult {
-    let again = if spent {
-        "The confirmation this call carried was already used by a request the provider refused. "
-    } else {
-        ""
+    let again = match why {
+        Why::Spent => {
+            "The confirmation this call carried was already used by a request the provider \
+             refused. "
+        }
+        Why::NotForThisCall => {
+            "The confirmation this call carried has expired or was given for other arguments. "
+        }
+        Why::Fresh | Why::Second => "",
     };
     let text = format!(
         "NOT SENT: this call needs the person's explicit yes first. {again}Tell the person \
