@@ -308,3 +308,37 @@ fn sarif_validates_against_the_sarif_2_1_0_schema() {
         19
     );
 }
+
+/// A create that does not answer in time is not async: the check fails with what the
+/// client saw, and no retry is made beyond the cap. The provider holds its answers at a
+/// gate (no sleeps); `--timeout` ends each wait.
+#[test]
+fn a_create_that_does_not_answer_is_not_async() {
+    let p = Provider::start(Switches::default());
+    let gate = p.hold("createVideo");
+    let (code, report) = probe(
+        &video(),
+        &p.url(),
+        &[
+            "--allow-spend",
+            "3",
+            "--timeout",
+            "0.5",
+            "--operation",
+            "createVideo",
+        ],
+    );
+    drop(gate);
+    assert_eq!(code, 1, "{report:#}");
+    let (word, evidence) = outcome(&report, "async-is-async");
+    assert_eq!(word, "failed", "{report:#}");
+    assert!(
+        evidence[0].as_str().unwrap().contains("no complete answer"),
+        "{evidence:#}"
+    );
+    assert!(p.counters().of("createVideo") <= 3);
+    assert_eq!(
+        report["summary"]["paidCalls"],
+        p.counters().of("createVideo")
+    );
+}
