@@ -496,6 +496,20 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An operation's `probe:` is not `{ input: { argument: value, … } }`.
+    #[error("`probe`: {problem}")]
+    #[diagnostic(
+        code("invalid-probe"),
+        help(
+            "write the example call `connectorgen probe` makes as `probe: {{ input: {{ prompt: \"a test\" }} }}`, with the tool's argument names"
+        )
+    )]
+    InvalidProbe {
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
     /// With the `mcp` target, an `args:` or `fixed:` key names no input of the operation.
     #[error("`{id}`: `{key}: {name}` names no {what} of this operation")]
     #[diagnostic(code("unknown-mcp-input"))]
@@ -802,6 +816,21 @@ pub enum Diagnostic {
     )]
     InvalidAuth {
         reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `auth.env` is not a name an environment variable can have, so `serve` could never
+    /// read the credential from it.
+    #[error("`auth.env: {name}` is not an environment variable name")]
+    #[diagnostic(
+        code("invalid-auth-env"),
+        help(
+            "a letter or `_`, then letters, digits or `_` (e.g. `env: VIDGEN_TOKEN`); leave `env` out for `<SERVICE>_TOKEN`"
+        )
+    )]
+    InvalidAuthEnv {
+        name: String,
         #[label("here")]
         span: Span,
     },

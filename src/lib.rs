@@ -21,10 +21,15 @@
 //! 4. `base`: the provider's OpenAPI document, read and indexed;
 //! 5. `validate`: raw manifest (and base) → model, every problem at once;
 //! 6. `templates` (the prose sources) and `render` (model → outputs, target by target);
-//! 7. `lint` (model + descriptions → findings);
-//! 8. `output` (write a set of files) and `check` (compare it with disk);
+//! 7. `lint` (model + descriptions → findings), and beside it `runtime` (model +
+//!    render's request mapping → HTTP requests sent within bounds, the ledger, consent
+//!    tokens): the only async code, run only by the `serve` and `probe` commands;
+//! 8. `output` (write a set of files), `check` (compare it with disk) and `probe`
+//!    (compare the provider's behaviour with the manifest's promises, through
+//!    `runtime`);
 //! 9. `report` (findings and drift → text);
-//! 10. the commands: `explain`, `init`, `import`, `schema`; then this file, which
+//! 10. the commands: `explain`, `init`, `import`, `schema`, `serve` (the MCP server:
+//!     the only module that speaks MCP); then this file, which
 //!     strings the stages together, and `main.rs`, the command line.
 
 pub mod arguments;
@@ -41,9 +46,12 @@ pub mod lint;
 pub mod manifest;
 pub mod model;
 pub mod output;
+pub mod probe;
 pub mod render;
 pub mod report;
+pub mod runtime;
 pub mod schema;
+pub mod serve;
 pub mod templates;
 pub mod terminal;
 pub mod validate;

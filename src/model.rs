@@ -170,6 +170,32 @@ pub struct Auth {
     pub token_prefixes: Vec<String>,
     /// How prose names the credential ("connector token", "API key").
     pub credential_name: String,
+    /// The environment variable `serve` reads the credential from: `auth.env`, else
+    /// `credential_env(service.name)`. Not part of any generated text.
+    #[serde(skip)]
+    pub env: String,
+}
+
+/// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
+/// with every run of other characters as one `_` (VidGen → `VIDGEN_TOKEN`, "Print Shop"
+/// → `PRINT_SHOP_TOKEN`).
+pub fn credential_env(service: &str) -> String {
+    let mut out = String::new();
+    for c in service.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_uppercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    let trimmed = out.trim_end_matches('_');
+    if trimmed.is_empty() {
+        "CONNECTOR_TOKEN".to_string()
+    } else if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{trimmed}_TOKEN")
+    } else {
+        format!("{trimmed}_TOKEN")
+    }
 }
 
 /// The `auth.scheme` names of an inline manifest.
@@ -444,7 +470,17 @@ pub struct Operation {
     pub args: Vec<ArgName>,
     /// `fixed:`: parameters the connector fills in, never MCP arguments.
     pub fixed: Vec<Fixed>,
+    /// `probe.input`: the example call `connectorgen probe` makes.
+    pub probe: Option<ProbeInput>,
     pub origin: Origin,
+}
+
+/// An operation's example call for `connectorgen probe` (`probe: { input: … }`).
+#[derive(Debug, Clone)]
+pub struct ProbeInput {
+    /// The tool's arguments, by their MCP names.
+    pub input: Map<String, Value>,
+    pub span: Span,
 }
 
 /// An MCP argument name the author chose (`args: { <input>: <name> }`).
@@ -755,5 +791,19 @@ impl LintConfig {
 
     pub fn set(&mut self, lint: Lint, level: Level) {
         self.levels[lint as usize] = level;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credential_env;
+
+    #[test]
+    fn credential_variables_follow_the_service_name() {
+        assert_eq!(credential_env("VidGen"), "VIDGEN_TOKEN");
+        assert_eq!(credential_env("Print Shop"), "PRINT_SHOP_TOKEN");
+        assert_eq!(credential_env("  --  "), "CONNECTOR_TOKEN");
+        assert_eq!(credential_env("open-ai batches!"), "OPEN_AI_BATCHES_TOKEN");
+        assert_eq!(credential_env("3D Prints"), "_3D_PRINTS_TOKEN");
     }
 }

@@ -19,12 +19,14 @@ use connectorgen::schema::manifest_schema;
 const REJECTED: &[&str] = &[
     "invalid-argument-name",
     "invalid-fixed",
+    "invalid-probe",                  // `probe.input` is a string, not a mapping
     "invalid-lint-setting",           // `error` is not a level
     "invalid-lint-setting--max",      // `max` on a lint without it, and `max: 0`
     "inline-key-with-base",           // `method` and `input` beside `operation`
     "inline-key-with-base--document", // `schemas`, `servers`, `errors` beside `openapi`
     "inline-key-with-base--http",     // `status`, `params`, `openapi`, … beside `operation`
     "invalid-auth",                   // `scheme: apikey`, `in: cookie`
+    "invalid-auth-env",               // `env: SCRIBE-TOKEN` is not a variable name
     "invalid-media-type",             // `octet-stream`: not type/subtype
     "invalid-status",                 // 302 as a success status
     "invalid-schema",                 // `output: object`: not a mapping or a boolean

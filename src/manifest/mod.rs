@@ -297,6 +297,10 @@ pub struct RawAuth {
     /// How prose names the credential (default "connector token"; base mode "API key").
     #[schemars(with = "Option<String>", example = "API key")]
     pub credential_name: Option<Spanned<String>>,
+    /// The environment variable `connectorgen serve` reads the credential from (default
+    /// `<SERVICE>_TOKEN`: `service.name` upper-cased, other characters as `_`).
+    #[schemars(with = "Option<String>", extend("pattern" = "^[A-Za-z_][A-Za-z0-9_]*$"), example = &"VIDGEN_API_KEY")]
+    pub env: Option<Spanned<String>>,
 }
 
 /// One entry of `operations:`.
@@ -448,6 +452,28 @@ pub struct RawOperation {
         example = json!({ "externalDocs": { "url": "https://docs.example.com/upload" } })
     )]
     pub openapi: Option<Spanned<serde_json::Value>>,
+    /// What `connectorgen probe` sends when it checks this operation against a sandbox:
+    /// an example call. Without it, probe takes the examples of the tool's input schema
+    /// (the document's), or skips the checks that need this operation.
+    #[schemars(
+        with = "Option<RawProbe>",
+        example = json!({ "input": { "prompt": "A two-second test pattern" } })
+    )]
+    pub probe: Option<Spanned<RawProbe>>,
+}
+
+/// An operation's `probe:` key.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    /// The tool call's arguments, by their names in `mcp-tools.json` (a mapping). Path
+    /// parameters that name a job (a poll target's id) are filled in by probe from the
+    /// job it started.
+    #[schemars(
+        with = "serde_json::Map<String, serde_json::Value>",
+        example = json!({ "prompt": "A two-second test pattern", "aspectRatio": "16:9" })
+    )]
+    pub input: Option<Spanned<serde_json::Value>>,
 }
 
 /// One entry of `fixed:`: where the value comes from (exactly one key).

@@ -12,6 +12,7 @@
 
 mod excerpt;
 mod human;
+pub mod probe;
 
 use std::fmt::Write as _;
 
@@ -477,6 +478,7 @@ pub fn problem_summary(code: &str) -> &'static str {
             "A schema keyword no JSON Schema or OpenAPI vocabulary defines."
         }
         "invalid-auth" => "`auth:` describes a credential no client can send.",
+        "invalid-auth-env" => "`auth.env` is not a name an environment variable can have.",
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
         "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",
@@ -504,6 +506,7 @@ pub fn problem_summary(code: &str) -> &'static str {
         "idempotency-key-not-found" => {
             "`idempotency:` names a key the operation does not have or cannot be given."
         }
+        "invalid-probe" => "An operation's `probe:` is not an example call.",
         _ => "A problem in the manifest.",
     }
 }

@@ -22,6 +22,8 @@ pub(super) struct Credential {
     pub scheme: Option<AuthScheme>,
     pub token_prefixes: Vec<String>,
     pub credential_name: Option<String>,
+    /// `auth.env`, when given and a variable name.
+    pub env: Option<String>,
 }
 
 impl Validator {
@@ -36,6 +38,7 @@ impl Validator {
                 scheme: (!base_mode).then_some(AuthScheme::Bearer),
                 token_prefixes: Vec::new(),
                 credential_name: None,
+                env: None,
             };
         };
         let raw = &a.value;
@@ -70,10 +73,23 @@ impl Validator {
             )
             .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
         });
+        let env = raw.env.as_ref().and_then(|e| {
+            let name = e.value.trim();
+            if super::operation::is_env_name(name) {
+                Some(name.to_string())
+            } else {
+                self.push(Diagnostic::InvalidAuthEnv {
+                    name: name.to_string(),
+                    span: span(e),
+                });
+                None
+            }
+        });
         Credential {
             scheme,
             token_prefixes,
             credential_name,
+            env,
         }
     }
 

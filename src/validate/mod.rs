@@ -172,6 +172,7 @@ pub fn validate(
                 credential_name: credential
                     .credential_name
                     .unwrap_or_else(|| "API key".to_string()),
+                env: credential.env.clone().unwrap_or_default(),
             };
             Some((document, auth))
         }
@@ -183,6 +184,7 @@ pub fn validate(
                     credential_name: credential
                         .credential_name
                         .unwrap_or_else(|| "connector token".to_string()),
+                    env: credential.env.clone().unwrap_or_default(),
                 };
                 let around = lower::Around {
                     service,
@@ -214,6 +216,10 @@ pub fn validate(
     };
     if v.errors() > 0 {
         return Err(v.problems);
+    }
+    let mut auth = auth;
+    if auth.env.is_empty() {
+        auth.env = crate::model::credential_env(&service.name);
     }
     let connector = Connector {
         service,

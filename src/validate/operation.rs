@@ -19,7 +19,7 @@ use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
 use crate::model::Lint;
 use crate::model::{
     ArgName, Async, Fixed, FixedSource, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey,
-    KeyLocation, Method, Operation, Origin, Returns, SpendKind, Spends, Unsupported,
+    KeyLocation, Method, Operation, Origin, ProbeInput, Returns, SpendKind, Spends, Unsupported,
 };
 
 /// The default media type of bodies.
@@ -46,6 +46,7 @@ pub(super) struct Safety {
     pub lint_allow: Vec<Lint>,
     pub args: Vec<ArgName>,
     pub fixed: Vec<Fixed>,
+    pub probe: Option<ProbeInput>,
 }
 
 /// The `Idempotency-Key` header connectorgen adds.
@@ -128,6 +129,7 @@ impl Validator {
             .collect();
         let args = self.args(raw);
         let fixed = self.fixed(raw);
+        let probe = self.probe(raw);
         Safety {
             spends,
             async_,
@@ -136,6 +138,40 @@ impl Validator {
             lint_allow,
             args,
             fixed,
+            probe,
+        }
+    }
+
+    /// `probe: { input: {…} }`: the example call must be a mapping of arguments.
+    fn probe(&mut self, raw: &RawOperation) -> Option<ProbeInput> {
+        let probe = raw.probe.as_ref()?;
+        let Some(input) = &probe.value.input else {
+            self.push(Diagnostic::InvalidProbe {
+                problem: "it has no `input`".to_string(),
+                span: span(probe),
+            });
+            return None;
+        };
+        match &input.value {
+            serde_json::Value::Object(map) => Some(ProbeInput {
+                input: map.clone(),
+                span: span(input),
+            }),
+            other => {
+                self.push(Diagnostic::InvalidProbe {
+                    problem: format!(
+                        "`input` is {}, not a mapping of argument names to values",
+                        match other {
+                            serde_json::Value::Null => "empty",
+                            serde_json::Value::Array(_) => "a list",
+                            serde_json::Value::String(_) => "a string",
+                            _ => "a scalar",
+                        }
+                    ),
+                    span: span(input),
+                });
+                None
+            }
         }
     }
 
@@ -465,6 +501,7 @@ impl Validator {
                 lint_allow: safety.lint_allow,
                 args: safety.args,
                 fixed: safety.fixed,
+                probe: safety.probe,
                 origin,
             },
             raw: s,
@@ -746,6 +783,7 @@ pub(super) fn placeholder(
         lint_allow: Vec::new(),
         args: Vec::new(),
         fixed: Vec::new(),
+        probe: None,
         origin,
     }
 }
@@ -766,7 +804,7 @@ fn quoted(text: &str) -> String {
 
 /// An environment variable name a shell can set: a letter or `_`, then letters, digits
 /// or `_`.
-fn is_env_name(name: &str) -> bool {
+pub(super) fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes
         .next()

@@ -275,6 +275,7 @@ impl Validator {
                 lint_allow: safety.lint_allow,
                 args: safety.args,
                 fixed: safety.fixed,
+                probe: safety.probe,
                 origin,
             },
             raw: s,

@@ -1,0 +1,344 @@
+//! A real MCP client (rmcp's) driving a real `connectorgen serve` process, over stdio or
+//! Streamable HTTP, for the end-to-end tests. Takes the manifest, the provider's URL,
+//! a state folder and how the simulated person answers consent; returns a connected
+//! client and a guard that kills the server when dropped (a failing test included).
+//! Never mocks the protocol, never binds or contacts anything but 127.0.0.1.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
+    Implementation, ProtocolVersion,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+use crate::provider::TOKEN;
+
+/// A bound on one protocol exchange: catches a hang, never paces anything.
+pub const NO_HANG: Duration = Duration::from_secs(60);
+
+/// What the simulated person says when the server asks for consent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Accept,
+    Decline,
+}
+
+/// The client's side of a session: which revision it speaks and whether it can show
+/// the person a form (elicitation).
+#[derive(Debug, Clone)]
+pub struct Person {
+    /// `None`: the client declares no elicitation capability.
+    pub answer: Option<Answer>,
+    /// 2026-07-28 (`server/discover`, input-required results) or an earlier revision
+    /// (`initialize`, `elicitation/create` during the call).
+    pub revision: Revision,
+    /// The messages of every consent form shown, in order.
+    pub asked: Arc<Mutex<Vec<String>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revision {
+    Current,
+    Earlier,
+}
+
+impl Person {
+    pub fn without_elicitation() -> Person {
+        Person {
+            answer: None,
+            revision: Revision::Earlier,
+            asked: Arc::default(),
+        }
+    }
+
+    pub fn answering(answer: Answer, revision: Revision) -> Person {
+        Person {
+            answer: Some(answer),
+            revision,
+            asked: Arc::default(),
+        }
+    }
+
+    pub fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.answer.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
+        let version = match self.revision {
+            Revision::Current => ProtocolVersion::V_2026_07_28,
+            Revision::Earlier => ProtocolVersion::V_2025_11_25,
+        };
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("connectorgen-e2e", "0.0.0"),
+        )
+        .with_protocol_version(version)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let message = match &request {
+            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+            other => format!("not a form: {other:?}"),
+        };
+        self.asked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message);
+        Ok(match self.answer {
+            Some(Answer::Accept) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::json!({ "confirm": true })),
+            Some(Answer::Decline) | None => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+/// How to start `connectorgen serve`.
+#[derive(Debug, Clone)]
+pub struct Serve {
+    pub manifest: PathBuf,
+    pub base_url: String,
+    pub state: PathBuf,
+    pub extra: Vec<String>,
+    pub token: Option<String>,
+    /// Further environment variables (another manifest's credential variable).
+    pub env: Vec<(String, String)>,
+}
+
+impl Serve {
+    /// `connectorgen serve MANIFEST --base-url URL --state STATE` with the provider's token.
+    pub fn new(manifest: impl AsRef<Path>, base_url: &str, state: &Path) -> Serve {
+        Serve {
+            manifest: manifest.as_ref().to_path_buf(),
+            base_url: base_url.to_string(),
+            state: state.to_path_buf(),
+            extra: Vec::new(),
+            token: Some(TOKEN.to_string()),
+            env: Vec::new(),
+        }
+    }
+
+    pub fn env(mut self, name: &str, value: &str) -> Serve {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn arg(mut self, arg: &str) -> Serve {
+        self.extra.push(arg.to_string());
+        self
+    }
+
+    fn command(&self, transport: Transport) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_connectorgen"));
+        cmd.arg("serve")
+            .arg(&self.manifest)
+            .arg("--base-url")
+            .arg(&self.base_url)
+            .arg("--state")
+            .arg(&self.state)
+            .args(&self.extra)
+            .env("NO_COLOR", "1")
+            .env_remove("VIDGEN_TOKEN")
+            .env_remove("EXAMPLE_TOKEN")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // The guard: a test that fails (panics) drops the child, which kills it.
+            .kill_on_drop(true);
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
+        if transport == Transport::Http {
+            cmd.arg("--http").arg("127.0.0.1:0");
+        }
+        if let Some(token) = &self.token {
+            for var in ["VIDGEN_TOKEN", "EXAMPLE_TOKEN"] {
+                cmd.env(var, token);
+            }
+        }
+        cmd
+    }
+
+    /// Starts the server and connects `person` to it.
+    pub async fn connect(&self, transport: Transport, person: Person) -> Session {
+        let mut child = self
+            .command(transport)
+            .spawn()
+            .expect("connectorgen serve starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+        let lines = log.clone();
+        // Drain stderr as it comes, so the server never blocks on a full pipe, and find
+        // the address an HTTP server announces.
+        tokio::spawn(async move {
+            let mut url_tx = Some(url_tx);
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if let Some(url) = listening_url(&line)
+                    && let Some(tx) = url_tx.take()
+                {
+                    let _ = tx.send(url);
+                }
+                lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+            }
+        });
+        let revision = person.revision;
+        let lifecycle = match revision {
+            Revision::Current => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+            Revision::Earlier => ClientLifecycleMode::Initialize,
+        };
+        let client = match transport {
+            Transport::Stdio => {
+                let stdout = child.stdout.take().expect("piped stdout");
+                let stdin = child.stdin.take().expect("piped stdin");
+                tokio::time::timeout(
+                    NO_HANG,
+                    person
+                        .clone()
+                        .serve_with_lifecycle((stdout, stdin), lifecycle),
+                )
+                .await
+            }
+            Transport::Http => {
+                // reqwest is built without a default TLS provider (the crate's choice:
+                // ring only); the client needs one installed even for plain HTTP.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let url = tokio::time::timeout(NO_HANG, url_rx)
+                    .await
+                    .unwrap_or_else(|_| {
+                        panic!("serve --http never said where it listens: {:?}", log)
+                    })
+                    .unwrap_or_else(|_| panic!("serve --http exited: {:?}", log));
+                tokio::time::timeout(
+                    NO_HANG,
+                    person.clone().serve_with_lifecycle(
+                        StreamableHttpClientTransport::from_uri(url),
+                        lifecycle,
+                    ),
+                )
+                .await
+            }
+        };
+        let client = match client {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => panic!("no MCP session: {e}\n{log:?}"),
+            Err(_) => panic!("no MCP session within {NO_HANG:?}: {log:?}"),
+        };
+        Session {
+            client,
+            person,
+            log,
+            _server: child,
+        }
+    }
+}
+
+/// `{"event":"listening","url":"http://127.0.0.1:PORT/mcp"}` → the URL.
+fn listening_url(line: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    if value.get("event")?.as_str()? != "listening" {
+        return None;
+    }
+    Some(value.get("url")?.as_str()?.to_string())
+}
+
+/// A connected client and the server process it talks to; dropping it kills the server.
+pub struct Session {
+    pub client: RunningService<RoleClient, Person>,
+    pub person: Person,
+    log: Arc<Mutex<Vec<String>>>,
+    _server: tokio::process::Child,
+}
+
+impl Session {
+    /// `tools/call NAME ARGS`, through rmcp's own consent rounds (elicitation).
+    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        let arguments: Map<String, Value> = match args {
+            Value::Object(map) => map,
+            other => panic!("arguments must be an object: {other}"),
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        match tokio::time::timeout(NO_HANG, self.client.call_tool(params)).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => panic!("tools/call {name}: {e}\nserver log: {:#?}", self.log()),
+            Err(_) => panic!("tools/call {name} hung\nserver log: {:#?}", self.log()),
+        }
+    }
+
+    /// What the server wrote on stderr so far, one entry per line.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Ends the session and the server (a restart is `drop` then `Serve::connect`).
+    pub async fn close(self) {
+        let Session {
+            client,
+            mut _server,
+            ..
+        } = self;
+        let _ = tokio::time::timeout(NO_HANG, client.cancel()).await;
+        let _ = _server.kill().await;
+    }
+}
+
+/// The result's structured content, or its first text parsed as JSON.
+pub fn json_of(result: &CallToolResult) -> Value {
+    if let Some(value) = &result.structured_content {
+        return value.clone();
+    }
+    serde_json::from_str(&text_of(result)).unwrap_or(Value::Null)
+}
+
+/// Every text block of the result, joined by newlines.
+pub fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+/// What serve says about a result, machine-readably (`_meta["dev.connectorgen/serve"]`).
+pub fn serve_meta(result: &CallToolResult) -> Value {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get("dev.connectorgen/serve"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
