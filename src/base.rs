@@ -238,12 +238,17 @@ fn index(root: &Value) -> Vec<BaseOperation> {
     out
 }
 
-/// A value for a message: strings without quotes, anything else as JSON.
+/// Characters of the document a message quotes at most: the document may be any file
+/// a path led to, and machine formats print messages whole.
+const QUOTED_CHARS: usize = 100;
+
+/// A value for a message: strings without quotes, anything else as JSON; clipped.
 fn show(v: &Value) -> String {
-    match v {
+    let text = match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
+    };
+    crate::terminal::clip(&text, QUOTED_CHARS).into_owned()
 }
 
 /// serde_json's message without its " at line 3 column 7" (the label shows the place).

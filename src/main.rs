@@ -200,6 +200,9 @@ struct Source {
     /// Parser events that YAML aliases may expand to in all [default: a quarter of the file size, at least 100000]
     #[arg(long, value_name = "N")]
     max_alias_expansion: Option<usize>,
+    /// Let the manifest name files in DIR too (its `openapi:` document, its `templates:`), besides its own folder (repeatable)
+    #[arg(long, value_name = "DIR")]
+    allow_read: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -232,24 +235,33 @@ impl Source {
         let text = input::read_manifest(manifest, self.max_bytes);
         inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
         let text = text.map_err(fatal)?;
-        let templates = match &self.templates {
-            Some(dir) => {
-                let read = templates::load_dir(dir);
-                inputs.push(Input::templates(dir.clone(), &read));
-                Some(read.map_err(fatal)?)
+        for dir in &self.allow_read {
+            if !dir.is_dir() {
+                return Err(Failure::Fatal(format!(
+                    "--allow-read {}: not a folder; give a folder the manifest may name files in",
+                    dir.display()
+                )));
             }
-            None => None,
-        };
-        let options = Options {
+        }
+        let mut options = Options {
             targets: Some(self.targets.clone()),
-            templates,
+            templates: None,
             manifest_dir: manifest.parent().map(Path::to_path_buf),
+            allow_read: self.allow_read.clone(),
             max_bytes: self.max_bytes,
             sandbox: false,
             template_fuel: self.template_fuel,
             max_template_output: self.max_template_output,
             max_alias_expansion: self.max_alias_expansion,
         };
+        if let Some(dir) = &self.templates {
+            // The folder was named on the command line; its files may still be links
+            // from a pull request, so each must lead inside it (or the scope).
+            let scope = Arc::new(options.scope().with(dir));
+            let read = templates::load_dir(dir, &scope);
+            inputs.push(Input::templates(dir.clone(), scope, &read));
+            options.templates = Some(read.map_err(fatal)?);
+        }
         let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))?;
         inputs.extend(analysis.inputs.iter().cloned());
@@ -282,6 +294,9 @@ impl Common {
         }
         if let Some(max) = self.source.max_template_output {
             cmd.push_str(&format!(" --max-template-output {max}"));
+        }
+        for dir in &self.source.allow_read {
+            cmd.push_str(&format!(" --allow-read {}", dir.display()));
         }
         cmd
     }
@@ -440,7 +455,7 @@ fn main() -> ExitCode {
             templates::export(&dir, force)
                 .map(|paths| {
                     for p in paths {
-                        ui.note(&format!("wrote {}\n", p.display()));
+                        ui.note(&format!("wrote {}\n", shown(&p)));
                     }
                     ExitCode::SUCCESS
                 })
@@ -456,7 +471,7 @@ fn main() -> ExitCode {
     let code = match result {
         Ok(code) => code,
         Err(Failure::Fatal(message)) => {
-            ui.err(&format!("error: {}\n", terminal::escape(&message)));
+            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
             ExitCode::from(2)
         }
         Err(Failure::Template(e)) => {
@@ -513,7 +528,7 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
             };
             ui.err(&format!(
                 "error: {summary} in {}{why}; nothing was written\n",
-                common.manifest.display()
+                shown(&common.manifest)
             ));
             return Ok(ExitCode::from(1));
         }
@@ -521,11 +536,7 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
     let out = common.out_dir();
     output::write_all(&out, outputs).map_err(fatal)?;
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
-    ui.note(&format!(
-        "wrote {} to {}\n",
-        names.join(", "),
-        out.display()
-    ));
+    ui.note(&format!("wrote {} to {}\n", names.join(", "), shown(&out)));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -554,7 +565,7 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
             .and_then(|analysis| write_outputs(ui, common, &analysis))
         {
             Ok(_) => {}
-            Err(Failure::Fatal(m)) => ui.err(&format!("error: {m}\n")),
+            Err(Failure::Fatal(m)) => ui.err(&format!("error: {}\n", terminal::one_line(&m))),
             Err(Failure::Template(e)) => {
                 ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
             }
@@ -593,7 +604,7 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
     rewatch(&inputs);
     ui.note(&format!(
         "watching {} for changes (Ctrl-C to stop)\n",
-        common.manifest.display()
+        shown(&common.manifest)
     ));
     // Reading a file is an event too (open, close after reading): never one to look
     // at, or our own reads below would wake us again. Closing after a write is kept.
@@ -680,7 +691,7 @@ fn run_explain(
             Ok(ExitCode::SUCCESS)
         }
         Err(message) => {
-            ui.err(&format!("error: {message}\n"));
+            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
             Ok(ExitCode::from(1))
         }
     }
@@ -692,8 +703,8 @@ fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, F
         "wrote {}\nnext: edit it, then `connectorgen build {}`; for editor completion run \
          `connectorgen schema > connector.schema.json` beside it (the manifest's first line, \
          `# yaml-language-server: $schema=connector.schema.json`, points editors at it)\n",
-        file.display(),
-        file.display()
+        shown(file),
+        shown(file)
     ));
     Ok(ExitCode::SUCCESS)
 }
@@ -708,18 +719,21 @@ fn run_import(
 ) -> Result<ExitCode, Failure> {
     match import::run(spec, output, force, max_bytes, flags) {
         Ok(done) => {
+            let mut build = format!("connectorgen build {}", shown(output));
+            if let Some(dir) = &done.allow_read {
+                build.push_str(&format!(" --allow-read {}", shown(dir)));
+            }
             ui.note(&format!(
                 "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
                  next: decide on the suggestions (commented-out keys whose value ends in `?`), remove what the agent should not call, \
-                 then `connectorgen build {}`\n",
-                output.display(),
+                 then `{build}`\n",
+                shown(output),
                 done.listed,
-                spec.display(),
+                shown(spec),
                 done.skipped,
                 done.async_candidates,
                 done.paid_candidates,
                 done.deletes,
-                output.display()
             ));
             Ok(ExitCode::SUCCESS)
         }
@@ -731,11 +745,17 @@ fn run_import(
             Ok(ExitCode::from(1))
         }
         Err(e) if e.exit_code() == 1 => {
-            ui.err(&format!("error: {e}\n"));
+            ui.err(&format!("error: {}\n", terminal::one_line(&e.to_string())));
             Ok(ExitCode::from(1))
         }
         Err(e) => Err(fatal(e)),
     }
+}
+
+/// A path for a success line: escaped as error lines are, so that a file name cannot
+/// send a terminal sequence (or a CI workflow command on a line of its own).
+fn shown(path: &Path) -> String {
+    terminal::one_line(&path.display().to_string()).into_owned()
 }
 
 /// `generated/` beside the manifest.
