@@ -429,3 +429,43 @@ fn an_error_quoting_the_document_stays_one_line() {
     assert!(stderr.contains("x\\u{a}::error title=forged"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr}");
 }
+
+/// Issue 21, defect 18: import wrote `openapi: " api.json"` for a document whose name
+/// has outer whitespace (or U+00A0), and build trimmed it, so the written manifest did
+/// not build. Build reads exactly what import wrote.
+#[test]
+fn a_document_name_with_outer_whitespace_is_written_as_build_reads_it() {
+    for name in [" api.yaml", "api.yaml ", "api.yaml\u{a0}", "\u{a0}api.yaml"] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::copy(root().join("tests/cases/specs/jobs.yaml"), p.join(name)).unwrap();
+        let out = run(
+            p,
+            &[
+                "import",
+                name,
+                "--dashboard-url",
+                "https://jobs.example/account/keys",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name:?}: {}",
+            text(&out.stderr)
+        );
+        let written = std::fs::read_to_string(p.join("connector.yaml")).unwrap();
+        assert_eq!(
+            read_manifest(&written)["openapi"],
+            Value::String(name.to_string()),
+            "{name:?}"
+        );
+        let built = run(p, &["build", "-q"]);
+        assert_eq!(
+            built.status.code(),
+            Some(0),
+            "{name:?}: {}",
+            text(&built.stderr)
+        );
+    }
+}
