@@ -573,7 +573,7 @@ mod tests {
         let b = base("api.json", &with_bom);
         assert_eq!(b.find("getA").unwrap().path, "/a");
         // Positions still point into the text as it is, mark included.
-        let broken = format!("\u{feff}{{\"openapi\": }}");
+        let broken = "\u{feff}{\"openapi\": }".to_string();
         let err = Base::parse("api.json", Arc::new(broken.clone())).unwrap_err();
         let at = err.labels().unwrap().next().unwrap().offset();
         assert_eq!(&broken[at..], "}", "{err}");

@@ -366,6 +366,15 @@ impl Input {
         now != self.read
     }
 
+    /// What the input is, for a message ("the manifest").
+    pub fn what(&self) -> &'static str {
+        match self.kind {
+            InputKind::File { scope: None, .. } => "the manifest",
+            InputKind::File { scope: Some(_), .. } => "the base OpenAPI document",
+            InputKind::Templates { .. } => "a template",
+        }
+    }
+
     /// The files of this input that a build must never write over (the manifest, the
     /// base document, each template file of a templates folder), as real paths: an
     /// output is compared with them once its own symlinks are resolved.
@@ -378,8 +387,9 @@ impl Input {
                     files.extend(
                         entries
                             .filter_map(Result::ok)
-                            .filter_map(|e| e.path().canonicalize().ok())
-                            .filter(|p| p.is_file()),
+                            .map(|e| e.path())
+                            .filter(|p| p.extension().is_some_and(|e| e == "j2"))
+                            .filter_map(|p| p.canonicalize().ok()),
                     );
                 }
             }

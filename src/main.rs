@@ -3,8 +3,9 @@
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
-//! or stdout could not be written). A closed stdout (`connectorgen … | head -1`) ends
-//! the printing quietly and leaves the exit code as it was.
+//! an output that is an input of the build, or stdout could not be written). A closed
+//! stdout (`connectorgen … | head -1`) ends the printing quietly and leaves the exit
+//! code as it was.
 //! `import` follows the same split: 1 when the OpenAPI document itself has the problem
 //! (not OpenAPI 3.0/3.1, does not parse, nothing an agent can call), 2 when it could not
 //! run (unreadable document, an output it must not replace, a URL only a flag can give).
@@ -487,8 +488,11 @@ fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> 
 }
 
 fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
-    let analysis = common.source.analyze(&common.manifest)?;
-    let code = write_outputs(ui, common, &analysis);
+    let mut inputs = Vec::new();
+    let analysis = common
+        .source
+        .analyze_reading(&common.manifest, &mut inputs)?;
+    let code = write_outputs(ui, common, &analysis, &inputs);
     exit_without_freeing(analysis);
     code
 }
@@ -500,8 +504,14 @@ fn exit_without_freeing(analysis: Analysis) {
     std::mem::forget(analysis);
 }
 
-/// Reports the findings and, unless they block, writes the outputs.
-fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCode, Failure> {
+/// Reports the findings and, unless they block, writes the outputs, never over one of
+/// the `inputs` the analysis read.
+fn write_outputs(
+    ui: &Ui,
+    common: &Common,
+    analysis: &Analysis,
+    inputs: &[Input],
+) -> Result<ExitCode, Failure> {
     let diagnostics = &analysis.diagnostics;
     let errors = diagnostics.count(Severity::Error);
     let warnings = diagnostics.count(Severity::Warning);
@@ -534,7 +544,11 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
         }
     };
     let out = common.out_dir();
-    output::write_all(&out, outputs).map_err(fatal)?;
+    let spared: Vec<(PathBuf, &str)> = inputs
+        .iter()
+        .flat_map(|input| input.files().into_iter().map(|f| (f, input.what())))
+        .collect();
+    output::write_all_sparing(&out, outputs, &spared).map_err(fatal)?;
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
     ui.note(&format!("wrote {} to {}\n", names.join(", "), shown(&out)));
     Ok(ExitCode::SUCCESS)
@@ -562,7 +576,7 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
         match common
             .source
             .analyze_reading(&common.manifest, &mut inputs)
-            .and_then(|analysis| write_outputs(ui, common, &analysis))
+            .and_then(|analysis| write_outputs(ui, common, &analysis, &inputs))
         {
             Ok(_) => {}
             Err(Failure::Fatal(m)) => ui.err(&format!("error: {}\n", terminal::one_line(&m))),

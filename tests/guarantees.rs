@@ -541,6 +541,83 @@ fn fifos_folders_and_devices_named_by_a_manifest_are_refused_without_hanging() {
     );
 }
 
+/// The jobs document as JSON, for a base named `openapi.json`.
+fn jobs_json() -> String {
+    let yaml = std::fs::read_to_string(cli::root().join("tests/cases/specs/jobs.yaml")).unwrap();
+    connectorgen::manifest::parse_value(&yaml)
+        .unwrap()
+        .to_string()
+}
+
+/// Issue 21, defect 10: `build --out .` beside a provider document named
+/// `openapi.json` replaced the provider's document (exit 0); a manifest named
+/// `llms.txt` was overwritten the same way, and an output symlink to an input wrote
+/// through to it. Any output that is (or leads to) an input of the build is refused,
+/// before anything is written: one line, exit 2.
+#[cfg(unix)]
+#[test]
+fn an_output_never_replaces_an_input_of_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let document = jobs_json();
+    std::fs::write(p.join("openapi.json"), &document).unwrap();
+    std::fs::write(p.join("connector.yaml"), base_manifest("openapi.json")).unwrap();
+    let manifest = base_manifest("openapi.json");
+    let out = build(p, &["--out", ".", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write ./openapi.json: it is the base OpenAPI document this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("openapi.json")).unwrap(),
+        document
+    );
+    assert!(!p.join("llms.txt").exists(), "nothing written");
+
+    // The manifest itself, named like an output.
+    std::fs::write(p.join("llms.txt"), &manifest).unwrap();
+    let out = build(p, &["llms.txt", "--out", ".", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write ./llms.txt: it is the manifest this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("llms.txt")).unwrap(),
+        manifest
+    );
+    std::fs::remove_file(p.join("llms.txt")).unwrap();
+
+    // An output that is a symlink (inside the output folder) to an input.
+    std::fs::create_dir(p.join("out")).unwrap();
+    std::fs::rename(p.join("openapi.json"), p.join("out/api.json")).unwrap();
+    std::fs::write(p.join("connector.yaml"), base_manifest("out/api.json")).unwrap();
+    std::os::unix::fs::symlink("api.json", p.join("out/llms.txt")).unwrap();
+    let out = build(p, &["--out", "out", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write out/llms.txt: it is a symbolic link to the base OpenAPI document this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("out/api.json")).unwrap(),
+        document
+    );
+    assert!(!p.join("out/openapi.json").exists(), "nothing written");
+
+    // A template, when the output folder is the templates folder.
+    let templates = templated(p);
+    std::fs::write(templates.join("llms.txt.j2"), "{{ service.name }}\n").unwrap();
+    std::os::unix::fs::symlink("llms.txt.j2", templates.join("llms.txt")).unwrap();
+    let out = build(p, &["--out", "templates", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write templates/llms.txt: it is a symbolic link to a template this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(templates.join("llms.txt.j2")).unwrap(),
+        "{{ service.name }}\n"
+    );
+}
+
 // ---- Clean failure surface ------------------------------------------------------------
 
 /// The guard every test here spawns through: a panic while the child runs (a failed
