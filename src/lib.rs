@@ -96,6 +96,10 @@ pub struct Options {
     /// Never read a file the manifest names (`openapi:`): for fuzzing and other runs on
     /// untrusted text that must not touch the file system.
     pub sandbox: bool,
+    /// The base document as text (its name for messages, and the text), used for the
+    /// manifest's `openapi:` instead of reading the file it names: for fuzzing base
+    /// mode without the file system. Wins over `sandbox`.
+    pub base_document: Option<(String, Arc<String>)>,
     /// Template fuel for the run (`--template-fuel`), instead of the default that grows
     /// with the manifest (`templates::Limits`).
     pub template_fuel: Option<u64>,
@@ -476,6 +480,14 @@ fn load_base(
         let d = Diagnostic::BaseUnreadable { message, span: at };
         Box::new((Finding::error(d), None))
     };
+    if let Some((name, text)) = &options.base_document {
+        return base::Base::parse(name, text.clone()).map_err(|d| {
+            Box::new((
+                Finding::error(*d).in_base(),
+                Some((name.clone(), text.clone())),
+            ))
+        });
+    }
     if options.sandbox {
         return Err(unreadable(
             "this run reads no files the manifest names".to_string(),

@@ -251,6 +251,7 @@ impl Source {
             allow_read: self.allow_read.clone(),
             max_bytes: self.max_bytes,
             sandbox: false,
+            base_document: None,
             template_fuel: self.template_fuel,
             max_template_output: self.max_template_output,
             max_alias_expansion: self.max_alias_expansion,

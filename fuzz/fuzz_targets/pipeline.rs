@@ -1,7 +1,12 @@
 //! The whole pipeline on arbitrary bytes: UTF-8 check → parse → validate → render → lint
-//! → every report format.
+//! → every report format, in inline mode and in base mode.
 //!
 //! Takes: any bytes (the seed corpus in `fuzz/seeds/` is every example and test case).
+//! Up to the first NUL byte they are the manifest (YAML cannot hold a raw NUL, so no
+//! manifest loses anything); after it, when there is one, the base OpenAPI document the
+//! manifest's `openapi:` stands for, given in memory (`Options::base_document`) and read
+//! as JSON when it parses as JSON, else as YAML (its name has no extension). Inline
+//! `openapi:` fragments of operations come with the manifest (seeds hold some).
 //! Must never: panic, hang or exhaust memory (libFuzzer's -timeout and -rss_limit_mb
 //! catch the last two), fail to render a template, or break a promise of the outputs:
 //! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
@@ -22,17 +27,32 @@ use libfuzzer_sys::fuzz_target;
 mod markdown;
 
 const NAME: &str = "fuzz.yaml";
+/// No extension: the base is read as JSON when it parses as JSON, else as YAML.
+const BASE_NAME: &str = "fuzz-base";
 
 fuzz_target!(|data: &[u8]| {
+    let (manifest, base) = match data.iter().position(|&b| b == 0) {
+        Some(at) => (&data[..at], Some(&data[at + 1..])),
+        None => (data, None),
+    };
     // Non-UTF-8 input stops here in the CLI too (`input::read_manifest`).
-    let Ok(text) = connectorgen::input::decode(NAME, data.to_vec()) else {
+    let Ok(text) = connectorgen::input::decode(NAME, manifest.to_vec()) else {
         return;
+    };
+    let base_document = match base {
+        None => None,
+        Some(bytes) => match connectorgen::input::decode(BASE_NAME, bytes.to_vec()) {
+            Ok(base) => Some((BASE_NAME.to_string(), Arc::new(base))),
+            Err(_) => return,
+        },
     };
     let text = Arc::new(text);
     let options = connectorgen::Options {
         templates: Some(connectorgen::templates::defaults()),
-        // A fuzzed `openapi: /etc/passwd` is refused, not read.
+        // A fuzzed `openapi: /etc/passwd` is refused, not read; with a base document
+        // after the NUL, that text is used instead, and no file is read either.
         sandbox: true,
+        base_document,
         ..connectorgen::Options::default()
     };
     let analysis = match connectorgen::analyze_with(NAME, text.clone(), &options) {
