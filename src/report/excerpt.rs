@@ -43,6 +43,8 @@ pub struct Window {
     head: usize,
     /// Lines of one value shown at most.
     span_lines: usize,
+    /// Lines between two values' snippets that are still shown, to draw them as one.
+    join_gap: usize,
 }
 
 impl Window {
@@ -53,6 +55,7 @@ impl Window {
         lead: LEAD_CHARS,
         head: HEAD_CHARS,
         span_lines: SPAN_LINES,
+        join_gap: JOIN_GAP,
     };
     /// For a file that is not a valid document (it may be anything a path led to): the
     /// one line of the error, at most `TIGHT_CHARS` characters around it, no context.
@@ -62,6 +65,7 @@ impl Window {
         lead: TIGHT_CHARS / 2,
         head: 0,
         span_lines: 1,
+        join_gap: 0,
     };
 }
 
@@ -233,7 +237,9 @@ impl Excerpt {
         let mut pieces: Vec<(usize, usize)> = Vec::new();
         for (top, bottom) in ranges {
             match pieces.last_mut() {
-                Some(piece) if top <= piece.1 + 1 + JOIN_GAP => piece.1 = piece.1.max(bottom),
+                Some(piece) if top <= piece.1 + 1 + window.join_gap => {
+                    piece.1 = piece.1.max(bottom)
+                }
                 _ => pieces.push((top, bottom)),
             }
         }

@@ -276,6 +276,7 @@ mod tests {
         fn any_spans_in_any_text_draw_safely(
             text in hostile_text(),
             spans in prop::collection::vec((0usize..6000, 0usize..3000), 1..4),
+            tight in any::<bool>(),
         ) {
             let labels: Vec<LabeledSpan> = spans
                 .iter()
@@ -287,7 +288,7 @@ mod tests {
                 &diagnostic,
                 miette::Severity::Warning,
                 Some((&index, "f.yaml")),
-                Window::FULL,
+                if tight { Window::TIGHT } else { Window::FULL },
             );
             let mut out = String::new();
             draw(&handler(false), &mut out, &shown);
@@ -295,6 +296,22 @@ mod tests {
             prop_assert!(!out.chars().any(terminal::is_unsafe), "{}", out);
             for line in out.lines() {
                 prop_assert!(line.chars().count() < 600, "{}", line);
+            }
+            if tight {
+                // The file's own lines (`N │ text`): one per label at most, each within
+                // the tight window (escapes may double it).
+                let quoted: Vec<&str> = out
+                    .lines()
+                    .filter(|l| l.trim_start().split(' ').next().is_some_and(|n| n.parse::<usize>().is_ok()))
+                    .collect();
+                prop_assert!(quoted.len() <= spans.len(), "{}", out);
+                for line in quoted {
+                    let shown = line.split_once('│').map_or(line, |(_, t)| t);
+                    prop_assert!(
+                        shown.chars().count() <= 2 * super::super::excerpt::TIGHT_CHARS + 4,
+                        "{}", line
+                    );
+                }
             }
         }
     }
