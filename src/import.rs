@@ -121,8 +121,9 @@ pub fn run(
     flags: &Flags,
 ) -> Result<Imported, ImportError> {
     files::refuse_to_replace(out, spec, force)?;
-    let text = Arc::new(crate::input::read_manifest(spec, max_bytes)?);
     let name = spec.display().to_string();
+    let text = crate::input::read_file(spec, &name, max_bytes, crate::input::What::Openapi)?;
+    let text = Arc::new(text);
     let base = Base::parse(&name, text.clone()).map_err(|d| {
         ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
     })?;

@@ -303,6 +303,12 @@ fn unreadable_too_large_and_empty_documents() {
     let out = import(p, "specs/missing.yaml", &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).starts_with("error: cannot read specs/missing.yaml"));
+    // A folder is not "a YAML manifest" here: SPEC is the OpenAPI document.
+    let out = import(p, "specs", &[]);
+    assert_eq!(
+        text(&out.stderr),
+        "error: specs is not a regular file (it is a folder); give the path of the provider's OpenAPI document (JSON or YAML)\n"
+    );
     let small = ["--max-bytes".to_string(), "1K".to_string()];
     let out = import(p, &spec, &small);
     assert_eq!(out.status.code(), Some(2));
