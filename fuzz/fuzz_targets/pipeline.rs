@@ -135,11 +135,24 @@ fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
     ops
 }
 
-const LLMS_SECTIONS: [&str; 4] = [
+const LLMS_SECTIONS: [&str; 7] = [
     "## Setup",
     "## Operations",
     "## Waiting on work",
     "## Spending the person's money",
+    "## Actions that cannot be undone",
+    "## Rules for the assistant",
+    "## Docs",
+];
+
+/// The generator's own list items, last in llms.txt, in order: the rules (the 401 one
+/// only when the connector has a credential) and the OpenAPI document's link.
+const LLMS_OWN_ITEMS: [&str; 5] = [
+    "- Use only the operations listed above.",
+    "- A 401 means ",
+    "- A 429 means too many requests",
+    "- When an operation returns an id",
+    "- [OpenAPI document](",
 ];
 
 fn check_llms(llms: &str, ops: &[(String, String)]) {
@@ -148,18 +161,48 @@ fn check_llms(llms: &str, ops: &[(String, String)]) {
         llms.starts_with("# ") && s.headings.first().is_some_and(|h| llms.starts_with(h)),
         "llms.txt does not start with its title:\n{llms}"
     );
-    // The sections the generator writes, in its order, Setup and Operations always.
+    // The sections the generator writes, in its order: Setup and Operations first, the
+    // rules and the docs last, always.
     let sections = &s.headings[1..];
     let mut known = LLMS_SECTIONS.iter();
     assert!(
-        sections.len() >= 2
+        sections.len() >= 4
             && sections[..2] == LLMS_SECTIONS[..2]
+            && sections[sections.len() - 2..] == LLMS_SECTIONS[5..]
             && sections.iter().all(|h| known.any(|k| k == h)),
         "forged sections {sections:?}:\n{llms}"
     );
     assert_eq!(s.quotes.len(), 1, "forged quotes {:?}:\n{llms}", s.quotes);
-    assert_eq!(s.ordered.len(), 3, "forged steps {:?}:\n{llms}", s.ordered);
-    for bullet in &s.bullets {
+    // Three setup steps, or none for an API without a credential.
+    let steps = if llms.contains("\n## Setup\n\nThis API needs no credential") {
+        0
+    } else {
+        3
+    };
+    assert_eq!(
+        s.ordered.len(),
+        steps,
+        "forged steps {:?}:\n{llms}",
+        s.ordered
+    );
+    let own: Vec<&str> = LLMS_OWN_ITEMS
+        .iter()
+        .copied()
+        .filter(|item| *item != LLMS_OWN_ITEMS[1] || s.bullets.iter().any(|b| b.starts_with(item)))
+        .collect();
+    assert!(
+        s.bullets.len() >= own.len(),
+        "items missing {:?}:\n{llms}",
+        s.bullets
+    );
+    let (listed, tail) = s.bullets.split_at(s.bullets.len() - own.len());
+    for (bullet, item) in tail.iter().zip(&own) {
+        assert!(
+            bullet.starts_with(item),
+            "forged list item {bullet:?}:\n{llms}"
+        );
+    }
+    for bullet in listed {
         assert!(
             ops.iter()
                 .any(|(id, _)| bullet.starts_with(&format!("- `{id}` "))),
