@@ -124,7 +124,17 @@ fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
         .into_iter()
         .flat_map(|p| p.values())
     {
-        for op in item.as_object().into_iter().flat_map(|o| o.values()) {
+        // Only the methods' objects: a base document's path item may hold other keys.
+        let methods = [
+            "get", "put", "post", "delete", "options", "head", "patch", "trace",
+        ];
+        for op in item
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| methods.contains(&k.as_str()))
+            .map(|(_, v)| v)
+        {
             if let Some(id) = op["operationId"].as_str() {
                 let description = op["description"].as_str().unwrap_or_default();
                 ops.push((id.to_string(), description.to_string()));
