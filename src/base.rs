@@ -79,35 +79,16 @@ struct Lookup {
 }
 
 impl Base {
-    /// Parses and indexes `text`. `json` says how to read it (by file extension or a
-    /// leading `{`).
+    /// Parses and indexes `text`. How it is read (`Syntax::of`): as JSON when the name
+    /// ends in `.json`, as YAML when it ends in `.yaml` or `.yml`, otherwise as JSON
+    /// when it starts with `{` and that parses, else as YAML (JSON is YAML, and so is a
+    /// flow-style YAML document starting with `{`).
     pub fn parse(name: &str, text: Arc<String>) -> Result<Base, Box<Diagnostic>> {
-        let json = name.ends_with(".json") || text.trim_start().starts_with('{');
-        let root: Value = if json {
-            serde_json::from_str(&text).map_err(|e| {
-                let at = crate::manifest::span_at(&text, e.line() as u64, e.column() as u64);
-                Box::new(Diagnostic::BaseSyntax {
-                    message: strip_position(&e.to_string()),
-                    span: at,
-                })
-            })?
-        } else {
-            crate::manifest::parse_value(&text).map_err(|d| {
-                Box::new(match *d {
-                    Diagnostic::YamlSyntax { message, span }
-                    | Diagnostic::WrongType { message, span, .. } => {
-                        Diagnostic::BaseSyntax { message, span }
-                    }
-                    Diagnostic::YamlLimit { message, span } => {
-                        Diagnostic::BaseSyntax { message, span }
-                    }
-                    Diagnostic::DuplicateKey { key, span } => Diagnostic::BaseSyntax {
-                        message: format!("duplicate key `{key}`"),
-                        span,
-                    },
-                    other => other,
-                })
-            })?
+        let root = match Syntax::of(name, &text) {
+            Syntax::Json => parse_json(&text)?,
+            Syntax::Yaml => parse_yaml(&text)?,
+            // The JSON error when neither reads it: the text looked like JSON.
+            Syntax::Either => parse_json(&text).or_else(|e| parse_yaml(&text).map_err(|_| e))?,
         };
         let mut base = Base {
             name: name.to_string(),
@@ -226,6 +207,187 @@ impl Base {
     }
 }
 
+/// How a document is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Syntax {
+    Json,
+    Yaml,
+    /// JSON if it parses as JSON, else YAML.
+    Either,
+}
+
+impl Syntax {
+    fn of(name: &str, text: &str) -> Syntax {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".json") {
+            Syntax::Json
+        } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            Syntax::Yaml
+        } else if text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with('{')
+        {
+            Syntax::Either
+        } else {
+            Syntax::Yaml
+        }
+    }
+}
+
+/// Characters of a parser's message kept at most (it may quote the document).
+const MESSAGE_CHARS: usize = 200;
+
+/// The nesting serde_json allows (its recursion limit).
+const JSON_DEPTH: usize = 128;
+
+/// A JSON document → its value in the order written. A UTF-8 byte order mark is
+/// skipped (editors on Windows write one; YAML skips it too), and a key repeated in one
+/// object is refused, as YAML refuses it: with last-wins, a second `paths` would expose
+/// operations a reviewer reading the first one does not see.
+fn parse_json(text: &str) -> Result<Value, Box<Diagnostic>> {
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let body = &text[bom..];
+    let mut de = serde_json::Deserializer::from_str(body);
+    let parsed =
+        serde::Deserialize::deserialize(&mut de).and_then(|Strict(value)| de.end().map(|()| value));
+    parsed.map_err(|e| {
+        let at = bom + json_offset(body, e.line(), e.column());
+        let message = strip_position(&e.to_string());
+        let (message, span) = if message.starts_with(DUPLICATE) {
+            (message, key_before(text, at))
+        } else if message.starts_with("recursion limit exceeded") {
+            (
+                format!(
+                    "it nests deeper than {JSON_DEPTH} levels, the most connectorgen reads in a JSON document; no API needs that many: move deep schemas into `components` and refer to them with `$ref`"
+                ),
+                Span::from((at, 0)),
+            )
+        } else {
+            (message, Span::from((at, 0)))
+        };
+        Box::new(Diagnostic::BaseSyntax {
+            message: crate::terminal::clip(&message, MESSAGE_CHARS).into_owned(),
+            span,
+        })
+    })
+}
+
+/// A YAML document → its value, with the manifest's parser settings and budgets.
+fn parse_yaml(text: &str) -> Result<Value, Box<Diagnostic>> {
+    crate::manifest::parse_value(text).map_err(|d| {
+        let (message, span) = match *d {
+            Diagnostic::YamlSyntax { message, span }
+            | Diagnostic::WrongType { message, span, .. }
+            | Diagnostic::YamlLimit { message, span } => (message, span),
+            Diagnostic::DuplicateKey { key, span } => (format!("{DUPLICATE}`{key}`"), span),
+            other => return Box::new(other),
+        };
+        Box::new(Diagnostic::BaseSyntax {
+            message: crate::terminal::clip(&message, MESSAGE_CHARS).into_owned(),
+            span,
+        })
+    })
+}
+
+const DUPLICATE: &str = "duplicate key ";
+
+/// A JSON value, refusing a key repeated within an object.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                // Raised before the value is read, so the position is the key's end.
+                return Err(serde::de::Error::custom(format!(
+                    "{DUPLICATE}`{}`",
+                    crate::terminal::clip(&key, 100)
+                )));
+            }
+            let Strict(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// The byte offset serde_json's line and column (1-based, in bytes) stand for.
+fn json_offset(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let mut at = (start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The span of the JSON string ending at byte `end` (its closing quote), from its
+/// opening quote; a point at `end` when there is none.
+fn key_before(text: &str, end: usize) -> Span {
+    let bytes = text.as_bytes();
+    if bytes.get(end) != Some(&b'"') {
+        return Span::from((end, 0));
+    }
+    let mut i = end;
+    while i > 0 {
+        i -= 1;
+        if bytes[i] == b'"' {
+            let escapes = bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count();
+            if escapes % 2 == 0 {
+                return Span::from((i, end + 1 - i));
+            }
+        }
+    }
+    Span::from((end, 0))
+}
+
 /// Every operation of `paths`, in document order.
 fn index(root: &Value) -> Vec<BaseOperation> {
     let Some(paths) = root.get("paths").and_then(Value::as_object) else {
@@ -253,12 +415,17 @@ fn index(root: &Value) -> Vec<BaseOperation> {
     out
 }
 
-/// A value for a message: strings without quotes, anything else as JSON.
+/// Characters of the document a message quotes at most: the document may be any file
+/// a path led to, and machine formats print messages whole.
+const QUOTED_CHARS: usize = 100;
+
+/// A value for a message: strings without quotes, anything else as JSON; clipped.
 fn show(v: &Value) -> String {
-    match v {
+    let text = match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
+    };
+    crate::terminal::clip(&text, QUOTED_CHARS).into_owned()
 }
 
 /// serde_json's message without its " at line 3 column 7" (the label shows the place).
@@ -364,6 +531,7 @@ pub fn path_item_shared(item: &Map<String, Value>) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use miette::Diagnostic as _;
 
     fn base(name: &str, text: &str) -> Base {
         Base::parse(name, Arc::new(text.to_string())).unwrap()
@@ -414,6 +582,89 @@ mod tests {
         // A pointer that does not exist falls back to its nearest ancestor.
         let at = j.span("/paths/~1a/get/missing");
         assert!(json[at.offset()..].starts_with("{\"x\""));
+    }
+
+    const SMALL: &str = r#"{"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": {"/a": {"get": {"operationId": "getA"}}}}"#;
+
+    /// Issue 21, defect 19: a JSON document with a UTF-8 byte order mark was refused
+    /// with "expected value" at 1:1; YAML skipped it. Both skip it now.
+    #[test]
+    fn a_byte_order_mark_is_skipped_in_json_as_in_yaml() {
+        let with_bom = format!("\u{feff}{SMALL}");
+        let b = base("api.json", &with_bom);
+        assert_eq!(b.find("getA").unwrap().path, "/a");
+        // Positions still point into the text as it is, mark included.
+        let broken = "\u{feff}{\"openapi\": }".to_string();
+        let err = Base::parse("api.json", Arc::new(broken.clone())).unwrap_err();
+        let at = err.labels().unwrap().next().unwrap().offset();
+        assert_eq!(&broken[at..], "}", "{err}");
+        let yaml = base("api.yaml", "\u{feff}openapi: 3.1.0\npaths: {}\n");
+        assert_eq!(yaml.version, Version::V31);
+    }
+
+    /// Issue 21, defect 20: a key repeated in a JSON object was last-wins (a second
+    /// `paths` exposed operations a reviewer reading the first did not see); it is
+    /// refused as in YAML, pointing at the second key.
+    #[test]
+    fn a_repeated_json_key_is_refused_at_the_second_one() {
+        let text = "{\"openapi\": \"3.1.0\",\n \"paths\": {\"/a\": {}},\n \"paths\": {\"/b\": {}}}";
+        let err = Base::parse("api.json", Arc::new(text.to_string())).unwrap_err();
+        assert!(err.to_string().contains("duplicate key `paths`"), "{err}");
+        let label = err.labels().unwrap().next().unwrap();
+        assert_eq!(label.offset(), text.rfind("\"paths\"").unwrap());
+        assert_eq!(label.len(), "\"paths\"".len());
+        // Deep inside, with an escaped quote in the key, and in YAML the same.
+        let nested = r#"{"openapi": "3.1.0", "paths": {"/a": {"get": {"x\"y": 1, "x\"y": 2}}}}"#;
+        let err = Base::parse("api.json", Arc::new(nested.to_string())).unwrap_err();
+        let label = err.labels().unwrap().next().unwrap();
+        assert_eq!(&nested[label.offset()..][..label.len()], r#""x\"y""#);
+        let yaml = "openapi: 3.1.0\npaths: {}\npaths: {}\n";
+        let err = Base::parse("api.yaml", Arc::new(yaml.to_string())).unwrap_err();
+        assert!(err.to_string().contains("duplicate key `paths`"), "{err}");
+        // Equal keys in different objects are fine.
+        base(
+            "api.json",
+            r#"{"openapi": "3.1.0", "a": {"k": 1}, "b": {"k": 2}}"#,
+        );
+    }
+
+    /// Issue 21, defect 21: a flow-style YAML document starting with `{` was read as
+    /// JSON and refused. A `.yaml`/`.yml` name is always YAML; a name that says neither
+    /// is read as JSON when that parses, else as YAML.
+    #[test]
+    fn flow_style_yaml_is_read_as_yaml() {
+        let flow = "{openapi: 3.1.0, info: {title: T, version: '1'}, paths: {/a: {get: {operationId: getA}}}}\n";
+        for name in ["api.yaml", "API.YML", "api", "api.txt"] {
+            let b = base(name, flow);
+            assert_eq!(b.find("getA").unwrap().path, "/a", "{name}");
+        }
+        assert!(Base::parse("api.json", Arc::new(flow.to_string())).is_err());
+        // A JSON document without a `.json` name is still JSON (and duplicate-checked).
+        assert_eq!(base("api", SMALL).root, base("api.json", SMALL).root);
+    }
+
+    /// Issue 21, defect 23: JSON nesting past serde_json's limit said only "recursion
+    /// limit exceeded"; the message gives the limit and what to do.
+    #[test]
+    fn json_nesting_past_the_limit_names_it() {
+        let deep = format!(
+            "{{\"openapi\": \"3.1.0\", \"x\": {}{}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let err = Base::parse("api.json", Arc::new(deep)).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("deeper than 128 levels") && text.contains("`$ref`"),
+            "{text}"
+        );
+        // Within the limit is fine.
+        let ok = format!(
+            "{{\"openapi\": \"3.1.0\", \"x\": {}{}}}",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        base("api.json", &ok);
     }
 
     #[test]

@@ -841,7 +841,7 @@ pub enum Diagnostic {
     #[diagnostic(
         code("base-unreadable"),
         help(
-            "`openapi:` is the provider's OpenAPI document (JSON or YAML), relative to this manifest"
+            "`openapi:` is the provider's OpenAPI document (JSON or YAML), a regular file relative to this manifest, in its folder or below, or in a folder given on the command line with --allow-read DIR"
         )
     )]
     BaseUnreadable {
@@ -1209,6 +1209,16 @@ impl Diagnostic {
     /// The stable code of this diagnostic, e.g. `unknown-key`.
     pub fn code_str(&self) -> String {
         Rule::from(self).code().to_string()
+    }
+
+    /// Whether this finding is about a file that did not prove to be a document (it does
+    /// not parse, or is not OpenAPI): the path that led to it may lead anywhere, so the
+    /// report shows only a tight excerpt around the error.
+    pub fn in_unproven_file(&self) -> bool {
+        matches!(
+            self,
+            Diagnostic::BaseSyntax { .. } | Diagnostic::BaseNotOpenapi { .. }
+        )
     }
 }
 

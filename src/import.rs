@@ -60,6 +60,9 @@ pub struct Imported {
     pub async_candidates: usize,
     pub paid_candidates: usize,
     pub deletes: usize,
+    /// The document's folder, as given, when `openapi:` leads out of the manifest's
+    /// folder: `build` reads it only when that folder is allowed (`--allow-read`).
+    pub allow_read: Option<PathBuf>,
 }
 
 /// Why `import` wrote nothing.
@@ -118,14 +121,21 @@ pub fn run(
     flags: &Flags,
 ) -> Result<Imported, ImportError> {
     files::refuse_to_replace(out, spec, force)?;
-    let text = Arc::new(crate::input::read_manifest(spec, max_bytes)?);
     let name = spec.display().to_string();
+    let text = crate::input::read_file(spec, &name, max_bytes, crate::input::What::Openapi)?;
+    let text = Arc::new(text);
     let base = Base::parse(&name, text.clone()).map_err(|d| {
         ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
     })?;
     let openapi = files::relative_path(spec, out)?;
-    let imported = manifest(&base, &openapi, flags)?;
+    let mut imported = manifest(&base, &openapi, flags)?;
     files::write(out, spec, force, &imported.text)?;
+    if openapi.starts_with("../") || Path::new(&openapi).is_absolute() {
+        imported.allow_read = Some(match spec.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        });
+    }
     Ok(imported)
 }
 
@@ -174,6 +184,7 @@ pub fn manifest(base: &Base, openapi: &str, flags: &Flags) -> Result<Imported, I
         async_candidates,
         paid_candidates,
         deletes,
+        allow_read: None,
     })
 }
 

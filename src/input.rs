@@ -1,15 +1,25 @@
-//! Reading a manifest from disk, treating every byte of it as untrusted.
+//! Reading a manifest, and the files it names, from disk, treating every byte of them
+//! (and every path a manifest gives) as untrusted.
 //!
-//! Takes: a path and a size limit. Returns: the manifest text, or one `InputError` whose
-//! message is a single line naming the file and what to do about it.
+//! Takes: a path, a size limit and what the file is for; for a file the manifest names
+//! (its base document, its templates), also the `Scope` of folders it may be in.
+//! Returns: the text, or one `InputError` whose message is a single line naming the file
+//! and what to do about it.
 //! Must never: block (a FIFO or a terminal is refused before it is opened, and opened
 //! non-blocking so a swap between the check and the open cannot stall us either), read
 //! without bound (`/dev/zero`, a file that keeps growing: at most `max_bytes + 1` bytes
-//! are ever read), or pass on text that is not UTF-8.
+//! are ever read), pass on text that is not UTF-8, or — for a file a manifest names —
+//! read anything but a regular file inside the scope after every symlink is resolved:
+//! never `/proc/self/environ`, a device, or a file outside the folders the person running
+//! connectorgen allowed (a pull request's manifest must not be able to print the CI's
+//! secrets into its log).
+//!
+//! `read_named` is the one way a file a manifest names is opened; `read_manifest` is for
+//! paths the person gave on the command line.
 
 use std::fs::{File, FileType, Metadata};
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The default `--max-bytes`: far above any real manifest (the largest bundled example
 /// is a few kilobytes), still small enough that parsing stays in reasonable memory.
@@ -25,9 +35,39 @@ pub enum InputError {
         #[source]
         source: std::io::Error,
     },
-    /// A folder, FIFO, socket or device: nothing a manifest can be.
-    #[error("{path} is not a regular file (it is {kind}); give the path of a YAML manifest")]
-    NotRegular { path: String, kind: &'static str },
+    /// A folder, FIFO, socket or device: nothing a manifest, a base document or a
+    /// template can be.
+    #[error("{path} is not a regular file (it is {kind}); give the path of {}", what.article())]
+    NotRegular {
+        path: String,
+        kind: &'static str,
+        what: What,
+    },
+    /// A file a manifest names that leads, once symlinks are resolved, outside every
+    /// folder of the scope.
+    #[error(
+        "{path} is outside the folders connectorgen reads for this manifest{}; move {} into {allowed} or below, or, if it is meant to be read, allow its folder on the command line: --allow-read {}",
+        leads(path, real),
+        what.pronoun(),
+        Path::new(real).parent().map_or(real.clone(), |p| p.display().to_string())
+    )]
+    Outside {
+        path: String,
+        real: String,
+        allowed: String,
+        what: What,
+    },
+    /// A file a manifest names that is the operating system's, not a document. The real
+    /// path is kept out of the message (`/proc/self` leads to a process id).
+    #[error(
+        "{path} is a file of the operating system (under /proc, /sys or /dev); connectorgen never reads those for a manifest: give the path of {}",
+        what.article()
+    )]
+    System {
+        path: String,
+        real: String,
+        what: What,
+    },
     /// Over the size limit, by its metadata or while being read.
     #[error(
         "{path} is larger than the {} limit ({max} bytes); if the manifest is legitimate, raise the limit with --max-bytes (e.g. --max-bytes {})",
@@ -52,6 +92,8 @@ impl InputError {
     pub fn shown_as(mut self, shown: &str) -> InputError {
         let (InputError::Io { path, .. }
         | InputError::NotRegular { path, .. }
+        | InputError::Outside { path, .. }
+        | InputError::System { path, .. }
         | InputError::TooLarge { path, .. }
         | InputError::NotUtf8 { path, .. }) = &mut self;
         *path = shown.to_string();
@@ -59,10 +101,151 @@ impl InputError {
     }
 }
 
+/// What a file is for, as messages name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum What {
+    Manifest,
+    /// The provider's OpenAPI document (`openapi:`, or `import`'s SPEC).
+    Openapi,
+    Template,
+    TemplatesFolder,
+}
+
+impl What {
+    fn article(self) -> &'static str {
+        match self {
+            What::Manifest => "a YAML manifest",
+            What::Openapi => "the provider's OpenAPI document (JSON or YAML)",
+            What::Template => "a template file",
+            What::TemplatesFolder => "a folder of templates",
+        }
+    }
+
+    fn pronoun(self) -> &'static str {
+        match self {
+            What::Manifest => "the manifest",
+            What::Openapi => "the document",
+            What::Template => "the template",
+            What::TemplatesFolder => "the templates folder",
+        }
+    }
+}
+
+/// The folders the files a manifest names may be in: the manifest's own folder, and
+/// those the person running connectorgen named (`--allow-read DIR`, `--templates DIR`).
+/// Kept as real paths (symlinks resolved), so a path is judged by where it leads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Scope {
+    roots: Vec<PathBuf>,
+    /// The first folder as it was given, for messages.
+    shown: String,
+}
+
+impl Scope {
+    /// The scope of `folders` (the manifest's first). A folder that does not exist
+    /// allows nothing.
+    pub fn new(folders: impl IntoIterator<Item = PathBuf>) -> Scope {
+        let mut scope = Scope::default();
+        for folder in folders {
+            let folder = if folder.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                folder
+            };
+            if scope.shown.is_empty() {
+                scope.shown = folder.display().to_string();
+            }
+            if let Ok(real) = folder.canonicalize() {
+                scope.roots.push(real);
+            }
+        }
+        scope
+    }
+
+    /// The same scope, also allowing `folder`.
+    pub fn with(mut self, folder: &Path) -> Scope {
+        if let Ok(real) = folder.canonicalize() {
+            self.roots.push(real);
+        }
+        self
+    }
+
+    /// Where `path` really is, if a manifest may name it: inside a folder of the
+    /// scope and not the operating system's. `shown` names it in the error.
+    pub fn check(&self, path: &Path, shown: &str, what: What) -> Result<PathBuf, InputError> {
+        let real = path.canonicalize().map_err(|source| InputError::Io {
+            path: shown.to_string(),
+            source,
+        })?;
+        if is_system(&real) {
+            return Err(InputError::System {
+                path: shown.to_string(),
+                real: real.display().to_string(),
+                what,
+            });
+        }
+        if !self.roots.iter().any(|root| real.starts_with(root)) {
+            return Err(InputError::Outside {
+                path: shown.to_string(),
+                real: real.display().to_string(),
+                allowed: format!("the manifest's folder ({})", self.shown),
+                what,
+            });
+        }
+        Ok(real)
+    }
+}
+
+/// " (it leads to /real/path)", when that is not the path as shown.
+fn leads(path: &str, real: &str) -> String {
+    if path == real {
+        String::new()
+    } else {
+        format!(" (it leads to {real})")
+    }
+}
+
+/// Files of the operating system's own file systems: process state (`/proc/self/environ`
+/// holds the environment, CI tokens included), kernel state and devices. Refused even
+/// inside an allowed folder (a manifest at `/`, `--allow-read /`).
+fn is_system(real: &Path) -> bool {
+    cfg!(unix)
+        && ["/proc", "/sys", "/dev"]
+            .iter()
+            .any(|p| real.starts_with(p))
+}
+
+/// Reads a file a manifest names (`path`, shown as `shown`): it must lead, once every
+/// symlink is resolved, to a regular file inside `scope` (`Scope::check`) of at most
+/// `max_bytes` bytes of UTF-8.
+pub fn read_named(
+    path: &Path,
+    shown: &str,
+    scope: &Scope,
+    max_bytes: u64,
+    what: What,
+) -> Result<String, InputError> {
+    let real = scope.check(path, shown, what)?;
+    // The real path is opened, so what was judged is what is read (short of someone
+    // replacing a folder on it in between; a manifest cannot do that).
+    read_file(&real, shown, max_bytes, what)
+}
+
 /// Reads the manifest at `path`: a regular file (or a symlink to one) of at most
 /// `max_bytes` bytes of UTF-8.
 pub fn read_manifest(path: &Path, max_bytes: u64) -> Result<String, InputError> {
-    let shown = path.display().to_string();
+    read_file(path, &path.display().to_string(), max_bytes, What::Manifest)
+}
+
+/// Reads `path`, named `shown` in errors: a regular file (or a symlink to one) of at
+/// most `max_bytes` bytes of UTF-8. For a path the person gave on the command line.
+pub fn read_file(
+    path: &Path,
+    shown: &str,
+    max_bytes: u64,
+    what: What,
+) -> Result<String, InputError> {
+    let shown = shown.to_string();
     let io = |source| InputError::Io {
         path: shown.clone(),
         source,
@@ -70,11 +253,11 @@ pub fn read_manifest(path: &Path, max_bytes: u64) -> Result<String, InputError> 
     // The file type is checked before opening: opening a FIFO for reading blocks until
     // someone writes to it.
     let meta = std::fs::metadata(path).map_err(io)?;
-    check_metadata(&shown, &meta, max_bytes)?;
+    check_metadata(&shown, &meta, max_bytes, what)?;
     let file = open_nonblocking(path).map_err(io)?;
     // The same checks on what was actually opened, in case the path was swapped for
     // something else between the two calls.
-    check_metadata(&shown, &file.metadata().map_err(io)?, max_bytes)?;
+    check_metadata(&shown, &file.metadata().map_err(io)?, max_bytes, what)?;
 
     // `take` bounds the read even when the size changes after the check (a file being
     // appended to, or a /proc-style file that reports size 0): one byte past the limit
@@ -148,11 +331,17 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is too large"))
 }
 
-fn check_metadata(path: &str, meta: &Metadata, max_bytes: u64) -> Result<(), InputError> {
+fn check_metadata(
+    path: &str,
+    meta: &Metadata,
+    max_bytes: u64,
+    what: What,
+) -> Result<(), InputError> {
     if !meta.is_file() {
         return Err(InputError::NotRegular {
             path: path.to_string(),
             kind: kind_of(meta.file_type()),
+            what,
         });
     }
     if meta.len() > max_bytes {
@@ -182,6 +371,29 @@ fn kind_of(t: FileType) -> &'static str {
         }
     }
     if t.is_dir() { "a folder" } else { "not a file" }
+}
+
+/// `a/b/../c` → `a/c`, without touching the disk: how messages name a file the
+/// manifest names relative to itself (`.` for the folder itself).
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    // `.` would otherwise be shown as nothing at all.
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 /// `O_NONBLOCK` where its value is known without the libc crate: opening a FIFO with it

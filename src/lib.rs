@@ -98,9 +98,18 @@ pub struct Options {
     /// The most bytes a file the manifest names (`openapi:`) may have; 0 means the
     /// default (`input::DEFAULT_MAX_BYTES`, as for manifests).
     pub max_bytes: u64,
+    /// Folders besides the manifest's own that files the manifest names (`openapi:`,
+    /// `templates:`) may be in (`--allow-read DIR`). Every such file must be a regular
+    /// file inside the manifest's folder or one of these once symlinks are resolved
+    /// (`input::Scope`).
+    pub allow_read: Vec<PathBuf>,
     /// Never read a file the manifest names (`openapi:`): for fuzzing and other runs on
     /// untrusted text that must not touch the file system.
     pub sandbox: bool,
+    /// The base document as text (its name for messages, and the text), used for the
+    /// manifest's `openapi:` instead of reading the file it names: for fuzzing base
+    /// mode without the file system. Wins over `sandbox`.
+    pub base_document: Option<(String, Arc<String>)>,
     /// Template fuel for the run (`--template-fuel`), instead of the default that grows
     /// with the manifest (`templates::Limits`).
     pub template_fuel: Option<u64>,
@@ -110,6 +119,15 @@ pub struct Options {
     /// Parser events aliases may replay in all (`--max-alias-expansion`); `None`: the
     /// default budget, which grows with the file (`manifest::alias_expansion_budget`).
     pub max_alias_expansion: Option<usize>,
+}
+
+impl Options {
+    /// Where the files the manifest names may be: its folder (the current one when not
+    /// given), and the `allow_read` folders.
+    pub fn scope(&self) -> input::Scope {
+        let dir = self.manifest_dir.clone().unwrap_or_default();
+        input::Scope::new(std::iter::once(dir).chain(self.allow_read.iter().cloned()))
+    }
 }
 
 /// Parses, validates, renders and lints manifest text. `name` is how findings name the
@@ -146,8 +164,9 @@ pub fn analyze_with(
         (Some(sources), _) => sources.clone(),
         (None, Some((dir, span))) => {
             let dir = options.manifest_dir.clone().unwrap_or_default().join(dir);
-            let read = templates::load_dir(&dir);
-            inputs.push(Input::templates(dir, &read));
+            let scope = Arc::new(options.scope());
+            let read = templates::load_dir(&dir, &scope);
+            inputs.push(Input::templates(dir, scope, &read));
             match read {
                 Ok(sources) => sources,
                 Err(e) => {
@@ -288,16 +307,22 @@ pub struct Input {
 }
 
 /// How an input is read, so that it can be read again the same way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputKind {
-    /// One file, read whole by `input::read_manifest` with this size limit (the manifest).
-    File { max_bytes: u64 },
-    /// A folder of template overrides, read by `templates::load_dir` (its `*.j2` files).
-    Templates,
+    /// One file, read whole with this size limit: by `input::read_manifest` (the
+    /// manifest, named on the command line), or by `input::read_named` within `scope`
+    /// (the base document the manifest names).
+    File {
+        max_bytes: u64,
+        scope: Option<Arc<input::Scope>>,
+    },
+    /// A folder of template overrides, read by `templates::load_dir` (its `*.j2` files)
+    /// within `scope`.
+    Templates { scope: Arc<input::Scope> },
 }
 
 impl Input {
-    /// A file, and what reading it gave.
+    /// A file named on the command line (the manifest), and what reading it gave.
     pub fn file<E: std::fmt::Display>(
         path: PathBuf,
         max_bytes: u64,
@@ -305,32 +330,89 @@ impl Input {
     ) -> Input {
         Input {
             path,
-            kind: InputKind::File { max_bytes },
+            kind: InputKind::File {
+                max_bytes,
+                scope: None,
+            },
             read: fingerprint(read),
         }
     }
 
-    /// A templates folder, and what loading it gave.
+    /// A file the manifest names, read within `scope`, and what reading it gave.
+    pub fn named_file<E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        scope: Arc<input::Scope>,
+        read: &Result<String, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::File {
+                max_bytes,
+                scope: Some(scope),
+            },
+            read: fingerprint(read),
+        }
+    }
+
+    /// A templates folder, read within `scope`, and what loading it gave.
     pub fn templates<E: std::fmt::Display>(
         path: PathBuf,
+        scope: Arc<input::Scope>,
         read: &Result<templates::Sources, E>,
     ) -> Input {
         Input {
             path,
-            kind: InputKind::Templates,
+            kind: InputKind::Templates { scope },
             read: fingerprint(read),
         }
     }
 
     /// Reads the input again, as the run did: whether it holds something else now.
     pub fn changed(&self) -> bool {
-        let now = match self.kind {
-            InputKind::File { max_bytes } => {
-                fingerprint(&input::read_manifest(&self.path, max_bytes))
-            }
-            InputKind::Templates => fingerprint(&templates::load_dir(&self.path)),
+        let now = match &self.kind {
+            InputKind::File {
+                max_bytes,
+                scope: None,
+            } => fingerprint(&input::read_manifest(&self.path, *max_bytes)),
+            InputKind::File {
+                max_bytes,
+                scope: Some(scope),
+            } => fingerprint(&read_base_file(&self.path, scope, *max_bytes)),
+            InputKind::Templates { scope } => fingerprint(&templates::load_dir(&self.path, scope)),
         };
         now != self.read
+    }
+
+    /// What the input is, for a message ("the manifest").
+    pub fn what(&self) -> &'static str {
+        match self.kind {
+            InputKind::File { scope: None, .. } => "the manifest",
+            InputKind::File { scope: Some(_), .. } => "the base OpenAPI document",
+            InputKind::Templates { .. } => "a template",
+        }
+    }
+
+    /// The files of this input that a build must never write over (the manifest, the
+    /// base document, each template file of a templates folder), as real paths: an
+    /// output is compared with them once its own symlinks are resolved.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        match &self.kind {
+            InputKind::File { .. } => files.extend(self.path.canonicalize().ok()),
+            InputKind::Templates { .. } => {
+                if let Ok(entries) = std::fs::read_dir(&self.path) {
+                    files.extend(
+                        entries
+                            .filter_map(Result::ok)
+                            .map(|e| e.path())
+                            .filter(|p| p.extension().is_some_and(|e| e == "j2"))
+                            .filter_map(|p| p.canonicalize().ok()),
+                    );
+                }
+            }
+        }
+        files
     }
 
     /// The folders whose entries hold the input: a file's folder (editors save by
@@ -343,7 +425,7 @@ impl Input {
         };
         match self.kind {
             InputKind::File { .. } => vec![parent],
-            InputKind::Templates => vec![self.path.clone(), parent],
+            InputKind::Templates { .. } => vec![self.path.clone(), parent],
         }
     }
 }
@@ -412,48 +494,51 @@ fn load_base(
         let d = Diagnostic::BaseUnreadable { message, span: at };
         Box::new((Finding::error(d), None))
     };
+    if let Some((name, text)) = &options.base_document {
+        return base::Base::parse(name, text.clone()).map_err(|d| {
+            Box::new((
+                Finding::error(*d).in_base(),
+                Some((name.clone(), text.clone())),
+            ))
+        });
+    }
     if options.sandbox {
         return Err(unreadable(
             "this run reads no files the manifest names".to_string(),
         ));
     }
     // Read as joined: through a symlinked folder, `..` is the link target's parent,
-    // which only the OS knows. The lexically shortened path is only for messages.
+    // which only the OS knows. The lexically shortened path is only for messages. The
+    // value is taken as written (`import` quotes a name with outer spaces): a trimmed
+    // name would be another file.
     let file = match &options.manifest_dir {
-        Some(dir) => dir.join(path.value.trim()),
-        None => std::path::PathBuf::from(path.value.trim()),
+        Some(dir) => dir.join(&path.value),
+        None => PathBuf::from(&path.value),
     };
     let max = match options.max_bytes {
         0 => input::DEFAULT_MAX_BYTES,
         n => n,
     };
-    let read = input::read_manifest(&file, max);
+    let scope = Arc::new(options.scope());
+    let read = read_base_file(&file, &scope, max);
     // Watched whatever the read gave: a missing document that appears is a change.
-    inputs.push(Input::file(file.clone(), max, &read));
-    let shown = normalize(&file).display().to_string();
-    let text = read.map_err(|e| unreadable(e.shown_as(&shown).to_string()))?;
+    inputs.push(Input::named_file(file.clone(), max, scope, &read));
+    let shown = input::normalize(&file).display().to_string();
+    let text = read.map_err(|e| unreadable(e.to_string()))?;
     let text = Arc::new(text);
     base::Base::parse(&shown, text.clone())
         .map_err(|d| Box::new((Finding::error(*d).in_base(), Some((shown, text)))))
 }
 
-/// `a/b/../c` → `a/c`, without touching the disk: how messages name a file the
-/// manifest names relative to itself.
-pub(crate) fn normalize(path: &std::path::Path) -> std::path::PathBuf {
-    use std::path::Component;
-    let mut out = std::path::PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+/// The base document at `file`, read within `scope` and named in errors as messages
+/// name it (the lexically shortened path).
+fn read_base_file(
+    file: &std::path::Path,
+    scope: &input::Scope,
+    max: u64,
+) -> Result<String, input::InputError> {
+    let shown = input::normalize(file).display().to_string();
+    input::read_named(file, &shown, scope, max, input::What::Openapi)
 }
 
 /// The file name outputs mention: never the directory, which depends on where it ran.

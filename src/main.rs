@@ -3,8 +3,9 @@
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
-//! or stdout could not be written). A closed stdout (`connectorgen … | head -1`) ends
-//! the printing quietly and leaves the exit code as it was.
+//! an output that is an input of the build, or stdout could not be written). A closed
+//! stdout (`connectorgen … | head -1`) ends the printing quietly and leaves the exit
+//! code as it was.
 //! `import` follows the same split: 1 when the OpenAPI document itself has the problem
 //! (not OpenAPI 3.0/3.1, does not parse, nothing an agent can call), 2 when it could not
 //! run (unreadable document, an output it must not replace, a URL only a flag can give).
@@ -186,6 +187,9 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// Refuse a manifest larger than this (K, M, G suffixes)
         #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
         max_bytes: u64,
+        /// Let the manifest name files in DIR too (its `openapi:` document), besides its own folder (repeatable)
+        #[arg(long, value_name = "DIR")]
+        allow_read: Vec<PathBuf>,
     },
     /// Check against a sandbox that the provider keeps the promises the manifest makes
     #[command(
@@ -221,6 +225,9 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
         /// Refuse a manifest larger than this (K, M, G suffixes)
         #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
         max_bytes: u64,
+        /// Let the manifest name files in DIR too (its `openapi:` document), besides its own folder (repeatable)
+        #[arg(long, value_name = "DIR")]
+        allow_read: Vec<PathBuf>,
     },
     /// Print the JSON Schema of the manifest (for editors: see README, "Editor support")
     #[command(
@@ -283,6 +290,9 @@ struct Source {
     /// Parser events that YAML aliases may expand to in all [default: a quarter of the file size, at least 100000]
     #[arg(long, value_name = "N")]
     max_alias_expansion: Option<usize>,
+    /// Let the manifest name files in DIR too (its `openapi:` document, its `templates:`), besides its own folder (repeatable)
+    #[arg(long, value_name = "DIR")]
+    allow_read: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -315,24 +325,34 @@ impl Source {
         let text = input::read_manifest(manifest, self.max_bytes);
         inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
         let text = text.map_err(fatal)?;
-        let templates = match &self.templates {
-            Some(dir) => {
-                let read = templates::load_dir(dir);
-                inputs.push(Input::templates(dir.clone(), &read));
-                Some(read.map_err(fatal)?)
+        for dir in &self.allow_read {
+            if !dir.is_dir() {
+                return Err(Failure::Fatal(format!(
+                    "--allow-read {}: not a folder; give a folder the manifest may name files in",
+                    dir.display()
+                )));
             }
-            None => None,
-        };
-        let options = Options {
+        }
+        let mut options = Options {
             targets: Some(self.targets.clone()),
-            templates,
+            templates: None,
             manifest_dir: manifest.parent().map(Path::to_path_buf),
+            allow_read: self.allow_read.clone(),
             max_bytes: self.max_bytes,
             sandbox: false,
+            base_document: None,
             template_fuel: self.template_fuel,
             max_template_output: self.max_template_output,
             max_alias_expansion: self.max_alias_expansion,
         };
+        if let Some(dir) = &self.templates {
+            // The folder was named on the command line; its files may still be links
+            // from a pull request, so each must lead inside it (or the scope).
+            let scope = Arc::new(options.scope().with(dir));
+            let read = templates::load_dir(dir, &scope);
+            inputs.push(Input::templates(dir.clone(), scope, &read));
+            options.templates = Some(read.map_err(fatal)?);
+        }
         let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))?;
         inputs.extend(analysis.inputs.iter().cloned());
@@ -365,6 +385,9 @@ impl Common {
         }
         if let Some(max) = self.source.max_template_output {
             cmd.push_str(&format!(" --max-template-output {max}"));
+        }
+        for dir in &self.source.allow_read {
+            cmd.push_str(&format!(" --allow-read {}", dir.display()));
         }
         cmd
     }
@@ -528,6 +551,7 @@ fn main() -> ExitCode {
             timeout,
             max_response_bytes,
             max_bytes,
+            allow_read,
         } => {
             let config = connectorgen::serve::Config {
                 http,
@@ -542,7 +566,7 @@ fn main() -> ExitCode {
                     max_response_bytes: usize::try_from(max_response_bytes).unwrap_or(usize::MAX),
                 },
             };
-            run_serve(&ui, &manifest, max_bytes, &config)
+            run_serve(&ui, &manifest, max_bytes, allow_read, &config)
         }
         Command::Probe {
             manifest,
@@ -553,6 +577,7 @@ fn main() -> ExitCode {
             format,
             timeout,
             max_bytes,
+            allow_read,
         } => {
             let config = connectorgen::probe::Config {
                 base_url,
@@ -564,7 +589,7 @@ fn main() -> ExitCode {
                     ..connectorgen::runtime::client::Limits::default()
                 },
             };
-            run_probe(&ui, &manifest, max_bytes, &config, format)
+            run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
         }
         Command::Schema => {
             ui.out(&connectorgen::schema::manifest_schema());
@@ -574,7 +599,7 @@ fn main() -> ExitCode {
             templates::export(&dir, force)
                 .map(|paths| {
                     for p in paths {
-                        ui.note(&format!("wrote {}\n", p.display()));
+                        ui.note(&format!("wrote {}\n", shown(&p)));
                     }
                     ExitCode::SUCCESS
                 })
@@ -590,7 +615,7 @@ fn main() -> ExitCode {
     let code = match result {
         Ok(code) => code,
         Err(Failure::Fatal(message)) => {
-            ui.err(&format!("error: {}\n", terminal::escape(&message)));
+            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
             ExitCode::from(2)
         }
         Err(Failure::Template(e)) => {
@@ -606,8 +631,11 @@ fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> 
 }
 
 fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
-    let analysis = common.source.analyze(&common.manifest)?;
-    let code = write_outputs(ui, common, &analysis);
+    let mut inputs = Vec::new();
+    let analysis = common
+        .source
+        .analyze_reading(&common.manifest, &mut inputs)?;
+    let code = write_outputs(ui, common, &analysis, &inputs);
     exit_without_freeing(analysis);
     code
 }
@@ -619,8 +647,14 @@ fn exit_without_freeing(analysis: Analysis) {
     std::mem::forget(analysis);
 }
 
-/// Reports the findings and, unless they block, writes the outputs.
-fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCode, Failure> {
+/// Reports the findings and, unless they block, writes the outputs, never over one of
+/// the `inputs` the analysis read.
+fn write_outputs(
+    ui: &Ui,
+    common: &Common,
+    analysis: &Analysis,
+    inputs: &[Input],
+) -> Result<ExitCode, Failure> {
     let diagnostics = &analysis.diagnostics;
     let errors = diagnostics.count(Severity::Error);
     let warnings = diagnostics.count(Severity::Warning);
@@ -647,19 +681,19 @@ fn write_outputs(ui: &Ui, common: &Common, analysis: &Analysis) -> Result<ExitCo
             };
             ui.err(&format!(
                 "error: {summary} in {}{why}; nothing was written\n",
-                common.manifest.display()
+                shown(&common.manifest)
             ));
             return Ok(ExitCode::from(1));
         }
     };
     let out = common.out_dir();
-    output::write_all(&out, outputs).map_err(fatal)?;
+    let spared: Vec<(PathBuf, &str)> = inputs
+        .iter()
+        .flat_map(|input| input.files().into_iter().map(|f| (f, input.what())))
+        .collect();
+    output::write_all_sparing(&out, outputs, &spared).map_err(fatal)?;
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
-    ui.note(&format!(
-        "wrote {} to {}\n",
-        names.join(", "),
-        out.display()
-    ));
+    ui.note(&format!("wrote {} to {}\n", names.join(", "), shown(&out)));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -685,10 +719,10 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
         match common
             .source
             .analyze_reading(&common.manifest, &mut inputs)
-            .and_then(|analysis| write_outputs(ui, common, &analysis))
+            .and_then(|analysis| write_outputs(ui, common, &analysis, &inputs))
         {
             Ok(_) => {}
-            Err(Failure::Fatal(m)) => ui.err(&format!("error: {m}\n")),
+            Err(Failure::Fatal(m)) => ui.err(&format!("error: {}\n", terminal::one_line(&m))),
             Err(Failure::Template(e)) => {
                 ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
             }
@@ -727,7 +761,7 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
     rewatch(&inputs);
     ui.note(&format!(
         "watching {} for changes (Ctrl-C to stop)\n",
-        common.manifest.display()
+        shown(&common.manifest)
     ));
     // Reading a file is an event too (open, close after reading): never one to look
     // at, or our own reads below would wake us again. Closing after a write is kept.
@@ -827,7 +861,7 @@ fn run_explain(
             Ok(ExitCode::SUCCESS)
         }
         Err(message) => {
-            ui.err(&format!("error: {message}\n"));
+            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
             Ok(ExitCode::from(1))
         }
     }
@@ -844,6 +878,7 @@ fn run_serve(
     ui: &Ui,
     manifest: &Path,
     max_bytes: u64,
+    allow_read: Vec<PathBuf>,
     config: &connectorgen::serve::Config,
 ) -> Result<ExitCode, Failure> {
     let source = Source {
@@ -853,6 +888,7 @@ fn run_serve(
         template_fuel: None,
         max_template_output: None,
         max_alias_expansion: None,
+        allow_read,
     };
     let analysis = source.analyze(manifest)?;
     if analysis.has_errors() {
@@ -870,6 +906,7 @@ fn run_probe(
     ui: &Ui,
     manifest: &Path,
     max_bytes: u64,
+    allow_read: Vec<PathBuf>,
     config: &connectorgen::probe::Config,
     format: Format,
 ) -> Result<ExitCode, Failure> {
@@ -880,6 +917,7 @@ fn run_probe(
         template_fuel: None,
         max_template_output: None,
         max_alias_expansion: None,
+        allow_read,
     };
     let analysis = source.analyze(manifest)?;
     if analysis.has_errors() {
@@ -909,8 +947,8 @@ fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, F
         "wrote {}\nnext: edit it, then `connectorgen build {}`; for editor completion run \
          `connectorgen schema > connector.schema.json` beside it (the manifest's first line, \
          `# yaml-language-server: $schema=connector.schema.json`, points editors at it)\n",
-        file.display(),
-        file.display()
+        shown(file),
+        shown(file)
     ));
     Ok(ExitCode::SUCCESS)
 }
@@ -925,18 +963,21 @@ fn run_import(
 ) -> Result<ExitCode, Failure> {
     match import::run(spec, output, force, max_bytes, flags) {
         Ok(done) => {
+            let mut build = format!("connectorgen build {}", shown(output));
+            if let Some(dir) = &done.allow_read {
+                build.push_str(&format!(" --allow-read {}", shown(dir)));
+            }
             ui.note(&format!(
                 "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
                  next: decide on the suggestions (commented-out keys whose value ends in `?`), remove what the agent should not call, \
-                 then `connectorgen build {}`\n",
-                output.display(),
+                 then `{build}`\n",
+                shown(output),
                 done.listed,
-                spec.display(),
+                shown(spec),
                 done.skipped,
                 done.async_candidates,
                 done.paid_candidates,
                 done.deletes,
-                output.display()
             ));
             Ok(ExitCode::SUCCESS)
         }
@@ -948,11 +989,17 @@ fn run_import(
             Ok(ExitCode::from(1))
         }
         Err(e) if e.exit_code() == 1 => {
-            ui.err(&format!("error: {e}\n"));
+            ui.err(&format!("error: {}\n", terminal::one_line(&e.to_string())));
             Ok(ExitCode::from(1))
         }
         Err(e) => Err(fatal(e)),
     }
+}
+
+/// A path for a success line: escaped as error lines are, so that a file name cannot
+/// send a terminal sequence (or a CI workflow command on a line of its own).
+fn shown(path: &Path) -> String {
+    terminal::one_line(&path.display().to_string()).into_owned()
 }
 
 /// `generated/` beside the manifest.

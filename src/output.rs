@@ -37,7 +37,11 @@
 //!   before anything is written. The output folder itself may be a symlink: it is what
 //!   the user named.
 //! - **Refusals.** An existing output that is read-only, a folder, or not a regular file
-//!   (FIFO, socket, device) is refused before anything is written.
+//!   (FIFO, socket, device) is refused before anything is written. So is an output that
+//!   is, or is a symlink to, one of the build's own inputs (`write_all_sparing`: the
+//!   manifest, its base document, a template): `build --out .` beside a provider's
+//!   `openapi.json` would replace the provider's document, and `build --watch` would
+//!   then rebuild from its own output forever.
 //! - **Test hook.** With `CONNECTORGEN_PAUSE_AT=<point>` in the environment, the process
 //!   stops at that point (`temporary:N` after the N-th temporary file, `journal`,
 //!   `renamed:N`, `recovered:N` after the N-th rename of an interrupted set), says so on
@@ -67,6 +71,17 @@ pub const PAUSE_AT: &str = "CONNECTORGEN_PAUSE_AT";
 
 /// Writes every output into `dir` (created if missing), all or nothing.
 pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
+    write_all_sparing(dir, outputs, &[])
+}
+
+/// `write_all`, refusing before anything is written when an output would replace one
+/// of `inputs`: the real path (symlinks resolved) of each file the build read, and
+/// what it is ("the manifest").
+pub fn write_all_sparing(
+    dir: &Path,
+    outputs: &Outputs,
+    inputs: &[(PathBuf, &str)],
+) -> Result<(), OutputError> {
     std::fs::create_dir_all(dir).map_err(fail("create the output folder", dir))?;
     // Symlink targets are judged against the real folder, whatever path led to it.
     let root = dir
@@ -86,6 +101,20 @@ pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
     for (name, contents) in outputs {
         let shown = dir.join(name);
         let target = resolve(&root, name).map_err(fail("write", &shown))?;
+        if let Some((_, what)) = inputs.iter().find(|(input, _)| *input == target) {
+            let how = if target == root.join(name) {
+                "it is"
+            } else {
+                "it is a symbolic link to"
+            };
+            return Err(OutputError {
+                action: "write",
+                path: shown,
+                source: refusal(&format!(
+                    "{how} {what} this build reads; the outputs must go elsewhere: choose another --out"
+                )),
+            });
+        }
         // The journal records where each file goes, as text.
         if target
             .strip_prefix(&root)

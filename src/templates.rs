@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::suggest;
+use crate::input::{Scope, What, read_named};
 
 /// One template: its file name, its embedded source, and what it receives.
 pub struct Template {
@@ -127,13 +128,17 @@ pub enum TemplateDirError {
 const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
 /// The defaults, with every `*.j2` file of `dir` over the template of the same name.
-/// Other files (a README, editor backups) are left alone.
-pub fn load_dir(dir: &Path) -> Result<Sources, TemplateDirError> {
+/// Other files (a README, editor backups) are left alone. The folder and each template
+/// must be inside `scope` once symlinks are resolved (`input::read_named`): a template
+/// linked to `/proc/self/environ` would put the environment into llms.txt.
+pub fn load_dir(dir: &Path, scope: &Scope) -> Result<Sources, TemplateDirError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| TemplateDirError::Io { path, source }
     };
     let mut sources = defaults();
+    let shown = crate::input::normalize(dir);
+    scope.check(dir, &shown.display().to_string(), What::TemplatesFolder)?;
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io(dir))?
         .map(|e| e.map(|e| e.path()))
@@ -152,8 +157,10 @@ pub fn load_dir(dir: &Path) -> Result<Sources, TemplateDirError> {
             let help = suggest(&name, TEMPLATES.iter().map(|t| t.name));
             return Err(TemplateDirError::Unknown { path, help });
         }
-        // The same careful read as a manifest: no hanging on a FIFO, bounded, UTF-8.
-        let text = crate::input::read_manifest(&path, MAX_TEMPLATE_BYTES)?;
+        // The same careful read as a manifest (no hanging on a FIFO, bounded, UTF-8),
+        // and only where the manifest may point.
+        let shown = crate::input::normalize(&path).display().to_string();
+        let text = read_named(&path, &shown, scope, MAX_TEMPLATE_BYTES, What::Template)?;
         sources.insert(name, text);
     }
     Ok(sources)

@@ -6,6 +6,7 @@
 //! controls (with U+0085), bidi overrides, isolates and marks, and the Unicode line and
 //! paragraph separators — or, for JSON, written as `\u` escapes without changing the
 //! value.
+//! `one_line` also escapes line breaks, for text that must stay on its own line.
 //! Must never: change text that holds none of those characters, or decide where text
 //! goes: callers escape what they print, and machine formats keep their values exact.
 
@@ -32,6 +33,24 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         push(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+/// `text` for a line of its own (a one-line error, a success line): `escape`, and the
+/// line breaks escaped too, so that no part of it starts a line (a GitHub Actions log
+/// runs a line that starts with `::error` as a workflow command).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c == '\n' || is_unsafe(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c == '\n' {
+            out.push_str("\\u{a}");
+        } else {
+            push(&mut out, c);
+        }
     }
     Cow::Owned(out)
 }
@@ -86,6 +105,15 @@ mod tests {
         assert_eq!(
             escape("\u{1b}]0;t\u{7}\r\0\u{7f}\u{85}\u{9b}\u{202e}\u{2066}\u{2028}\u{200f}"),
             "\\u{1b}]0;t\\u{7}\\u{d}\\u{0}\\u{7f}\\u{85}\\u{9b}\\u{202e}\\u{2066}\\u{2028}\\u{200f}"
+        );
+    }
+
+    #[test]
+    fn one_line_escapes_line_breaks_too() {
+        assert_eq!(one_line("a b\tc é"), "a b\tc é");
+        assert_eq!(
+            one_line("x\n::error title=forged::y\r\n\u{1b}[2J"),
+            "x\\u{a}::error title=forged::y\\u{d}\\u{a}\\u{1b}[2J"
         );
     }
 

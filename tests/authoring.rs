@@ -87,7 +87,13 @@ fn explain_shows_what_each_target_reads() {
     let paypal = root().join("examples/manifests/paypal.yaml");
     let out = run(
         &root(),
-        &["explain", "createPayout", paypal.to_str().unwrap()],
+        &[
+            "explain",
+            "createPayout",
+            paypal.to_str().unwrap(),
+            "--allow-read",
+            root().join("examples/specs").to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     insta::assert_snapshot!("explain-createPayout", text(&out.stdout));
@@ -131,12 +137,33 @@ fn explain_list_bounds_its_columns_for_a_path_of_any_length() {
 fn explain_stats_weigh_each_tool() {
     let example = root().join("examples/manifests/assemblyai.yaml");
     let example = example.to_str().unwrap();
-    let out = run(&root(), &["explain", "--list", "--stats", example]);
+    let specs = root().join("examples/specs");
+    let specs = specs.to_str().unwrap();
+    let out = run(
+        &root(),
+        &[
+            "explain",
+            "--list",
+            "--stats",
+            example,
+            "--allow-read",
+            specs,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     insta::assert_snapshot!("explain-stats-assemblyai", text(&out.stdout));
     let out = run(
         &root(),
-        &["explain", "--list", "--stats", example, "--target", "muse"],
+        &[
+            "explain",
+            "--list",
+            "--stats",
+            example,
+            "--target",
+            "muse",
+            "--allow-read",
+            specs,
+        ],
     );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(

@@ -139,6 +139,12 @@ fn exposed_operations_keep_the_base_http() {
         let text = std::fs::read_to_string(&path).unwrap();
         let options = Options {
             manifest_dir: path.parent().map(Path::to_path_buf),
+            // The documents are in `specs/` beside the manifests' folder.
+            allow_read: path
+                .parent()
+                .map(|d| d.join("../specs"))
+                .into_iter()
+                .collect(),
             ..Options::default()
         };
         let analysis = analyze_with(&name, Arc::new(text), &options).unwrap();

@@ -267,6 +267,12 @@ fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
             ),
             // A base-mode example names its OpenAPI document relative to itself.
             manifest_dir: Path::new(&name).parent().map(Path::to_path_buf),
+            // ... in the examples' `specs/` folder beside the manifests' own.
+            allow_read: Path::new(&name)
+                .parent()
+                .map(|dir| dir.join("../specs"))
+                .into_iter()
+                .collect(),
             ..Default::default()
         };
         let result = connectorgen::generate_with(&name, Arc::new(yaml), &options);

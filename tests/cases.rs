@@ -45,6 +45,8 @@ fn beside(path: &Path) -> Options {
         .unwrap_or(dir)
         .to_path_buf();
     Options {
+        // Base documents are in `specs/`, beside the manifests' folder.
+        allow_read: vec![dir.join("../specs")],
         manifest_dir: Some(dir),
         ..Options::default()
     }

@@ -16,10 +16,17 @@ fn check_after_build_is_clean_for_every_example() {
     // bank, placeholder, printshop and video at least: an empty or misplaced folder
     // must fail here, not pass with nothing checked.
     assert!(examples.len() >= 4, "found only {examples:?}");
+    // The base-mode examples' documents are in `examples/specs/`, beside the manifests'
+    // folder.
+    let specs = root().join("examples/specs");
+    let specs = specs.to_str().unwrap();
     for path in examples {
         let dir = tempfile::tempdir().unwrap();
         let manifest = path.to_str().unwrap();
-        let built = run(dir.path(), &["build", manifest, "--out", "out"]);
+        let built = run(
+            dir.path(),
+            &["build", manifest, "--out", "out", "--allow-read", specs],
+        );
         assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
         assert!(
             built.stderr.is_empty(),
@@ -31,7 +38,15 @@ fn check_after_build_is_clean_for_every_example() {
         assert!(written >= 3, "{manifest}: at least the muse files");
         let out = run(
             dir.path(),
-            &["check", manifest, "--out", "out", "--deny-warnings"],
+            &[
+                "check",
+                manifest,
+                "--out",
+                "out",
+                "--deny-warnings",
+                "--allow-read",
+                specs,
+            ],
         );
         assert_eq!(
             out.status.code(),

@@ -87,8 +87,10 @@ fn unknown_size_input_is_still_bounded() {
     assert_one_line_exit_2(&out, "/proc/self/maps is larger than the 16 bytes limit");
 }
 
-/// Runs a manifest with the address space capped at 100 MiB (more than that and an
-/// allocation fails and the process aborts) and checks it is rejected within `limit`
+/// Runs a manifest with the address space capped at 256 MiB (more than that and an
+/// allocation fails and the process aborts). The cap includes the binary's own mapped
+/// code, which in a debug build with the serve runtime (tokio, rmcp, TLS, SQLite) is
+/// well over 100 MiB; unbounded, these bombs need gigabytes and checks it is rejected within `limit`
 /// with a `yaml-limit` diagnostic, writing nothing. Returns stderr.
 fn rejected_within(yaml: &str, limit: Duration) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -97,7 +99,7 @@ fn rejected_within(yaml: &str, limit: Duration) -> String {
     cmd.current_dir(dir.path())
         .env("NO_COLOR", "1")
         .arg("-c")
-        .arg(r#"ulimit -v 102400 && exec "$0" build bomb.yaml"#)
+        .arg(r#"ulimit -v 262144 && exec "$0" build bomb.yaml"#)
         .arg(env!("CARGO_BIN_EXE_connectorgen"));
     let _timed = TIMED.lock().unwrap_or_else(|e| e.into_inner());
     let (out, elapsed) = run_within(cmd, Duration::from_secs(60));
@@ -300,6 +302,322 @@ fn unreadable_inputs_give_one_line_and_exit_2() {
         assert_one_line_exit_2(&out, expect);
     }
     assert!(!dir.path().join("generated").exists(), "nothing written");
+}
+
+// ---- Files a manifest names -----------------------------------------------------------
+
+/// A secret in the environment of every child these tests run, as a CI token would be.
+const SECRET: &str = "ghp_s3cr3t-t0ken-of-the-ci";
+
+/// `connectorgen ARGS` in `dir`, colour off, with `SECRET` in its environment.
+fn with_secret(dir: &Path, args: &[&str]) -> (std::process::Output, String) {
+    let mut cmd = bin();
+    cmd.current_dir(dir)
+        .args(args)
+        .env("CI_TOKEN", SECRET)
+        .env("NO_COLOR", "1");
+    let (out, _) = run_within(cmd, Duration::from_secs(30));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains("s3cr3t"), "the secret was printed:\n{all}");
+    assert!(!all.contains("panicked"), "{all}");
+    (out, all)
+}
+
+/// A base-mode manifest naming `openapi`, exposing one operation of the jobs document.
+fn base_manifest(openapi: &str) -> String {
+    format!(
+        "version: 1\nopenapi: {openapi}\nservice:\n  dashboardUrl: https://jobs.example/account/keys\noperations:\n  - operation: jobs.get\n"
+    )
+}
+
+/// Issue 21, defect 1: `openapi: /proc/self/environ` made `check` print the process
+/// environment (CI tokens included) in the snippet of its parse error. No file of the
+/// operating system is ever read for a manifest, directly or through a symlink, and no
+/// format prints it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_manifest_cannot_print_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", dir.path().join("env.json")).unwrap();
+    for openapi in [
+        "/proc/self/environ",
+        "env.json",
+        "../../../../../../../proc/self/environ",
+    ] {
+        std::fs::write(dir.path().join("connector.yaml"), base_manifest(openapi)).unwrap();
+        for format in ["human", "json", "github", "sarif"] {
+            let (out, all) = with_secret(dir.path(), &["check", "--format", format]);
+            assert_eq!(out.status.code(), Some(1), "{openapi} {format}: {all}");
+            assert!(all.contains("base-unreadable"), "{openapi} {format}: {all}");
+        }
+        let (out, all) = with_secret(dir.path(), &["build"]);
+        assert_eq!(out.status.code(), Some(1), "{all}");
+        assert!(says(&all, "a file of the operating system"), "{all}");
+        // Allowing every folder does not allow the operating system's files.
+        let (out, all) = with_secret(dir.path(), &["build", "--allow-read", "/"]);
+        assert_eq!(out.status.code(), Some(1), "{all}");
+    }
+    assert!(!dir.path().join("generated").exists(), "nothing written");
+}
+
+/// A manifest with a `templates:` folder holding `llms.txt.j2` as given.
+fn templated(dir: &Path) -> std::path::PathBuf {
+    let manifest = std::fs::read_to_string(example("video.yaml")).unwrap();
+    std::fs::write(
+        dir.join("connector.yaml"),
+        format!("{manifest}templates: templates\n"),
+    )
+    .unwrap();
+    let templates = dir.join("templates");
+    std::fs::create_dir(&templates).unwrap();
+    templates
+}
+
+/// Issue 21, defect 2: a template that is a symlink to `/proc/self/environ` was
+/// followed: `build` wrote the environment into llms.txt, `check` printed it in the
+/// drift diff. Whether the folder comes from `templates:` or `--templates`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_template_linked_to_the_environment_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let templates = templated(dir.path());
+    // A clean build first, so that `check` would have a drift diff to show.
+    let (out, all) = with_secret(dir.path(), &["build"]);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let before = std::fs::read(dir.path().join("generated/llms.txt")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", templates.join("llms.txt.j2")).unwrap();
+    let (out, all) = with_secret(dir.path(), &["build"]);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("bad-templates-dir"), "{all}");
+    assert!(says(&all, "a file of the operating system"), "{all}");
+    for format in ["human", "json", "github", "sarif"] {
+        let (out, all) = with_secret(dir.path(), &["check", "--format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}: {all}");
+    }
+    // Named on the command line, the folder is trusted; the links in it are not.
+    let (out, _) = with_secret(dir.path(), &["build", "--templates", "templates"]);
+    assert_one_line_exit_2(&out, "a file of the operating system");
+    assert_eq!(
+        std::fs::read(dir.path().join("generated/llms.txt")).unwrap(),
+        before,
+        "llms.txt untouched"
+    );
+}
+
+/// Issue 21, defects 1 and 2: a file the manifest names must be inside the manifest's
+/// folder once symlinks are resolved, or inside a folder given with `--allow-read`.
+#[cfg(unix)]
+#[test]
+fn files_outside_the_manifests_folder_are_read_only_when_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let specs = dir.path().join("specs");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&specs).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::copy(
+        cli::root().join("tests/cases/specs/jobs.yaml"),
+        specs.join("jobs.yaml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../specs/jobs.yaml", work.join("api.yaml")).unwrap();
+    for openapi in ["../specs/jobs.yaml", "api.yaml"] {
+        std::fs::write(work.join("connector.yaml"), base_manifest(openapi)).unwrap();
+        let (out, all) = with_secret(&work, &["check"]);
+        assert_eq!(out.status.code(), Some(1), "{openapi}: {all}");
+        assert!(
+            says(
+                &all,
+                "is outside the folders connectorgen reads for this manifest"
+            ) && says(&all, "--allow-read"),
+            "{openapi}: {all}"
+        );
+        let (out, all) = with_secret(&work, &["build"]);
+        assert_eq!(out.status.code(), Some(1), "{openapi}: {all}");
+        assert!(!work.join("generated").exists(), "nothing written");
+        for args in [
+            &["build", "--allow-read", "../specs"][..],
+            &["build", "--allow-read", "../specs", "--allow-read", "."],
+        ] {
+            let (out, all) = with_secret(&work, args);
+            assert_eq!(out.status.code(), Some(0), "{openapi} {args:?}: {all}");
+        }
+        std::fs::remove_dir_all(work.join("generated")).unwrap();
+    }
+    // A template linked out of the folder is refused the same way.
+    std::fs::write(specs.join("llms.txt.j2"), "outside\n").unwrap();
+    let templates = templated(&work);
+    std::os::unix::fs::symlink("../../specs/llms.txt.j2", templates.join("llms.txt.j2")).unwrap();
+    let (out, all) = with_secret(&work, &["build"]);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(says(&all, "is outside the folders"), "{all}");
+    let (out, all) = with_secret(&work, &["build", "--allow-read", "../specs"]);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (out, _) = with_secret(&work, &["build", "--allow-read", "no-such-folder"]);
+    assert_one_line_exit_2(&out, "--allow-read no-such-folder: not a folder");
+}
+
+/// Issue 21, defect 1: a file that is not a valid document (it may be whatever a path
+/// led to) is quoted only in a tight excerpt: the line of the error, clipped around it,
+/// with no context lines; a document that is a bare multi-line text shows one line.
+#[test]
+fn a_file_that_is_not_a_document_is_quoted_only_around_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(300);
+    std::fs::write(
+        dir.path().join("api.json"),
+        format!("{{\n\"line2\": \"above-the-error\",\n\"k\": \"{long}\" ]\n\"line4\": \"below-the-error\"\n}}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("notes.yaml"),
+        "first line of a text\nSECOND_LINE=kept out\nthird line\n",
+    )
+    .unwrap();
+    for (openapi, shown, hidden) in [
+        ("api.json", "xxxxxxxxxx\" ]", "-the-error"),
+        ("notes.yaml", "first line of a text", "SECOND_LINE"),
+    ] {
+        std::fs::write(dir.path().join("connector.yaml"), base_manifest(openapi)).unwrap();
+        let (out, all) = with_secret(dir.path(), &["check"]);
+        assert_eq!(out.status.code(), Some(1), "{all}");
+        assert!(all.contains(shown), "{openapi}: {all}");
+        assert!(!all.contains(hidden), "{openapi}: {all}");
+        let quoted = all
+            .lines()
+            .filter(|l| l.contains(" │ "))
+            .map(|l| l.chars().count())
+            .max();
+        assert!(quoted.is_some_and(|n| n < 100), "{openapi}: {all}");
+    }
+}
+
+/// Issue 21, defect 24: a base document or a template that is a FIFO (which would block
+/// a read until someone writes), a folder or a device gets a message that names what
+/// belongs there, without hanging.
+#[cfg(unix)]
+#[test]
+fn fifos_folders_and_devices_named_by_a_manifest_are_refused_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = Command::new("mkfifo")
+        .arg(dir.path().join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    std::fs::create_dir(dir.path().join("folder.json")).unwrap();
+    for (openapi, expect) in [
+        (
+            "pipe.json",
+            "pipe.json is not a regular file (it is a FIFO (named pipe)); give the path of the provider's OpenAPI document",
+        ),
+        (
+            "folder.json",
+            "folder.json is not a regular file (it is a folder); give the path of the provider's OpenAPI document",
+        ),
+        (
+            ".",
+            ". is not a regular file (it is a folder); give the path of the provider's OpenAPI document",
+        ),
+        ("zero.json", "zero.json is a file of the operating system"),
+        ("/dev/stdin", "/dev/stdin is a file of the operating system"),
+    ] {
+        std::fs::write(dir.path().join("connector.yaml"), base_manifest(openapi)).unwrap();
+        let (out, all) = with_secret(dir.path(), &["check"]);
+        assert_eq!(out.status.code(), Some(1), "{openapi}: {all}");
+        assert!(says(&all, expect), "{openapi}: {all}");
+    }
+    let templates = templated(dir.path());
+    let made = Command::new("mkfifo")
+        .arg(templates.join("llms.txt.j2"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (out, all) = with_secret(dir.path(), &["build"]);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        says(
+            &all,
+            "is not a regular file (it is a FIFO (named pipe)); give the path of a template file"
+        ),
+        "{all}"
+    );
+}
+
+/// The jobs document as JSON, for a base named `openapi.json`.
+fn jobs_json() -> String {
+    let yaml = std::fs::read_to_string(cli::root().join("tests/cases/specs/jobs.yaml")).unwrap();
+    connectorgen::manifest::parse_value(&yaml)
+        .unwrap()
+        .to_string()
+}
+
+/// Issue 21, defect 10: `build --out .` beside a provider document named
+/// `openapi.json` replaced the provider's document (exit 0); a manifest named
+/// `llms.txt` was overwritten the same way, and an output symlink to an input wrote
+/// through to it. Any output that is (or leads to) an input of the build is refused,
+/// before anything is written: one line, exit 2.
+#[cfg(unix)]
+#[test]
+fn an_output_never_replaces_an_input_of_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let document = jobs_json();
+    std::fs::write(p.join("openapi.json"), &document).unwrap();
+    std::fs::write(p.join("connector.yaml"), base_manifest("openapi.json")).unwrap();
+    let manifest = base_manifest("openapi.json");
+    let out = build(p, &["--out", ".", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write ./openapi.json: it is the base OpenAPI document this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("openapi.json")).unwrap(),
+        document
+    );
+    assert!(!p.join("llms.txt").exists(), "nothing written");
+
+    // The manifest itself, named like an output.
+    std::fs::write(p.join("llms.txt"), &manifest).unwrap();
+    let out = build(p, &["llms.txt", "--out", ".", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write ./llms.txt: it is the manifest this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("llms.txt")).unwrap(),
+        manifest
+    );
+    std::fs::remove_file(p.join("llms.txt")).unwrap();
+
+    // An output that is a symlink (inside the output folder) to an input.
+    std::fs::create_dir(p.join("out")).unwrap();
+    std::fs::rename(p.join("openapi.json"), p.join("out/api.json")).unwrap();
+    std::fs::write(p.join("connector.yaml"), base_manifest("out/api.json")).unwrap();
+    std::os::unix::fs::symlink("api.json", p.join("out/llms.txt")).unwrap();
+    let out = build(p, &["--out", "out", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write out/llms.txt: it is a symbolic link to the base OpenAPI document this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("out/api.json")).unwrap(),
+        document
+    );
+    assert!(!p.join("out/openapi.json").exists(), "nothing written");
+
+    // A template, when the output folder is the templates folder.
+    let templates = templated(p);
+    std::fs::write(templates.join("llms.txt.j2"), "{{ service.name }}\n").unwrap();
+    std::os::unix::fs::symlink("llms.txt.j2", templates.join("llms.txt")).unwrap();
+    let out = build(p, &["--out", "templates", "-q"]);
+    assert_one_line_exit_2(
+        &out,
+        "could not write templates/llms.txt: it is a symbolic link to a template this build reads",
+    );
+    assert_eq!(
+        std::fs::read_to_string(templates.join("llms.txt.j2")).unwrap(),
+        "{{ service.name }}\n"
+    );
 }
 
 // ---- Clean failure surface ------------------------------------------------------------

@@ -84,9 +84,24 @@ fn import_cases() {
             .collect();
         assert!(errors.is_empty(), "schema: {errors:?}");
 
-        let built = run(p, &["build", "connectors/connector.yaml", "-q"]);
+        // The command the success line suggests builds it: the document is outside the
+        // manifest's folder, so it names the folder to allow.
+        let stdout = text(&out.stdout);
+        let suggested = stdout
+            .split("then `connectorgen ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| panic!("no build command in {stdout}"));
+        assert_eq!(
+            suggested,
+            "build connectors/connector.yaml --allow-read specs"
+        );
+        let mut args: Vec<&str> = suggested.split(' ').collect();
+        args.push("-q");
+        let built = run(p, &args);
         assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
-        let checked = run(p, &["check", "connectors/connector.yaml", "-q"]);
+        args[0] = "check";
+        let checked = run(p, &args);
         assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
 
         // Taking the suggestions as the header says (uncomment, delete the `?`) gives a
@@ -96,7 +111,15 @@ fn import_cases() {
             std::fs::write(p.join("connectors/taken.yaml"), &taken).unwrap();
             let built = run(
                 p,
-                &["build", "connectors/taken.yaml", "-q", "--out", "taken"],
+                &[
+                    "build",
+                    "connectors/taken.yaml",
+                    "-q",
+                    "--out",
+                    "taken",
+                    "--allow-read",
+                    "specs",
+                ],
             );
             assert_eq!(
                 built.status.code(),
@@ -280,6 +303,12 @@ fn unreadable_too_large_and_empty_documents() {
     let out = import(p, "specs/missing.yaml", &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).starts_with("error: cannot read specs/missing.yaml"));
+    // A folder is not "a YAML manifest" here: SPEC is the OpenAPI document.
+    let out = import(p, "specs", &[]);
+    assert_eq!(
+        text(&out.stderr),
+        "error: specs is not a regular file (it is a folder); give the path of the provider's OpenAPI document (JSON or YAML)\n"
+    );
     let small = ["--max-bytes".to_string(), "1K".to_string()];
     let out = import(p, &spec, &small);
     assert_eq!(out.status.code(), Some(2));
@@ -329,7 +358,16 @@ fn hostile_text_round_trips_and_adds_no_key() {
     );
     // Nothing invisible reaches the file as it is.
     assert!(!written.contains('\u{202e}') && !written.contains('\u{2028}'));
-    let built = run(dir.path(), &["build", "connectors/connector.yaml", "-q"]);
+    let built = run(
+        dir.path(),
+        &[
+            "build",
+            "connectors/connector.yaml",
+            "-q",
+            "--allow-read",
+            "specs",
+        ],
+    );
     assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
 }
 
@@ -348,7 +386,16 @@ fn the_document_is_found_from_wherever_the_manifest_goes() {
         written.contains("\nopenapi: ../specs/openapi.yml\n"),
         "{written}"
     );
-    let built = run(p, &["build", "connectors/via-link.yaml", "-q"]);
+    let built = run(
+        p,
+        &[
+            "build",
+            "connectors/via-link.yaml",
+            "-q",
+            "--allow-read",
+            "specs",
+        ],
+    );
     assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
 
     // The repository's own copy, imported into a temporary folder (absolute when the
@@ -363,6 +410,68 @@ fn the_document_is_found_from_wherever_the_manifest_goes() {
         original.canonicalize().unwrap(),
         "{named}"
     );
-    let built = run(p, &["build", "abs.yaml", "-q"]);
+    let folder = original.parent().unwrap().to_str().unwrap();
+    let built = run(p, &["build", "abs.yaml", "-q", "--allow-read", folder]);
     assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+}
+
+/// Issue 21, defect 12: the one-line error printed a server variable's default from the
+/// document with its line breaks, so the provider's document could write a line of its
+/// own, such as a GitHub Actions workflow command. The error stays one line, escaped.
+#[test]
+fn an_error_quoting_the_document_stays_one_line() {
+    let (dir, _) = workspace("tests/cases/specs/jobs.yaml");
+    let p = dir.path();
+    std::fs::write(
+        p.join("specs/forged.yaml"),
+        "openapi: 3.1.0\ninfo: {title: T, version: '1'}\nservers:\n  - url: 'https://{host}/v1'\n    variables:\n      host:\n        default: \"x\\n::error title=forged::the build is broken\\n\\e]0;t\\a\"\npaths:\n  /a:\n    get: {operationId: getA, responses: {'200': {description: ok}}}\n",
+    )
+    .unwrap();
+    let out = import(p, "specs/forged.yaml", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains("x\\u{a}::error title=forged"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+}
+
+/// Issue 21, defect 18: import wrote `openapi: " api.json"` for a document whose name
+/// has outer whitespace (or U+00A0), and build trimmed it, so the written manifest did
+/// not build. Build reads exactly what import wrote.
+#[test]
+fn a_document_name_with_outer_whitespace_is_written_as_build_reads_it() {
+    for name in [" api.yaml", "api.yaml ", "api.yaml\u{a0}", "\u{a0}api.yaml"] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::copy(root().join("tests/cases/specs/jobs.yaml"), p.join(name)).unwrap();
+        let out = run(
+            p,
+            &[
+                "import",
+                name,
+                "--dashboard-url",
+                "https://jobs.example/account/keys",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name:?}: {}",
+            text(&out.stderr)
+        );
+        let written = std::fs::read_to_string(p.join("connector.yaml")).unwrap();
+        assert_eq!(
+            read_manifest(&written)["openapi"],
+            Value::String(name.to_string()),
+            "{name:?}"
+        );
+        let built = run(p, &["build", "-q"]);
+        assert_eq!(
+            built.status.code(),
+            Some(0),
+            "{name:?}: {}",
+            text(&built.stderr)
+        );
+    }
 }

@@ -400,3 +400,55 @@ fn closed_stdout_is_quiet_and_keeps_the_exit_code() {
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
 }
+
+/// Issue 21, defect 11: the success lines of `init FILE`, `templates export DIR`,
+/// `build --out DIR` and `import SPEC -o FILE` printed the path raw, so a file name
+/// holding an ESC window-title sequence reached the terminal. Each is escaped now, as
+/// error lines are, and a line break in a name cannot start a line of its own.
+#[cfg(unix)]
+#[test]
+fn paths_in_success_lines_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let hostile = "t\u{1b}]0;owned\u{7}\n::error ::x";
+    let escaped = "t\\u{1b}]0;owned\\u{7}\\u{a}::error ::x";
+    let manifest = format!("{hostile}.yaml");
+    let runs: [Vec<&str>; 4] = [
+        vec!["init", &manifest],
+        vec!["templates", "export", hostile],
+        vec!["build", &manifest, "--out", hostile],
+        vec![
+            "import",
+            "spec.yaml",
+            "-o",
+            hostile,
+            "--dashboard-url",
+            "https://jobs.example/keys",
+        ],
+    ];
+    std::fs::copy(
+        cli::root().join("tests/cases/specs/jobs.yaml"),
+        p.join("spec.yaml"),
+    )
+    .unwrap();
+    for args in runs {
+        if args[0] == "import" {
+            // The folder export made is in the way of the manifest import writes.
+            std::fs::remove_dir_all(p.join(hostile)).unwrap();
+        }
+        let out = run(p, &args);
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_no_raw_controls(&format!("{args:?}"), &stdout);
+        assert!(stdout.contains(escaped), "{args:?}: {stdout}");
+        assert!(
+            !stdout.lines().any(|l| l.starts_with("::")),
+            "{args:?}: {stdout}"
+        );
+    }
+}

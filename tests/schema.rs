@@ -66,7 +66,11 @@ const ACCEPTED: &[&str] = &[
     "base-ref-external",
     "base-ref-unresolved",
     "base-syntax",
+    "base-syntax--duplicate-json-key",
+    "base-syntax--json-depth",
     "base-unreadable",
+    "base-unreadable--environ", // where the file is: the schema sees only the path's text
+    "base-unreadable--folder",
     "duplicate-operation-id",
     "duplicate-route",
     "empty-text", // only blanks: the schema does not look inside text

@@ -407,6 +407,12 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let options = connectorgen::Options {
                 manifest_dir: path.parent().map(std::path::Path::to_path_buf),
+                // The documents are in `specs/` beside the manifests' folder.
+                allow_read: path
+                    .parent()
+                    .map(|d| d.join("../specs"))
+                    .into_iter()
+                    .collect(),
                 ..options.clone()
             };
             let analysis = connectorgen::analyze_with(&name, Arc::new(text), &options).unwrap();
@@ -622,6 +628,12 @@ fn build_all(file: &str) -> (connectorgen::model::Connector, Outputs) {
                 .collect(),
         ),
         manifest_dir: path.parent().map(std::path::Path::to_path_buf),
+        // The documents are in `specs/` beside the manifests' folder.
+        allow_read: path
+            .parent()
+            .map(|d| d.join("../specs"))
+            .into_iter()
+            .collect(),
         ..connectorgen::Options::default()
     };
     let text = std::fs::read_to_string(&path).unwrap();

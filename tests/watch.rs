@@ -53,6 +53,11 @@ struct Session {
 
 impl Session {
     fn start(dir: &Path) -> Session {
+        Session::start_with(dir, &[])
+    }
+
+    /// `build --watch` with `args` added.
+    fn start_with(dir: &Path, args: &[&str]) -> Session {
         let (events, seen) = channel();
         let mut watch = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
             if let Ok(e) = e {
@@ -67,6 +72,7 @@ impl Session {
 
         let mut child = bin()
             .args(["build", "--watch", "--color", "never"])
+            .args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -265,5 +271,64 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
     assert!(
         rest.iter().all(|l| !matches!(l, Line::Out(_))),
         "rebuilt without a change: {rest:?}"
+    );
+}
+
+/// Issue 21, defect 9: with `--out .` beside a base document named `openapi.json`, each
+/// build replaced the document it had read, which woke the watcher, which built again,
+/// forever. The build refuses to write over its input, so there is nothing to wake it:
+/// the first thing it says is the refusal (a watcher that wrote would say "wrote"
+/// first), the document is untouched, and a real change gives one refusal more.
+#[test]
+fn watch_never_rebuilds_from_its_own_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = std::fs::read_to_string(root().join("tests/cases/specs/jobs.yaml")).unwrap();
+    let document = connectorgen::manifest::parse_value(&yaml)
+        .unwrap()
+        .to_string();
+    std::fs::write(dir.join("openapi.json"), &document).unwrap();
+    let manifest = "version: 1\nopenapi: openapi.json\nservice:\n  dashboardUrl: https://jobs.example/account/keys\noperations:\n  - operation: jobs.get\n";
+    std::fs::write(dir.join("connector.yaml"), manifest).unwrap();
+    // Folders `write_what_changes_nothing` writes into.
+    std::fs::create_dir(dir.join("tpl")).unwrap();
+    std::fs::create_dir(dir.join("generated")).unwrap();
+    let refusal = "it is the base OpenAPI document this build reads";
+    let mut s = Session::start_with(dir, &["--out", "."]);
+    // The refusal (stderr) and then the watching line (stdout, printed once the watch
+    // is set up); the two streams may arrive in either order.
+    let (mut refused, mut watching) = (false, false);
+    while !(refused && watching) {
+        match s.next("the first build and the watching line") {
+            Line::Err(line) if line.contains(refusal) => {
+                assert!(line.contains("could not write ./openapi.json"), "{line}");
+                refused = true;
+            }
+            Line::Err(_) => {}
+            Line::Out(line) => {
+                assert!(line.starts_with("watching connector.yaml"), "{line}");
+                watching = true;
+            }
+        }
+    }
+    assert_eq!(s.read("openapi.json"), document);
+
+    s.write_what_changes_nothing("nothing to see");
+    std::fs::write(
+        dir.join("connector.yaml"),
+        manifest.replace("jobs.get", "jobs.list"),
+    )
+    .unwrap();
+    s.failed(refusal);
+    assert_eq!(s.read("openapi.json"), document);
+    assert!(!dir.join("llms.txt").exists(), "nothing written");
+
+    let _ = s.child.0.kill();
+    let _ = s.child.0.wait();
+    let rest: Vec<Line> = s.lines.iter().collect();
+    assert!(
+        rest.iter()
+            .all(|l| !matches!(l, Line::Out(_)) && !format!("{l:?}").contains(refusal)),
+        "built again without a change: {rest:?}"
     );
 }

@@ -1,7 +1,12 @@
 //! The whole pipeline on arbitrary bytes: UTF-8 check → parse → validate → render → lint
-//! → every report format.
+//! → every report format, in inline mode and in base mode.
 //!
 //! Takes: any bytes (the seed corpus in `fuzz/seeds/` is every example and test case).
+//! Up to the first NUL byte they are the manifest (YAML cannot hold a raw NUL, so no
+//! manifest loses anything); after it, when there is one, the base OpenAPI document the
+//! manifest's `openapi:` stands for, given in memory (`Options::base_document`) and read
+//! as JSON when it parses as JSON, else as YAML (its name has no extension). Inline
+//! `openapi:` fragments of operations come with the manifest (seeds hold some).
 //! Must never: panic, hang or exhaust memory (libFuzzer's -timeout and -rss_limit_mb
 //! catch the last two), fail to render a template, or break a promise of the outputs:
 //! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
@@ -22,17 +27,32 @@ use libfuzzer_sys::fuzz_target;
 mod markdown;
 
 const NAME: &str = "fuzz.yaml";
+/// No extension: the base is read as JSON when it parses as JSON, else as YAML.
+const BASE_NAME: &str = "fuzz-base";
 
 fuzz_target!(|data: &[u8]| {
+    let (manifest, base) = match data.iter().position(|&b| b == 0) {
+        Some(at) => (&data[..at], Some(&data[at + 1..])),
+        None => (data, None),
+    };
     // Non-UTF-8 input stops here in the CLI too (`input::read_manifest`).
-    let Ok(text) = connectorgen::input::decode(NAME, data.to_vec()) else {
+    let Ok(text) = connectorgen::input::decode(NAME, manifest.to_vec()) else {
         return;
+    };
+    let base_document = match base {
+        None => None,
+        Some(bytes) => match connectorgen::input::decode(BASE_NAME, bytes.to_vec()) {
+            Ok(base) => Some((BASE_NAME.to_string(), Arc::new(base))),
+            Err(_) => return,
+        },
     };
     let text = Arc::new(text);
     let options = connectorgen::Options {
         templates: Some(connectorgen::templates::defaults()),
-        // A fuzzed `openapi: /etc/passwd` is refused, not read.
+        // A fuzzed `openapi: /etc/passwd` is refused, not read; with a base document
+        // after the NUL, that text is used instead, and no file is read either.
         sandbox: true,
+        base_document,
         ..connectorgen::Options::default()
     };
     let analysis = match connectorgen::analyze_with(NAME, text.clone(), &options) {
@@ -104,7 +124,17 @@ fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
         .into_iter()
         .flat_map(|p| p.values())
     {
-        for op in item.as_object().into_iter().flat_map(|o| o.values()) {
+        // Only the methods' objects: a base document's path item may hold other keys.
+        let methods = [
+            "get", "put", "post", "delete", "options", "head", "patch", "trace",
+        ];
+        for op in item
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| methods.contains(&k.as_str()))
+            .map(|(_, v)| v)
+        {
             if let Some(id) = op["operationId"].as_str() {
                 let description = op["description"].as_str().unwrap_or_default();
                 ops.push((id.to_string(), description.to_string()));
@@ -115,11 +145,24 @@ fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
     ops
 }
 
-const LLMS_SECTIONS: [&str; 4] = [
+const LLMS_SECTIONS: [&str; 7] = [
     "## Setup",
     "## Operations",
     "## Waiting on work",
     "## Spending the person's money",
+    "## Actions that cannot be undone",
+    "## Rules for the assistant",
+    "## Docs",
+];
+
+/// The generator's own list items, last in llms.txt, in order: the rules (the 401 one
+/// only when the connector has a credential) and the OpenAPI document's link.
+const LLMS_OWN_ITEMS: [&str; 5] = [
+    "- Use only the operations listed above.",
+    "- A 401 means ",
+    "- A 429 means too many requests",
+    "- When an operation returns an id",
+    "- [OpenAPI document](",
 ];
 
 fn check_llms(llms: &str, ops: &[(String, String)]) {
@@ -128,18 +171,48 @@ fn check_llms(llms: &str, ops: &[(String, String)]) {
         llms.starts_with("# ") && s.headings.first().is_some_and(|h| llms.starts_with(h)),
         "llms.txt does not start with its title:\n{llms}"
     );
-    // The sections the generator writes, in its order, Setup and Operations always.
+    // The sections the generator writes, in its order: Setup and Operations first, the
+    // rules and the docs last, always.
     let sections = &s.headings[1..];
     let mut known = LLMS_SECTIONS.iter();
     assert!(
-        sections.len() >= 2
+        sections.len() >= 4
             && sections[..2] == LLMS_SECTIONS[..2]
+            && sections[sections.len() - 2..] == LLMS_SECTIONS[5..]
             && sections.iter().all(|h| known.any(|k| k == h)),
         "forged sections {sections:?}:\n{llms}"
     );
     assert_eq!(s.quotes.len(), 1, "forged quotes {:?}:\n{llms}", s.quotes);
-    assert_eq!(s.ordered.len(), 3, "forged steps {:?}:\n{llms}", s.ordered);
-    for bullet in &s.bullets {
+    // Three setup steps, or none for an API without a credential.
+    let steps = if llms.contains("\n## Setup\n\nThis API needs no credential") {
+        0
+    } else {
+        3
+    };
+    assert_eq!(
+        s.ordered.len(),
+        steps,
+        "forged steps {:?}:\n{llms}",
+        s.ordered
+    );
+    let own: Vec<&str> = LLMS_OWN_ITEMS
+        .iter()
+        .copied()
+        .filter(|item| *item != LLMS_OWN_ITEMS[1] || s.bullets.iter().any(|b| b.starts_with(item)))
+        .collect();
+    assert!(
+        s.bullets.len() >= own.len(),
+        "items missing {:?}:\n{llms}",
+        s.bullets
+    );
+    let (listed, tail) = s.bullets.split_at(s.bullets.len() - own.len());
+    for (bullet, item) in tail.iter().zip(&own) {
+        assert!(
+            bullet.starts_with(item),
+            "forged list item {bullet:?}:\n{llms}"
+        );
+    }
+    for bullet in listed {
         assert!(
             ops.iter()
                 .any(|(id, _)| bullet.starts_with(&format!("- `{id}` "))),

@@ -64,7 +64,7 @@ pub(super) fn relative_path(spec: &Path, out: &Path) -> Result<String, ImportErr
     let real_dir = dir.canonicalize().map_err(io(out))?;
     let real_spec = spec.canonicalize().map_err(io(spec))?;
     let typed = match (std::path::absolute(dir), std::path::absolute(spec)) {
-        (Ok(d), Ok(s)) => between(&crate::normalize(&d), &crate::normalize(&s)),
+        (Ok(d), Ok(s)) => between(&crate::input::normalize(&d), &crate::input::normalize(&s)),
         _ => None,
     };
     let leads_there = |rel: &PathBuf| {

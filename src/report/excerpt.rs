@@ -18,7 +18,8 @@ pub const CONTEXT_LINES: usize = 1;
 /// Characters of one source line shown at most; a longer line is clipped (`…`).
 const LINE_CHARS: usize = 160;
 /// Characters one shown line may take once escaped (`\u{202e}` is 8 for 1): a line
-/// of escapes shows fewer of its characters.
+/// of escapes shows fewer of its characters. (Twice the window's line, for any window.)
+#[cfg(test)]
 const LINE_SHOWN_CHARS: usize = 2 * LINE_CHARS;
 /// Characters kept before a value when its line is clipped at the start.
 const LEAD_CHARS: usize = 40;
@@ -29,6 +30,48 @@ const HEAD_CHARS: usize = 24;
 const SPAN_LINES: usize = 12;
 /// Lines between two values' snippets that are still shown, to draw them as one.
 const JOIN_GAP: usize = 8;
+/// How much of the file around a finding an excerpt may show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Lines shown above and below a value.
+    context: usize,
+    /// Characters of one source line shown at most.
+    line_chars: usize,
+    /// Characters kept before a value when its line is clipped at the start.
+    lead: usize,
+    /// Characters of a line's start kept in view when the middle is clipped.
+    head: usize,
+    /// Lines of one value shown at most.
+    span_lines: usize,
+    /// Lines between two values' snippets that are still shown, to draw them as one.
+    join_gap: usize,
+}
+
+impl Window {
+    /// For the manifest and valid documents: the value's lines with one line of context.
+    pub const FULL: Window = Window {
+        context: CONTEXT_LINES,
+        line_chars: LINE_CHARS,
+        lead: LEAD_CHARS,
+        head: HEAD_CHARS,
+        span_lines: SPAN_LINES,
+        join_gap: JOIN_GAP,
+    };
+    /// For a file that is not a valid document (it may be anything a path led to): the
+    /// one line of the error, at most `TIGHT_CHARS` characters around it, no context.
+    pub const TIGHT: Window = Window {
+        context: 0,
+        line_chars: TIGHT_CHARS,
+        lead: TIGHT_CHARS / 2,
+        head: 0,
+        span_lines: 1,
+        join_gap: 0,
+    };
+}
+
+/// Characters of a line `Window::TIGHT` shows at most.
+pub const TIGHT_CHARS: usize = 80;
+
 /// Bytes between the character-count checkpoints of `LineIndex`.
 const BLOCK: usize = 4096;
 
@@ -121,6 +164,7 @@ impl<'a> LineIndex<'a> {
 #[derive(Debug)]
 pub struct Excerpt {
     name: String,
+    window: Window,
     text: String,
     lines: Vec<Line>,
     /// Each span's start in the excerpt, with the real line and column (0-based) it
@@ -143,10 +187,21 @@ struct Line {
 impl Excerpt {
     /// The lines around `spans` (byte offset and length into the indexed text; out of
     /// range is clamped). Returns the excerpt and each span's place in it.
+    #[cfg(test)]
     pub fn new(
         index: &LineIndex,
         name: &str,
         spans: &[(usize, usize)],
+    ) -> (Excerpt, Vec<(usize, usize)>) {
+        Excerpt::within(index, name, spans, Window::FULL)
+    }
+
+    /// `new`, showing no more than `window` allows.
+    pub fn within(
+        index: &LineIndex,
+        name: &str,
+        spans: &[(usize, usize)],
+        window: Window,
     ) -> (Excerpt, Vec<(usize, usize)>) {
         let len = index.text.len();
         let mut ranges = Vec::with_capacity(spans.len());
@@ -162,15 +217,15 @@ impl Excerpt {
             } else {
                 first
             };
-            let mut after = CONTEXT_LINES;
-            if last - first >= SPAN_LINES {
-                last = first + SPAN_LINES - 1;
+            let mut after = window.context;
+            if last - first >= window.span_lines {
+                last = first + window.span_lines - 1;
                 end = index.content(last).1;
                 // The next line would be more of the value, drawn as if outside it.
                 after = 0;
             }
             ranges.push((
-                first.saturating_sub(CONTEXT_LINES),
+                first.saturating_sub(window.context),
                 (last + after).min(index.last_line()).max(last),
             ));
             points.push((first, start, 2 * i));
@@ -182,7 +237,9 @@ impl Excerpt {
         let mut pieces: Vec<(usize, usize)> = Vec::new();
         for (top, bottom) in ranges {
             match pieces.last_mut() {
-                Some(piece) if top <= piece.1 + 1 + JOIN_GAP => piece.1 = piece.1.max(bottom),
+                Some(piece) if top <= piece.1 + 1 + window.join_gap => {
+                    piece.1 = piece.1.max(bottom)
+                }
                 _ => pieces.push((top, bottom)),
             }
         }
@@ -190,6 +247,7 @@ impl Excerpt {
 
         let mut excerpt = Excerpt {
             name: terminal::escape(name).into_owned(),
+            window,
             text: String::new(),
             lines: Vec::new(),
             anchors: Vec::with_capacity(spans.len()),
@@ -238,9 +296,15 @@ impl Excerpt {
         mapped: &mut [usize],
     ) {
         let text = index.text;
+        let Window {
+            line_chars,
+            lead,
+            head,
+            ..
+        } = self.window;
         let (ls, le) = index.content(line);
         let next_line = index.starts.get(line + 1).copied();
-        let segments = if index.chars_before(le) - index.chars_before(ls) <= LINE_CHARS {
+        let segments = if index.chars_before(le) - index.chars_before(ls) <= line_chars {
             [(ls, le), (le, le)]
         } else {
             // Anchor the window on the first span that starts on this line.
@@ -256,19 +320,19 @@ impl Excerpt {
                     .nth(chars)
                     .map_or(le, |(i, _)| from + i)
             };
-            if index.chars_before(anchor) - index.chars_before(ls) < LINE_CHARS - LEAD_CHARS {
-                [(ls, forward(ls, LINE_CHARS)), (le, le)]
+            if index.chars_before(anchor) - index.chars_before(ls) < line_chars - lead {
+                [(ls, forward(ls, line_chars)), (le, le)]
             } else {
                 // The line's start (its indentation and key) stays in view, then the
                 // value with some text before it.
                 let ws = text[ls..anchor]
                     .char_indices()
                     .rev()
-                    .nth(LEAD_CHARS - 1)
+                    .nth(lead - 1)
                     .map_or(ls, |(i, _)| ls + i);
                 [
-                    (ls, forward(ls, HEAD_CHARS).min(ws)),
-                    (ws, forward(ws, LINE_CHARS - HEAD_CHARS)),
+                    (ls, forward(ls, head).min(ws)),
+                    (ws, forward(ws, line_chars - head)),
                 ]
             }
         };
@@ -294,7 +358,7 @@ impl Excerpt {
                 out.push('…');
             }
             for (i, c) in text[from..to].char_indices() {
-                if shown_chars >= LINE_SHOWN_CHARS {
+                if shown_chars >= 2 * line_chars {
                     // Escapes made the window too wide: the rest counts as clipped.
                     shown_to = from + i;
                     break 'segments;

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan};
 
-use super::excerpt::{CONTEXT_LINES, Excerpt, LineIndex};
+use super::excerpt::{CONTEXT_LINES, Excerpt, LineIndex, Window};
 use crate::diagnostics::{Diagnostics, Severity};
 use crate::terminal;
 
@@ -79,13 +79,14 @@ impl Shown {
         diagnostic: &dyn miette::Diagnostic,
         severity: miette::Severity,
         source: Option<(&LineIndex, &str)>,
+        window: Window,
     ) -> Shown {
         let labels: Vec<LabeledSpan> = diagnostic.labels().into_iter().flatten().collect();
         let (excerpt, labels) = match source {
             Some((index, name)) if !labels.is_empty() => {
                 let spans: Vec<(usize, usize)> =
                     labels.iter().map(|l| (l.offset(), l.len())).collect();
-                let (excerpt, moved) = Excerpt::new(index, name, &spans);
+                let (excerpt, moved) = Excerpt::within(index, name, &spans, window);
                 let labels = labels
                     .iter()
                     .zip(moved)
@@ -161,7 +162,17 @@ pub fn findings(diagnostics: &Diagnostics, color: bool) -> String {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         };
-        let shown = Shown::new(&finding.diagnostic, severity, Some(files.file(finding)));
+        let window = if finding.diagnostic.in_unproven_file() {
+            Window::TIGHT
+        } else {
+            Window::FULL
+        };
+        let shown = Shown::new(
+            &finding.diagnostic,
+            severity,
+            Some(files.file(finding)),
+            window,
+        );
         draw(&handler, &mut out, &shown);
         out.push('\n');
     }
@@ -190,9 +201,14 @@ pub fn template_error(e: &crate::render::RenderError, color: bool) -> String {
     let shown = match source {
         Some((name, text)) => {
             let index = LineIndex::new(text);
-            Shown::new(e, miette::Severity::Error, Some((&index, name)))
+            Shown::new(
+                e,
+                miette::Severity::Error,
+                Some((&index, name)),
+                Window::FULL,
+            )
         }
-        None => Shown::new(e, miette::Severity::Error, None),
+        None => Shown::new(e, miette::Severity::Error, None, Window::FULL),
     };
     draw(&handler(color), &mut out, &shown);
     out
@@ -260,6 +276,7 @@ mod tests {
         fn any_spans_in_any_text_draw_safely(
             text in hostile_text(),
             spans in prop::collection::vec((0usize..6000, 0usize..3000), 1..4),
+            tight in any::<bool>(),
         ) {
             let labels: Vec<LabeledSpan> = spans
                 .iter()
@@ -267,13 +284,34 @@ mod tests {
                 .collect();
             let diagnostic = miette::MietteDiagnostic::new("a finding").with_labels(labels);
             let index = LineIndex::new(&text);
-            let shown = Shown::new(&diagnostic, miette::Severity::Warning, Some((&index, "f.yaml")));
+            let shown = Shown::new(
+                &diagnostic,
+                miette::Severity::Warning,
+                Some((&index, "f.yaml")),
+                if tight { Window::TIGHT } else { Window::FULL },
+            );
             let mut out = String::new();
             draw(&handler(false), &mut out, &shown);
             prop_assert!(!out.contains("Failed to read contents"), "{}", out);
             prop_assert!(!out.chars().any(terminal::is_unsafe), "{}", out);
             for line in out.lines() {
                 prop_assert!(line.chars().count() < 600, "{}", line);
+            }
+            if tight {
+                // The file's own lines (`N │ text`): one per label at most, each within
+                // the tight window (escapes may double it).
+                let quoted: Vec<&str> = out
+                    .lines()
+                    .filter(|l| l.trim_start().split(' ').next().is_some_and(|n| n.parse::<usize>().is_ok()))
+                    .collect();
+                prop_assert!(quoted.len() <= spans.len(), "{}", out);
+                for line in quoted {
+                    let shown = line.split_once('│').map_or(line, |(_, t)| t);
+                    prop_assert!(
+                        shown.chars().count() <= 2 * super::super::excerpt::TIGHT_CHARS + 4,
+                        "{}", line
+                    );
+                }
             }
         }
     }

@@ -162,6 +162,10 @@ impl Serve {
             .arg(&self.base_url)
             .arg("--state")
             .arg(&self.state)
+            // The bundled base-mode examples name their documents in examples/specs/,
+            // outside the manifests' folder.
+            .arg("--allow-read")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/specs"))
             .args(&self.extra)
             .env("NO_COLOR", "1")
             .env_remove("VIDGEN_TOKEN")

@@ -384,6 +384,7 @@ fn the_video_example_builds_from_its_own_tools_file() {
     let options = crate::Options {
         targets: Some(vec![crate::model::Target::Mcp]),
         manifest_dir: Some("examples/manifests".into()),
+        allow_read: vec!["examples/specs".into()],
         ..Default::default()
     };
     let analysis = crate::analyze_with("video.yaml", std::sync::Arc::new(text), &options).unwrap();
@@ -425,6 +426,7 @@ fn example_tools(name: &str) -> Vec<(Value, RequestMapping)> {
     let options = crate::Options {
         targets: Some(vec![crate::model::Target::Mcp]),
         manifest_dir: Some("examples/manifests".into()),
+        allow_read: vec!["examples/specs".into()],
         ..Default::default()
     };
     let analysis = crate::analyze_with(&path, std::sync::Arc::new(text), &options).unwrap();
