@@ -608,3 +608,44 @@ fn inline_examples_send_the_servers_retry_key() {
         );
     }
 }
+
+#[test]
+fn a_retry_key_in_the_body_or_the_query_is_the_servers_too() {
+    for (location, name, expect_url, expect_body) in [
+        (
+            Location::Body,
+            "idempotency_key",
+            "https://eu.api.example/v1/x",
+            r#"{"amount":1,"idempotency_key":"server-key"}"#,
+        ),
+        (
+            Location::Query,
+            "request_id",
+            "https://eu.api.example/v1/x?request_id=server-key",
+            r#"{"amount":1}"#,
+        ),
+    ] {
+        let mut m = mapping(
+            "POST",
+            "/v1/x",
+            vec![
+                arg("amount", Location::Body, Some("amount")),
+                arg("key", location, Some(name)),
+            ],
+            Some("application/json"),
+        );
+        m.idempotency = Some(IdempotencyMapping {
+            argument: "key".into(),
+            location,
+            name: name.into(),
+            required: true,
+        });
+        let t = Target {
+            retry_key: Some("server-key"),
+            ..target()
+        };
+        let r = build(&m, &args(json!({"amount": 1, "key": "model-key"})), &t).unwrap();
+        assert_eq!(r.url, expect_url);
+        assert_eq!(r.body.as_deref(), Some(expect_body.as_bytes()));
+    }
+}
