@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# CI checks of how connectorgen ships (run by .ci/run after the tests):
+# - the crate packages and builds from its package alone (`cargo package --locked`);
+# - the cargo-dist release configuration is valid (`dist plan`), with the pinned dist
+#   installed from crates.io when it is missing;
+# - the pre-commit hook works through the real pre-commit framework
+#   (`pre-commit try-repo`), on a bundled example: clean passes, drift fails.
+# Needs: crates.io and PyPI (both reachable from CI), git, python3 with venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+DIST_VERSION=0.34.0
+PRE_COMMIT_VERSION=4.3.0
+
+echo "== cargo package"
+cargo package --locked --quiet
+
+echo "== dist plan"
+if ! dist --version 2>/dev/null | grep -qx "cargo-dist $DIST_VERSION"; then
+  cargo install --locked --quiet cargo-dist --version "$DIST_VERSION"
+fi
+dist plan --output-format=json > /dev/null
+dist plan | head -40
+
+echo "== pre-commit hook"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet "pre-commit==$PRE_COMMIT_VERSION"
+cargo build --release --locked --quiet
+export PATH="$root/target/release:$PATH"
+repo=$work/repo
+mkdir "$repo"
+cp examples/manifests/video.yaml "$repo/connector.yaml"
+(
+  cd "$repo"
+  git init -q
+  connectorgen build connector.yaml -q
+  git add -A
+  git -c user.name=ci -c user.email=ci@localhost commit -qm manifest
+  PRE_COMMIT_HOME=$work/cache "$work/venv/bin/pre-commit" try-repo "$root" connectorgen-check --all-files
+  sed -i 's/(about 90s)/(about 60s)/' generated/llms.txt
+  if PRE_COMMIT_HOME=$work/cache "$work/venv/bin/pre-commit" try-repo "$root" connectorgen-check --all-files; then
+    echo "the hook passed a drifted llms.txt" >&2
+    exit 1
+  fi
+)
+echo "distribution checks passed"
