@@ -19,8 +19,9 @@ echo "== dist plan"
 if ! dist --version 2>/dev/null | grep -qx "cargo-dist $DIST_VERSION"; then
   cargo install --locked --quiet cargo-dist --version "$DIST_VERSION"
 fi
-dist plan --output-format=json > /dev/null
 dist plan | head -40
+# The release workflow is generated from dist-workspace.toml: it must be current.
+dist generate --check
 
 echo "== pre-commit hook"
 work=$(mktemp -d)
