@@ -16,6 +16,14 @@ format=${CG_FORMAT:-github}
 version=${CG_VERSION:-latest}
 sarif=${CG_SARIF_FILE:-connectorgen.sarif}
 repo=${CG_REPOSITORY:-connectorgen/connectorgen}
+# Where releases are downloaded from; the project's own CI points it at a release laid
+# out on a loopback server, the only place plain http is allowed.
+site=${CG_RELEASE_BASE_URL:-https://github.com}
+case "$site" in
+  https://*) proto='=https' ;;
+  http://127.0.0.1:*|http://localhost:*) proto='=http' ;;
+  *) echo "connectorgen action: CG_RELEASE_BASE_URL must be https (or loopback http), not '$site'" >&2; exit 2 ;;
+esac
 
 case "$format" in
   github|sarif|json|human) ;;
@@ -25,18 +33,18 @@ esac
 install() {
   local base dir
   if [ "$version" = latest ]; then
-    base="https://github.com/$repo/releases/latest/download"
+    base="$site/$repo/releases/latest/download"
   else
-    base="https://github.com/$repo/releases/download/v${version#v}"
+    base="$site/$repo/releases/download/v${version#v}"
   fi
   dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/connectorgen-bin
   mkdir -p "$dir"
   if [ "${RUNNER_OS:-}" = Windows ]; then
-    CONNECTORGEN_UNMANAGED_INSTALL=$dir \
+    CONNECTORGEN_UNMANAGED_INSTALL=$dir CONNECTORGEN_INSTALLER_GITHUB_BASE_URL=$site \
       powershell -NoProfile -ExecutionPolicy Bypass -Command "irm $base/connectorgen-installer.ps1 | iex" >&2
   else
-    curl --proto '=https' --tlsv1.2 -LsSf "$base/connectorgen-installer.sh" |
-      CONNECTORGEN_UNMANAGED_INSTALL=$dir sh >&2
+    curl --proto "$proto" --tlsv1.2 -LsSf "$base/connectorgen-installer.sh" |
+      CONNECTORGEN_UNMANAGED_INSTALL=$dir CONNECTORGEN_INSTALLER_GITHUB_BASE_URL=$site sh >&2
   fi
   # An unmanaged install (cargo-dist installers) puts the binary in $dir itself and
   # touches no shell profile; $dir/bin is checked too, in case a layout differs.

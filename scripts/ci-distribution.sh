@@ -46,4 +46,37 @@ cp examples/manifests/video.yaml "$repo/connector.yaml"
     exit 1
   fi
 )
+echo "== the installers and the Action's install step, against a release on loopback"
+# A real release of this commit for this machine (archive, shell installer, checksums),
+# laid out as GitHub serves it and served on 127.0.0.1; the Action's script downloads
+# the installer, which downloads and unpacks the archive.
+dist build --artifacts=all --target x86_64-unknown-linux-gnu > "$work/dist-build.log"
+version=$(cargo metadata --no-deps --format-version 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["version"])')
+site=$work/site
+for dir in "releases/download/v$version" "releases/latest/download"; do
+  mkdir -p "$site/connectorgen/connectorgen/$dir"
+  cp target/distrib/connectorgen-installer.sh target/distrib/connectorgen-x86_64-unknown-linux-gnu.tar.xz* \
+    "$site/connectorgen/connectorgen/$dir/"
+done
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$site" > "$work/http.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+port=
+for _ in $(seq 100); do
+  port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$work/http.log" | head -1)
+  [ -z "$port" ] || break
+  sleep 0.1
+done
+[ -n "$port" ] || { echo "the loopback release server did not start" >&2; cat "$work/http.log" >&2; exit 1; }
+for wanted in latest "$version"; do
+  runner=$work/runner-$wanted
+  mkdir -p "$runner"
+  (
+    cd "$repo"
+    git checkout -q -- generated
+    env -u CONNECTORGEN_BIN CG_RELEASE_BASE_URL="http://127.0.0.1:$port" CG_VERSION="$wanted" \
+      RUNNER_TEMP="$runner" PATH=/usr/bin:/bin bash "$root/scripts/action.sh"
+  )
+  "$runner/connectorgen-bin/connectorgen" --version | grep -q "^connectorgen $version"
+done
 echo "distribution checks passed"
