@@ -25,10 +25,13 @@ use connectorgen::{
     terminal,
 };
 
+/// `0.1.0 (0123456789ab)` when built from a git checkout, else `0.1.0` (build.rs).
+const VERSION: &str = env!("CONNECTORGEN_VERSION");
+
 #[derive(Parser)]
 #[command(
     name = "connectorgen",
-    version,
+    version = VERSION,
     about = "Generate openapi.json, llms.txt and model-facing descriptions for an AI-agent connector from one YAML manifest",
     after_help = "Examples:\n  connectorgen init --name VidGen\n  connectorgen import specs/openapi.json\n  connectorgen build\n  connectorgen check --format github\n  connectorgen explain createVideo\n\n\
 Exit codes: 0 ok; 1 errors, denied warnings or (check) drift; 2 could not run (usage, unreadable file, unwritable folder)."

@@ -289,9 +289,20 @@ fn completions_for_every_shell() {
 #[test]
 fn version_and_help_with_examples_everywhere() {
     let out = run(&root(), &["--version"]);
+    // Built from this git checkout (as tests always are), the version names its commit.
+    let head = Command::new("git")
+        .current_dir(root())
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .expect("git runs");
+    assert!(head.status.success(), "the tests run in a git checkout");
     assert_eq!(
         text(&out.stdout),
-        format!("connectorgen {}\n", env!("CARGO_PKG_VERSION"))
+        format!(
+            "connectorgen {} ({})\n",
+            env!("CARGO_PKG_VERSION"),
+            text(&head.stdout).trim()
+        )
     );
     for sub in [
         vec!["--help"],

@@ -249,3 +249,128 @@ fn target_flag_overrides_the_manifest() {
         Some(2)
     );
 }
+
+/// Runs one of the distribution scripts (the GitHub Action's, the pre-commit hook's) in
+/// `dir` with the binary under test instead of a downloaded release.
+fn script(dir: &std::path::Path, name: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(root().join("scripts").join(name))
+        .args(args)
+        .current_dir(dir)
+        .env("CONNECTORGEN_BIN", env!("CARGO_BIN_EXE_connectorgen"))
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_OUTPUT");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    cli::run_within(cmd, cli::NO_HANG).0
+}
+
+use std::process::Output;
+
+#[test]
+fn github_action_script_checks_the_manifest() {
+    let dir = workspace("examples/manifests/video.yaml", true);
+    // Clean: annotations format, exit 0, and the installed version shown on stderr.
+    let out = script(dir.path(), "action.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with("connectorgen "),
+        "{}",
+        text(&out.stderr)
+    );
+    // Drift fails the step, as a `::error` annotation on the file that drifted.
+    let llms = dir.path().join("generated/llms.txt");
+    let old = std::fs::read_to_string(&llms).unwrap();
+    std::fs::write(&llms, old.replace("(about 90s)", "(about 60s)")).unwrap();
+    let out = script(dir.path(), "action.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("::error") && l.contains("llms.txt")),
+        "{}",
+        text(&out.stdout)
+    );
+    // SARIF goes to the named file, stdout stays free, and the output is recorded.
+    let outputs = dir.path().join("github-output");
+    let out = script(
+        dir.path(),
+        "action.sh",
+        &[
+            ("CG_FORMAT", "sarif"),
+            ("CG_SARIF_FILE", "report.sarif"),
+            ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let sarif: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.sarif")).unwrap()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(
+        std::fs::read_to_string(&outputs).unwrap(),
+        "sarif-file=report.sarif\n"
+    );
+    // Inputs reach the command: with the drift undone the step is clean again, and a
+    // target the folder was not built for, or another `--out`, is drift.
+    std::fs::write(&llms, &old).unwrap();
+    let out = script(dir.path(), "action.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = script(dir.path(), "action.sh", &[("CG_TARGETS", "openai")], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("openapi.openai.json"));
+    let out = script(
+        dir.path(),
+        "action.sh",
+        &[("CG_ARGS", "--deny-warnings --out elsewhere")],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let out = script(dir.path(), "action.sh", &[("CG_FORMAT", "xml")], &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn pre_commit_hook_script_checks_every_manifest_it_is_given() {
+    let clean = workspace("examples/manifests/video.yaml", true);
+    let drifted = workspace("examples/manifests/bank.yaml", true);
+    std::fs::remove_file(drifted.path().join("generated/llms.txt")).unwrap();
+    let manifest = |dir: &tempfile::TempDir| {
+        dir.path()
+            .join("connector.yaml")
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let out = script(
+        clean.path(),
+        "pre-commit-check.sh",
+        &[],
+        &[&manifest(&clean)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // The drifted one fails the hook, and the clean one after it is still checked.
+    let out = script(
+        clean.path(),
+        "pre-commit-check.sh",
+        &[],
+        &[&manifest(&drifted), &manifest(&clean)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout).matches("errors, ").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
+    let out = script(
+        clean.path(),
+        "pre-commit-check.sh",
+        &[("CONNECTORGEN_BIN", "no-such-connectorgen")],
+        &[&manifest(&clean)],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not on PATH"));
+}
