@@ -522,8 +522,11 @@ fn advance(frames: &mut [Frame]) {
 
 /// The Operation Objects' HTTP parts that a path item may hold for all its operations.
 pub fn path_item_shared(item: &Map<String, Value>) -> Map<String, Value> {
+    // Only what a 3.1 Path Item Object may hold besides its operations: any other key (a
+    // typo, a 3.2 `query` or `additionalOperations`) would make openapi.json invalid.
+    const SHARED: [&str; 5] = ["$ref", "summary", "description", "servers", "parameters"];
     item.iter()
-        .filter(|(k, _)| !METHODS.contains(&k.as_str()))
+        .filter(|(k, _)| SHARED.contains(&k.as_str()) || k.starts_with("x-"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -535,6 +538,19 @@ mod tests {
 
     fn base(name: &str, text: &str) -> Base {
         Base::parse(name, Arc::new(text.to_string())).unwrap()
+    }
+
+    /// Found by fuzzing: a path item key that is neither an operation nor a shared field
+    /// was copied into openapi.json, which the OpenAPI 3.1 schema refuses.
+    #[test]
+    fn path_items_share_only_what_openapi_defines() {
+        let item = serde_json::json!({
+            "get": {}, "summary": "s", "parameters": [], "servers": [], "x-a": 1,
+            "fetch": {}, "query": {}, "additionalOperations": {}
+        });
+        let shared = path_item_shared(item.as_object().unwrap());
+        let keys: Vec<&str> = shared.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["summary", "parameters", "servers", "x-a"]);
     }
 
     #[test]
