@@ -9,6 +9,8 @@
 //! is not added, and a key the operation already has is used as it is, never declared
 //! again.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
@@ -304,57 +306,69 @@ pub fn candidates<'a>(
                 continue;
             }
             if let Some(schema) = item.get("schema") {
-                properties(resolve, follow(resolve, schema), &mut out, 0);
+                properties(resolve, follow(resolve, schema), &mut out);
             }
         }
     }
     out
 }
 
-/// The top-level properties of a body schema (through `allOf`), added to `out` once each.
+/// How many schemas one body's walk through `allOf` may visit: a provider document can
+/// nest or repeat references so that a walk re-entering them would not end in time.
+const PROPERTY_WALK_BUDGET: usize = 4096;
+
+/// The top-level properties of a body schema (through `allOf`), added to `out` once each;
+/// returns how many schemas it visited. Each schema (by address, so a `$ref` named
+/// twice or naming itself) is visited once, at most 8 `allOf` levels deep and at most
+/// `PROPERTY_WALK_BUDGET` schemas in all.
 fn properties<'a>(
     resolve: &impl Fn(&str) -> Option<&'a Value>,
     schema: &'a Value,
     out: &mut Vec<Candidate>,
-    depth: usize,
-) {
-    if depth > 8 {
-        return;
-    }
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+) -> usize {
+    let mut names: HashSet<String> = out
+        .iter()
+        .filter(|c| c.location == KeyLocation::Body)
+        .map(|c| c.name.clone())
         .collect();
-    for (name, property) in schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if out
-            .iter()
-            .any(|c| c.location == KeyLocation::Body && &c.name == name)
-        {
+    let mut seen: HashSet<*const Value> = HashSet::new();
+    // Depth first, own properties before those of the `allOf` members, in their order.
+    let mut stack: Vec<(&'a Value, usize)> = vec![(schema, 0)];
+    let mut visits = 0;
+    while let Some((schema, depth)) = stack.pop() {
+        if depth > 8 || visits >= PROPERTY_WALK_BUDGET || !seen.insert(schema as *const Value) {
             continue;
         }
-        out.push(Candidate {
-            location: KeyLocation::Body,
-            name: name.clone(),
-            required: required.contains(&name.as_str()),
-            description: text_of(follow(resolve, property)),
-        });
+        visits += 1;
+        let required: HashSet<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for (name, property) in schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if !names.insert(name.clone()) {
+                continue;
+            }
+            out.push(Candidate {
+                location: KeyLocation::Body,
+                name: name.clone(),
+                required: required.contains(name.as_str()),
+                description: text_of(follow(resolve, property)),
+            });
+        }
+        let parts = schema.get("allOf").and_then(Value::as_array);
+        for part in parts.into_iter().flatten().rev() {
+            stack.push((follow(resolve, part), depth + 1));
+        }
     }
-    for part in schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        properties(resolve, follow(resolve, part), out, depth + 1);
-    }
+    visits
 }
 
 fn text_of(value: &Value) -> String {
@@ -602,5 +616,100 @@ impl Validator {
                 }
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resolver over `doc`'s `#/components/schemas/`.
+    fn resolver<'a>(doc: &'a Value) -> impl Fn(&str) -> Option<&'a Value> + 'a {
+        move |reference: &str| {
+            reference
+                .strip_prefix("#/components/schemas/")
+                .and_then(|name| doc["components"]["schemas"].get(name))
+        }
+    }
+
+    fn nothing<'a>(_: &str) -> Option<&'a Value> {
+        None
+    }
+
+    fn reference(name: &str) -> Value {
+        json!({ "$ref": format!("#/components/schemas/{name}") })
+    }
+
+    fn operation(schema: Value) -> Map<String, Value> {
+        let op = json!({
+            "requestBody": { "content": { "application/json": { "schema": schema } } }
+        });
+        op.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_schema_named_many_times_is_walked_once() {
+        // S0..S9, each `allOf` six times the next: a walk without a visited set makes
+        // 6^9 calls.
+        let mut schemas = Map::new();
+        for d in 0..10 {
+            let mut schema = json!({ "properties": { format!("p{d}"): { "type": "string" } } });
+            if d < 9 {
+                schema["allOf"] = Value::Array(vec![reference(&format!("S{}", d + 1)); 6]);
+            }
+            schemas.insert(format!("S{d}"), schema);
+        }
+        let doc = json!({ "components": { "schemas": schemas } });
+        let resolve = resolver(&doc);
+        let mut out = Vec::new();
+        let visits = properties(&resolve, &doc["components"]["schemas"]["S0"], &mut out);
+        assert_eq!(visits, 9, "S0..S8 (S9 is 9 levels deep)");
+        let names: Vec<&str> = out.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]
+        );
+    }
+
+    #[test]
+    fn a_schema_that_names_itself_ends() {
+        let doc = json!({ "components": { "schemas": {
+            "S": { "properties": { "idempotency_key": { "type": "string" } },
+                   "allOf": vec![reference("S"); 10] }
+        } } });
+        let op = operation(reference("S"));
+        let resolve = resolver(&doc);
+        let found = candidates(&resolve, None, &op);
+        assert_eq!(found.len(), 1);
+        let mut out = Vec::new();
+        assert_eq!(
+            properties(&resolve, &doc["components"]["schemas"]["S"], &mut out),
+            1
+        );
+    }
+
+    #[test]
+    fn the_walk_has_a_budget() {
+        // Many distinct schemas, none named twice: the budget ends the walk.
+        let parts: Vec<Value> = (0..PROPERTY_WALK_BUDGET * 2)
+            .map(|i| json!({ "properties": { format!("p{i}"): {} } }))
+            .collect();
+        let schema = json!({ "allOf": parts });
+        let mut out = Vec::new();
+        let visits = properties(&nothing, &schema, &mut out);
+        assert_eq!(visits, PROPERTY_WALK_BUDGET);
+        assert_eq!(out.len(), PROPERTY_WALK_BUDGET - 1);
+    }
+
+    #[test]
+    fn many_properties_are_each_taken_once() {
+        let mut props = Map::new();
+        for i in 0..40_000 {
+            props.insert(format!("p{i}"), json!({ "type": "string" }));
+        }
+        let schema = json!({ "properties": props.clone(), "allOf": [{ "properties": props }] });
+        let mut out = Vec::new();
+        properties(&nothing, &schema, &mut out);
+        assert_eq!(out.len(), 40_000);
     }
 }
