@@ -212,6 +212,8 @@ pub struct Candidate {
     pub name: String,
     pub required: bool,
     pub description: String,
+    /// Whether its schema says it is a string (as a retry key is).
+    pub string: bool,
 }
 
 /// Whether `candidate` is the key `location`/`name` names (header names in any case).
@@ -292,6 +294,9 @@ pub fn candidates<'a>(
             name: name.to_string(),
             required: p.get("required").and_then(Value::as_bool) == Some(true),
             description: text_of(p),
+            string: p
+                .get("schema")
+                .is_some_and(|schema| is_string(follow(resolve, schema))),
         });
     }
     if let Some(body) = op.get("requestBody").map(|b| follow(resolve, b)) {
@@ -356,11 +361,13 @@ fn properties<'a>(
             if !names.insert(name.clone()) {
                 continue;
             }
+            let property = follow(resolve, property);
             out.push(Candidate {
                 location: KeyLocation::Body,
                 name: name.clone(),
                 required: required.contains(name.as_str()),
-                description: text_of(follow(resolve, property)),
+                description: text_of(property),
+                string: is_string(property),
             });
         }
         let parts = schema.get("allOf").and_then(Value::as_array);
@@ -369,6 +376,15 @@ fn properties<'a>(
         }
     }
     visits
+}
+
+/// Whether a schema's `type` is `string` (or a list of types holding it).
+fn is_string(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        _ => false,
+    }
 }
 
 fn text_of(value: &Value) -> String {
@@ -380,8 +396,11 @@ fn text_of(value: &Value) -> String {
 }
 
 /// The key a base operation's document declares, with the evidence: an
-/// `Idempotency-Key` header, else the first header, query parameter or body property
-/// whose name or description says it is an idempotency or request-deduplication key.
+/// `Idempotency-Key` header; else the first string-typed header, query parameter or body
+/// property whose name says it is an idempotency or request-deduplication key; else the
+/// first whose description says so. Every name is tried before any description: a
+/// description that merely mentions idempotency ("not used for idempotency") must not
+/// win over a field named `idempotency_key`.
 pub fn declared_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
     let key = |c: &Candidate, evidence: String| IdempotencyKey {
         location: c.location,
@@ -396,23 +415,27 @@ pub fn declared_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
             format!("the document declares the `{}` header", c.name),
         ));
     }
-    candidates.iter().find_map(|c| {
-        let subject = format!("the {} `{}`", what(c.location), c.name);
+    let subject = |c: &Candidate| format!("the {} `{}`", what(c.location), c.name);
+    let eligible = || candidates.iter().filter(|c| c.string);
+    let by_name = eligible().find(|c| {
         let folded: String = c
             .name
             .chars()
             .filter(char::is_ascii_alphanumeric)
             .collect::<String>()
             .to_ascii_lowercase();
-        if KEY_WORDS.iter().any(|w| folded.contains(w)) {
-            return Some(key(c, format!("{subject}: its name says so")));
-        }
+        KEY_WORDS.iter().any(|w| folded.contains(w))
+    });
+    if let Some(c) = by_name {
+        return Some(key(c, format!("{}: its name says so", subject(c))));
+    }
+    eligible().find_map(|c| {
         let lower = c.description.to_ascii_lowercase();
         KEY_WORDS
             .iter()
             .chain(DESCRIPTION_WORDS)
             .find(|w| lower.contains(*w))
-            .map(|w| key(c, format!("{subject}: its description says \"{w}…\"")))
+            .map(|w| key(c, format!("{}: its description says \"{w}…\"", subject(c))))
     })
 }
 
@@ -622,6 +645,54 @@ impl Validator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn candidate(location: KeyLocation, name: &str, description: &str, string: bool) -> Candidate {
+        Candidate {
+            location,
+            name: name.to_string(),
+            required: false,
+            description: description.to_string(),
+            string,
+        }
+    }
+
+    #[test]
+    fn a_name_wins_over_an_earlier_description() {
+        let found = declared_key(&[
+            candidate(
+                KeyLocation::Header,
+                "X-Trace",
+                "Not used for idempotency.",
+                true,
+            ),
+            candidate(KeyLocation::Body, "idempotency_key", "", true),
+        ])
+        .unwrap();
+        assert_eq!(
+            (found.location, found.name.as_str()),
+            (KeyLocation::Body, "idempotency_key")
+        );
+        assert_eq!(
+            found.evidence.as_deref(),
+            Some("the body field `idempotency_key`: its name says so")
+        );
+    }
+
+    #[test]
+    fn only_a_string_is_a_key() {
+        let found = declared_key(&[
+            candidate(KeyLocation::Body, "deduplicate", "", false),
+            candidate(
+                KeyLocation::Body,
+                "request_id",
+                "Deduplicates requests.",
+                true,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(found.name, "request_id");
+        assert!(declared_key(&[candidate(KeyLocation::Body, "deduplicate", "", false)]).is_none());
+    }
 
     /// A resolver over `doc`'s `#/components/schemas/`.
     fn resolver<'a>(doc: &'a Value) -> impl Fn(&str) -> Option<&'a Value> + 'a {
