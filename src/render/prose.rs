@@ -102,15 +102,19 @@ impl<'a> Retry<'a> {
                 unsupported(true)
             }
             Idempotency::Key(key) => {
-                let name = match flavour {
-                    Flavour::Mcp => super::mcp::key_argument_name(key),
-                    _ => key.name.clone(),
-                };
-                let send = match (flavour, key.location) {
-                    (Flavour::Mcp, _) => format!("the `{name}` argument"),
-                    (_, KeyLocation::Header) => format!("the `{name}` header"),
-                    (_, KeyLocation::Query) => format!("the `{name}` query parameter"),
-                    (_, KeyLocation::Body) => format!("the `{name}` body field"),
+                // The name comes from the provider's document: inside a code span, it
+                // must not close the span and forge Markdown around it.
+                let (name, send) = match flavour {
+                    Flavour::Mcp => super::mcp::key_sentence(connector, op, key),
+                    _ => {
+                        let code = md_code(&key.name);
+                        let send = match key.location {
+                            KeyLocation::Header => format!("the `{code}` header"),
+                            KeyLocation::Query => format!("the `{code}` query parameter"),
+                            KeyLocation::Body => format!("the `{code}` body field"),
+                        };
+                        (key.name.clone(), send)
+                    }
                 };
                 Retry {
                     rule: "key",
