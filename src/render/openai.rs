@@ -290,6 +290,11 @@ fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<F
             diagnostic: Diagnostic::OpenaiHeaderKey {
                 id: op.id.clone(),
                 header: key.name.clone(),
+                refused: if key.required {
+                    "; and the header is required, so the provider will refuse every call of it from a GPT Action".to_string()
+                } else {
+                    String::new()
+                },
                 span: op.origin.idempotency.unwrap_or(op.origin.entry),
             },
             severity,

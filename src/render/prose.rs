@@ -17,7 +17,9 @@ use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
-use crate::model::{Async, Connector, Idempotency, KeyLocation, Method, Operation, Spends};
+use crate::model::{
+    Async, Connector, Idempotency, KeyLocation, Method, Operation, Spends, Unsupported,
+};
 use crate::templates::{Limits, Sources};
 
 /// The template environment, built once per run.
@@ -83,23 +85,28 @@ struct Retry<'a> {
     check_with: Option<&'a str>,
     /// The openai target writes a header key's operation with the never-repeat rule.
     header_dropped: bool,
+    /// Without a key: nothing says whether the provider recognises a retry (base mode's
+    /// default over a document that declares no key), as opposed to `unsupported`,
+    /// which says it does not.
+    unknown: bool,
 }
 
 impl<'a> Retry<'a> {
     fn new(connector: &'a Connector, op: &'a Operation, flavour: Flavour) -> Self {
-        let unsupported = |header_dropped| Retry {
+        let unsupported = |header_dropped, unknown| Retry {
             rule: "unsupported",
             name: None,
             send: None,
             required: false,
             check_with: check_with(connector, op),
             header_dropped,
+            unknown,
         };
         match &op.idempotency {
             Idempotency::Key(key)
                 if flavour == Flavour::Openai && key.location == KeyLocation::Header =>
             {
-                unsupported(true)
+                unsupported(true, false)
             }
             Idempotency::Key(key) => {
                 // The name comes from the provider's document: inside a code span, it
@@ -123,6 +130,7 @@ impl<'a> Retry<'a> {
                     required: key.required,
                     check_with: None,
                     header_dropped: false,
+                    unknown: false,
                 }
             }
             Idempotency::Inherent => Retry {
@@ -132,8 +140,9 @@ impl<'a> Retry<'a> {
                 required: false,
                 check_with: None,
                 header_dropped: false,
+                unknown: false,
             },
-            Idempotency::Unsupported(_) => unsupported(false),
+            Idempotency::Unsupported(why) => unsupported(false, *why == Unsupported::Unknown),
         }
     }
 }
