@@ -643,7 +643,7 @@ pub enum Diagnostic {
     /// cannot send: openapi.openai.json writes it without the header, with the
     /// never-repeat rule.
     #[error(
-        "`{id}`: GPT Actions cannot send the `{header}` header, so openapi.openai.json tells the model never to retry this call on its own"
+        "`{id}`: GPT Actions cannot send the `{header}` header, so openapi.openai.json tells the model never to retry this call on its own{refused}"
     )]
     #[diagnostic(
         code("openai-header-key"),
@@ -654,6 +654,8 @@ pub enum Diagnostic {
     OpenaiHeaderKey {
         id: String,
         header: String,
+        /// When the header is required: that the provider will refuse every call.
+        refused: String,
         #[label("a header key")]
         span: Span,
     },

@@ -372,6 +372,49 @@ impl KeyLocation {
     }
 }
 
+/// Why `name` cannot be a retry key's name at `location`, or `None` when it can. The name
+/// reaches the model's text (`llms.txt`, every description) as a code span, so it is one
+/// plain token: a header name is RFC 7230 token characters (without the backtick); a
+/// query parameter or body field has no whitespace, backtick, control, bidirectional or
+/// invisible character.
+pub fn key_name_problem(location: KeyLocation, name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_string());
+    }
+    let bad = match location {
+        KeyLocation::Header => name
+            .chars()
+            .find(|&c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_|~".contains(c))),
+        KeyLocation::Query | KeyLocation::Body => name
+            .chars()
+            .find(|&c| c == '`' || c.is_whitespace() || c.is_control() || is_hidden(c)),
+    }?;
+    let shown = match bad {
+        ' ' => "a space".to_string(),
+        '`' => "a backtick".to_string(),
+        c if c.is_ascii_graphic() => format!("`{c}`"),
+        c => format!("`{}` (U+{:04X})", c.escape_unicode(), c as u32),
+    };
+    Some(match location {
+        KeyLocation::Header => format!(
+            "it holds {shown}; a header name is letters, digits and ! # $ % & ' * + - . ^ _ | ~"
+        ),
+        _ => format!(
+            "it holds {shown}; a key's name has no whitespace, backtick, control, bidirectional or invisible character"
+        ),
+    })
+}
+
+/// Bidirectional controls and characters that show nothing (zero-width, soft hyphen,
+/// byte-order mark), which would make the name read differently from what is sent.
+fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
 impl Idempotency {
     /// The `x-idempotency` hint: `{ in, name, required }` for a key, `"inherent"` (a
     /// retry is safe), or `"none"` (never repeat on one's own).

@@ -682,6 +682,7 @@ fn check_retry(
         .iter()
         .find(|t| t["name"] == id)
         .unwrap();
+    named_argument_exists(tool)?;
     let arguments: Vec<&str> = tool["inputSchema"]["properties"]
         .as_object()
         .into_iter()
@@ -692,6 +693,91 @@ fn check_retry(
     let expected: Vec<&str> = mechanism.map(|(_, _, a)| vec![a]).unwrap_or_default();
     prop_assert_eq!(arguments, expected, "mcp {}\n{}", id, yaml);
     Ok(())
+}
+
+/// The argument a tool's retry sentence names is one of its `inputSchema` properties:
+/// "in the `x` argument", or "in the `f` field of the `b` argument" where `b` is one and
+/// its schema can hold `f` (through `$ref`s to `$defs` and `allOf`).
+fn named_argument_exists(tool: &Value) -> Result<(), TestCaseError> {
+    let description = tool["description"].as_str().unwrap_or_default();
+    let Some(start) = description.find("RETRIES: send a fresh value (such as a UUID) in the `")
+    else {
+        return Ok(());
+    };
+    let rest = &description[start..];
+    let quoted: Vec<&str> = rest.split('`').skip(1).step_by(2).take(2).collect();
+    let properties = &tool["inputSchema"]["properties"];
+    let (argument, field) = if rest.contains("` field of the `") {
+        (quoted[1], Some(quoted[0]))
+    } else {
+        (quoted[0], None)
+    };
+    prop_assert!(
+        properties.get(argument).is_some(),
+        "the retry sentence names `{}`, which is no argument: {}",
+        argument,
+        tool
+    );
+    if let Some(field) = field {
+        prop_assert!(
+            holds_field(tool, &properties[argument], field, 0),
+            "`{}` has no field `{}`: {}",
+            argument,
+            field,
+            tool
+        );
+    }
+    Ok(())
+}
+
+fn holds_field(tool: &Value, schema: &Value, field: &str, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    if let Some(name) = schema["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        return holds_field(tool, &tool["inputSchema"]["$defs"][name], field, depth + 1);
+    }
+    schema["properties"].get(field).is_some()
+        || schema["allOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|part| holds_field(tool, part, field, depth + 1))
+}
+
+#[test]
+fn the_named_argument_check_catches_a_missing_one() {
+    let tool = |description: &str, properties: Value| json!({ "description": description, "inputSchema": { "properties": properties } });
+    let sentence = |what: &str| {
+        format!(
+            "COSTS. RETRIES: send a fresh value (such as a UUID) in {what} for each new request"
+        )
+    };
+    let body = json!({ "body": { "allOf": [{ "properties": { "idempotency_key": {} } }] } });
+    assert!(
+        named_argument_exists(&tool(
+            &sentence("the `idempotency_key` argument"),
+            body.clone()
+        ))
+        .is_err()
+    );
+    assert!(
+        named_argument_exists(&tool(
+            &sentence("the `idempotency_key` field of the `body` argument"),
+            body
+        ))
+        .is_ok()
+    );
+    assert!(
+        named_argument_exists(&tool(
+            &sentence("the `idempotency_key` field of the `body` argument"),
+            json!({ "body": {} })
+        ))
+        .is_err()
+    );
 }
 
 proptest! {

@@ -17,6 +17,8 @@ use connectorgen::schema::manifest_schema;
 
 /// Invalid cases the schema rejects: their problem is one of shape.
 const REJECTED: &[&str] = &[
+    "unknown-idempotency--header-name", // `:` is no header name character
+    "unknown-idempotency--key-name",    // a backtick and new lines
     "invalid-argument-name",
     "invalid-fixed",
     "invalid-probe",                  // `probe.input` is a string, not a mapping

@@ -79,14 +79,22 @@ impl JsonSchema for IdempotencySetting {
             ),
         ];
         let mut properties = serde_json::Map::new();
-        for (key, (description, example)) in Idempotency::MAPPING_KEYS.iter().zip(described) {
+        // As `model::key_name_problem` (which also refuses invisible characters): a header
+        // is RFC 7230 token characters without the backtick; the others, no whitespace or
+        // backtick.
+        let patterns = ["^[A-Za-z0-9!#$%&'*+.^_|~-]+$", "^[^\\s`]+$", "^[^\\s`]+$"];
+        for ((key, (description, example)), pattern) in Idempotency::MAPPING_KEYS
+            .iter()
+            .zip(described)
+            .zip(patterns)
+        {
             properties.insert(
                 key.to_string(),
                 serde_json::json!({
                     "description": description,
                     "type": "string",
                     "minLength": 1,
-                    "pattern": "^\\S+$",
+                    "pattern": pattern,
                     "examples": [example],
                 }),
             );

@@ -32,6 +32,7 @@ mod schema;
 
 use serde_json::{Map, Value, json};
 
+use super::prose::md_code;
 use crate::arguments;
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Connector, Document, IdempotencyKey, KeyLocation, Method, Operation};
@@ -44,12 +45,47 @@ pub use schema::{ToolWeight, weight};
 /// The argument that carries the `Idempotency-Key` header.
 pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
 
+/// What the tool description's retry sentence names for `op`'s `key`, as `(name, send)`:
+/// the argument the tool's request mapping sends the key in (`the \`x\` argument`);
+/// or, when the tool takes the body as one argument (its schema has no top-level
+/// `properties`, and the key was found through `allOf`), the key's field of that
+/// argument (`the \`x\` field of the \`body\` argument`). Names are code-span safe.
+pub fn key_sentence(
+    connector: &Connector,
+    op: &Operation,
+    key: &IdempotencyKey,
+) -> (String, String) {
+    let mut defs = Defs::default();
+    let (_, mapping) = input_schema(connector, op, &mut defs, &mut Vec::new());
+    let whole_body = mapping
+        .arguments
+        .iter()
+        .find(|a| a.location == Location::Body && a.name.is_none());
+    match (&mapping.idempotency, whole_body) {
+        (Some(own), _) => {
+            let name = md_code(&own.argument);
+            (name.clone(), format!("the `{name}` argument"))
+        }
+        (None, Some(body)) if key.location == KeyLocation::Body => {
+            let (field, body) = (md_code(&key.name), md_code(&body.argument));
+            (
+                format!("{body}.{field}"),
+                format!("the `{field}` field of the `{body}` argument"),
+            )
+        }
+        (None, _) => {
+            let name = md_code(&key_argument_name(key));
+            (name.clone(), format!("the `{name}` argument"))
+        }
+    }
+}
+
 /// The argument that carries an operation's retry key: a body field or query parameter
 /// is its own argument (under its client-safe name); a header gets a client-safe
 /// camel-case name (`Idempotency-Key` → `idempotencyKey`, `PayPal-Request-Id` →
 /// `payPalRequestId`). The tool description's retry sentence names this argument. (A
 /// name changed by `args:` or by a collision suffix is not followed here: the mapping's
-/// `idempotency.argument` is the final word.)
+/// `idempotency.argument` is the final word, and `key_sentence` follows it.)
 pub fn key_argument_name(key: &IdempotencyKey) -> String {
     if key.location != KeyLocation::Header {
         return arguments::safe_name(&key.name);

@@ -13,11 +13,13 @@
 //! will not do. (When even the short form leaves the author less than 60 characters,
 //! it is the `openai-notice-too-long` error, so no description is ever written over 300.)
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Severity};
-use crate::model::{Connector, KeyLocation, Operation, escape};
+use crate::model::{Connector, KeyLocation, Operation, escape, unescape};
 use crate::model::{Level, Lint};
 
 use super::openapi;
@@ -87,7 +89,9 @@ pub fn render(
         texts.push(text);
     }
     let mut doc = openapi::document(connector, &texts);
+    let before = referenced_components(&doc);
     drop_header_keys(connector, &mut doc, &mut findings);
+    drop_orphans(&mut doc, &before);
     fit_parameters(connector, base, &mut doc, &mut findings);
     (super::json_text(&doc), findings)
 }
@@ -238,7 +242,8 @@ fn fit_parameters(
 
 /// GPT Actions send no custom header ("Custom headers are not supported"), so a header
 /// retry key is no defence there: each such operation loses the header parameter (its
-/// own, or its path item's shared one), its `x-idempotency` says `none`, its description
+/// own, or its path item's shared one; a component only it referenced goes too, in
+/// `drop_orphans`), its `x-idempotency` says `none`, its description
 /// already carries the never-repeat rule (`prose::Flavour::Openai`), and a warning says
 /// what the provider can do.
 fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<Finding>) {
@@ -285,10 +290,80 @@ fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<F
             diagnostic: Diagnostic::OpenaiHeaderKey {
                 id: op.id.clone(),
                 header: key.name.clone(),
+                refused: if key.required {
+                    "; and the header is required, so the provider will refuse every call of it from a GPT Action".to_string()
+                } else {
+                    String::new()
+                },
                 span: op.origin.idempotency.unwrap_or(op.origin.entry),
             },
             severity,
         });
+    }
+}
+
+/// The components `doc` references, transitively from outside `components`, as
+/// (section, name).
+fn referenced_components(doc: &Value) -> BTreeSet<(String, String)> {
+    fn collect<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get("$ref") {
+                    out.push(reference);
+                }
+                map.values().for_each(|v| collect(v, out));
+            }
+            Value::Array(list) => list.iter().for_each(|v| collect(v, out)),
+            _ => {}
+        }
+    }
+    let mut pending = Vec::new();
+    for (key, value) in doc.as_object().into_iter().flatten() {
+        if key != "components" {
+            collect(value, &mut pending);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    while let Some(reference) = pending.pop() {
+        let Some(rest) = reference.strip_prefix("#/components/") else {
+            continue;
+        };
+        let mut parts = rest.split('/');
+        let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let target = (unescape(section), unescape(name));
+        let component = doc
+            .get("components")
+            .and_then(|c| c.get(&target.0))
+            .and_then(|s| s.get(&target.1));
+        if seen.insert(target)
+            && let Some(component) = component
+        {
+            collect(component, &mut pending);
+        }
+    }
+    seen
+}
+
+/// Removes the components that were referenced in `before` and are no longer: what
+/// dropping a header key left behind (its `components/parameters` entry, and what only
+/// it reached). Components nothing referenced to begin with are left as they were.
+fn drop_orphans(doc: &mut Value, before: &BTreeSet<(String, String)>) {
+    let after = referenced_components(doc);
+    let Some(Value::Object(components)) = doc.get_mut("components") else {
+        return;
+    };
+    for (section, name) in before.difference(&after) {
+        if let Some(Value::Object(entries)) = components.get_mut(section) {
+            entries.remove(name);
+            if entries.is_empty() {
+                components.remove(section);
+            }
+        }
+    }
+    if components.is_empty() {
+        doc.as_object_mut().map(|root| root.remove("components"));
     }
 }
 

@@ -17,7 +17,9 @@ use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
-use crate::model::{Async, Connector, Idempotency, KeyLocation, Method, Operation, Spends};
+use crate::model::{
+    Async, Connector, Idempotency, KeyLocation, Method, Operation, Spends, Unsupported,
+};
 use crate::templates::{Limits, Sources};
 
 /// The template environment, built once per run.
@@ -83,34 +85,43 @@ struct Retry<'a> {
     check_with: Option<&'a str>,
     /// The openai target writes a header key's operation with the never-repeat rule.
     header_dropped: bool,
+    /// Without a key: nothing says whether the provider recognises a retry (base mode's
+    /// default over a document that declares no key), as opposed to `unsupported`,
+    /// which says it does not.
+    unknown: bool,
 }
 
 impl<'a> Retry<'a> {
     fn new(connector: &'a Connector, op: &'a Operation, flavour: Flavour) -> Self {
-        let unsupported = |header_dropped| Retry {
+        let unsupported = |header_dropped, unknown| Retry {
             rule: "unsupported",
             name: None,
             send: None,
             required: false,
             check_with: check_with(connector, op),
             header_dropped,
+            unknown,
         };
         match &op.idempotency {
             Idempotency::Key(key)
                 if flavour == Flavour::Openai && key.location == KeyLocation::Header =>
             {
-                unsupported(true)
+                unsupported(true, false)
             }
             Idempotency::Key(key) => {
-                let name = match flavour {
-                    Flavour::Mcp => super::mcp::key_argument_name(key),
-                    _ => key.name.clone(),
-                };
-                let send = match (flavour, key.location) {
-                    (Flavour::Mcp, _) => format!("the `{name}` argument"),
-                    (_, KeyLocation::Header) => format!("the `{name}` header"),
-                    (_, KeyLocation::Query) => format!("the `{name}` query parameter"),
-                    (_, KeyLocation::Body) => format!("the `{name}` body field"),
+                // The name comes from the provider's document: inside a code span, it
+                // must not close the span and forge Markdown around it.
+                let (name, send) = match flavour {
+                    Flavour::Mcp => super::mcp::key_sentence(connector, op, key),
+                    _ => {
+                        let code = md_code(&key.name);
+                        let send = match key.location {
+                            KeyLocation::Header => format!("the `{code}` header"),
+                            KeyLocation::Query => format!("the `{code}` query parameter"),
+                            KeyLocation::Body => format!("the `{code}` body field"),
+                        };
+                        (key.name.clone(), send)
+                    }
                 };
                 Retry {
                     rule: "key",
@@ -119,6 +130,7 @@ impl<'a> Retry<'a> {
                     required: key.required,
                     check_with: None,
                     header_dropped: false,
+                    unknown: false,
                 }
             }
             Idempotency::Inherent => Retry {
@@ -128,8 +140,9 @@ impl<'a> Retry<'a> {
                 required: false,
                 check_with: None,
                 header_dropped: false,
+                unknown: false,
             },
-            Idempotency::Unsupported(_) => unsupported(false),
+            Idempotency::Unsupported(why) => unsupported(false, *why == Unsupported::Unknown),
         }
     }
 }
