@@ -877,13 +877,14 @@ fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-fn run_serve(
+/// The manifest analysed for the mcp target alone, as `serve` and `probe` use it; `None`
+/// when it has errors, which are printed.
+fn runtime_analysis(
     ui: &Ui,
     manifest: &Path,
     max_bytes: u64,
     allow_read: Vec<PathBuf>,
-    config: &connectorgen::serve::Config,
-) -> Result<ExitCode, Failure> {
+) -> Result<Option<Analysis>, Failure> {
     let source = Source {
         max_bytes,
         targets: vec![Target::Mcp],
@@ -899,8 +900,21 @@ fn run_serve(
             &analysis.diagnostics,
             ui.colored(&std::io::stderr()),
         ));
-        return Ok(ExitCode::from(1));
+        return Ok(None);
     }
+    Ok(Some(analysis))
+}
+
+fn run_serve(
+    ui: &Ui,
+    manifest: &Path,
+    max_bytes: u64,
+    allow_read: Vec<PathBuf>,
+    config: &connectorgen::serve::Config,
+) -> Result<ExitCode, Failure> {
+    let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
+        return Ok(ExitCode::from(1));
+    };
     connectorgen::serve::run(&analysis, config).map_err(Failure::Fatal)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -913,23 +927,9 @@ fn run_probe(
     config: &connectorgen::probe::Config,
     format: Format,
 ) -> Result<ExitCode, Failure> {
-    let source = Source {
-        max_bytes,
-        targets: vec![Target::Mcp],
-        templates: None,
-        template_fuel: None,
-        max_template_output: None,
-        max_alias_expansion: None,
-        allow_read,
-    };
-    let analysis = source.analyze(manifest)?;
-    if analysis.has_errors() {
-        ui.err(&connectorgen::report::human_findings(
-            &analysis.diagnostics,
-            ui.colored(&std::io::stderr()),
-        ));
+    let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
         return Ok(ExitCode::from(1));
-    }
+    };
     let report = connectorgen::probe::run(&analysis, config).map_err(Failure::Fatal)?;
     let text = connectorgen::report::probe::ProbeText {
         report: &report,

@@ -157,17 +157,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         .connector
         .as_ref()
         .ok_or("the manifest did not validate")?;
-    let tools_text = analysis
-        .outputs
-        .as_ref()
-        .and_then(|outputs| {
-            outputs
-                .iter()
-                .find(|(path, _)| path.ends_with("mcp-tools.json"))
-                .map(|(_, text)| text.clone())
-        })
-        .ok_or("the mcp target wrote no mcp-tools.json")?;
-    let tools = mapping::read_tools(&tools_text)?;
+    let tools = mapping::tools_in(analysis.outputs.as_ref())?;
     for id in &config.operations {
         if !connector.operations.iter().any(|op| op.id == *id) {
             return Err(format!(

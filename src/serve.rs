@@ -83,17 +83,7 @@ pub fn prepare(
     if !connector.targets.contains(&Target::Mcp) {
         return Err("serve needs the mcp target (run with it selected)".into());
     }
-    let tools_text = analysis
-        .outputs
-        .as_ref()
-        .and_then(|outputs| {
-            outputs
-                .iter()
-                .find(|(path, _)| path.ends_with("mcp-tools.json"))
-                .map(|(_, text)| text.clone())
-        })
-        .ok_or("the mcp target wrote no mcp-tools.json")?;
-    let tools = mapping::read_tools(&tools_text)?;
+    let tools = mapping::tools_in(analysis.outputs.as_ref())?;
     if let Some(base) = &config.base_url {
         Origin::of(base).ok_or_else(|| format!("--base-url {base} is not an absolute URL"))?;
     }

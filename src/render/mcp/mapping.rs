@@ -213,6 +213,22 @@ pub enum Credential {
 }
 
 /// Each tool of an `mcp-tools.json` text with its mapping, in file order.
+/// The tools of the `mcp-tools.json` in a build's outputs, read back with their
+/// mappings: what `serve` serves and `probe` calls, from the very text `build` writes.
+pub fn tools_in(
+    outputs: Option<&crate::render::Outputs>,
+) -> Result<Vec<(serde_json::Value, RequestMapping)>, String> {
+    let text = outputs
+        .and_then(|outputs| {
+            outputs
+                .iter()
+                .find(|(path, _)| path.ends_with("mcp-tools.json"))
+                .map(|(_, text)| text)
+        })
+        .ok_or("the mcp target wrote no mcp-tools.json")?;
+    read_tools(text)
+}
+
 pub fn read_tools(text: &str) -> Result<Vec<(serde_json::Value, RequestMapping)>, String> {
     let tools: Vec<serde_json::Value> =
         serde_json::from_str(text).map_err(|e| format!("not a JSON array of tools: {e}"))?;
