@@ -127,6 +127,9 @@ pub fn run(
     let base = Base::parse(&name, text.clone()).map_err(|d| {
         ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
     })?;
+    // `-o new/connector.yaml`: the folder is made once the document has been read, so a
+    // bad document leaves nothing behind (the path from it to the document needs it).
+    files::create_parent(out)?;
     let openapi = files::relative_path(spec, out)?;
     let mut imported = manifest(&base, &openapi, flags)?;
     files::write(out, spec, force, &imported.text)?;

@@ -475,3 +475,26 @@ fn a_document_name_with_outer_whitespace_is_written_as_build_reads_it() {
         );
     }
 }
+
+/// README's quickstart writes to a folder that does not exist yet (`-o /tmp/aai/…`):
+/// import makes it, but only once the document has been read, so a bad document leaves
+/// nothing behind.
+#[test]
+fn the_output_folder_is_made_when_missing() {
+    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
+    let p = dir.path();
+    let out = run(
+        p,
+        &["import", "specs/missing.yaml", "-o", "new/deeper/c.yaml"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!p.join("new").exists(), "a failed import makes no folder");
+    let url = "--dashboard-url=https://example.com/keys";
+    let out = run(p, &["import", &spec, "-o", "new/deeper/c.yaml", url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(p.join("new/deeper/c.yaml")).unwrap();
+    assert!(
+        written.contains("openapi: ../../specs/jobs.yaml"),
+        "{written}"
+    );
+}

@@ -30,6 +30,19 @@ pub(super) fn refuse_to_replace(out: &Path, spec: &Path, force: bool) -> Result<
     }
 }
 
+/// Creates the folders `out` is to be written in, when they do not exist yet.
+pub(super) fn create_parent(out: &Path) -> Result<(), ImportError> {
+    match out.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).map_err(|source| ImportError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes `text` to `out` through a temporary file renamed over it, checking again
 /// just before the rename that nothing has appeared there meanwhile.
 pub(super) fn write(out: &Path, spec: &Path, force: bool, text: &str) -> Result<(), ImportError> {
