@@ -153,40 +153,38 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
         op.summary
     );
     let _ = writeln!(out, "\nretry: {}", mechanism(op));
-    let mut rules: Vec<String> = Vec::new();
-    for (file, label) in [
+    // Each generated document is parsed once: the retry rules and the sections below
+    // read the same operation objects and the same tool.
+    let documents: Vec<(&str, &str, Value)> = [
         ("openapi.json", "muse"),
         ("openapi.openai.json", "openai"),
         ("openapi.3.0.json", "openapi30"),
-    ] {
-        if let Some(doc) = json(outputs, file)
-            && let Some(object) = operation_object(&doc, op)
-        {
+    ]
+    .into_iter()
+    .filter_map(|(file, label)| Some((file, label, json(outputs, file)?)))
+    .collect();
+    let tools = json(outputs, "mcp-tools.json");
+    let tool = tools
+        .as_ref()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == op.id.as_str());
+    let mut rules: Vec<String> = Vec::new();
+    for (_, label, doc) in &documents {
+        if let Some(object) = operation_object(doc, op) {
             let text = object["description"].as_str().unwrap_or_default();
             rules.push(format!("{label}: {}", retry_sentence(text)));
         }
     }
-    if let Some(tools) = json(outputs, "mcp-tools.json")
-        && let Some(tool) = tools
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|t| t["name"] == op.id.as_str())
-    {
+    if let Some(tool) = tool {
         let text = tool["description"].as_str().unwrap_or_default();
         rules.push(format!("mcp: {}", retry_sentence(text)));
     }
     section(&mut out, "retry rule, by target");
     indent(&mut out, &rules.join("\n"));
-    for (file, label) in [
-        ("openapi.json", "muse"),
-        ("openapi.openai.json", "openai"),
-        ("openapi.3.0.json", "openapi30"),
-    ] {
-        let Some(doc) = json(outputs, file) else {
-            continue;
-        };
-        let Some(object) = operation_object(&doc, op) else {
+    for (file, label, doc) in &documents {
+        let Some(object) = operation_object(doc, op) else {
             continue;
         };
         section(&mut out, &format!("{label}: {file}, description"));
@@ -207,13 +205,7 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
         section(&mut out, "muse: llms.txt, lines that name it");
         indent(&mut out, &lines.join("\n"));
     }
-    if let Some(tools) = json(outputs, "mcp-tools.json")
-        && let Some(tool) = tools
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|t| t["name"] == op.id.as_str())
-    {
+    if let Some(tool) = tool {
         section(&mut out, "mcp: mcp-tools.json, description");
         indent(&mut out, tool["description"].as_str().unwrap_or_default());
         section(&mut out, "mcp: mcp-tools.json, annotations and arguments");
