@@ -115,9 +115,10 @@ for n in "${sizes[@]}"; do
         cmds+=(check "$bin check $manifest --out $out")
     fi
     python3 scripts/side_by_side.py "$runs" "$warmup" "${cmds[@]}" >"$work/side-$n.tsv"
-    while IFS=$'\t' read -r name median min max peak; do
+    while IFS=$'\t' read -r name median min max peak cpu; do
         row[$n,$name]=$median
         row[$n,$name,peak]=$peak
+        row[$n,$name,cpu]=$cpu
     done <"$work/side-$n.tsv"
 done
 
@@ -188,15 +189,16 @@ fi
 report() {
     echo "connectorgen $("$bin" --version | awk '{ print $2 }'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $(nproc) cores (load $load at start), seed $seed, $(date -u +%Y-%m-%d)"
     echo
-    echo "Side by side, interleaved (medians of each round's runs; peaks are the largest maximum RSS):"
+    echo "Side by side, interleaved (medians of each command's runs; MiB is the largest maximum RSS; CPU is user + system time, which waiting for a core does not inflate):"
     echo
-    echo "| operations | manifest MB | build ms | build MiB | reference ms | reference MiB | ratio | reference (JSON) ms | parse floor ms | build / floor | check ms |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| operations | manifest MB | build ms | build CPU ms | build MiB | reference ms | reference CPU ms | reference MiB | ratio | CPU ratio | reference (JSON) ms | parse floor ms | floor CPU ms | build / floor | check ms |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for n in "${sizes[@]}"; do
         b=${row[$n,build]} r=${row[$n,ref-yaml]} f=${row[$n,floor]}
         ratio=$(awk -v b="$b" -v r="$r" 'BEGIN { printf "%.2f", b / r }')
+        cpu_ratio=$(awk -v b="${row[$n,build,cpu]}" -v r="${row[$n,ref-yaml,cpu]}" 'BEGIN { printf "%.2f", b / r }')
         floor_ratio=$(awk -v b="$b" -v f="$f" 'BEGIN { printf "%.2f", b / f }')
-        echo "| $n | ${mbytes[$n]} | $b | ${row[$n,build,peak]} | $r | ${row[$n,ref-yaml,peak]} | $ratio | ${row[$n,ref-json]} | $f | $floor_ratio | ${row[$n,check]:-} |"
+        echo "| $n | ${mbytes[$n]} | $b | ${row[$n,build,cpu]} | ${row[$n,build,peak]} | $r | ${row[$n,ref-yaml,cpu]} | ${row[$n,ref-yaml,peak]} | $ratio | $cpu_ratio | ${row[$n,ref-json]} | $f | ${row[$n,floor,cpu]} | $floor_ratio | ${row[$n,check]:-} |"
     done
     if [ -n "${row[10000,build]:-}" ] && [ -n "${row[100000,build]:-}" ]; then
         echo

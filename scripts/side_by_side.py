@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Times several whole-process commands side by side, interleaved: each round runs every
 command once, in an order rotated from round to round, so that other work on the machine
-lands on all of them alike. Prints one line per command: name, median ms, min ms, max ms,
-peak resident memory in MiB (the largest of its runs, from wait4), as tab-separated text.
+lands on all of them alike. Prints one line per command: name, median wall ms, min ms,
+max ms, peak resident memory in MiB (the largest of its runs), median CPU ms (user +
+system, from wait4: what the process itself spent, which waiting for a core on a busy
+machine does not inflate), as tab-separated text.
 
 Usage: side_by_side.py RUNS WARMUP NAME COMMAND [NAME COMMAND ...]
 COMMAND is split like a shell would (shlex) and run without a shell; its stdout and
@@ -25,7 +27,8 @@ def run_once(argv):
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0,):
         sys.exit(f"error: `{shlex.join(argv)}` exited with {proc.returncode}")
-    return elapsed * 1000.0, usage.ru_maxrss / 1024.0
+    cpu = (usage.ru_utime + usage.ru_stime) * 1000.0
+    return elapsed * 1000.0, usage.ru_maxrss / 1024.0, cpu
 
 
 def main():
@@ -36,17 +39,20 @@ def main():
     commands = [(args[i], shlex.split(args[i + 1])) for i in range(2, len(args), 2)]
     times = {name: [] for name, _ in commands}
     peaks = {name: 0.0 for name, _ in commands}
+    cpus = {name: [] for name, _ in commands}
     for round_ in range(warmup + runs):
         shift = round_ % len(commands)
         for name, argv in commands[shift:] + commands[:shift]:
-            ms, mib = run_once(argv)
+            ms, mib, cpu = run_once(argv)
             if round_ >= warmup:
                 times[name].append(ms)
+                cpus[name].append(cpu)
                 peaks[name] = max(peaks[name], mib)
         print(f"round {round_ + 1}/{warmup + runs} done", file=sys.stderr)
     for name, _ in commands:
         t = times[name]
-        print(f"{name}\t{statistics.median(t):.1f}\t{min(t):.1f}\t{max(t):.1f}\t{peaks[name]:.1f}")
+        cpu = statistics.median(cpus[name])
+        print(f"{name}\t{statistics.median(t):.1f}\t{min(t):.1f}\t{max(t):.1f}\t{peaks[name]:.1f}\t{cpu:.1f}")
 
 
 if __name__ == "__main__":
