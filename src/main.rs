@@ -197,7 +197,7 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
     /// Check against a sandbox that the provider keeps the promises the manifest makes
     #[command(
         after_help = "Checks: retry key honoured, retry key required, async really is async, poll target is \
-free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see README, \"connectorgen probe\"). \
+free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see docs/probe.md). \
 Calls that spend or cannot be undone are made only within --allow-spend. The credential is read from \
 <SERVICE>_TOKEN, as for serve.\n\n\
 Examples:\n  VIDGEN_TOKEN=vg_test connectorgen probe examples/manifests/video.yaml --base-url http://127.0.0.1:8787 --allow-spend 4\n  \
@@ -232,7 +232,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
         #[arg(long, value_name = "DIR")]
         allow_read: Vec<PathBuf>,
     },
-    /// Print the JSON Schema of the manifest (for editors: see README, "Editor support")
+    /// Print the JSON Schema of the manifest (for editors: see docs/editors.md)
     #[command(
         after_help = "Examples:\n  connectorgen schema > connector.schema.json\n\nExit codes: 0 printed."
     )]

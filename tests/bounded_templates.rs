@@ -1,5 +1,5 @@
 //! Templates run within bounds: a templates folder comes with the manifest, from the
-//! same pull request, and a template is a program. README "Guarantees", "Bounded
+//! same pull request, and a template is a program. docs/guarantees.md, "Bounded
 //! templates".
 
 #[path = "support/cli.rs"]
@@ -92,7 +92,7 @@ fn run_capped(dir: &Path, args: &str) -> Output {
 }
 
 /// Each attack stops with the default limits, as a template error (exit 1) that names
-/// the template and the flag that raises the limit, and nothing is written. Measured speed is in README "Guarantees"; the bound here only
+/// the template and the flag that raises the limit, and nothing is written. Measured speed is in docs/guarantees.md; the bound here only
 /// catches a hang.
 #[cfg(target_os = "linux")]
 #[test]

@@ -40,7 +40,7 @@ pub struct Report<'a> {
 pub enum Format {
     /// miette diagnostics and coloured diffs, for people
     Human,
-    /// one JSON document (see README, "Machine-readable output")
+    /// one JSON document (see docs/cli.md, "Machine-readable output")
     Json,
     /// GitHub Actions workflow commands (annotations)
     Github,
