@@ -83,12 +83,12 @@ Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied 
     },
     /// Show exactly what each target's model reads about one operation
     #[command(
-        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n\n\
-Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 2 could not run."
+        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n  connectorgen explain --rule missing-limit\n\n\
+Exit codes: 0 shown; 1 the manifest has errors, or the operation or rule does not exist; 2 could not run."
     )]
     Explain {
         /// The operation id (with --list: may be left out)
-        #[arg(required_unless_present = "list")]
+        #[arg(required_unless_present_any = ["list", "rule"])]
         operation: Option<String>,
         /// The manifest to read [default: connector.yaml]
         manifest: Option<PathBuf>,
@@ -99,6 +99,9 @@ Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 
         /// heaviest parts, instead of the flags
         #[arg(long, requires = "list")]
         stats: bool,
+        /// Explain a rule (an error code or a lint id) instead: what it checks and why
+        #[arg(long, value_name = "CODE", conflicts_with_all = ["operation", "manifest", "list"])]
+        rule: Option<String>,
         #[command(flatten)]
         source: Source,
     },
@@ -521,11 +524,15 @@ fn main() -> ExitCode {
         Command::Build { common, .. } => build(&ui, &common),
         Command::Check { common, format } => run_check(&ui, &common, format),
         Command::Explain {
+            rule: Some(code), ..
+        } => Ok(explain_rule(&ui, &code)),
+        Command::Explain {
             operation,
             manifest,
             list,
             stats,
             source,
+            ..
         } => run_explain(&ui, operation, manifest, list, stats, &source),
         Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
         Command::Import {
@@ -818,6 +825,19 @@ fn run_check(ui: &Ui, common: &Common, format: Format) -> Result<ExitCode, Failu
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn explain_rule(ui: &Ui, code: &str) -> ExitCode {
+    match connectorgen::rules::explain(code) {
+        Ok(text) => {
+            ui.out(&text);
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn run_explain(

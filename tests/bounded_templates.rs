@@ -259,7 +259,7 @@ fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
             .and_then(|file| std::fs::metadata(file).ok())
             .map_or(0, |m| m.len());
         let options = connectorgen::Options {
-            targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
             // The growing part, plus a fixed allowance far under `BASE_FUEL` for the
             // templates' own text (the sections every llms.txt has, whatever its size).
             template_fuel: Some(
