@@ -31,7 +31,7 @@ impl<'a> PollTargets<'a> {
         let mut member = HashMap::new();
         for row in rows {
             let Row::Listed(entry) = row else { continue };
-            if entry.op.method != "get" {
+            if entry.op.method != "get" || entry.refused.is_some() {
                 continue;
             }
             let path = entry.op.path.as_str();
