@@ -17,7 +17,7 @@
 //! The suggestions read evidence only (`evidence.rs`): a 202 response,
 //! `x-ms-long-running-operation`, a `status` enum with both in-flight and final job
 //! states, a GET on the same resource to poll; an `Idempotency-Key` header; cost words
-//! in the operation's own text. `yaml.rs` writes the scalars and comments, `files.rs`
+//! its own text affirms, or the payout or message it sends (`cost.rs`). `yaml.rs` writes the scalars and comments, `files.rs`
 //! decides where the manifest may go and how it names the document from there.
 //!
 //! What it does not check: the naming rules of targets other than the default
@@ -25,6 +25,7 @@
 //! target refuses with a hint to set `id:`.
 
 mod buildable;
+mod cost;
 mod evidence;
 mod files;
 mod yaml;

@@ -1,7 +1,7 @@
 //! The evidence behind `import`'s suggestions, read from the base document.
 //!
 //! Takes: the base document and one listed operation. Returns: comment lines (without
-//! `# `) — async with the GET to poll, spends from cost words, the retry key the
+//! `# `) — async with the GET to poll, spends (`cost.rs`), the retry key the
 //! document declares (as base mode's default finds it), DELETE — and which kinds they are.
 //! Must never: suggest what base mode would refuse (`spends` or `async` on a GET), put
 //! document text in a comment unescaped, or walk the document without bound (references
@@ -97,17 +97,12 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
                 ),
             });
         }
-        let words = cost_words(entry.object);
-        if !words.is_empty() {
+        if let Some(cost) = super::cost::cost(op, entry.object) {
             found.is_paid = true;
-            let kind = if words.iter().all(|w| w.starts_with("credit")) {
-                "credits"
-            } else {
-                "money"
-            };
             found.lines.push(format!(
-                "spends: {{ kind: {kind}, note: \"…\" }}?  # its text mentions {}: does calling it cost the person?",
-                words.join(", ")
+                "spends: {{ kind: {}, note: \"…\" }}?  # {}: does calling it cost the person?",
+                cost.kind(),
+                cost.evidence()
             ));
         }
     }
@@ -302,81 +297,4 @@ fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
         }
     }
     value
-}
-
-/// Words that say a call may cost something, in every form the text may use them.
-const COST_WORDS: &[&str] = &[
-    "charge",
-    "charges",
-    "charged",
-    "charging",
-    "payment",
-    "payments",
-    "pay",
-    "pays",
-    "paid",
-    "paying",
-    "credit",
-    "credits",
-    "billing",
-    "billed",
-    "bill",
-    "bills",
-    "price",
-    "prices",
-    "priced",
-    "pricing",
-    "invoice",
-    "invoices",
-    "invoiced",
-    "refund",
-    "refunds",
-    "refunded",
-    "purchase",
-    "purchases",
-    "purchased",
-    "subscription",
-    "subscriptions",
-    "cost",
-    "costs",
-];
-
-/// The cost words in the operation's summary and description, each once, in order.
-fn cost_words(op: &Map<String, Value>) -> Vec<&'static str> {
-    let mut found = Vec::new();
-    for key in ["summary", "description"] {
-        let Some(text) = op.get(key).and_then(Value::as_str) else {
-            continue;
-        };
-        for word in text.split(|c: char| !c.is_alphanumeric()) {
-            let word = word.to_lowercase();
-            if let Some(w) = COST_WORDS.iter().find(|w| **w == word)
-                && !found.contains(w)
-            {
-                found.push(*w);
-            }
-        }
-    }
-    found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cost_words_are_whole_words() {
-        let words = |text: &str| {
-            let op: Map<String, Value> =
-                serde_json::from_value(serde_json::json!({ "description": text })).unwrap();
-            cost_words(&op)
-        };
-        assert_eq!(
-            words("Charges the card. Charges again; pays."),
-            ["charges", "pays"]
-        );
-        assert!(words("Sends the payload at a low costume price-less").contains(&"price"));
-        assert!(words("Sends the payload in costume").is_empty());
-        assert_eq!(words("Uses credits"), ["credits"]);
-    }
 }
