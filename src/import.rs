@@ -16,7 +16,7 @@
 //!
 //! The suggestions read evidence only (`evidence.rs`): a 202 response,
 //! `x-ms-long-running-operation`, a `status` enum with both in-flight and final job
-//! states, a GET on the same resource to poll; an `Idempotency-Key` header; cost words
+//! states, the GET of what it makes to poll (`poll.rs`); an `Idempotency-Key` header; cost words
 //! its own text affirms, or the payout or message it sends (`cost.rs`). `yaml.rs` writes the scalars and comments, `files.rs`
 //! decides where the manifest may go and how it names the document from there.
 //!
@@ -28,6 +28,7 @@ mod buildable;
 mod cost;
 mod evidence;
 mod files;
+mod poll;
 mod yaml;
 
 use std::collections::HashSet;
@@ -41,7 +42,8 @@ use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostics, Finding};
 use crate::model::Method;
 use crate::validate::{check_url, first_server, is_identifier};
-use evidence::{PollTargets, suggest};
+use evidence::suggest;
+use poll::PollTargets;
 use yaml::{comment, shorten};
 pub use yaml::{scalar, yaml_quote};
 
@@ -184,7 +186,7 @@ pub fn manifest(base: &Arc<Base>, openapi: &str, flags: &Flags) -> Result<Import
     let (mut async_candidates, mut paid_candidates, mut deletes) = (0, 0, 0);
     out.push_str(HEADER);
     out.push_str(&head);
-    let polls = PollTargets::new(&rows);
+    let polls = PollTargets::new(base, &rows);
     for row in &rows {
         match row {
             Row::Skipped { op, why } => {
