@@ -29,6 +29,7 @@ mod cost;
 mod evidence;
 mod files;
 mod poll;
+mod servers;
 mod yaml;
 
 use std::collections::HashSet;
@@ -448,7 +449,11 @@ fn service_lines(base: &Base, flags: &Flags) -> Result<Vec<String>, ImportError>
                 comment(url)
             )),
         },
-        (None, Ok(_)) => {}
+        (None, Ok(_)) => match servers::default_server(base) {
+            servers::Choice::First => {}
+            servers::Choice::Line(line) => lines.push(line),
+            servers::Choice::NeedsFlag(why) => needed.push(why),
+        },
         (None, Err(reason)) => needed.push(format!(
             "{reason}; pass --public-url https://… (the API's base URL)"
         )),
