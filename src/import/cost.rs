@@ -118,21 +118,29 @@ const MONEY_RESOURCES: &[(&str, &str)] = &[
     ("disbursements", "creates a disbursement"),
 ];
 
-/// What a provider charges for sending, when the operation's text says it sends it
-/// (a chat API's "create a message" sends nothing).
+/// What a provider charges for sending, whatever the operation's text says: a POST to
+/// a collection of these prints, mails or sends one.
 const SENT_RESOURCES: &[(&str, &str)] = &[
-    ("message", "sends a message"),
-    ("messages", "sends a message"),
     ("sms", "sends an SMS"),
     ("mms", "sends an MMS"),
     ("letter", "sends a letter"),
     ("letters", "sends a letter"),
     ("postcard", "sends a postcard"),
     ("postcards", "sends a postcard"),
+    ("self_mailers", "sends a self-mailer"),
     ("fax", "sends a fax"),
     ("faxes", "sends a fax"),
 ];
-const SEND_VERBS: &[&str] = &[
+
+/// What a provider charges for when the operation's text says it sends it or places it
+/// (a chat API's "create a message" sends nothing).
+const SAID_RESOURCES: &[(&str, &str)] = &[
+    ("message", "sends a message"),
+    ("messages", "sends a message"),
+    ("call", "places a call"),
+    ("calls", "places a call"),
+];
+const SEND_WORDS: &[&str] = &[
     "send",
     "sends",
     "sending",
@@ -145,6 +153,10 @@ const SEND_VERBS: &[&str] = &[
     "delivers",
     "dispatch",
     "dispatches",
+    "outgoing",
+    "outbound",
+    "dial",
+    "dials",
 ];
 
 /// The evidence that calling `op` may cost the person, or `None`.
@@ -199,8 +211,8 @@ fn reverses(op: &BaseOperation, object: &Map<String, Value>) -> bool {
     names.iter().any(|w| REVERSALS.contains(&w.as_str()))
 }
 
-/// A POST to a collection of payouts or transfers, or of messages or letters that its
-/// text says it sends.
+/// A POST to a collection of payouts, transfers, SMS or letters, or of messages or
+/// calls that its text says it sends or places.
 fn sends(op: &BaseOperation, texts: &[&str]) -> Option<Cost> {
     if op.method != "post" {
         return None;
@@ -209,11 +221,14 @@ fn sends(op: &BaseOperation, texts: &[&str]) -> Option<Cost> {
     if let Some((_, what)) = MONEY_RESOURCES.iter().find(|(r, _)| *r == resource) {
         return Some(Cost::Sends((*what).to_string()));
     }
-    let (_, what) = SENT_RESOURCES.iter().find(|(r, _)| *r == resource)?;
+    if let Some((_, what)) = SENT_RESOURCES.iter().find(|(r, _)| *r == resource) {
+        return Some(Cost::Sends((*what).to_string()));
+    }
+    let (_, what) = SAID_RESOURCES.iter().find(|(r, _)| *r == resource)?;
     let says_it_sends = texts
         .iter()
         .flat_map(|t| words(t))
-        .any(|w| SEND_VERBS.contains(&w.as_str()));
+        .any(|w| SEND_WORDS.contains(&w.as_str()));
     says_it_sends.then(|| Cost::Sends((*what).to_string()))
 }
 
@@ -329,6 +344,24 @@ mod tests {
                 ""
             ),
             Some(Cost::Sends("sends a message".to_string()))
+        );
+        assert_eq!(
+            post(
+                "/letters",
+                "letter_create",
+                "Create",
+                "Creates a new letter"
+            ),
+            Some(Cost::Sends("sends a letter".to_string()))
+        );
+        assert_eq!(
+            post(
+                "/A/{Sid}/Calls.json",
+                "CreateCall",
+                "Create a new outgoing call",
+                ""
+            ),
+            Some(Cost::Sends("places a call".to_string()))
         );
         // A chat API's message is not sent anywhere that charges for it.
         assert_eq!(
