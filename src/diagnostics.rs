@@ -272,11 +272,12 @@ pub enum Diagnostic {
     /// A get operation spends, is async or asks for confirmation.
     ///
     /// `spends`, `async` or `confirm: true` is declared on a get operation.
-    #[error("a get operation cannot {what}")]
+    #[error("`{id}`: a get operation cannot {what}")]
     #[diagnostic(help(
         "a GET must be free and safe to repeat: models retry and poll GETs freely. Make this operation a `post`, or remove `{key}`"
     ))]
     GetWithSideEffect {
+        id: String,
         what: &'static str,
         key: &'static str,
         #[label("declared on a get")]
@@ -1401,14 +1402,6 @@ impl Diagnostics {
         self.base
             .as_deref()
             .map(|source| (source.name(), source.inner().as_str()))
-    }
-
-    /// The file a finding points into: its name, text and miette source.
-    pub fn file_of(&self, finding: &Finding) -> (&str, &str, &NamedSource<Arc<String>>) {
-        match (self.base.as_deref(), finding.source) {
-            (Some(source), Source::Base) => (source.name(), source.inner(), source),
-            _ => (self.source.name(), &self.text, &self.source),
-        }
     }
 
     pub fn count(&self, severity: Severity) -> usize {
