@@ -498,3 +498,24 @@ fn the_output_folder_is_made_when_missing() {
         "{written}"
     );
 }
+
+/// One spelling for the output option across commands: `import --out FILE`, as on
+/// `build` and `check`; `-o` and the older `--output` stay accepted.
+#[test]
+fn out_is_the_spelling_and_output_an_alias() {
+    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
+    let p = dir.path();
+    let url = "--dashboard-url=https://example.com/keys";
+    for (flag, file) in [
+        ("--out", "a.yaml"),
+        ("-o", "b.yaml"),
+        ("--output", "c.yaml"),
+    ] {
+        let out = run(p, &["import", &spec, flag, file, url]);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", text(&out.stderr));
+        assert!(p.join(file).is_file(), "{flag}");
+    }
+    let out = run(p, &["build", "a.yaml", "-o", "built"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(p.join("built/openapi.json").is_file());
+}
