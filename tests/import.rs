@@ -7,8 +7,7 @@
 //!   checked (exit 0: lint warnings are allowed) and imported again to the same bytes.
 //! - Refusals, flags, diagnostics and hostile text as single tests below.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use std::path::Path;
 use std::process::Output;
