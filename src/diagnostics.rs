@@ -1009,6 +1009,20 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `lint:` or `lintAllow` names a retired lint, which changes nothing.
+    ///
+    /// A retired lint's id is still accepted, so that older manifests keep building,
+    /// but nothing reports it any more: setting its level or silencing it has no
+    /// effect. `connectorgen explain --rule <id>` says what replaced it.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("`{id}` is a retired lint: this setting changes nothing")]
+    #[diagnostic(help("remove it; `connectorgen explain --rule {id}` says what replaced it"))]
+    RetiredLint {
+        id: String,
+        #[label("retired")]
+        span: Span,
+    },
+
     /// The description does not say what the call will not do.
     ///
     /// A GET or a paid operation's description does not say what the call will not
