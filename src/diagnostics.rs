@@ -272,11 +272,12 @@ pub enum Diagnostic {
     /// A get operation spends, is async or asks for confirmation.
     ///
     /// `spends`, `async` or `confirm: true` is declared on a get operation.
-    #[error("a get operation cannot {what}")]
+    #[error("`{id}`: a get operation cannot {what}")]
     #[diagnostic(help(
         "a GET must be free and safe to repeat: models retry and poll GETs freely. Make this operation a `post`, or remove `{key}`"
     ))]
     GetWithSideEffect {
+        id: String,
         what: &'static str,
         key: &'static str,
         #[label("declared on a get")]
@@ -1008,6 +1009,20 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `lint:` or `lintAllow` names a retired lint, which changes nothing.
+    ///
+    /// A retired lint's id is still accepted, so that older manifests keep building,
+    /// but nothing reports it any more: setting its level or silencing it has no
+    /// effect. `connectorgen explain --rule <id>` says what replaced it.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("`{id}` is a retired lint: this setting changes nothing")]
+    #[diagnostic(help("remove it; `connectorgen explain --rule {id}` says what replaced it"))]
+    RetiredLint {
+        id: String,
+        #[label("retired")]
+        span: Span,
+    },
+
     /// The description does not say what the call will not do.
     ///
     /// A GET or a paid operation's description does not say what the call will not
@@ -1401,14 +1416,6 @@ impl Diagnostics {
         self.base
             .as_deref()
             .map(|source| (source.name(), source.inner().as_str()))
-    }
-
-    /// The file a finding points into: its name, text and miette source.
-    pub fn file_of(&self, finding: &Finding) -> (&str, &str, &NamedSource<Arc<String>>) {
-        match (self.base.as_deref(), finding.source) {
-            (Some(source), Source::Base) => (source.name(), source.inner(), source),
-            _ => (self.source.name(), &self.text, &self.source),
-        }
     }
 
     pub fn count(&self, severity: Severity) -> usize {

@@ -126,7 +126,7 @@ Exit codes: 0 written; 2 the file exists (use --force) or could not be written."
         after_help = "Every operation of SPEC is listed in document order, named by operationId (else by \
 \"METHOD /path\"), with `openapi:` pointing at SPEC from the manifest's folder. Suggestions \
 (async and its poll target, spends, the retry key the document declares, DELETE) are comments: none is applied.\n\n\
-Examples:\n  connectorgen import specs/openapi.json\n  connectorgen import specs/api.yaml -o connectors/api.yaml --dashboard-url https://example.com/account/keys\n  connectorgen import specs/openapi.json --force\n\n\
+Examples:\n  connectorgen import specs/openapi.json\n  connectorgen import specs/api.yaml --out connectors/api.yaml --dashboard-url https://example.com/account/keys\n  connectorgen import specs/openapi.json --force\n\n\
 Exit codes: 0 written; 1 SPEC is not an OpenAPI 3.0/3.1 document (the diagnostic points into it) or has no operation \
 an agent can call; 2 could not run (unreadable SPEC, the output exists (use --force) or is a symlink, a URL the \
 document lacks and no flag gives, unwritable output)."
@@ -134,8 +134,15 @@ document lacks and no flag gives, unwritable output)."
     Import {
         /// The provider's OpenAPI document: JSON or YAML, OpenAPI 3.0 or 3.1
         spec: PathBuf,
-        /// Where to write the manifest
-        #[arg(short, long, value_name = "FILE", default_value = "connector.yaml")]
+        /// Where to write the manifest (`--out`, as on build and check; `--output` is the
+        /// older spelling)
+        #[arg(
+            short = 'o',
+            long = "out",
+            visible_alias = "output",
+            value_name = "FILE",
+            default_value = "connector.yaml"
+        )]
         output: PathBuf,
         /// Overwrite an existing file
         #[arg(long)]
@@ -307,7 +314,7 @@ struct Common {
     #[arg(default_value = "connector.yaml")]
     manifest: PathBuf,
     /// Output folder [default: `generated/` beside the manifest]
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Treat warnings as errors
     #[arg(long)]

@@ -40,12 +40,12 @@ pub fn explain(code: &str) -> Result<String, String> {
 }
 
 /// `docs/rules.md`: every rule, lints first, each with its kind, summary and
-/// explanation. Regenerate with `UPDATE_DOCS=1 cargo test --test cases rules_doc`.
+/// explanation. Regenerate with `UPDATE_DOCS=1 cargo test --test integration rules_doc`.
 pub fn markdown() -> String {
     let mut out = String::from(
         "# Rules\n\n\
          <!-- Generated from the declarations in src/diagnostics.rs: do not edit. Regenerate\n\
-         with `UPDATE_DOCS=1 cargo test --test cases rules_doc`. -->\n\n\
+         with `UPDATE_DOCS=1 cargo test --test integration rules_doc`. -->\n\n\
          Every finding connectorgen reports has one of these codes. Lints are findings on a\n\
          valid manifest: set their level in `lint:` and silence one on an operation with\n\
          `lintAllow` ([lints.md](lints.md)). The other rules are errors (the manifest is\n\

@@ -1,8 +1,7 @@
 //! The author's day as CLI cases: init, explain, schema, templates, completions, and
 //! the global flags (`build --watch` is in watch.rs). Each asserts the exit code and the output.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,10 +2,8 @@
 //! same pull request, and a template is a program. docs/guarantees.md, "Bounded
 //! templates".
 
-#[path = "support/cli.rs"]
-mod cli;
-#[path = "support/sets.rs"]
-mod sets;
+use crate::support::cli;
+use crate::support::sets;
 
 use std::path::Path;
 use std::process::{Command, Output};

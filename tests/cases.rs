@@ -11,10 +11,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-#[path = "support/mcp_tools.rs"]
-mod mcp;
-#[path = "support/schemas.rs"]
-mod schemas;
+use crate::support::mcp_tools as mcp;
+use crate::support::schemas;
 
 use connectorgen::diagnostics::{Rule, Severity};
 use connectorgen::model::Target;
@@ -270,7 +268,7 @@ fn every_rule_has_an_invalid_case() {
 }
 
 /// `docs/rules.md` is generated from the rules' declarations; it fails when stale.
-/// Regenerate with `UPDATE_DOCS=1 cargo test --test cases rules_doc`.
+/// Regenerate with `UPDATE_DOCS=1 cargo test --test integration rules_doc`.
 #[test]
 fn rules_doc_is_current() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
@@ -281,7 +279,7 @@ fn rules_doc_is_current() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "docs/rules.md is stale: run `UPDATE_DOCS=1 cargo test --test cases rules_doc`"
+        "docs/rules.md is stale: run `UPDATE_DOCS=1 cargo test --test integration rules_doc`"
     );
 }
 

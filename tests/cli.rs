@@ -1,8 +1,7 @@
 //! The `connectorgen` binary as a user runs it: exit codes, what it prints, and what
 //! it leaves on disk.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use std::path::PathBuf;
 
@@ -155,19 +154,6 @@ fn unwritable_output_exits_2() {
 }
 
 #[test]
-fn usage_errors_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(
-        connectorgen(dir.path(), &["frobnicate"]).status.code(),
-        Some(2)
-    );
-    assert_eq!(
-        connectorgen(dir.path(), &["build", "--nope"]).status.code(),
-        Some(2)
-    );
-}
-
-#[test]
 fn rebuilding_replaces_outputs_with_identical_bytes() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(example("printshop.yaml"), dir.path().join("connector.yaml")).unwrap();
@@ -264,4 +250,16 @@ fn readme_quickstart_runs_as_written() {
         work.join("examples/manifests/generated/mcp-tools.json")
             .is_file()
     );
+}
+
+/// The CLI cases as data: each `tests/cmd/*.trycmd` file holds commands with their
+/// exit code and output (stdout and stderr together). `TRYCMD=overwrite cargo test
+/// --test integration cli::cli_cases` rewrites the expected output after a deliberate
+/// change: read the diff before committing it.
+#[test]
+fn cli_cases() {
+    trycmd::TestCases::new()
+        .register_bin("connectorgen", trycmd::cargo::cargo_bin!("connectorgen"))
+        .env("NO_COLOR", "1")
+        .case("tests/cmd/*.trycmd");
 }

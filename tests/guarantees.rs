@@ -5,10 +5,8 @@
 //! bounds on templates are tested in tests/bounded_templates.rs, and what happens to
 //! the files on disk in tests/nothing_lost.rs.
 
-#[path = "support/cli.rs"]
-mod cli;
-#[path = "support/sets.rs"]
-mod sets;
+use crate::support::cli;
+use crate::support::sets;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -7,8 +7,7 @@
 //!   checked (exit 0: lint warnings are allowed) and imported again to the same bytes.
 //! - Refusals, flags, diagnostics and hostile text as single tests below.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use std::path::Path;
 use std::process::Output;
@@ -615,4 +614,25 @@ fn collect_documents(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// One spelling for the output option across commands: `import --out FILE`, as on
+/// `build` and `check`; `-o` and the older `--output` stay accepted.
+#[test]
+fn out_is_the_spelling_and_output_an_alias() {
+    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
+    let p = dir.path();
+    let url = "--dashboard-url=https://example.com/keys";
+    for (flag, file) in [
+        ("--out", "a.yaml"),
+        ("-o", "b.yaml"),
+        ("--output", "c.yaml"),
+    ] {
+        let out = run(p, &["import", &spec, flag, file, url]);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", text(&out.stderr));
+        assert!(p.join(file).is_file(), "{flag}");
+    }
+    let out = run(p, &["build", "a.yaml", "-o", "built"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(p.join("built/openapi.json").is_file());
 }

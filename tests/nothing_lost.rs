@@ -2,10 +2,8 @@
 //! every step, concurrent builds, symbolic links, and the user's own files beside the
 //! outputs. docs/guarantees.md, "Nothing lost".
 
-#[path = "support/cli.rs"]
-mod cli;
-#[path = "support/sets.rs"]
-mod sets;
+use crate::support::cli;
+use crate::support::sets;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

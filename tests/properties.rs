@@ -16,10 +16,8 @@
 //!
 //! `PROPTEST_CASES` raises the number of cases (default 192: about 20 s unoptimised).
 
-#[path = "support/markdown.rs"]
-mod markdown;
-#[path = "support/schemas.rs"]
-mod schemas;
+use crate::support::markdown;
+use crate::support::schemas;
 
 use std::sync::Arc;
 

@@ -2,8 +2,7 @@
 //! a user does: a finding far along a very long line, thousands of findings, control
 //! and bidi characters from the manifest, and writes to stdout that fail.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use std::path::Path;
 use std::process::{Output, Stdio};

@@ -24,8 +24,7 @@
 //!
 //! `PROPTEST_CASES` raises the number of cases (default 32, to keep `cargo test` quick).
 
-#[path = "support/schemas.rs"]
-mod schemas;
+use crate::support::schemas;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //!
 //! - The committed file is exactly what `connectorgen schema` prints. To regenerate it:
 //!   `cargo run -- schema > connector.schema.json`, or
-//!   `CONNECTORGEN_UPDATE_SCHEMA=1 cargo test --test schema`.
+//!   `CONNECTORGEN_UPDATE_SCHEMA=1 cargo test --test integration schema::`.
 //! - Every manifest that must build or lint (`examples/manifests/`, `tests/cases/valid/`,
 //!   `tests/cases/lint/`, and the `connectorgen init` starter) validates against it.
 //! - Every file of `tests/cases/invalid/` is listed below, once: rejected by the schema,
@@ -52,6 +52,7 @@ const REJECTED: &[&str] = &[
     "unsafe-poll-target--among-many-problems", // among them `kind: credit`, `typicalSeconds: -5`
     "unsupported-version",
     "wrong-type",
+    "wrong-type--word-for-a-number", // `typicalSeconds: soon`
 ];
 
 /// Invalid cases the schema accepts: the rule needs more than one value, the file
@@ -102,6 +103,7 @@ const ACCEPTED: &[&str] = &[
     "get-with-side-effect",
     "get-with-side-effect--async",
     "input-not-allowed",
+    "input-not-allowed--input-type-without-input",
     "invalid-operation-id",
     "invalid-path",
     "invalid-path--unclosed-param",
@@ -177,7 +179,7 @@ fn committed_schema_is_current() {
         panic!(
             "connector.schema.json differs from the manifest types (first at line {line}); \
              regenerate it with `cargo run -- schema > connector.schema.json` \
-             or `CONNECTORGEN_UPDATE_SCHEMA=1 cargo test --test schema`"
+             or `CONNECTORGEN_UPDATE_SCHEMA=1 cargo test --test integration schema::`"
         );
     }
 }

@@ -1,8 +1,7 @@
 //! The promises of the generated text, asserted directly (the snapshots show the
 //! whole files; these say which parts must never change).
 
-#[path = "support/markdown.rs"]
-mod markdown;
+use crate::support::markdown;
 
 use std::sync::Arc;
 

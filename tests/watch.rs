@@ -9,8 +9,7 @@
 //! wait has a generous deadline that only catches a hang. The child is killed when the
 //! test ends, passed or failed.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! Takes: the manifest text. Returns: a `RawManifest` whose every field that validation
 //! points at carries its YAML location (`Spanned`), or one `Diagnostic` when the text is
 //! not YAML of the right shape (syntax, wrong type, unknown or duplicate key).
-//! Must never: apply defaults or judge values — that is `validate.rs`'s job, so that
+//! Must never: apply defaults or judge values — that is `validate/`'s job, so that
 //! every semantic problem is collected and reported together. Required keys are
 //! `Option` here for the same reason: a missing one is reported with the others.
 //! JSON Schemas (`input`, `output`, query `schema`) are kept as `serde_json::Value` in

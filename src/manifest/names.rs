@@ -39,7 +39,7 @@ macro_rules! names {
 }
 
 names!(
-    /// An HTTP method, as `validate.rs` reads it. It accepts any case; the schema
+    /// An HTTP method, as `validate/` reads it. It accepts any case; the schema
     /// offers the lower- and upper-case spellings.
     MethodName => Method::names()
         .chain(<Method as strum::VariantArray>::VARIANTS.iter().map(|m| m.upper()))

@@ -183,6 +183,13 @@ fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
             span,
             help: Some(type_help(expected)),
         },
+        // A plain scalar where a number or a boolean belongs (`typicalSeconds: soon`):
+        // the YAML is well-formed, the value is of the wrong kind.
+        YamlError::InvalidScalar { ty, .. } => Diagnostic::WrongType {
+            message: format!("`{}` is not {}", scalar_at(text, span), kind_of(ty)),
+            span,
+            help: Some(type_help(ty)),
+        },
         YamlError::NonFiniteFloat { .. } => Diagnostic::WrongType {
             message: "infinity and NaN cannot be written in JSON".to_string(),
             span,
@@ -244,6 +251,28 @@ fn to_diagnostic(err: &YamlError, text: &str) -> Diagnostic {
     }
 }
 
+/// The plain scalar that starts at `span`, as written (at most 40 characters).
+fn scalar_at(text: &str, span: Span) -> String {
+    let rest = text.get(span.offset()..).unwrap_or_default();
+    let end = rest.find([',', '}', ']', '\n', '#']).unwrap_or(rest.len());
+    let value = rest[..end].trim();
+    match value.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &value[..i]),
+        None => value.to_string(),
+    }
+}
+
+/// What serde-saphyr's scalar type name (`i64`, `u32`, `floating point`, `bool`) asks for.
+fn kind_of(ty: &str) -> &'static str {
+    match ty {
+        "bool" => "`true` or `false`",
+        "floating point" | "f32" | "f64" => "a number",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+        | "usize" => "a whole number",
+        _ => "a value of another kind",
+    }
+}
+
 fn type_help(expected: &str) -> String {
     if expected.contains("sequence") || expected.contains("Vec") {
         "write a list: one `- item` per line, or `[a, b]`".to_string()
@@ -251,8 +280,10 @@ fn type_help(expected: &str) -> String {
         "write a mapping of `key: value` lines, indented under this key".to_string()
     } else if expected.contains("string") {
         "write text here; quote it if it looks like a number, a list or a mapping".to_string()
-    } else if expected.contains("integer") || expected.contains("i64") {
+    } else if expected.contains("integer") || kind_of(expected) == "a whole number" {
         "write a whole number here, without quotes".to_string()
+    } else if kind_of(expected) == "a number" {
+        "write a number here, without quotes".to_string()
     } else if expected.contains("bool") {
         "write `true` or `false`".to_string()
     } else {
@@ -262,7 +293,7 @@ fn type_help(expected: &str) -> String {
 
 /// How to get under the nesting limit.
 // Not "move parts into `$defs`": a `#/$defs` reference does not resolve inside the
-// generated OpenAPI documents (the `local-ref` lint).
+// generated OpenAPI documents (an `unresolved-ref` error).
 const FLATTEN: &str = "flatten the structure (a JSON Schema rarely needs more than a few levels)";
 /// How to get under an alias limit that no flag changes.
 const UNALIAS: &str = "write the repeated part out in full instead of through an alias";

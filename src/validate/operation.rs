@@ -81,13 +81,15 @@ impl Validator {
         raw.iter_mut().filter_map(|op| self.operation(op)).collect()
     }
 
-    /// `spends`, `async`, `confirm`, `idempotency` and `lintAllow` of one operation;
-    /// `is_get` says whether the first two and `confirm: true` are forbidden.
-    pub(super) fn safety(&mut self, raw: &RawOperation, is_get: bool) -> Safety {
+    /// `spends`, `async`, `confirm`, `idempotency` and `lintAllow` of one operation
+    /// (`name`: its id as findings name it); `is_get` says whether the first two and
+    /// `confirm: true` are forbidden.
+    pub(super) fn safety(&mut self, raw: &RawOperation, name: &str, is_get: bool) -> Safety {
         if let (Some(c), true) = (&raw.confirm, is_get)
             && c.value
         {
             self.push(Diagnostic::GetWithSideEffect {
+                id: name.to_string(),
                 what: "need the person's yes before each call (`confirm: true`)",
                 key: "confirm",
                 span: span(c),
@@ -103,6 +105,7 @@ impl Validator {
         }
         if let (Some(sp), true) = (&raw.spends, is_get) {
             self.push(Diagnostic::GetWithSideEffect {
+                id: name.to_string(),
                 what: "spend the person's money",
                 key: "spends",
                 span: span(sp),
@@ -110,6 +113,7 @@ impl Validator {
         }
         if let (Some(a), true) = (&raw.async_, is_get) {
             self.push(Diagnostic::GetWithSideEffect {
+                id: name.to_string(),
                 what: "start a job (be async)",
                 key: "async",
                 span: span(a),
@@ -397,7 +401,9 @@ impl Validator {
         }
         self.shared = shared;
 
-        let safety = self.safety(raw, method == Some(Method::Get));
+        // An id that is missing or unusable has its own finding; name it as written.
+        let name = raw.id.as_ref().map_or("", |i| i.value.trim());
+        let safety = self.safety(raw, name, method == Some(Method::Get));
         let origin = origin(s);
 
         if self.errors() > before {
@@ -523,14 +529,17 @@ impl Validator {
             .input_type
             .as_ref()
             .and_then(|t| self.media_type(t, "inputType"));
-        if let (Some(t), Some(m @ (Method::Get | Method::Delete))) = (&raw.input_type, method) {
+        let body_refused = matches!(method, Some(Method::Get | Method::Delete));
+        if let (Some(t), Some(m), true) = (&raw.input_type, method, body_refused) {
             self.push(Diagnostic::InputNotAllowed {
                 key: "inputType",
                 method: m.as_str().to_string(),
                 span: span(t),
             });
         }
-        if let (Some(media), false) = (&input_type, has_input)
+        // On a get or delete the body itself is refused above: asking for its `input`
+        // as well would contradict that finding.
+        if let (Some(media), false, false) = (&input_type, has_input, body_refused)
             && lower::is_structured(media)
         {
             self.missing(

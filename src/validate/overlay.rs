@@ -210,7 +210,8 @@ impl Validator {
             ),
         };
 
-        let safety = self.safety(raw, method == Method::Get);
+        let shown = id.as_deref().unwrap_or_else(|| name.value.trim());
+        let safety = self.safety(raw, shown, method == Method::Get);
         let spends_or_async =
             matches!(safety.spends, Some(Some(_))) || matches!(safety.async_, Some(Some(_)));
         let idempotency = self.base_idempotency(

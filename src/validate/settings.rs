@@ -6,7 +6,7 @@
 use serde_saphyr::Spanned;
 
 use super::Validator;
-use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::manifest::{RawLintSetting, RawLints, span};
 use crate::model::{Level, Lint, LintConfig};
 use crate::model::{Names as _, Target};
@@ -47,6 +47,13 @@ impl Validator {
 
     pub(super) fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
         let found = Lint::lint_from_id(id.value.trim());
+        if let Some(lint) = found.filter(|l| l.is_retired()) {
+            self.problems
+                .push(Finding::warning(Diagnostic::RetiredLint {
+                    id: lint.code().to_string(),
+                    span: span(id),
+                }));
+        }
         if found.is_none() {
             self.push(Diagnostic::UnknownLint {
                 id: id.value.clone(),

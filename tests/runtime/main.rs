@@ -1,19 +1,12 @@
 //! The runtime against real servers on loopback: the reference provider itself, and (as
 //! they land) `connectorgen serve` driven by a real MCP client and `connectorgen probe`.
-//! One test binary, so the 2-core machine links it once.
+//! A module of the one integration binary (tests/integration.rs).
 
-#[path = "../support/cli.rs"]
-mod cli;
-#[path = "../support/http.rs"]
-mod http;
-#[path = "../support/loopback.rs"]
-mod loopback;
-#[path = "../support/mcp_client.rs"]
-mod mcp;
-#[path = "../support/provider.rs"]
-mod provider;
-#[path = "../support/recorder.rs"]
-mod recorder;
+use crate::support::cli;
+use crate::support::http;
+use crate::support::mcp_client as mcp;
+use crate::support::provider;
+use crate::support::recorder;
 
 mod probe;
 mod reference;

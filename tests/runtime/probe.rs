@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::cli::{run_within, text};
-use crate::provider::{Provider, Switches, TOKEN};
+use super::cli::{run_within, text};
+use super::provider::{Provider, Switches, TOKEN};
 
 fn video() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
@@ -200,7 +200,7 @@ fn a_429_without_retry_after_is_a_warning() {
 #[test]
 fn a_bad_credential_that_is_accepted_fails() {
     let p = Provider::start(Switches {
-        auth: crate::provider::Auth::AcceptAny,
+        auth: super::provider::Auth::AcceptAny,
         ..Switches::default()
     });
     let (code, report) = probe(&video(), &p.url(), &[]);

@@ -1,12 +1,12 @@
 //! The reference provider keeps the promises the manifests make, and breaks them only
 //! when a switch says so: the tests of `serve` and `probe` lean on both.
 
-use crate::http::request;
-use crate::provider::{Auth, Provider, Switches, TOKEN};
+use super::http::request;
+use super::provider::{Auth, Provider, Switches, TOKEN};
 
 const BEARER: &str = "Bearer vg_reference_token";
 
-fn create(p: &Provider, key: Option<&str>, body: &str) -> crate::http::Answer {
+fn create(p: &Provider, key: Option<&str>, body: &str) -> super::http::Answer {
     let mut headers = vec![
         ("Authorization", BEARER),
         ("Content-Type", "application/json"),
@@ -17,7 +17,7 @@ fn create(p: &Provider, key: Option<&str>, body: &str) -> crate::http::Answer {
     request("POST", &format!("{}/v1/videos", p.url()), &headers, body)
 }
 
-fn get(p: &Provider, path: &str) -> crate::http::Answer {
+fn get(p: &Provider, path: &str) -> super::http::Answer {
     request(
         "GET",
         &format!("{}{path}", p.url()),

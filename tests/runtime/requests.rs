@@ -7,8 +7,8 @@
 
 use serde_json::{Value, json};
 
-use crate::mcp::{Person, Serve, Transport, is_error, text_of};
-use crate::recorder::{Recorded, Recorder};
+use super::mcp::{Person, Serve, Transport, is_error, text_of};
+use super::recorder::{Recorded, Recorder};
 
 const SECRET: &str = "secret_test_value";
 

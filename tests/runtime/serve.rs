@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-use crate::mcp::{
+use super::mcp::{
     Answer, Person, Revision, Serve, Session, Transport, is_error, json_of, serve_meta, text_of,
 };
-use crate::provider::{Provider, Switches};
+use super::provider::{Provider, Switches};
 
 fn video() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")

@@ -21,7 +21,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
-use crate::provider::TOKEN;
+use super::provider::TOKEN;
 
 /// A bound on one protocol exchange: catches a hang, never paces anything.
 pub const NO_HANG: Duration = Duration::from_secs(60);

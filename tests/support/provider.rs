@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::loopback::Loopback;
+use super::loopback::Loopback;
 
 /// The credential the provider accepts by default (`Authorization: Bearer TOKEN`).
 pub const TOKEN: &str = "vg_reference_token";

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::loopback::Loopback;
+use super::loopback::Loopback;
 
 #[derive(Debug, Clone)]
 pub struct Recorded {

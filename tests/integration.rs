@@ -1,0 +1,24 @@
+//! The one integration test binary: every test module of `tests/` (and the runtime's
+//! against loopback servers), so the 2-core machine compiles and links one binary
+//! instead of seventeen. Run one module with `cargo test --test integration cases::`.
+
+mod support;
+
+mod authoring;
+mod base_fidelity;
+mod bounded_templates;
+mod cases;
+mod check;
+mod cli;
+mod guarantees;
+mod import;
+mod inline_requests;
+mod nothing_lost;
+mod properties;
+mod reporting;
+#[path = "runtime/main.rs"]
+mod runtime;
+mod safety_properties;
+mod schema;
+mod semantics;
+mod watch;
