@@ -1,8 +1,8 @@
 //! `connectorgen import`: a base-mode manifest from a provider's OpenAPI document.
 //!
-//! Takes: the document (read with the manifest's size limit and parsed by `Base::parse`,
-//! so JSON or YAML, OpenAPI 3.0 or 3.1, with the same budgets and diagnostics as
-//! `build`), where the manifest goes, and the URLs the person gave on the command line.
+//! Takes: the document (read with the manifest's size limit and parsed by `Base::load`,
+//! so JSON or YAML, OpenAPI 3.0 or 3.1, the files its `$ref`s name bundled in, with the
+//! same budgets and diagnostics as `build`), where the manifest goes, and the URLs the person gave on the command line.
 //! Returns: the manifest text (`manifest`) — every operation in document order, named by
 //! operationId or route, with an `id:` wherever the operationId cannot be the agent's
 //! id, and suggestions as comments — or writes it (`run`).
@@ -124,7 +124,10 @@ pub fn run(
     let name = spec.display().to_string();
     let text = crate::input::read_file(spec, &name, max_bytes, crate::input::What::Openapi)?;
     let text = Arc::new(text);
-    let base = Base::parse(&name, text.clone()).map_err(|d| {
+    // The files the document refers to (its operations may be in them) are read from its
+    // own folder, as `build` reads them.
+    let reader = crate::base::bundle::RefReader::new(spec, &[], max_bytes);
+    let base = Base::load(&name, text.clone(), &reader).map_err(|d| {
         ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
     })?;
     // `-o new/connector.yaml`: the folder is made once the document has been read, so a

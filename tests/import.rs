@@ -30,14 +30,32 @@ fn case_args(path: &Path) -> (String, Vec<String>) {
 }
 
 /// A temporary folder with `specs/<file>` copied from the repository and an empty
-/// `connectors/`.
+/// `connectors/`. A multi-file document is named `FOLDER/ ROOT` (the folder, a space,
+/// the root file in it): the folder's files are copied into `specs/`.
 fn workspace(spec: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("specs")).unwrap();
     std::fs::create_dir(dir.path().join("connectors")).unwrap();
+    if let Some((folder, file)) = spec.split_once(' ') {
+        copy_folder(&root().join(folder), &dir.path().join("specs"));
+        return (dir, format!("specs/{file}"));
+    }
     let file = Path::new(spec).file_name().unwrap().to_string_lossy();
     std::fs::copy(root().join(spec), dir.path().join("specs").join(&*file)).unwrap();
     (dir, format!("specs/{file}"))
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
 
 fn import(dir: &Path, spec: &str, extra: &[String]) -> Output {
@@ -70,9 +88,8 @@ fn import_cases() {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
         let written = std::fs::read_to_string(p.join("connectors/connector.yaml")).unwrap();
-        let file = Path::new(&spec).file_name().unwrap().to_string_lossy();
         assert!(
-            written.contains(&format!("\nopenapi: ../specs/{file}\n")),
+            written.contains(&format!("\nopenapi: ../{copied}\n")),
             "`openapi:` is relative to the manifest's folder"
         );
         insta::assert_snapshot!(format!("{}---\n{written}", text(&out.stdout)));
