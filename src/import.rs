@@ -19,7 +19,8 @@
 //! decides where the manifest may go and how it names the document from there.
 //!
 //! What it cannot see, and `build` then reports: a `$ref` inside an operation that does
-//! not resolve or leaves the file, and the naming rules of targets other than the
+//! not resolve or cannot be followed (`Base::ref_problem`: a URL, a file outside the
+//! document's folder, …), and the naming rules of targets other than the
 //! default (`muse`): an operationId such as `jobs.create` is kept as the id, which the
 //! `openai` target refuses with a hint to set `id:`.
 

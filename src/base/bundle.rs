@@ -1135,4 +1135,41 @@ mod tests {
             "{problem:?}"
         );
     }
+
+    /// `build --watch` and `explain` see every file the document refers to: each is an
+    /// input of the analysis, and a change to one (or a missing one appearing) is seen.
+    #[test]
+    fn every_file_read_is_an_input_that_notices_changes() {
+        let root = "openapi: 3.1.0\ninfo: {title: T, version: '1', description: D}\nservers: [{url: 'https://t.example'}]\npaths:\n  /a:\n    $ref: a.yaml\n";
+        let a = "get:\n  operationId: getA\n  responses:\n    '200':\n      description: ok\n      content:\n        application/json:\n          schema: {$ref: missing.yaml}\n";
+        let (dir, _) = folder(&[("api.yaml", root), ("a.yaml", a)]);
+        let manifest = "version: 1\nopenapi: api.yaml\nservice:\n  dashboardUrl: https://t.example/keys\noperations:\n  - operation: getA\n    description: Read-only. Returns A; cannot change it.\n";
+        let options = crate::Options {
+            manifest_dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        };
+        let analysis =
+            crate::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options).unwrap();
+        let codes: Vec<String> = analysis
+            .diagnostics
+            .items()
+            .iter()
+            .map(|f| f.diagnostic.code_str())
+            .collect();
+        assert_eq!(codes, ["base-ref-unreadable"]);
+        let names: Vec<String> = analysis
+            .inputs
+            .iter()
+            .map(|i| i.path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["api.yaml", "a.yaml", "missing.yaml"]);
+        assert!(analysis.inputs.iter().all(|i| !i.changed()));
+        std::fs::write(dir.path().join("missing.yaml"), "type: string\n").unwrap();
+        assert!(analysis.inputs[2].changed());
+        assert!(!analysis.inputs[1].changed());
+        std::fs::write(dir.path().join("a.yaml"), a.replace("ok", "fine")).unwrap();
+        assert!(analysis.inputs[1].changed());
+        let again = crate::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options).unwrap();
+        assert!(!again.has_errors(), "{:?}", again.diagnostics);
+    }
 }
