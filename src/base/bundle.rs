@@ -1169,7 +1169,8 @@ mod tests {
         assert!(!analysis.inputs[1].changed());
         std::fs::write(dir.path().join("a.yaml"), a.replace("ok", "fine")).unwrap();
         assert!(analysis.inputs[1].changed());
-        let again = crate::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options).unwrap();
+        let again =
+            crate::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options).unwrap();
         assert!(!again.has_errors(), "{:?}", again.diagnostics);
     }
 }
