@@ -271,6 +271,7 @@ struct Bundler<'a> {
     folders: Vec<PathBuf>,
     broken: Vec<Option<RefProblem>>,
     by_real: HashMap<PathBuf, usize>,
+    by_joined: HashMap<PathBuf, usize>,
     failed: HashMap<PathBuf, RefProblem>,
     bytes: u64,
     taken: HashMap<String, HashSet<String>>,
@@ -304,6 +305,7 @@ impl<'a> Bundler<'a> {
             folders: vec![folder],
             broken: vec![None],
             by_real,
+            by_joined: HashMap::new(),
             failed: HashMap::new(),
             bytes,
             taken: HashMap::new(),
@@ -611,14 +613,27 @@ impl<'a> Bundler<'a> {
         joined: &Path,
         depth: usize,
     ) -> Result<usize, RefProblem> {
-        let key = input::normalize(joined);
-        if let Some(problem) = self.failed.get(&key) {
+        // Keyed by the path as joined, not shortened: through a symlinked folder `..` is
+        // the link target's parent, so two spellings that shorten alike may be two files.
+        // Every reference to a file already read costs a lookup, not a walk of the path
+        // by the OS (thousands of references canonicalized took most of a build).
+        if let Some(&index) = self.by_joined.get(joined) {
+            return Ok(index);
+        }
+        if let Some(problem) = self.failed.get(joined) {
             return Err(problem.clone());
         }
-        let shown = key.display().to_string();
+        let shown = input::normalize(joined).display().to_string();
         let result = self.read(reader, joined, &shown, depth);
-        if let Err(problem) = &result {
-            self.failed.insert(key, problem.clone());
+        match &result {
+            Ok(index) => {
+                self.by_joined.insert(joined.to_path_buf(), *index);
+            }
+            // A file too deep on one chain may be near the root on another.
+            Err(RefProblem::Limit(_)) => {}
+            Err(problem) => {
+                self.failed.insert(joined.to_path_buf(), problem.clone());
+            }
         }
         result
     }
@@ -661,7 +676,8 @@ impl<'a> Bundler<'a> {
                 reader.max_files
             )));
         }
-        let text = match read_file(joined, &reader.scope, left) {
+        // What `read_file` does, without resolving the path a second time.
+        let text = match input::read_file(&real, shown, left, What::DocumentFile) {
             Ok(text) => Arc::new(text),
             Err(e) => {
                 record(Err(e.to_string()), &mut self.reads);
@@ -778,7 +794,7 @@ enum Kind {
     /// A map or list whose every value is of one kind (`properties`, `parameters`,
     /// `responses`, `paths`, …).
     Each(Inner),
-    /// An example value, a default, an enum: `$ref` there is data.
+    /// An enum's or a const's value: `$ref` there is data.
     Data,
     /// Anything else (`info`, `tags`, extensions): references are copied into place.
     Other,
@@ -869,7 +885,6 @@ impl Kind {
             (Kind::Callback, _) => Kind::PathItem,
             (Kind::Parameter | Kind::Header, "schema") => Kind::Schema,
             (Kind::Parameter | Kind::Header | Kind::MediaType, "examples") => each(I::Example),
-            (Kind::Parameter | Kind::Header | Kind::MediaType, "example") => Kind::Data,
             (Kind::Parameter | Kind::Header | Kind::RequestBody | Kind::Response, "content") => {
                 each(I::MediaType)
             }
@@ -877,7 +892,6 @@ impl Kind {
             (Kind::Response, "links") => each(I::Link),
             (Kind::MediaType, "schema" | "itemSchema") => Kind::Schema,
             (Kind::MediaType, "encoding") => each(I::Encoding),
-            (Kind::Example, "value") => Kind::Data,
             (Kind::Schema, k) => schema_child(k),
             (Kind::Discriminator, "mapping") => Kind::Mapping,
             (Kind::Each(_), k) if k.starts_with("x-") => Kind::Other,
@@ -904,7 +918,11 @@ fn schema_child(key: &str) -> Kind {
         "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
             Kind::Each(Inner::Schema)
         }
-        "example" | "examples" | "default" | "enum" | "const" => Kind::Data,
+        // Values, not schemas: a `$ref` in `example` is copied into place (published
+        // documents refer to example files so, and bundlers read them so), but one in an
+        // enum or a const is the value itself.
+        "example" | "examples" | "default" => Kind::Other,
+        "enum" | "const" => Kind::Data,
         "discriminator" => Kind::Discriminator,
         "xml" | "externalDocs" => Kind::Other,
         k if k.starts_with("x-") => Kind::Other,
