@@ -245,6 +245,13 @@ fn has_file_refs(value: &Value) -> bool {
     match value {
         Value::Object(map) => map.iter().any(|(k, v)| match (k.as_str(), v) {
             ("$ref", Value::String(r)) => !r.starts_with('#'),
+            // A discriminator's mapping may name a file (`dog: Dog.yaml`).
+            ("mapping", Value::Object(m)) if map.contains_key("propertyName") => {
+                m.values().any(|t| {
+                    t.as_str()
+                        .is_some_and(|t| !t.starts_with('#') && t.contains(['/', '.']))
+                }) || has_file_refs(v)
+            }
             _ => has_file_refs(v),
         }),
         Value::Array(list) => list.iter().any(has_file_refs),
@@ -1075,6 +1082,24 @@ mod tests {
             .values()
             .any(|p| matches!(p, RefProblem::Limit(m) if m.contains("more than 3 files")));
         assert!(limited, "{:?}", base.problems);
+    }
+
+    /// A discriminator's mapping that names files, in a document with no other file
+    /// reference, is rewritten with the schemas' `$ref`s.
+    #[test]
+    fn discriminator_mappings_to_files_are_bundled() {
+        let root = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    Pet:\n      oneOf: [{$ref: '#/components/schemas/Cat'}]\n      discriminator:\n        propertyName: kind\n        mapping: {dog: schemas/Dog.yaml, cat: '#/components/schemas/Cat'}\n    Cat: {type: object}\n";
+        let (dir, reader) = folder(&[("api.yaml", root), ("schemas/Dog.yaml", "type: object\n")]);
+        let base = load(&dir, &reader);
+        let mapping = base
+            .get("/components/schemas/Pet/discriminator/mapping")
+            .unwrap();
+        assert_eq!(mapping["dog"], "#/components/schemas/Dog");
+        assert_eq!(mapping["cat"], "#/components/schemas/Cat");
+        assert_eq!(
+            base.get("/components/schemas/Dog").unwrap()["type"],
+            "object"
+        );
     }
 
     #[test]
