@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
-# Benchmarks `connectorgen build` (and `check`, when this build has it) as whole
-# processes on synthetic manifests of 10, 1,000, 10,000 and 100,000 operations, then
-# `import` of the bundled 3.4 MB OpenAI document, and prints a Markdown table: median wall time (hyperfine) and peak memory (GNU time's
-# maximum resident set size) per size, then the in-process stage breakdown at 10,000
-# operations (examples/stages.rs) so a regression shows which stage moved; then how
-# long the default commands take to print many findings (examples/findings.rs): 6,000
-# warnings and 1,000 errors, against the same commands under --quiet or --format json;
-# then base mode: a build on a 3.4 MB JSON and a 4 MB YAML provider document exposing ten
-# operations, and `import` of the YAML one.
+# Benchmarks `connectorgen build` (and `check`) as whole processes side by side with the
+# reference of issue 22 (the seed's connector template in plain JS: ../shared/bench/ref,
+# reading the same manifest YAML, and the registry JSON) and the bare YAML parse floor
+# (examples/parse_floor.rs: read the file, run the YAML event parser, exit), on the
+# shared synthetic manifests of 10, 1,000, 10,000 and 100,000 operations
+# (../shared/bench/synth.py and registry2manifest.py). The commands of a size run
+# interleaved, round after round (scripts/side_by_side.py), and the report gives each
+# median, the peak memory (maximum RSS) and the ratios: on a busy machine the ratios are
+# the robust figures. Then how long the default commands take to print many findings
+# (examples/findings.rs), `import` of the bundled 3.4 MB OpenAI document, base mode (a
+# build on a 3.4 MB JSON and a 4 MB YAML provider document exposing ten operations, and
+# `import` of the YAML one), and the in-process stage breakdown at 10,000 operations
+# (examples/stages.rs) so a regression shows which stage moved.
 #
 # Usage: scripts/bench.sh [OPS...]        e.g. scripts/bench.sh 10 1000
 # Environment:
-#   SEED=42            synthetic manifest seed (examples/synth.rs)
+#   SEED=42            synthetic manifest seed
+#   BENCH_SHARED=path  the shared benchmark folder (default ../shared/bench, else
+#                      /work/shared/bench)
 #   BENCH_DIR=path     keep manifests and outputs there (default: a temp dir, removed)
 #   BENCH_REPORT=file  also write the Markdown report to this file
 #   STAGES=0           skip the stage breakdown
 #   FINDINGS=0         skip the findings timings
 #   BASE=0             skip the base-mode timings
-# Needs: hyperfine and GNU time (`apt-get install -y hyperfine time`). Takes about
-# 5 minutes on 2 cores, most of it at 100,000 operations; the first run also compiles
-# the examples (and so the dev-dependencies).
+# Needs: node and npm (the reference; `npm ci` fetches js-yaml 4.1.0), python3, hyperfine
+# and GNU time. Takes about 10 minutes on 2 cores, most of it at 100,000 operations.
 # Progress goes to stderr; the report alone goes to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The shared benchmark inputs and the reference (synth.py, registry2manifest.py, ref/).
+shared=${BENCH_SHARED:-../shared/bench}
+[ -f "$shared/synth.py" ] || shared=/work/shared/bench
+
 missing=()
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v hyperfine >/dev/null 2>&1 || missing+=(hyperfine)
 [ -x /usr/bin/time ] || missing+=(time)
 if ((${#missing[@]})); then
@@ -39,7 +51,7 @@ sizes=("$@")
 seed=${SEED:-42}
 
 echo "building (release)…" >&2
-cargo build --release --quiet --bin connectorgen --example synth --example stages --example findings --example base_bench >&2
+cargo build --release --quiet --bin connectorgen --example parse_floor --example stages --example findings --example base_bench >&2
 target=${CARGO_TARGET_DIR:-target}/release
 bin=$target/connectorgen
 
@@ -75,31 +87,39 @@ peak_mb() {
     awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }'
 }
 
-declare -A build_ms build_mb check_ms check_mb mbytes
+# Side by side, interleaved (scripts/side_by_side.py): connectorgen build and check, the
+# reference (the seed's connector template in plain JS, reading the same YAML, and the
+# registry JSON) and the bare YAML parse floor (examples/parse_floor.rs), on the shared
+# synthetic manifests. The ratios are the robust figures on a busy machine: whatever
+# else runs lands on all the commands of a round alike.
+ref_dir=$work/ref
+cp -r "$shared/ref" "$ref_dir"
+chmod -R u+w "$ref_dir"
+(cd "$ref_dir" && npm ci --silent --no-audit --no-fund >&2)
+declare -A mbytes row
 for n in "${sizes[@]}"; do
-    manifest=$work/ops-$n.yaml
+    reg=$work/s$n.json
+    manifest=$work/s$n.yaml
     out=$work/out-$n
-    "$target/examples/synth" --ops "$n" --seed "$seed" >"$manifest"
+    python3 "$shared/synth.py" "$n" --seed "$seed" -o "$reg"
+    python3 "$shared/registry2manifest.py" "$reg" >"$manifest"
     mbytes[$n]=$(awk -v b="$(wc -c <"$manifest")" 'BEGIN { printf "%.2f", b / 1e6 }')
     read -r warmup runs <<<"$(runs_for "$n")"
-    echo "== $n operations (${mbytes[$n]} MB): build" >&2
-    # A failed build is a broken benchmark, not a slow one: stop here.
-    "$bin" build "$manifest" --out "$out" >/dev/null
-    hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
-        --export-json "$work/build-$n.json" "$bin build $manifest --out $out" >&2
-    build_ms[$n]=$(median_ms "$work/build-$n.json")
-    build_mb[$n]=$(peak_mb "$bin" build "$manifest" --out "$out")
+    echo "== $n operations (${mbytes[$n]} MB), side by side" >&2
+    "$bin" build "$manifest" --out "$out" >/dev/null 2>&1
+    cmds=(build "$bin build $manifest --out $out"
+        ref-yaml "node $ref_dir/ref-yaml.js $manifest --out $work/ry-$n"
+        ref-json "node $ref_dir/ref-json.js $reg --out $work/rj-$n"
+        floor "$target/examples/parse_floor $manifest")
     if ((has_check)); then
-        echo "== $n operations: check (against the outputs just built)" >&2
-        if ! "$bin" check "$manifest" --out "$out" >/dev/null 2>&1; then
-            echo "error: check does not pass right after build at $n operations" >&2
-            exit 1
-        fi
-        hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
-            --export-json "$work/check-$n.json" "$bin check $manifest --out $out" >&2
-        check_ms[$n]=$(median_ms "$work/check-$n.json")
-        check_mb[$n]=$(peak_mb "$bin" check "$manifest" --out "$out")
+        cmds+=(check "$bin check $manifest --out $out")
     fi
+    python3 scripts/side_by_side.py "$runs" "$warmup" "${cmds[@]}" >"$work/side-$n.tsv"
+    while IFS=$'\t' read -r name median min max peak cpu; do
+        row[$n,$name]=$median
+        row[$n,$name,peak]=$peak
+        row[$n,$name,cpu]=$cpu
+    done <"$work/side-$n.tsv"
 done
 
 # The human report of many findings: the default command (every finding counted, the
@@ -169,29 +189,21 @@ fi
 report() {
     echo "connectorgen $("$bin" --version | awk '{ print $2 }'), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $(nproc) cores (load $load at start), seed $seed, $(date -u +%Y-%m-%d)"
     echo
-    if ((has_check)); then
-        echo "| operations | manifest MB | build median ms | build peak MB | check median ms | check peak MB | check / build |"
-        echo "|---:|---:|---:|---:|---:|---:|---:|"
-    else
-        echo "| operations | manifest MB | build median ms | build peak MB |"
-        echo "|---:|---:|---:|---:|"
-    fi
+    echo "Side by side, interleaved (medians of each command's runs; MiB is the largest maximum RSS; CPU is user + system time, which waiting for a core does not inflate):"
+    echo
+    echo "| operations | manifest MB | build ms | build CPU ms | build MiB | reference ms | reference CPU ms | reference MiB | ratio | CPU ratio | reference (JSON) ms | parse floor ms | floor CPU ms | build / floor | check ms |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for n in "${sizes[@]}"; do
-        if ((has_check)); then
-            ratio=$(awk -v c="${check_ms[$n]}" -v b="${build_ms[$n]}" 'BEGIN { printf "%.2f", c / b }')
-            echo "| $n | ${mbytes[$n]} | ${build_ms[$n]} | ${build_mb[$n]} | ${check_ms[$n]} | ${check_mb[$n]} | $ratio |"
-        else
-            echo "| $n | ${mbytes[$n]} | ${build_ms[$n]} | ${build_mb[$n]} |"
-        fi
+        b=${row[$n,build]} r=${row[$n,ref-yaml]} f=${row[$n,floor]}
+        ratio=$(awk -v b="$b" -v r="$r" 'BEGIN { printf "%.2f", b / r }')
+        cpu_ratio=$(awk -v b="${row[$n,build,cpu]}" -v r="${row[$n,ref-yaml,cpu]}" 'BEGIN { printf "%.2f", b / r }')
+        floor_ratio=$(awk -v b="$b" -v f="$f" 'BEGIN { printf "%.2f", b / f }')
+        echo "| $n | ${mbytes[$n]} | $b | ${row[$n,build,cpu]} | ${row[$n,build,peak]} | $r | ${row[$n,ref-yaml,cpu]} | ${row[$n,ref-yaml,peak]} | $ratio | $cpu_ratio | ${row[$n,ref-json]} | $f | ${row[$n,floor,cpu]} | $floor_ratio | ${row[$n,check]:-} |"
     done
-    if [ -n "${build_ms[10000]:-}" ] && [ -n "${build_ms[100000]:-}" ]; then
+    if [ -n "${row[10000,build]:-}" ] && [ -n "${row[100000,build]:-}" ]; then
         echo
-        awk -v a="${build_ms[100000]}" -v b="${build_ms[10000]}" \
+        awk -v a="${row[100000,build]}" -v b="${row[10000,build]}" \
             'BEGIN { printf "build at 100,000 operations = %.1f× the 10,000 figure (linear would be 10×)\n", a / b }'
-    fi
-    if ((!has_check)); then
-        echo
-        echo "(this connectorgen has no \`check\` subcommand; only build was timed)"
     fi
     if ((${#find_rows[@]})); then
         echo
@@ -220,11 +232,11 @@ report() {
         echo
         echo "import of the YAML copy: median ${base_ms[import]} ms"
     fi
-    if [ "${STAGES:-1}" != 0 ] && [ -n "${build_ms[10000]:-}" ]; then
+    if [ "${STAGES:-1}" != 0 ] && [ -n "${row[10000,build]:-}" ]; then
         echo
         echo "In-process stages at 10,000 operations (examples/stages.rs):"
         echo
-        "$target/examples/stages" "$work/ops-10000.yaml" --runs 5 --out "$work/stages-out"
+        "$target/examples/stages" "$work/s10000.yaml" --runs 5 --out "$work/stages-out"
     fi
 }
 

@@ -2,30 +2,35 @@
 //!
 //! Takes: the document (read with the manifest's size limit and parsed by `Base::load`,
 //! so JSON or YAML, OpenAPI 3.0 or 3.1, the files its `$ref`s name bundled in, with the
-//! same budgets and diagnostics as `build`), where the manifest goes, and the URLs the person gave on the command line.
+//! same budgets and diagnostics as `build`), where the manifest goes, and the URLs the
+//! person gave on the command line.
 //! Returns: the manifest text (`manifest`) — every operation in document order, named by
 //! operationId or route, with an `id:` wherever the operationId cannot be the agent's
-//! id, and suggestions as comments — or writes it (`run`).
+//! id, suggestions as comments, and each operation `build` refuses as the document gives
+//! it written commented out with `build`'s reason (`buildable.rs` asks `build`'s own
+//! analysis) — or writes it (`run`).
 //! Must never: apply a suggestion (spends, async and what to ask first are a person's
 //! decision), let text from the document break or add to the YAML (values are checked
 //! plain scalars or escaped double-quoted ones; comments hold no line break), write a
-//! manifest that base mode would refuse for a reason import can see, overwrite a file
-//! without `--force`, replace or follow a symlink, or overwrite the document itself.
+//! manifest that `build` refuses, overwrite a file without `--force`, replace or follow
+//! a symlink, or overwrite the document itself.
 //!
 //! The suggestions read evidence only (`evidence.rs`): a 202 response,
 //! `x-ms-long-running-operation`, a `status` enum with both in-flight and final job
-//! states, a GET on the same resource to poll; an `Idempotency-Key` header; cost words
-//! in the operation's own text. `yaml.rs` writes the scalars and comments, `files.rs`
+//! states, the GET of what it makes to poll (`poll.rs`); an `Idempotency-Key` header; cost words
+//! its own text affirms, or the payout or message it sends (`cost.rs`). `yaml.rs` writes the scalars and comments, `files.rs`
 //! decides where the manifest may go and how it names the document from there.
 //!
-//! What it cannot see, and `build` then reports: a `$ref` inside an operation that does
-//! not resolve or cannot be followed (`Base::ref_problem`: a URL, a file outside the
-//! document's folder, …), and the naming rules of targets other than the
-//! default (`muse`): an operationId such as `jobs.create` is kept as the id, which the
-//! `openai` target refuses with a hint to set `id:`.
+//! What it does not check: the naming rules of targets other than the default
+//! (`muse`): an operationId such as `jobs.create` is kept as the id, which the `openai`
+//! target refuses with a hint to set `id:`.
 
+mod buildable;
+mod cost;
 mod evidence;
 mod files;
+mod poll;
+mod servers;
 mod yaml;
 
 use std::collections::HashSet;
@@ -39,7 +44,8 @@ use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostics, Finding};
 use crate::model::{Method, Names as _};
 use crate::validate::{check_url, first_server, is_identifier};
-use evidence::{PollTargets, suggest};
+use evidence::suggest;
+use poll::PollTargets;
 use yaml::{comment, shorten};
 pub use yaml::{scalar, yaml_quote};
 
@@ -95,6 +101,10 @@ pub enum ImportError {
     IsTheSpec(PathBuf),
     #[error("{} is not UTF-8; a manifest cannot name it", .0.display())]
     NotUtf8Path(PathBuf),
+    /// A template failed while import checked what it writes (a bug, not the document's
+    /// problem).
+    #[error("checking the manifest failed: {0}")]
+    Render(String),
     #[error("could not write {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -131,6 +141,7 @@ pub fn run(
     let base = Base::load(&name, text.clone(), &reader).map_err(|d| {
         ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
     })?;
+    let base = Arc::new(base);
     // `-o new/connector.yaml`: the folder is made once the document has been read, so a
     // bad document leaves nothing behind (the path from it to the document needs it).
     files::create_parent(out)?;
@@ -148,32 +159,58 @@ pub fn run(
 
 /// The manifest for `base`, whose `openapi:` says `openapi` (the document's path from
 /// the manifest's folder).
-pub fn manifest(base: &Base, openapi: &str, flags: &Flags) -> Result<Imported, ImportError> {
-    let rows = rows(base);
-    let listed = rows.iter().filter(|r| matches!(r, Row::Listed(_))).count();
-    if listed == 0 {
+pub fn manifest(base: &Arc<Base>, openapi: &str, flags: &Flags) -> Result<Imported, ImportError> {
+    let mut rows = rows(base);
+    let listed: Vec<&Entry> = rows
+        .iter()
+        .filter_map(|r| match r {
+            Row::Listed(entry) => Some(entry),
+            _ => None,
+        })
+        .collect();
+    if listed.is_empty() {
         return Err(ImportError::NoOperations(base.name.clone()));
     }
-    let service = service_lines(base, flags)?;
+    let mut head = format!("version: 1\nopenapi: {}\nservice:\n", scalar(openapi));
+    for line in service_lines(base, flags)? {
+        let _ = writeln!(head, "  {line}");
+    }
+    head.push_str("operations:\n");
+    // What `build` refuses is written commented out, so the manifest always builds.
+    let mut refused = buildable::refusals(base, &head, &listed)?.into_iter();
+    for row in &mut rows {
+        if let Row::Listed(entry) = row {
+            entry.refused = refused.next().flatten();
+        }
+    }
+    let listed = rows
+        .iter()
+        .filter(|r| matches!(r, Row::Listed(e) if e.refused.is_none()))
+        .count();
     let mut out = String::with_capacity(80 * rows.len() + 1024);
     let (mut async_candidates, mut paid_candidates, mut deletes) = (0, 0, 0);
     out.push_str(HEADER);
-    let _ = writeln!(out, "version: 1\nopenapi: {}\nservice:", scalar(openapi));
-    for line in service {
-        let _ = writeln!(out, "  {line}");
-    }
-    out.push_str("operations:\n");
-    let polls = PollTargets::new(&rows);
+    out.push_str(&head);
+    let polls = PollTargets::new(base, &rows);
     for row in &rows {
         match row {
             Row::Skipped { op, why } => {
                 let _ = writeln!(out, "  # skipped {}: {why}", comment(&op.route()));
             }
+            Row::Listed(
+                entry @ Entry {
+                    refused: Some(why), ..
+                },
+            ) => {
+                let _ = writeln!(
+                    out,
+                    "  # left out: `build` refuses {} as the document gives it ({why})",
+                    comment(&entry.op.route())
+                );
+                write_entry(&mut out, entry, "  # ");
+            }
             Row::Listed(entry) => {
-                let _ = writeln!(out, "  - operation: {}", scalar(&entry.name));
-                if let Some((id, why)) = &entry.id {
-                    let _ = writeln!(out, "    id: {id}  # {why}");
-                }
+                write_entry(&mut out, entry, "  ");
                 let found = suggest(base, entry, &polls);
                 async_candidates += usize::from(found.is_async);
                 paid_candidates += usize::from(found.is_paid);
@@ -193,6 +230,15 @@ pub fn manifest(base: &Base, openapi: &str, flags: &Flags) -> Result<Imported, I
         deletes,
         allow_read: None,
     })
+}
+
+/// The `- operation:` line of `entry` and its `id:`, each line after `indent`
+/// (`"  # "` to write it commented out).
+fn write_entry(out: &mut String, entry: &Entry, indent: &str) {
+    let _ = writeln!(out, "{indent}- operation: {}", scalar(&entry.name));
+    if let Some((id, why)) = &entry.id {
+        let _ = writeln!(out, "{indent}  id: {id}  # {why}");
+    }
 }
 
 const HEADER: &str = "\
@@ -218,6 +264,8 @@ struct Entry<'a> {
     name: String,
     /// An `id:` to write, and why the operationId could not be the id.
     id: Option<(String, String)>,
+    /// Why `build` refuses it: then it is written commented out, with this reason.
+    refused: Option<String>,
 }
 
 impl Entry<'_> {
@@ -288,6 +336,7 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
             object,
             name,
             id,
+            refused: None,
         }));
     }
     // Generated ids come second, so that they never take an operationId's name.
@@ -404,7 +453,11 @@ fn service_lines(base: &Base, flags: &Flags) -> Result<Vec<String>, ImportError>
                 comment(url)
             )),
         },
-        (None, Ok(_)) => {}
+        (None, Ok(_)) => match servers::default_server(base) {
+            servers::Choice::First => {}
+            servers::Choice::Line(line) => lines.push(line),
+            servers::Choice::NeedsFlag(why) => needed.push(why),
+        },
         (None, Err(reason)) => needed.push(format!(
             "{reason}; pass --public-url https://… (the API's base URL)"
         )),

@@ -112,6 +112,10 @@ pub struct Options {
     /// manifest's `openapi:` instead of reading the file it names: for fuzzing base
     /// mode without the file system. Wins over `sandbox`.
     pub base_document: Option<(String, Arc<String>)>,
+    /// The base document already parsed, used for the manifest's `openapi:` instead of
+    /// reading or parsing anything: `import` checks the manifest it writes, operation by
+    /// operation, against the document it has read once. Wins over `base_document`.
+    pub parsed_base: Option<Arc<base::Base>>,
     /// Template fuel for the run (`--template-fuel`), instead of the default that grows
     /// with the manifest (`templates::Limits`).
     pub template_fuel: Option<u64>,
@@ -246,6 +250,7 @@ fn validated(
     let mut inputs = Vec::new();
     let base = match &raw.value.openapi {
         None => None,
+        Some(_) if options.parsed_base.is_some() => options.parsed_base.clone(),
         Some(path) => match load_base(path, options, &mut inputs) {
             Ok(base) => Some(Arc::new(base)),
             Err(failure) => {

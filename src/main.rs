@@ -347,6 +347,7 @@ impl Source {
             max_bytes: self.max_bytes,
             sandbox: false,
             base_document: None,
+            parsed_base: None,
             template_fuel: self.template_fuel,
             max_template_output: self.max_template_output,
             max_alias_expansion: self.max_alias_expansion,

@@ -515,3 +515,121 @@ fn the_output_folder_is_made_when_missing() {
         "{written}"
     );
 }
+
+/// Issue 20: the manifest `import` writes from any whole document builds and checks
+/// (warnings allowed), in a temporary folder, for every document the repository holds.
+/// A document that is not one `import` can read is named below with the finding it
+/// gets, so none is skipped silently.
+#[test]
+fn every_bundled_document_imports_to_a_manifest_that_builds_and_checks() {
+    let refused: &[(&str, &str)] = &[
+        // Every operation of these is one build refuses: build's findings, nothing written.
+        (
+            "tests/cases/specs/bad-parameters.yaml",
+            "invalid-base-parameter",
+        ),
+        (
+            "tests/cases/specs/bad-path.yaml",
+            "no operation an agent can call",
+        ),
+        ("tests/cases/specs/bad-refs.yaml", "base-ref-unresolved"),
+        ("tests/cases/specs/broken.json", "base-syntax"),
+        ("tests/cases/specs/deep.json", "base-syntax"),
+        ("tests/cases/specs/duplicate-paths.json", "base-syntax"),
+        ("tests/cases/specs/swagger.yaml", "base-not-openapi"),
+        // JSON Schemas, not OpenAPI documents.
+        (
+            "tests/fixtures/mcp-2025-11-25.schema.json",
+            "base-not-openapi",
+        ),
+        ("tests/fixtures/openapi-3.0.schema.json", "base-not-openapi"),
+        ("tests/fixtures/sarif-2.1.0.schema.json", "base-not-openapi"),
+    ];
+    let mut documents = Vec::new();
+    for folder in ["examples/specs", "tests/cases/specs", "tests/fixtures"] {
+        collect_documents(&root().join(folder), &mut documents);
+    }
+    documents.sort();
+    assert!(documents.len() >= 25, "{documents:?}");
+    let flags = [
+        "--dashboard-url".to_string(),
+        "https://provider.example/keys".to_string(),
+        "--public-url".to_string(),
+        "https://api.provider.example".to_string(),
+    ];
+    let mut seen = Vec::new();
+    for path in &documents {
+        let spec = path
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let (dir, copied) = workspace(&spec);
+        let p = dir.path();
+        let mut out = import(p, &copied, &[]);
+        // Only what the document lacks comes from the flags.
+        if text(&out.stderr).contains("pass --") {
+            out = import(p, &copied, &flags);
+        }
+        let stderr = text(&out.stderr);
+        if let Some((_, finding)) = refused.iter().find(|(s, _)| *s == spec) {
+            seen.push(spec.clone());
+            assert!(
+                out.status.code() == Some(1) && stderr.contains(finding),
+                "{spec}: expected {finding}:\n{stderr}"
+            );
+            assert!(!p.join("connectors/connector.yaml").exists(), "{spec}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{spec}:\n{stderr}");
+        // Leaving an operation out is for what build refuses, not a way to pass: only
+        // the document made of such operations has any.
+        let written = std::fs::read_to_string(p.join("connectors/connector.yaml")).unwrap();
+        assert_eq!(
+            written.contains("\n  # left out: "),
+            spec == "tests/cases/specs/unbuildable.yaml",
+            "{spec}:\n{written}"
+        );
+        let args = [
+            "build",
+            "connectors/connector.yaml",
+            "-q",
+            "--allow-read",
+            "specs",
+        ];
+        let built = run(p, &args);
+        assert_eq!(
+            built.status.code(),
+            Some(0),
+            "{spec}:\n{}",
+            text(&built.stderr)
+        );
+        let mut args = args;
+        args[0] = "check";
+        let checked = run(p, &args);
+        assert_eq!(
+            checked.status.code(),
+            Some(0),
+            "{spec}:\n{}{}",
+            text(&checked.stdout),
+            text(&checked.stderr)
+        );
+    }
+    let listed: Vec<&str> = refused.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seen, listed, "a document listed as refused is gone");
+}
+
+/// The OpenAPI-looking files under `dir` (JSON and YAML), recursively.
+fn collect_documents(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_documents(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "json" || e == "yaml" || e == "yml")
+        {
+            out.push(path);
+        }
+    }
+}

@@ -133,6 +133,7 @@ const ACCEPTED: &[&str] = &[
     "unknown-base-operation--route",
     "unsupported-method",
     "schema-not-valid", // the manifest's schema does not look inside JSON Schemas
+    "schema-not-valid--json-flow", // the same, written as one-line JSON
     "unresolved-ref",   // references resolve against `schemas:`
     "unresolved-ref--defs",
     "unresolved-ref--fragment",

@@ -1,72 +1,22 @@
 //! The evidence behind `import`'s suggestions, read from the base document.
 //!
 //! Takes: the base document and one listed operation. Returns: comment lines (without
-//! `# `) — async with the GET to poll, spends from cost words, the retry key the
+//! `# `) — async with the GET to poll, spends (`cost.rs`), the retry key the
 //! document declares (as base mode's default finds it), DELETE — and which kinds they are.
 //! Must never: suggest what base mode would refuse (`spends` or `async` on a GET), put
 //! document text in a comment unescaped, or walk the document without bound (references
 //! and `allOf`/`anyOf`/`oneOf` are followed within a budget).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::Entry;
+use super::poll::{NoTarget, PollTargets};
 use super::yaml::{comment, scalar};
-use super::{Entry, Row};
 use crate::base::Base;
 use crate::model::KeyLocation;
 use crate::validate::{base_candidates, declared_key};
-
-/// The listed GETs an operation could be polled with, by path.
-pub(super) struct PollTargets<'a> {
-    /// GET path → the path and its agent id.
-    item: HashMap<&'a str, (&'a str, &'a str)>,
-    /// A collection path → the first GET `collection/{param}` (its path and agent id).
-    member: HashMap<&'a str, (&'a str, &'a str)>,
-}
-
-impl<'a> PollTargets<'a> {
-    pub(super) fn new(rows: &'a [Row<'a>]) -> Self {
-        let mut item = HashMap::new();
-        let mut member = HashMap::new();
-        for row in rows {
-            let Row::Listed(entry) = row else { continue };
-            if entry.op.method != "get" {
-                continue;
-            }
-            let path = entry.op.path.as_str();
-            item.entry(path).or_insert((path, entry.agent_id()));
-            if let Some((collection, last)) = path.rsplit_once('/')
-                && is_param(last)
-            {
-                member.entry(collection).or_insert((path, entry.agent_id()));
-            }
-        }
-        PollTargets { item, member }
-    }
-
-    /// The GET that reads what the operation at `path` made or changed: `path` itself
-    /// (a change to one item, `…/{id}`), the first `path/{id}` (a create in a
-    /// collection), or the item an action such as `…/{id}/cancel` acts on.
-    fn find(&self, path: &str) -> Option<(&'a str, &'a str)> {
-        let (parent, last) = path.rsplit_once('/')?;
-        if is_param(last) {
-            return self.item.get(path).copied();
-        }
-        if let Some(&found) = self.member.get(path) {
-            return Some(found);
-        }
-        let (_, parent_last) = parent.rsplit_once('/')?;
-        if is_param(parent_last) {
-            return self.item.get(parent).copied();
-        }
-        None
-    }
-}
-
-fn is_param(segment: &str) -> bool {
-    segment.len() > 2 && segment.starts_with('{') && segment.ends_with('}')
-}
 
 /// The comment lines of one listed operation, and which kinds of suggestion they hold.
 #[derive(Default)]
@@ -84,30 +34,39 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
         let evidence = async_evidence(base, entry.object, op.method != "delete");
         if !evidence.is_empty() {
             found.is_async = true;
-            found.lines.push(match polls.find(&op.path) {
-                Some((path, id)) => format!(
-                    "async: {{ pollWith: {} }}?  # {}; GET {} reads it back",
+            let evidence = evidence.join("; ");
+            found.lines.push(match polls.find(base, entry) {
+                Ok((path, id)) => format!(
+                    "async: {{ pollWith: {} }}?  # {evidence}; GET {} reads it back",
                     scalar(id),
-                    evidence.join("; "),
                     comment(path)
                 ),
-                None => format!(
-                    "async: {{ pollWith: … }}?  # {}; no GET on the same resource was found: name the free read that returns its status",
-                    evidence.join("; ")
-                ),
+                Err(why) => {
+                    let why = match why {
+                        NoTarget::NotFound => "no GET on the same resource was found".to_string(),
+                        NoTarget::Refused(path) => format!(
+                            "GET {} would read it back, but `build` refuses it (above)",
+                            comment(&path)
+                        ),
+                        NoTarget::Different { path, theirs, ours } => format!(
+                            "GET {} returns {}, not the {} this call returns",
+                            comment(&path),
+                            comment(&theirs),
+                            comment(&ours)
+                        ),
+                    };
+                    format!(
+                        "async: {{ pollWith: … }}?  # {evidence}; {why}: name the free read that returns its status"
+                    )
+                }
             });
         }
-        let words = cost_words(entry.object);
-        if !words.is_empty() {
+        if let Some(cost) = super::cost::cost(op, entry.object) {
             found.is_paid = true;
-            let kind = if words.iter().all(|w| w.starts_with("credit")) {
-                "credits"
-            } else {
-                "money"
-            };
             found.lines.push(format!(
-                "spends: {{ kind: {kind}, note: \"…\" }}?  # its text mentions {}: does calling it cost the person?",
-                words.join(", ")
+                "spends: {{ kind: {}, note: \"…\" }}?  # {}: does calling it cost the person?",
+                cost.kind(),
+                cost.evidence()
             ));
         }
     }
@@ -291,7 +250,7 @@ fn each_member<'a>(
 }
 
 /// `value`, or what its local `$ref` points at (a chain of them, at most 16 long).
-fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
+pub(super) fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
     for _ in 0..16 {
         let Some(reference) = value.get("$ref").and_then(Value::as_str) else {
             return value;
@@ -302,81 +261,4 @@ fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
         }
     }
     value
-}
-
-/// Words that say a call may cost something, in every form the text may use them.
-const COST_WORDS: &[&str] = &[
-    "charge",
-    "charges",
-    "charged",
-    "charging",
-    "payment",
-    "payments",
-    "pay",
-    "pays",
-    "paid",
-    "paying",
-    "credit",
-    "credits",
-    "billing",
-    "billed",
-    "bill",
-    "bills",
-    "price",
-    "prices",
-    "priced",
-    "pricing",
-    "invoice",
-    "invoices",
-    "invoiced",
-    "refund",
-    "refunds",
-    "refunded",
-    "purchase",
-    "purchases",
-    "purchased",
-    "subscription",
-    "subscriptions",
-    "cost",
-    "costs",
-];
-
-/// The cost words in the operation's summary and description, each once, in order.
-fn cost_words(op: &Map<String, Value>) -> Vec<&'static str> {
-    let mut found = Vec::new();
-    for key in ["summary", "description"] {
-        let Some(text) = op.get(key).and_then(Value::as_str) else {
-            continue;
-        };
-        for word in text.split(|c: char| !c.is_alphanumeric()) {
-            let word = word.to_lowercase();
-            if let Some(w) = COST_WORDS.iter().find(|w| **w == word)
-                && !found.contains(w)
-            {
-                found.push(*w);
-            }
-        }
-    }
-    found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cost_words_are_whole_words() {
-        let words = |text: &str| {
-            let op: Map<String, Value> =
-                serde_json::from_value(serde_json::json!({ "description": text })).unwrap();
-            cost_words(&op)
-        };
-        assert_eq!(
-            words("Charges the card. Charges again; pays."),
-            ["charges", "pays"]
-        );
-        assert!(words("Sends the payload at a low costume price-less").contains(&"price"));
-        assert!(words("Sends the payload in costume").is_empty());
-        assert_eq!(words("Uses credits"), ["credits"]);
-    }
 }

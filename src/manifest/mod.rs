@@ -559,6 +559,7 @@ pub struct RawAsync {
     pub returns: Option<Spanned<String>>,
 }
 
+mod flow_json;
 mod names;
 mod yaml;
 

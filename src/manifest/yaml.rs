@@ -92,7 +92,18 @@ pub fn parse_with(
     text: &str,
     max_alias_expansion: Option<usize>,
 ) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
-    serde_saphyr::from_str_with_options(text, parser_options(text.len(), max_alias_expansion))
+    let options = || parser_options(text.len(), max_alias_expansion);
+    // The one-line JSON Schemas are read by the JSON fast path; whenever it does not
+    // account for every one of them, or the text has a problem, the original text is
+    // parsed as before, so every diagnostic comes from it.
+    if let Some(sub) = super::flow_json::substitute(text)
+        && let Ok(mut raw) =
+            serde_saphyr::from_str_with_options::<Spanned<RawManifest>>(&sub.text, options())
+        && sub.restore(&mut raw.value)
+    {
+        return Ok(raw);
+    }
+    serde_saphyr::from_str_with_options(text, options())
         .map_err(|e| Box::new(to_diagnostic(&e, text)))
 }
 

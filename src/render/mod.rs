@@ -101,7 +101,8 @@ pub fn render(
     limits: Limits,
 ) -> Result<Rendered, RenderError> {
     let prose = prose::Prose::new(templates, limits)?;
-    let op_values = prose::operation_values(connector);
+    let reads = prose::GetsByPath::new(connector);
+    let op_values = prose::operation_values(connector, &reads);
     let descriptions = op_values
         .iter()
         .map(|op| prose.description(op))
@@ -125,8 +126,14 @@ pub fn render(
                 );
             }
             Target::Mcp => {
-                let (_, descriptions) =
-                    flavoured(&prose, connector, &op_values, &descriptions, Flavour::Mcp)?;
+                let (_, descriptions) = flavoured(
+                    &prose,
+                    connector,
+                    &reads,
+                    &op_values,
+                    &descriptions,
+                    Flavour::Mcp,
+                )?;
                 let rendered = mcp::render(connector, &descriptions);
                 outputs.insert(model::MCP_TOOLS_JSON.to_string(), rendered.text);
                 findings.extend(rendered.findings);
@@ -136,6 +143,7 @@ pub fn render(
                 let (values, descriptions) = flavoured(
                     &prose,
                     connector,
+                    &reads,
                     &op_values,
                     &descriptions,
                     Flavour::Openai,
@@ -171,6 +179,7 @@ type Flavoured<'a> = (Cow<'a, [minijinja::Value]>, Cow<'a, [String]>);
 fn flavoured<'a>(
     prose: &prose::Prose,
     connector: &Connector,
+    reads: &prose::GetsByPath<'_>,
     op_values: &'a [minijinja::Value],
     descriptions: &'a [String],
     flavour: Flavour,
@@ -180,7 +189,7 @@ fn flavoured<'a>(
     let mut texts = Cow::Borrowed(descriptions);
     for (i, op) in connector.operations.iter().enumerate() {
         if prose::differs(op, flavour) {
-            let value = prose::operation_value(connector, op, flavour);
+            let value = prose::operation_value(connector, reads, op, flavour);
             texts.to_mut()[i] = prose.description(&value)?;
             values.to_mut()[i] = value;
         }

@@ -11,7 +11,7 @@
 //! bounds: every render draws on the run's fuel and stops at `Limits::max_output`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
@@ -92,13 +92,18 @@ struct Retry<'a> {
 }
 
 impl<'a> Retry<'a> {
-    fn new(connector: &'a Connector, op: &'a Operation, flavour: Flavour) -> Self {
+    fn new(
+        connector: &'a Connector,
+        reads: &GetsByPath<'a>,
+        op: &'a Operation,
+        flavour: Flavour,
+    ) -> Self {
         let unsupported = |header_dropped, unknown| Retry {
             rule: "unsupported",
             name: None,
             send: None,
             required: false,
-            check_with: check_with(connector, op),
+            check_with: check_with(reads, op),
             header_dropped,
             unknown,
         };
@@ -151,7 +156,7 @@ impl<'a> Retry<'a> {
 /// jobs; for a change, its poll target (it reads the thing that changes); otherwise an
 /// exposed GET on the call's own path (the collection it adds to) or on its parent
 /// (`POST /payments/{id}/capture` → `GET /payments/{id}`).
-fn check_with<'a>(connector: &'a Connector, op: &'a Operation) -> Option<&'a str> {
+fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> {
     match &op.async_ {
         Some(a) if a.returns == crate::model::Returns::Change => return Some(&a.poll_with),
         Some(a) => return a.list_with.as_deref(),
@@ -165,17 +170,34 @@ fn check_with<'a>(connector: &'a Connector, op: &'a Operation) -> Option<&'a str
     [Some(op.path.as_str()), parent]
         .into_iter()
         .flatten()
-        .find_map(|path| {
-            connector
-                .operations
-                .iter()
-                .find(|o| o.method == Method::Get && o.path == path)
-        })
-        .map(|o| o.id.as_str())
+        .find_map(|path| reads.0.get(path).copied())
+}
+
+/// The first exposed GET of each path, by path: what `check_with` looks up for every
+/// operation (a scan of the operations for each was quadratic in their number).
+pub struct GetsByPath<'a>(HashMap<&'a str, &'a str>);
+
+impl<'a> GetsByPath<'a> {
+    pub fn new(connector: &'a Connector) -> Self {
+        let mut map = HashMap::new();
+        for o in connector
+            .operations
+            .iter()
+            .filter(|o| o.method == Method::Get)
+        {
+            map.entry(o.path.as_str()).or_insert(o.id.as_str());
+        }
+        GetsByPath(map)
+    }
 }
 
 impl<'a> TemplateOperation<'a> {
-    fn new(connector: &'a Connector, op: &'a Operation, flavour: Flavour) -> Self {
+    fn new(
+        connector: &'a Connector,
+        reads: &GetsByPath<'a>,
+        op: &'a Operation,
+        flavour: Flavour,
+    ) -> Self {
         TemplateOperation {
             id: &op.id,
             method: op.method,
@@ -186,7 +208,7 @@ impl<'a> TemplateOperation<'a> {
             spends: &op.spends,
             async_: &op.async_,
             idempotency: short_form(&op.idempotency),
-            retry: Retry::new(connector, op, flavour),
+            retry: Retry::new(connector, reads, op, flavour),
             confirm: op.confirm,
         }
     }
@@ -204,13 +226,14 @@ fn short_form(idempotency: &Idempotency) -> &'static str {
 
 /// Each operation as the template value `operation`, converted once per render: the
 /// description templates and both file templates share it.
-pub fn operation_values(connector: &Connector) -> Vec<Value> {
+pub fn operation_values(connector: &Connector, reads: &GetsByPath<'_>) -> Vec<Value> {
     connector
         .operations
         .iter()
         .map(|op| {
             Value::from(Serde(&TemplateOperation::new(
                 connector,
+                reads,
                 op,
                 Flavour::Document,
             )))
@@ -229,8 +252,15 @@ pub fn differs(op: &Operation, flavour: Flavour) -> bool {
 }
 
 /// Operation `op` as the template value `operation` for `flavour`.
-pub fn operation_value(connector: &Connector, op: &Operation, flavour: Flavour) -> Value {
-    Value::from(Serde(&TemplateOperation::new(connector, op, flavour)))
+pub fn operation_value(
+    connector: &Connector,
+    reads: &GetsByPath<'_>,
+    op: &Operation,
+    flavour: Flavour,
+) -> Value {
+    Value::from(Serde(&TemplateOperation::new(
+        connector, reads, op, flavour,
+    )))
 }
 
 /// What a file template sees of one operation: every field of the operation value plus
@@ -541,10 +571,11 @@ mod tests {
         }
         let text = std::fs::read_to_string("examples/manifests/video.yaml").unwrap();
         let connector = crate::load("video.yaml", std::sync::Arc::new(text)).unwrap();
-        let values = operation_values(&connector);
+        let reads = GetsByPath::new(&connector);
+        let values = operation_values(&connector, &reads);
         for (op, value) in connector.operations.iter().zip(&values) {
             let expected = Value::from(Serde(Flattened {
-                op: TemplateOperation::new(&connector, op, Flavour::Document),
+                op: TemplateOperation::new(&connector, &reads, op, Flavour::Document),
                 model_description: "The text.",
                 idempotency_key: op.key().is_some(),
             }));

@@ -1,0 +1,676 @@
+//! A fast path for the JSON Schemas a manifest writes as one-line flow collections that
+//! are also valid JSON (`output: {"type": "object", …}`, and `"schema": {…}` inside a
+//! `- {…}` query, path or header entry): most of a generated manifest's bytes. The YAML
+//! front end reads them event by event through serde; here they are read once by a small
+//! JSON reader, and the YAML parser sees a one-character placeholder instead.
+//!
+//! Takes: the manifest text. Returns (`substitute`): the same text with each such
+//! collection replaced by the plain scalar `x` at its first byte and spaces over the rest
+//! (or, for a block mapping's value holding non-ASCII text, a comment holding the rest),
+//! so that every line, column, character and byte offset stays where it was and the
+//! placeholder's span is the collection's (one character at its `{` or `[`); with the
+//! values read, by byte offset. `restore` puts them back into the raw manifest.
+//! Must never: change what a manifest means or where a finding points. Only the subset of
+//! JSON that YAML reads to the same value is taken (no exponents, no `-0`, no surrogate
+//! escapes, no characters YAML refuses, no duplicate keys, a bounded depth); a file with
+//! anything that looks like an anchor is left alone (aliases would replay placeholders);
+//! and unless every placeholder comes back exactly once, at its own offset, in a field
+//! that holds a JSON Schema, the caller parses the original text instead — as it does for
+//! any error, so every diagnostic comes from the original text.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Number, Value};
+use serde_saphyr::Spanned;
+
+use super::{RawManifest, RawQueryParam};
+
+/// The placeholder the YAML parser reads where a collection was: a one-character plain
+/// scalar, so that its span is the collection's (one character at the `{`).
+const PLACEHOLDER: &str = "x";
+/// Collections nested deeper than this are left to the YAML parser, which owns the
+/// nesting-depth limit and its message.
+const MAX_JSON_DEPTH: usize = 20;
+/// Lines indented further than this are left alone too, so that the key's own depth plus
+/// the collection's stays under the parser's depth budget (64) whatever the layout.
+const MAX_INDENT: usize = 16;
+/// Collections shorter than this cost the YAML parser little: not worth a placeholder.
+const MIN_LEN: usize = 8;
+
+/// The manifest text with placeholders, and the values they stand for.
+pub struct Substituted {
+    /// What the YAML parser reads.
+    pub text: String,
+    /// Byte offset of each placeholder → the value written there.
+    values: HashMap<usize, Value>,
+}
+
+/// Replaces the one-line JSON collections at the keys that hold JSON Schemas with
+/// placeholders, or `None` when there is none, or when the file may use anchors.
+pub fn substitute(text: &str) -> Option<Substituted> {
+    if may_have_anchor(text) {
+        return None;
+    }
+    // (offset, length, value, whether it is a block mapping's value).
+    let mut regions: Vec<(usize, usize, Value, bool)> = Vec::new();
+    // (column, key) of the block mapping keys that contain the current line.
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    // While inside a block scalar: the indentation its lines must exceed.
+    let mut block_scalar: Option<usize> = None;
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let offset = start;
+        start += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start_matches(' ').len();
+        let rest = &body[indent..];
+        if rest.is_empty() || rest.starts_with('#') {
+            continue;
+        }
+        if let Some(min) = block_scalar {
+            if indent > min {
+                continue;
+            }
+            block_scalar = None;
+        }
+        let (dash, content_col, content) = match rest.strip_prefix("- ") {
+            Some(after) => {
+                let after_trim = after.trim_start_matches(' ');
+                (
+                    true,
+                    indent + 2 + (after.len() - after_trim.len()),
+                    after_trim,
+                )
+            }
+            None => (false, indent, rest),
+        };
+        if dash {
+            while stack.last().is_some_and(|(col, _)| *col > indent) {
+                stack.pop();
+            }
+        } else {
+            while stack.last().is_some_and(|(col, _)| *col >= indent) {
+                stack.pop();
+            }
+        }
+        if dash && content.starts_with('{') {
+            if let Some(r) = entry_schema(content, content_col, &stack) {
+                regions.push((offset + r.0, r.1, r.2, false));
+            }
+            continue;
+        }
+        let Some((key, value)) = plain_key(content) else {
+            // Some other node (a quoted key, a nested list…): it still encloses what is
+            // indented under it, so a key there is not where `restore` looks.
+            stack.push((content_col, String::new()));
+            continue;
+        };
+        let value_col = content_col + (content.len() - value.len());
+        if value.starts_with(['|', '>']) {
+            block_scalar = Some(indent);
+        }
+        if value.starts_with(['{', '['])
+            && content_col <= MAX_INDENT
+            && is_schema_place(&stack, key)
+            && let Some((v, len)) = read_whole(value)
+            && len >= MIN_LEN
+        {
+            regions.push((offset + value_col, len, v, true));
+        }
+        stack.push((content_col, key.to_string()));
+    }
+    if regions.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut values = HashMap::with_capacity(regions.len());
+    let mut at = 0;
+    for (begin, len, value, block) in regions {
+        let region = &text[begin..begin + len];
+        // Spans count characters as well as bytes: what replaces a region keeps both
+        // counts, so every later location is exactly where it was.
+        if region.is_ascii() {
+            out.push_str(&text[at..begin]);
+            out.push_str(PLACEHOLDER);
+            out.extend(std::iter::repeat_n(' ', len - PLACEHOLDER.len()));
+        } else if block && region.is_char_boundary(3) && region[..3].is_ascii() {
+            // Nothing follows a block value on its line: the rest becomes a comment.
+            out.push_str(&text[at..begin]);
+            out.push_str(PLACEHOLDER);
+            out.push_str(" #");
+            out.push_str(&region[3..]);
+        } else {
+            continue;
+        }
+        at = begin + len;
+        values.insert(begin, value);
+    }
+    if values.is_empty() {
+        return None;
+    }
+    out.push_str(&text[at..]);
+    Some(Substituted { text: out, values })
+}
+
+impl Substituted {
+    /// Puts the values back in place of their placeholders; `false` when any placeholder
+    /// did not come back exactly once where it was put (the caller then parses the
+    /// original text).
+    pub fn restore(mut self, raw: &mut RawManifest) -> bool {
+        let mut ok = true;
+        if let Some(ops) = &mut raw.operations {
+            for op in &mut ops.value {
+                let op = &mut op.value;
+                for field in [&mut op.input, &mut op.output].into_iter().flatten() {
+                    ok &= self.take(field);
+                }
+                for list in [&mut op.query, &mut op.params, &mut op.headers]
+                    .into_iter()
+                    .flatten()
+                {
+                    for q in list {
+                        let RawQueryParam { schema, .. } = &mut q.value;
+                        if let Some(s) = schema {
+                            ok &= self.take(s);
+                        }
+                    }
+                }
+            }
+        }
+        ok && self.values.is_empty()
+    }
+
+    /// Replaces one placeholder; `false` when a placeholder is where it should not be.
+    fn take(&mut self, field: &mut Spanned<Value>) -> bool {
+        if field.value.as_str() != Some(PLACEHOLDER) {
+            return true;
+        }
+        let at = super::span_of(&field.defined).offset();
+        match self.values.remove(&at) {
+            Some(value) => {
+                field.value = value;
+                field.referenced == field.defined
+            }
+            // The author's own `x`.
+            None => true,
+        }
+    }
+}
+
+/// Whether `&` appears where it could start an anchor (after a space, a flow indicator
+/// or at the start of a line, and followed by a name character). A false positive only
+/// costs the fast path.
+fn may_have_anchor(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'&'
+            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b','))
+            && b.get(i + 1)
+                .is_some_and(|n| !matches!(n, b' ' | b'\t' | b'\n' | b'\r'))
+    })
+}
+
+/// `key: value` or `key:` with a plain key of ASCII letters: the key and the value.
+fn plain_key(content: &str) -> Option<(&str, &str)> {
+    let end = content.find(|c: char| !c.is_ascii_alphabetic())?;
+    let after = content[end..].strip_prefix(':')?;
+    if end == 0 || !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    Some((&content[..end], after.trim_start_matches(' ')))
+}
+
+/// Whether `key`, under the keys on `stack`, holds a JSON Schema that `restore` puts
+/// back: an operation's `input` or `output`, a `schema` of a block-style query, path or
+/// header entry.
+fn is_schema_place(stack: &[(usize, String)], key: &str) -> bool {
+    let keys: Vec<&str> = stack.iter().map(|(_, k)| k.as_str()).collect();
+    match (keys.as_slice(), key) {
+        (["operations"], "input" | "output") => stack[0].0 == 0,
+        (["operations", "query" | "params" | "headers"], "schema") => stack[0].0 == 0,
+        _ => false,
+    }
+}
+
+/// In a `- {…}` entry of a query, path or header list: the one-line JSON object's
+/// `"schema"` member, as (offset in the line, length, value).
+fn entry_schema(
+    content: &str,
+    content_col: usize,
+    stack: &[(usize, String)],
+) -> Option<(usize, usize, Value)> {
+    if content_col > MAX_INDENT
+        || !matches!(
+            stack
+                .iter()
+                .map(|(_, k)| k.as_str())
+                .collect::<Vec<_>>()
+                .as_slice(),
+            ["operations", "query" | "params" | "headers"]
+        )
+        || stack[0].0 != 0
+    {
+        return None;
+    }
+    let mut r = Reader::new(content);
+    let schema = r.object_member_range("schema")?;
+    if !r.at_end() {
+        return None;
+    }
+    let (begin, end) = schema?;
+    let (value, len) = read_whole(&content[begin..end])?;
+    (len == end - begin && len >= MIN_LEN).then_some((content_col + begin, len, value))
+}
+
+/// One JSON collection at the start of `s` followed by nothing but spaces: its value and
+/// length in bytes.
+fn read_whole(s: &str) -> Option<(Value, usize)> {
+    let mut r = Reader::new(s);
+    let v = r.value(0)?;
+    let len = r.pos;
+    r.at_end().then_some((v, len))
+}
+
+/// A reader of the JSON subset that YAML's flow syntax reads to the same value.
+struct Reader<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(s: &'a str) -> Self {
+        Reader { s, pos: 0 }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.as_bytes().get(self.pos).copied()
+    }
+
+    fn spaces(&mut self) {
+        while self.peek() == Some(b' ') {
+            self.pos += 1;
+        }
+    }
+
+    /// Nothing but spaces left.
+    fn at_end(&mut self) -> bool {
+        self.spaces();
+        self.pos == self.s.len()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_JSON_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'{' => self.object(depth + 1).map(Value::Object),
+            b'[' => self.array(depth + 1).map(Value::Array),
+            b'"' => self.string().map(Value::String),
+            b't' => self.word("true", Value::Bool(true)),
+            b'f' => self.word("false", Value::Bool(false)),
+            b'n' => self.word("null", Value::Null),
+            _ => self.number(),
+        }
+    }
+
+    fn word(&mut self, w: &str, v: Value) -> Option<Value> {
+        self.s[self.pos..].starts_with(w).then(|| {
+            self.pos += w.len();
+            v
+        })
+    }
+
+    /// A key, `": "` (YAML needs the space after a plain-looking value), the value.
+    fn member(&mut self, depth: usize) -> Option<(String, Value)> {
+        let key = self.string()?;
+        if !self.s[self.pos..].starts_with(": ") {
+            return None;
+        }
+        self.pos += 2;
+        self.spaces();
+        // A quoted `<<` could be read as a merge key.
+        if key == "<<" {
+            return None;
+        }
+        Some((key, self.value(depth)?))
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Map<String, Value>> {
+        self.pos += 1;
+        let mut map = Map::new();
+        self.spaces();
+        if self.eat(b'}') {
+            return Some(map);
+        }
+        loop {
+            self.spaces();
+            let (k, v) = self.member(depth)?;
+            if map.insert(k, v).is_some() {
+                return None;
+            }
+            self.spaces();
+            if self.eat(b'}') {
+                return Some(map);
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    /// Reads a whole object, noting where the value of its top-level member `name` is
+    /// when it is a collection: `Some(None)` when it has no such member.
+    fn object_member_range(&mut self, name: &str) -> Option<Option<(usize, usize)>> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut range = None;
+        self.spaces();
+        if self.eat(b'}') {
+            return Some(None);
+        }
+        loop {
+            self.spaces();
+            let key = self.string()?;
+            if !self.s[self.pos..].starts_with(": ") || key == "<<" {
+                return None;
+            }
+            self.pos += 2;
+            self.spaces();
+            let begin = self.pos;
+            let collection = matches!(self.peek(), Some(b'{' | b'['));
+            self.value(1)?;
+            if key == name && collection {
+                range = Some((begin, self.pos));
+            }
+            if !seen.insert(key) {
+                return None;
+            }
+            self.spaces();
+            if self.eat(b'}') {
+                return Some(range);
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<Vec<Value>> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.spaces();
+        if self.eat(b']') {
+            return Some(items);
+        }
+        loop {
+            self.spaces();
+            items.push(self.value(depth)?);
+            self.spaces();
+            if self.eat(b']') {
+                return Some(items);
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+    }
+
+    /// A double-quoted string with the escapes YAML reads the same way, and only
+    /// characters YAML allows in a scalar.
+    fn string(&mut self) -> Option<String> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let mut out = String::new();
+        loop {
+            let rest = &self.s[self.pos..];
+            let run = rest.find(['"', '\\']).unwrap_or(rest.len());
+            let plain = &rest[..run];
+            if plain.chars().any(refused_char) {
+                return None;
+            }
+            out.push_str(plain);
+            self.pos += run;
+            match self.peek()? {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(out);
+                }
+                _ => {
+                    self.pos += 1;
+                    let c = match self.peek()? {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => {
+                            let hex = self.s.get(self.pos + 1..self.pos + 5)?;
+                            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                                return None;
+                            }
+                            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                            self.pos += 4;
+                            c
+                        }
+                        _ => return None,
+                    };
+                    self.pos += 1;
+                    out.push(c);
+                }
+            }
+        }
+    }
+
+    /// An integer that fits 64 bits, or a decimal with a fraction and no exponent.
+    fn number(&mut self) -> Option<Value> {
+        let b = self.s.as_bytes();
+        let begin = self.pos;
+        let mut i = begin;
+        let negative = b.get(i) == Some(&b'-');
+        if negative {
+            i += 1;
+        }
+        let digits = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        let int_len = i - digits;
+        if int_len == 0 || int_len > 18 || (int_len > 1 && b[digits] == b'0') {
+            return None;
+        }
+        let mut fraction = false;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let f = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == f {
+                return None;
+            }
+            fraction = true;
+        }
+        // What may follow a number in flow syntax without changing the scalar.
+        if !matches!(b.get(i), None | Some(b' ' | b',' | b']' | b'}')) {
+            return None;
+        }
+        let text = &self.s[begin..i];
+        self.pos = i;
+        if fraction {
+            return Number::from_f64(text.parse().ok()?).map(Value::Number);
+        }
+        if negative {
+            let n: i64 = text.parse().ok()?;
+            // `-0` is 0 to YAML, and -0.0 or 0 to JSON readers: leave it to YAML.
+            (n != 0).then(|| Value::Number(n.into()))
+        } else {
+            Some(Value::Number(text.parse::<u64>().ok()?.into()))
+        }
+    }
+}
+
+/// Characters a JSON string may hold raw that YAML refuses or reads differently:
+/// controls, DEL and the C1 range, the Unicode line and paragraph separators, the byte
+/// order mark and the non-characters U+FFFE and U+FFFF.
+fn refused_char(c: char) -> bool {
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the YAML parser alone reads.
+    fn slow(text: &str) -> String {
+        let raw: Spanned<RawManifest> = serde_saphyr::from_str_with_options(
+            text,
+            super::super::parser_options(text.len(), None),
+        )
+        .unwrap();
+        format!("{raw:?}")
+    }
+
+    /// What the fast path reads (panics if it does not take it).
+    fn fast(text: &str) -> String {
+        let sub = substitute(text).expect("the fast path applies");
+        let mut raw: Spanned<RawManifest> = serde_saphyr::from_str_with_options(
+            &sub.text,
+            super::super::parser_options(text.len(), None),
+        )
+        .unwrap();
+        assert!(sub.restore(&mut raw.value), "every placeholder comes back");
+        format!("{raw:?}")
+    }
+
+    fn manifest(output: &str) -> String {
+        format!(
+            "version: 1\noperations:\n  - id: a\n    method: get\n    path: /a\n    output: {output}\n    query:\n      - {{\"name\": \"q\", \"schema\": {output}}}\n      - name: r\n        schema: {output}\n"
+        )
+    }
+
+    #[test]
+    fn values_spans_and_order_are_those_yaml_reads() {
+        for json in [
+            r#"{"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}"#,
+            r#"{"b": 1, "a": -2, "c": 1.5, "d": 0.1, "e": 123456789012345678, "f": null}"#,
+            r#"{"t": true, "f": false, "e": [], "o": {}, "n": [[1], [2, [3]]]}"#,
+            r#"{"s": "café 日本語 – “x”", "esc": "a\"b\\c\nd\re\tf", "u": "\u00e9\u0041"}"#,
+            r##"{"010": "010", "yes": "no", "1_000": "~", "k": "#x", "": "", "a: b": "- c"}"##,
+            r#"["x", "y", 1,2,3]"#,
+            r#"{"type": ["string", "null"], "enum": ["on", "off", "null", "true"]}"#,
+        ] {
+            let text = manifest(json);
+            assert_eq!(fast(&text), slow(&text), "{json}");
+        }
+    }
+
+    #[test]
+    fn what_yaml_reads_differently_is_left_to_yaml() {
+        for json in [
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a":1, "b": 2222222}"#,
+            r#"{"a": 1e5, "b": 22222222}"#,
+            r#"{"a": -0, "b": 22222222}"#,
+            r#"{"a": "\ud83d\ude00", "b": 1}"#,
+            r#"{"a": "\/", "bbbbbbb": 1}"#,
+            "{\"a\": \"\u{85}\", \"bbbbbbb\": 1}",
+            r#"{"<<": {"a": 1}, "b": 1}"#,
+            r#"{"a": 12345678901234567890}"#,
+            r#"{"a": 01, "bbbbbbbbb": 1}"#,
+            r#"{"a": 1} # comment"#,
+        ] {
+            let s = format!("{json}   ");
+            assert!(read_whole(&s).is_none(), "{json}");
+        }
+    }
+
+    #[test]
+    fn anchors_turn_the_fast_path_off() {
+        let text = manifest(r#"{"type": "object", "properties": {}}"#)
+            .replace("    output:", "    output: &s");
+        assert!(substitute(&text).is_none());
+    }
+
+    #[test]
+    fn placeholders_outside_a_schema_field_send_the_caller_back_to_yaml() {
+        // `output:` as a property of a block-style schema is not an operation's output.
+        let text = "version: 1\noperations:\n  - id: a\n    input:\n      type: object\n      properties:\n        output: {\"type\": \"string\", \"x\": 1}\n";
+        assert!(substitute(text).is_none());
+        // A line the layout tracker takes for an operation's key, inside a quoted
+        // scalar that spans lines: the placeholder lands in the description.
+        let text = "version: 1\noperations:\n  - id: a\n    description: \"one\n    output: {\\\"type\\\": \\\"string\\\"}\"\n";
+        if let Some(sub) = substitute(text) {
+            let mut raw: Spanned<RawManifest> = serde_saphyr::from_str_with_options(
+                &sub.text,
+                super::super::parser_options(text.len(), None),
+            )
+            .unwrap();
+            assert!(!sub.restore(&mut raw.value));
+        }
+    }
+
+    /// Every manifest of the repository reads the same through the fast path as through
+    /// the YAML parser alone, wherever the fast path applies.
+    #[test]
+    fn every_case_reads_the_same() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut taken = 0;
+        let mut dirs = vec![root.join("tests/cases"), root.join("examples/manifests")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "yaml") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let Some(sub) = substitute(&text) else {
+                    continue;
+                };
+                let options = || super::super::parser_options(text.len(), None);
+                let slow: Result<Spanned<RawManifest>, _> =
+                    serde_saphyr::from_str_with_options(&text, options());
+                let fast: Result<Spanned<RawManifest>, _> =
+                    serde_saphyr::from_str_with_options(&sub.text, options());
+                if let (Ok(slow), Ok(mut fast)) = (slow, fast)
+                    && sub.restore(&mut fast.value)
+                {
+                    assert_eq!(
+                        format!("{fast:?}"),
+                        format!("{slow:?}"),
+                        "{}",
+                        path.display()
+                    );
+                    taken += 1;
+                }
+            }
+        }
+        assert!(
+            taken >= 3,
+            "the JSON-flow cases take the fast path ({taken})"
+        );
+    }
+
+    #[test]
+    fn block_scalars_are_skipped() {
+        let text = "version: 1\noperations:\n  - id: a\n    description: |\n      output: {\"type\": \"string\", \"x\": 1}\n    output: {\"type\": \"integer\", \"y\": 2}\n";
+        let sub = substitute(text).unwrap();
+        assert_eq!(sub.values.len(), 1);
+        assert_eq!(fast(text), slow(text));
+    }
+}
