@@ -558,12 +558,31 @@ fn every_bundled_document_imports_to_a_manifest_that_builds_and_checks() {
         "https://api.provider.example".to_string(),
     ];
     let mut seen = Vec::new();
+    // Multi-file documents: the root is imported with its folder (the other files are
+    // parts of it, not documents). `multi-bad/` is the invalid cases' document, every
+    // operation of which reaches a reference that cannot be followed by design (its
+    // symlink would not survive the copy either): those cases cover it.
+    let multi: &[(&str, &str)] = &[
+        (
+            "examples/specs/digitalocean/specification/",
+            "DigitalOcean-public.v2.yaml",
+        ),
+        ("tests/cases/specs/multi/", "api.yaml"),
+        ("tests/cases/specs/multi-bad/", ""),
+    ];
     for path in &documents {
         let spec = path
             .strip_prefix(root())
             .unwrap()
             .to_string_lossy()
             .into_owned();
+        let spec = match multi.iter().find(|(folder, _)| spec.starts_with(folder)) {
+            Some((folder, root)) if !root.is_empty() && spec == format!("{folder}{root}") => {
+                format!("{folder} {root}")
+            }
+            Some(_) => continue,
+            None => spec,
+        };
         let (dir, copied) = workspace(&spec);
         let p = dir.path();
         let mut out = import(p, &copied, &[]);
