@@ -6,13 +6,17 @@
 //! place in the file (line and column for YAML and JSON alike) — or one `Diagnostic`
 //! pointing into the file when it is not an OpenAPI 3.0/3.1 document we can read.
 //! Must never: trust the document (it gets the manifest's size limit and YAML budgets),
-//! follow a reference out of the file, or change what it keeps: validation copies the
-//! provider's HTTP description from here, with the few edits `validate/overlay.rs` lists.
+//! follow a reference out of its folder (`bundle.rs` reads the files a multi-file
+//! document refers to, within bounds, and bundles them in; `Base::parse` reads none),
+//! or change what it keeps: validation copies the provider's HTTP description from
+//! here, with the few edits `validate/overlay.rs` lists.
 //!
 //! JSON is parsed with serde_json (a 3 MB document in milliseconds); anything else is
 //! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).
 //! Neither keeps positions, so a pointer is located only when a finding needs it: one
 //! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
+
+pub mod bundle;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -21,6 +25,7 @@ use serde_json::{Map, Value};
 
 use crate::diagnostics::{Diagnostic, Span};
 use crate::model::{OpenapiVersion as Version, escape, resolve_local};
+use bundle::{Bundled, Read, RefProblem, RefReader, SourceFile};
 
 /// The HTTP methods an OpenAPI path item can hold, in the order the specification lists them.
 pub const METHODS: [&str; 8] = [
@@ -65,8 +70,14 @@ pub struct Base {
     pub version: Version,
     /// Every operation, in document order.
     pub operations: Vec<BaseOperation>,
-    /// Pointer → byte range, built on first use.
-    places: OnceLock<HashMap<String, (usize, usize)>>,
+    /// The root file, then every file its references led to (`bundle.rs`).
+    files: Vec<SourceFile>,
+    /// Pointer in `root` → (file, pointer in that file), for what was copied from a file.
+    mounts: HashMap<String, (usize, String)>,
+    /// Why each reference that was left as written was not followed.
+    problems: HashMap<String, RefProblem>,
+    /// Every file read besides the root, with what the read gave.
+    reads: Vec<Read>,
     /// operationId → first operation, and (method, path) → first operation, built on
     /// first use: `find` runs once per listed operation, which must not be quadratic.
     lookup: OnceLock<Lookup>,
@@ -83,7 +94,25 @@ impl Base {
     /// ends in `.json`, as YAML when it ends in `.yaml` or `.yml`, otherwise as JSON
     /// when it starts with `{` and that parses, else as YAML (JSON is YAML, and so is a
     /// flow-style YAML document starting with `{`).
+    /// References to other files are left as they are (`RefProblem::NotRead`).
     pub fn parse(name: &str, text: Arc<String>) -> Result<Base, Box<Diagnostic>> {
+        Base::parse_with(name, text, None)
+    }
+
+    /// `parse`, following references to other files with `reader` (`bundle.rs`).
+    pub fn load(
+        name: &str,
+        text: Arc<String>,
+        reader: &RefReader,
+    ) -> Result<Base, Box<Diagnostic>> {
+        Base::parse_with(name, text, Some(reader))
+    }
+
+    fn parse_with(
+        name: &str,
+        text: Arc<String>,
+        reader: Option<&RefReader>,
+    ) -> Result<Base, Box<Diagnostic>> {
         let root = match Syntax::of(name, &text) {
             Syntax::Json => parse_json(&text)?,
             Syntax::Yaml => parse_yaml(&text)?,
@@ -92,14 +121,33 @@ impl Base {
         };
         let mut base = Base {
             name: name.to_string(),
-            text,
+            text: text.clone(),
             root,
             version: Version::V31,
             operations: Vec::new(),
-            places: OnceLock::new(),
+            files: vec![SourceFile::new(name, text, 0)],
+            mounts: HashMap::new(),
+            problems: HashMap::new(),
+            reads: Vec::new(),
             lookup: OnceLock::new(),
         };
         base.version = base.check_version()?;
+        // Bundled only once it is known to be OpenAPI: a file that is not must not lead
+        // to others.
+        let root = std::mem::take(&mut base.root);
+        let first = base.files.pop().expect("the root file");
+        let Bundled {
+            root,
+            files,
+            mounts,
+            problems,
+            reads,
+        } = bundle::bundle(root, first, reader);
+        base.root = root;
+        base.files = files;
+        base.mounts = mounts;
+        base.problems = problems;
+        base.reads = reads;
         base.operations = index(&base.root);
         Ok(base)
     }
@@ -190,20 +238,66 @@ impl Base {
         resolve_local(self.root.as_object()?, reference)
     }
 
-    /// Where the node at `pointer` is in the file: the node itself, else its nearest
-    /// ancestor that exists in the text, else the start of the file.
+    /// Where the node at `pointer` is: in the file it was copied from (a multi-file
+    /// document's spans are offset by the files before it: `SourceFile::start`), the
+    /// node itself, else its nearest ancestor that exists in the text, else the start
+    /// of that file.
     pub fn span(&self, pointer: &str) -> Span {
-        let places = self.places.get_or_init(|| locate_all(&self.text));
-        let mut pointer = pointer;
+        let (file, in_file) = self.place(pointer);
+        let source = &self.files[file];
+        let places = source.places.get_or_init(|| locate_all(&source.text));
+        let mut pointer = in_file.as_str();
         loop {
             if let Some(&(offset, len)) = places.get(pointer) {
-                return Span::from((offset, len));
+                return Span::from((source.start + offset, len));
             }
             match pointer.rfind('/') {
                 Some(i) => pointer = &pointer[..i],
-                None => return Span::from((0, 0)),
+                None => return Span::from((source.start, 0)),
             }
         }
+    }
+
+    /// The file a pointer of the bundled document is in, and its pointer there.
+    fn place(&self, pointer: &str) -> (usize, String) {
+        if self.mounts.is_empty() {
+            return (0, pointer.to_string());
+        }
+        let mut prefix = pointer;
+        loop {
+            if let Some((file, at)) = self.mounts.get(prefix) {
+                return (*file, format!("{at}{}", &pointer[prefix.len()..]));
+            }
+            match prefix.rfind('/') {
+                Some(i) => prefix = &prefix[..i],
+                None => return (0, pointer.to_string()),
+            }
+        }
+    }
+
+    /// Why the reference at `pointer` (of a `$ref` value, or of a discriminator
+    /// mapping's value) was left as written, when it names another file.
+    pub fn ref_problem(&self, pointer: &str) -> Option<&RefProblem> {
+        self.problems.get(pointer)
+    }
+
+    /// Every file of the document, the root first: (name, text) as findings show them,
+    /// spans into file `k` offset as `span` offsets them.
+    pub fn files(&self) -> Vec<(String, Arc<String>)> {
+        self.files
+            .iter()
+            .map(|f| (f.name.clone(), f.text.clone()))
+            .collect()
+    }
+
+    /// The bytes of every file of the document together.
+    pub fn total_bytes(&self) -> usize {
+        self.files.iter().map(|f| f.text.len()).sum()
+    }
+
+    /// Every file read besides the root (for `--watch`), with what each read gave.
+    pub fn reads(&self) -> &[Read] {
+        &self.reads
     }
 }
 

@@ -835,14 +835,100 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// A `$ref` the exposed operations reach points outside the base document.
-    #[error("`$ref: \"{reference}\"` points outside the base document")]
+    /// A `$ref` the exposed operations reach is a URL, never fetched.
+    ///
+    /// Files a base document refers to are read from its own folder (docs/multifile.md);
+    /// a reference with a scheme (`https:`, `http:`, `file:`, any other) or an authority
+    /// (`//host/…`) is never followed: connectorgen does not touch the network, and the
+    /// outputs must not depend on what a server returns today.
+    #[error("`$ref: \"{reference}\"` is a URL, which connectorgen never fetches")]
     #[diagnostic(help(
-        "connectorgen does not follow references to other files or URLs: bundle the document into one file first with a tool such as `redocly bundle` or `swagger-cli bundle`, and point `openapi:` at the result"
+        "save the file into the document's folder and refer to it by a relative path (`$ref: schemas/thing.yaml`), or bundle the document into one file first"
     ))]
-    BaseRefExternal {
+    BaseRefUrl {
         reference: String,
-        #[label("another file or a URL")]
+        #[label("a URL")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach leads outside the document's folder.
+    ///
+    /// Once every symlink is resolved, the file is outside the folders a document's files
+    /// may be in (its own folder and the `--allow-read` folders), or is a file of the
+    /// operating system (under `/proc`, `/sys` or `/dev`). A symlink inside the folder
+    /// that leads out counts as outside: a pull request's document must not be able to
+    /// print a CI machine's files into the outputs.
+    #[error("`$ref: \"{reference}\"`: {message}")]
+    #[diagnostic(help(
+        "keep every file of the document in the document's folder or below; a folder meant to be read can be allowed on the command line with --allow-read DIR"
+    ))]
+    BaseRefOutside {
+        reference: String,
+        message: String,
+        #[label("leads outside the document's folder")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach names a file that cannot be read.
+    ///
+    /// The file is missing, is not a regular file, or is not UTF-8 (or the run reads no
+    /// file besides the document's own text). A file reference is relative to the file
+    /// that holds it, not to the root document.
+    #[error("`$ref: \"{reference}\"`: {message}")]
+    #[diagnostic(help(
+        "a file reference is relative to the file that holds it: fix the path, or add the file"
+    ))]
+    BaseRefUnreadable {
+        reference: String,
+        message: String,
+        #[label("this file")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach names nothing in the file it names.
+    ///
+    /// The file was read, but the JSON pointer after its `#` names nothing in it.
+    #[error("`$ref: \"{reference}\"`: {file} has nothing at `{pointer}`")]
+    #[diagnostic(help(
+        "the part after `#` is a JSON pointer into the file (`#/components/schemas/Thing`; `~1` stands for `/` and `~0` for `~`): fix it, or the file"
+    ))]
+    BaseRefPointer {
+        reference: String,
+        file: String,
+        pointer: String,
+        #[label("this reference")]
+        span: Span,
+    },
+
+    /// A `$ref` that must be copied into place leads back to itself.
+    ///
+    /// A path item, an operation, a media type or a value in an extension has no
+    /// component section in OpenAPI, so a reference to one is copied into place; one
+    /// that leads back to itself through other files would never end. (A schema,
+    /// response or parameter may refer to itself: it becomes a component.)
+    #[error("`$ref: \"{reference}\"` leads back to itself: copied into place, it would never end")]
+    #[diagnostic(help(
+        "a schema, response or parameter may refer to itself (it becomes a component); a path item, operation or media type cannot contain itself: break the cycle in the document"
+    ))]
+    BaseRefCycle {
+        reference: String,
+        #[label("part of a cycle")]
+        span: Span,
+    },
+
+    /// A `$ref` was not followed: the document passed a bound on multi-file documents.
+    ///
+    /// The bounds: files besides the root, files in one chain of references, bytes of
+    /// every file together (`--max-bytes`), and nodes copied into place
+    /// (docs/multifile.md gives each).
+    #[error("`$ref: \"{reference}\"` was not followed: {message}")]
+    #[diagnostic(help(
+        "the byte limit is --max-bytes; the limits on files, depth and copies are fixed (docs/multifile.md): bundle the document into one file, or expose fewer operations"
+    ))]
+    BaseRefLimit {
+        reference: String,
+        message: String,
+        #[label("not followed")]
         span: Span,
     },
 
@@ -1364,8 +1450,10 @@ impl Finding {
 pub struct Diagnostics {
     source: NamedSource<Arc<String>>,
     text: Arc<String>,
-    /// The base OpenAPI document, when the manifest names one and findings may point into it.
-    base: Option<Box<NamedSource<Arc<String>>>>,
+    /// The files of the base OpenAPI document (its root first), when the manifest names
+    /// one and findings may point into it, each with where it starts in the spans'
+    /// offsets (`next_start`).
+    base: Vec<(NamedSource<Arc<String>>, usize)>,
     items: Vec<Finding>,
 }
 
@@ -1382,14 +1470,26 @@ impl Diagnostics {
         Diagnostics {
             source: NamedSource::new(name, text.clone()),
             text,
-            base: None,
+            base: Vec::new(),
             items,
         }
     }
 
     /// The same findings, with the base document their `Source::Base` spans point into.
-    pub fn with_base(mut self, name: &str, text: Arc<String>) -> Self {
-        self.base = Some(Box::new(NamedSource::new(name, text)));
+    pub fn with_base(self, name: &str, text: Arc<String>) -> Self {
+        self.with_base_files(vec![(name.to_string(), text)])
+    }
+
+    /// The same findings, with the files of a multi-file base document (the root first):
+    /// a `Source::Base` span points into the file whose range of offsets holds it.
+    pub fn with_base_files(mut self, files: Vec<(String, Arc<String>)>) -> Self {
+        let mut start = 0;
+        self.base = Vec::with_capacity(files.len());
+        for (name, text) in files {
+            let len = text.len();
+            self.base.push((NamedSource::new(name, text), start));
+            start = next_start(start, len);
+        }
         self
     }
 
@@ -1411,11 +1511,18 @@ impl Diagnostics {
         &self.source
     }
 
-    /// The base document's name and text, when findings may point into it.
+    /// The base document's root file's name and text, when findings may point into it.
     pub fn base_file(&self) -> Option<(&str, &str)> {
         self.base
-            .as_deref()
-            .map(|source| (source.name(), source.inner().as_str()))
+            .first()
+            .map(|(source, _)| (source.name(), source.inner().as_str()))
+    }
+
+    /// Every file of the base document: name, text, and where its offsets start.
+    pub fn base_files(&self) -> impl Iterator<Item = (&str, &str, usize)> {
+        self.base
+            .iter()
+            .map(|(source, start)| (source.name(), source.inner().as_str(), *start))
     }
 
     pub fn count(&self, severity: Severity) -> usize {
@@ -1427,7 +1534,15 @@ impl Diagnostics {
     }
 }
 
-fn first_offset(d: &Diagnostic) -> Option<usize> {
+/// Where the next file of a multi-file base document starts in the spans' offsets, after
+/// a file that starts at `start` and has `len` bytes: one past its end, so that a span
+/// at the very end of a file still says which file it is in.
+pub fn next_start(start: usize, len: usize) -> usize {
+    start + len + 1
+}
+
+/// The first label's offset of a diagnostic.
+pub fn first_offset(d: &Diagnostic) -> Option<usize> {
     use miette::Diagnostic as _;
     d.labels()
         .and_then(|mut labels| labels.next())

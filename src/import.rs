@@ -1,8 +1,9 @@
 //! `connectorgen import`: a base-mode manifest from a provider's OpenAPI document.
 //!
-//! Takes: the document (read with the manifest's size limit and parsed by `Base::parse`,
-//! so JSON or YAML, OpenAPI 3.0 or 3.1, with the same budgets and diagnostics as
-//! `build`), where the manifest goes, and the URLs the person gave on the command line.
+//! Takes: the document (read with the manifest's size limit and parsed by `Base::load`,
+//! so JSON or YAML, OpenAPI 3.0 or 3.1, the files its `$ref`s name bundled in, with the
+//! same budgets and diagnostics as `build`), where the manifest goes, and the URLs the
+//! person gave on the command line.
 //! Returns: the manifest text (`manifest`) — every operation in document order, named by
 //! operationId or route, with an `id:` wherever the operationId cannot be the agent's
 //! id, suggestions as comments, and each operation `build` refuses as the document gives
@@ -134,7 +135,10 @@ pub fn run(
     let name = spec.display().to_string();
     let text = crate::input::read_file(spec, &name, max_bytes, crate::input::What::Openapi)?;
     let text = Arc::new(text);
-    let base = Base::parse(&name, text.clone()).map_err(|d| {
+    // The files the document refers to (its operations may be in them) are read from its
+    // own folder, as `build` reads them.
+    let reader = crate::base::bundle::RefReader::new(spec, &[], max_bytes);
+    let base = Base::load(&name, text.clone(), &reader).map_err(|d| {
         ImportError::Invalid(Diagnostics::new(&name, text, vec![Finding::error(*d)]))
     })?;
     let base = Arc::new(base);

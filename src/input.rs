@@ -109,6 +109,8 @@ pub enum What {
     Openapi,
     Template,
     TemplatesFolder,
+    /// A file the provider's OpenAPI document refers to (`$ref: schemas/thing.yaml`).
+    DocumentFile,
 }
 
 impl What {
@@ -118,6 +120,7 @@ impl What {
             What::Openapi => "the provider's OpenAPI document (JSON or YAML)",
             What::Template => "a template file",
             What::TemplatesFolder => "a folder of templates",
+            What::DocumentFile => "a file of the provider's OpenAPI document (JSON or YAML)",
         }
     }
 
@@ -127,6 +130,7 @@ impl What {
             What::Openapi => "the document",
             What::Template => "the template",
             What::TemplatesFolder => "the templates folder",
+            What::DocumentFile => "the file",
         }
     }
 }
@@ -139,6 +143,8 @@ pub struct Scope {
     roots: Vec<PathBuf>,
     /// The first folder as it was given, for messages.
     shown: String,
+    /// What the first folder is, for messages; "the manifest's folder" when empty.
+    first: &'static str,
 }
 
 impl Scope {
@@ -160,6 +166,13 @@ impl Scope {
             }
         }
         scope
+    }
+
+    /// The same scope, its first folder called `first` in messages ("the document's
+    /// folder").
+    pub fn calling_first(mut self, first: &'static str) -> Scope {
+        self.first = first;
+        self
     }
 
     /// The same scope, also allowing `folder`.
@@ -188,7 +201,15 @@ impl Scope {
             return Err(InputError::Outside {
                 path: shown.to_string(),
                 real: real.display().to_string(),
-                allowed: format!("the manifest's folder ({})", self.shown),
+                allowed: format!(
+                    "{} ({})",
+                    if self.first.is_empty() {
+                        "the manifest's folder"
+                    } else {
+                        self.first
+                    },
+                    self.shown
+                ),
                 what,
             });
         }

@@ -157,9 +157,9 @@ pub fn analyze_with(
         Ok(valid) => valid,
         Err(invalid) => return Ok(*invalid),
     };
-    let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
+    let base_files = base.as_ref().map_or_else(Vec::new, |b| b.files());
     let invalid = |findings: Vec<Finding>, inputs: Vec<Input>| {
-        invalid_analysis(name, &text, findings, base_file.as_ref(), inputs)
+        invalid_analysis(name, &text, findings, &base_files, inputs)
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
         connector.targets = targets.clone();
@@ -188,7 +188,7 @@ pub fn analyze_with(
     };
     // Templates work on the operations' text, which in base mode comes from the base
     // document too: the budget grows with both.
-    let input_bytes = text.len() + base.as_ref().map_or(0, |b| b.text.len());
+    let input_bytes = text.len() + base.as_ref().map_or(0, |b| b.total_bytes());
     let limits = templates::Limits::for_manifest(
         input_bytes,
         options.template_fuel,
@@ -208,10 +208,7 @@ pub fn analyze_with(
         &rendered.tool_weights,
     ));
     findings.extend(rendered.findings);
-    let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
-    if let Some((base_name, base_text)) = base_file {
-        diagnostics = diagnostics.with_base(&base_name, base_text);
-    }
+    let diagnostics = Diagnostics::new(name, text.clone(), findings).with_base_files(base_files);
     Ok(Analysis {
         diagnostics,
         outputs: Some(rendered.outputs),
@@ -245,7 +242,7 @@ fn validated(
                 name,
                 text,
                 findings,
-                None,
+                &[],
                 Vec::new(),
             )));
         }
@@ -258,7 +255,8 @@ fn validated(
             Ok(base) => Some(Arc::new(base)),
             Err(failure) => {
                 let (finding, file) = *failure;
-                let analysis = invalid_analysis(name, text, vec![finding], file.as_ref(), inputs);
+                let files: Vec<_> = file.into_iter().collect();
+                let analysis = invalid_analysis(name, text, vec![finding], &files, inputs);
                 return Err(Box::new(analysis));
             }
         },
@@ -271,8 +269,8 @@ fn validated(
             inputs,
         }),
         Err(findings) => {
-            let base_file = base.as_ref().map(|b| (b.name.clone(), b.text.clone()));
-            let analysis = invalid_analysis(name, text, findings, base_file.as_ref(), inputs);
+            let files = base.as_ref().map_or_else(Vec::new, |b| b.files());
+            let analysis = invalid_analysis(name, text, findings, &files, inputs);
             Err(Box::new(analysis))
         }
     }
@@ -283,13 +281,11 @@ fn invalid_analysis(
     name: &str,
     text: &Arc<String>,
     findings: Vec<Finding>,
-    base: Option<&(String, Arc<String>)>,
+    base_files: &[(String, Arc<String>)],
     inputs: Vec<Input>,
 ) -> Analysis {
-    let mut diagnostics = Diagnostics::new(name, text.clone(), findings);
-    if let Some((base_name, base_text)) = base {
-        diagnostics = diagnostics.with_base(base_name, base_text.clone());
-    }
+    let diagnostics =
+        Diagnostics::new(name, text.clone(), findings).with_base_files(base_files.to_vec());
     Analysis {
         diagnostics,
         outputs: None,
@@ -326,6 +322,13 @@ pub enum InputKind {
     /// A folder of template overrides, read by `templates::load_dir` (its `*.j2` files)
     /// within `scope`.
     Templates { scope: Arc<input::Scope> },
+    /// A file the base document refers to (`$ref: schemas/thing.yaml`), read by
+    /// `input::read_named` within `scope` with this size limit (what was left of the
+    /// document's budget).
+    DocumentFile {
+        max_bytes: u64,
+        scope: Arc<input::Scope>,
+    },
 }
 
 impl Input {
@@ -362,6 +365,20 @@ impl Input {
         }
     }
 
+    /// A file the base document refers to, and what reading it gave.
+    pub fn document_file<T: std::hash::Hash, E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        scope: Arc<input::Scope>,
+        read: &Result<T, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::DocumentFile { max_bytes, scope },
+            read: fingerprint(read),
+        }
+    }
+
     /// A templates folder, read within `scope`, and what loading it gave.
     pub fn templates<E: std::fmt::Display>(
         path: PathBuf,
@@ -387,6 +404,9 @@ impl Input {
                 scope: Some(scope),
             } => fingerprint(&read_base_file(&self.path, scope, *max_bytes)),
             InputKind::Templates { scope } => fingerprint(&templates::load_dir(&self.path, scope)),
+            InputKind::DocumentFile { max_bytes, scope } => {
+                fingerprint(&base::bundle::read_file(&self.path, scope, *max_bytes))
+            }
         };
         now != self.read
     }
@@ -397,6 +417,7 @@ impl Input {
             InputKind::File { scope: None, .. } => "the manifest",
             InputKind::File { scope: Some(_), .. } => "the base OpenAPI document",
             InputKind::Templates { .. } => "a template",
+            InputKind::DocumentFile { .. } => "a file of the base OpenAPI document",
         }
     }
 
@@ -406,7 +427,9 @@ impl Input {
     pub fn files(&self) -> Vec<PathBuf> {
         let mut files = Vec::new();
         match &self.kind {
-            InputKind::File { .. } => files.extend(self.path.canonicalize().ok()),
+            InputKind::File { .. } | InputKind::DocumentFile { .. } => {
+                files.extend(self.path.canonicalize().ok())
+            }
             InputKind::Templates { .. } => {
                 if let Ok(entries) = std::fs::read_dir(&self.path) {
                     files.extend(
@@ -431,7 +454,7 @@ impl Input {
             _ => PathBuf::from("."),
         };
         match self.kind {
-            InputKind::File { .. } => vec![parent],
+            InputKind::File { .. } | InputKind::DocumentFile { .. } => vec![parent],
             InputKind::Templates { .. } => vec![self.path.clone(), parent],
         }
     }
@@ -533,8 +556,20 @@ fn load_base(
     let shown = input::normalize(&file).display().to_string();
     let text = read.map_err(|e| unreadable(e.to_string()))?;
     let text = Arc::new(text);
-    base::Base::parse(&shown, text.clone())
-        .map_err(|d| Box::new((Finding::error(*d).in_base(), Some((shown, text)))))
+    // The files the document refers to may be in its own folder and in those the person
+    // allowed; together they get the one size limit.
+    let reader = base::bundle::RefReader::new(&file, &options.allow_read, max);
+    let loaded = base::Base::load(&shown, text.clone(), &reader)
+        .map_err(|d| Box::new((Finding::error(*d).in_base(), Some((shown, text)))))?;
+    for read in loaded.reads() {
+        inputs.push(Input::document_file(
+            read.path.clone(),
+            read.max_bytes,
+            reader.scope.clone(),
+            &read.result,
+        ));
+    }
+    Ok(loaded)
 }
 
 /// The base document at `file`, read within `scope` and named in errors as messages

@@ -184,18 +184,30 @@ fn first_offset(finding: &Finding) -> Option<usize> {
         .map(|l| l.offset())
 }
 
-/// `build`'s reason, for a comment: "base-ref-external (line 23 of the document): …".
+/// `build`'s reason, for a comment: "base-ref-url at line 23 of the document: …", or
+/// "… at line 3 of paths/x.yaml: …" for a file the document refers to.
 fn reason(base: &Base, finding: &Finding) -> String {
     let code = finding.diagnostic.code_str();
     let mut out = code.clone();
     if finding.source == Source::Base
         && let Some(offset) = first_offset(finding)
     {
-        let line = 1 + base.text.as_bytes()[..offset.min(base.text.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        let _ = write!(out, " at line {line} of the document");
+        // Spans into file `k` are offset by the files before it, plus one each.
+        let mut start = 0;
+        for (k, (name, text)) in base.files().iter().enumerate() {
+            if offset <= start + text.len() {
+                let at = offset - start;
+                let line = 1 + text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+                let file = if k == 0 {
+                    "the document".to_string()
+                } else {
+                    comment(name)
+                };
+                let _ = write!(out, " at line {line} of {file}");
+                break;
+            }
+            start += text.len() + 1;
+        }
     }
     let _ = write!(out, ": {}", comment(&finding.diagnostic.to_string()));
     out

@@ -78,6 +78,9 @@ const BLOCK: usize = 4096;
 /// Byte offset → line and column, answered in time independent of the file's size.
 pub struct LineIndex<'a> {
     text: &'a str,
+    /// The offset spans give the text's first byte (a later file of a multi-file base
+    /// document starts past the earlier ones): subtracted from every offset asked about.
+    start: usize,
     /// Byte offset at which each line starts; lines end at `\n`.
     starts: Vec<usize>,
     /// Characters before each block of `BLOCK` bytes, so a column is counted from the
@@ -105,9 +108,23 @@ impl<'a> LineIndex<'a> {
         chars_before_block.push(chars);
         LineIndex {
             text,
+            start: 0,
             starts,
             chars_before_block,
         }
+    }
+
+    /// The index of `text`, whose first byte spans call `start`.
+    pub fn starting_at(text: &'a str, start: usize) -> Self {
+        LineIndex {
+            start,
+            ..LineIndex::new(text)
+        }
+    }
+
+    /// The offset spans give the text's first byte.
+    pub fn start(&self) -> usize {
+        self.start
     }
 
     fn chars_before(&self, offset: usize) -> usize {
@@ -153,6 +170,7 @@ impl<'a> LineIndex<'a> {
 
     /// Byte offset → (line, column), both 1-based, columns in characters.
     pub fn position(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.saturating_sub(self.start);
         (self.line_of(offset) + 1, self.column(offset) + 1)
     }
 }
@@ -208,6 +226,12 @@ impl Excerpt {
         // Every span's start and (clipped) end, with the line each is drawn on; the
         // slot `2 * i` is span i's start, `2 * i + 1` its end.
         let mut points = Vec::with_capacity(2 * spans.len());
+        // Offsets of the file as spans give them, from here on the text's own.
+        let spans: Vec<(usize, usize)> = spans
+            .iter()
+            .map(|&(o, l)| (o.saturating_sub(index.start), l))
+            .collect();
+        let spans = spans.as_slice();
         for (i, &(offset, length)) in spans.iter().enumerate() {
             let start = offset.min(len);
             let mut end = offset.saturating_add(length).min(len);

@@ -353,34 +353,56 @@ fn gh_property(text: &str) -> String {
     gh_message(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The line indexes of the files findings point into: the manifest, and the base
-/// document in base mode. A file no finding points into is not indexed.
+/// The line indexes of the files findings point into: the manifest, and the files of
+/// the base document in base mode. A file no finding points into is not indexed.
 pub(crate) struct Files<'a> {
     manifest: (&'a str, LineIndex<'a>),
-    base: Option<(&'a str, LineIndex<'a>)>,
+    /// Each file of the base document, in the order of the offsets they start at.
+    base: Vec<(&'a str, LineIndex<'a>)>,
 }
 
 impl<'a> Files<'a> {
     pub(crate) fn new(diagnostics: &'a Diagnostics) -> Self {
         let needs = |source| diagnostics.items().iter().any(|f| f.source == source);
         let index = |text: &'a str, source| LineIndex::new(if needs(source) { text } else { "" });
+        // A base file is indexed only when a finding points into its range of offsets.
+        let starts: Vec<usize> = diagnostics
+            .items()
+            .iter()
+            .filter(|f| f.source == Source::Base)
+            .filter_map(|f| crate::diagnostics::first_offset(&f.diagnostic))
+            .collect();
+        let base = diagnostics
+            .base_files()
+            .map(|(name, text, start)| {
+                let used = starts
+                    .iter()
+                    .any(|&o| o >= start && o <= start + text.len());
+                let text = if used { text } else { "" };
+                (name, LineIndex::starting_at(text, start))
+            })
+            .collect();
         Files {
             manifest: (
                 diagnostics.name(),
                 index(diagnostics.text(), Source::Manifest),
             ),
-            base: diagnostics
-                .base_file()
-                .map(|(name, text)| (name, index(text, Source::Base))),
+            base,
         }
     }
 
     /// The index and name of the file a finding points into.
     pub(crate) fn file(&self, f: &Finding) -> (&LineIndex<'a>, &'a str) {
-        match (&self.base, f.source) {
-            (Some((name, index)), Source::Base) => (index, name),
-            _ => (&self.manifest.1, self.manifest.0),
+        if f.source == Source::Base && !self.base.is_empty() {
+            let offset = crate::diagnostics::first_offset(&f.diagnostic).unwrap_or(0);
+            let i = self
+                .base
+                .partition_point(|(_, index)| index.start() <= offset)
+                .saturating_sub(1);
+            let (name, index) = &self.base[i];
+            return (index, name);
         }
+        (&self.manifest.1, self.manifest.0)
     }
 
     fn name(&self, f: &Finding) -> &'a str {

@@ -519,10 +519,20 @@ impl Validator {
         let mut reported: HashSet<String> = HashSet::new();
         while let Some((reference, at)) = refs.pop() {
             let Some(fragment) = reference.strip_prefix('#') else {
+                // Files the document refers to are bundled in (`base/bundle.rs`): a
+                // reference still naming a file is one that could not be followed.
                 if reported.insert(reference.clone()) {
-                    self.push_base(Diagnostic::BaseRefExternal {
-                        reference,
-                        span: base.span(&at),
+                    let span = base.span(&at);
+                    self.push_base(match base.ref_problem(&at) {
+                        Some(problem) => problem.diagnostic(&reference, span),
+                        // Where OpenAPI reads no reference (an example's value).
+                        None => Diagnostic::BaseRefUnreadable {
+                            reference,
+                            message:
+                                "it is where OpenAPI reads no reference, so it was not followed"
+                                    .to_string(),
+                            span,
+                        },
                     });
                 }
                 continue;
