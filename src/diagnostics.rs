@@ -792,6 +792,26 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// Base mode without `service.publicUrl`: the exposed operations resolve to different
+    /// origins (the provider's document gives paths or operations their own `servers`),
+    /// so every client sends them to different hosts.
+    #[error("the exposed operations call different hosts: {hosts}")]
+    #[diagnostic(
+        code("mixed-servers"),
+        help(
+            "set `service.publicUrl` to the one URL the agent calls (a gateway in front of these hosts): it replaces every path's and operation's `servers` in the outputs; or expose the operations of one host only"
+        )
+    )]
+    MixedServers {
+        hosts: String,
+        first: String,
+        #[label("calls {first}")]
+        span: Span,
+        second: String,
+        #[label("calls {second}")]
+        other: Span,
+    },
+
     /// A keyword in an author's JSON Schema that no JSON Schema or OpenAPI vocabulary
     /// defines (often a YAML slip: `{ description: a, b }` writes a keyword `b`).
     #[error(

@@ -22,6 +22,7 @@ mod lower;
 mod operation;
 mod overlay;
 mod schemas;
+mod servers;
 mod settings;
 mod syntax;
 mod upgrade;
@@ -160,6 +161,11 @@ pub fn validate(
         Some(base) => {
             let mut document =
                 v.base_document(base, service.as_ref(), public_url_given, &operations);
+            if public_url_given {
+                servers::replace(&mut document, &mut operations);
+            } else if let Some(warning) = servers::mixed(&document, &operations) {
+                v.problems.push(warning);
+            }
             if base.version == crate::model::OpenapiVersion::V30 {
                 upgrade::to_31(
                     &mut document.root,
