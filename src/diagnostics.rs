@@ -332,6 +332,17 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `spends.payer` is not person or customer.
+    #[error("unknown payer `{payer}`")]
+    #[diagnostic(code("unknown-payer"))]
+    UnknownPayer {
+        payer: String,
+        #[label("not a payer")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// `idempotency` is not optional, required, inherent or unsupported, nor a mapping
     /// naming one key (`header`, `query` or `bodyField`, and `required`).
     #[error("unknown idempotency `{value}`")]

@@ -285,6 +285,30 @@ impl SpendKind {
     }
 }
 
+/// Whose money a paid operation moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Payer {
+    /// The person's own (the default).
+    #[default]
+    Person,
+    /// The person's customer, a third party (a seller's API charges the buyer): the
+    /// person authorises it on the customer's behalf.
+    Customer,
+}
+
+impl Payer {
+    pub const ALL: [(&'static str, Payer); 2] =
+        [("person", Payer::Person), ("customer", Payer::Customer)];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Payer::Person => "person",
+            Payer::Customer => "customer",
+        }
+    }
+}
+
 /// What an async operation hands back while its work goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -466,6 +490,8 @@ pub struct Spends {
     pub note: String,
     /// The condition under which a call costs (`spends.when`, free text), if only some do.
     pub when: Option<String>,
+    /// Whose money moves (`spends.payer`).
+    pub payer: Payer,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -504,6 +530,9 @@ pub struct Operation {
     /// `confirm: true`, or a DELETE without `confirm`. (A call that spends needs their yes
     /// anyway, `consent()`; this is its permanence.)
     pub confirm: bool,
+    /// `confirm: { when: … }`: the condition under which a call cannot be undone, when
+    /// only some calls are permanent (`confirm` is then true: the yes is still asked).
+    pub confirm_when: Option<String>,
     /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
     /// unless the author wrote `confirm: false`.
     pub consequential: bool,
@@ -577,7 +606,7 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub const HINT_KEYS: [&str; 11] = [
+pub const HINT_KEYS: [&str; 13] = [
     "x-openai-isConsequential",
     "x-long-running",
     "x-poll-operationId",
@@ -586,7 +615,9 @@ pub const HINT_KEYS: [&str; 11] = [
     "x-cost-kind",
     "x-cost-note",
     "x-cost-when",
+    "x-cost-payer",
     "x-permanent",
+    "x-permanent-when",
     "x-requires-confirmation",
     "x-idempotency",
 ];

@@ -23,7 +23,7 @@ use connectorgen::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.
-const GENERATED: [&str; 14] = [
+const GENERATED: [&str; 16] = [
     "operationId",
     "summary",
     "description",
@@ -36,7 +36,9 @@ const GENERATED: [&str; 14] = [
     "x-requires-confirmation",
     "x-async-returns",
     "x-cost-when",
+    "x-cost-payer",
     "x-permanent",
+    "x-permanent-when",
     "x-idempotency",
 ];
 

@@ -56,6 +56,8 @@ struct TemplateOperation<'a> {
     retry: Retry<'a>,
     /// It cannot be undone: the person's yes comes first.
     confirm: bool,
+    /// Only calls under this condition cannot be undone (`confirm.when`).
+    confirm_when: Option<&'a str>,
 }
 
 /// Which target's model reads a description: their retry rules differ where a target
@@ -188,6 +190,7 @@ impl<'a> TemplateOperation<'a> {
             idempotency: short_form(&op.idempotency),
             retry: Retry::new(connector, op, flavour),
             confirm: op.confirm,
+            confirm_when: op.confirm_when.as_deref(),
         }
     }
 }

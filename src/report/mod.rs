@@ -507,6 +507,7 @@ pub fn problem_summary(code: &str) -> &'static str {
             "`idempotency:` names a key the operation does not have or cannot be given."
         }
         "invalid-probe" => "An operation's `probe:` is not an example call.",
+        "unknown-payer" => "`spends.payer` is not `person` or `customer`.",
         "mixed-servers" => "Without `publicUrl`, the exposed operations call different hosts.",
         _ => "A problem in the manifest.",
     }

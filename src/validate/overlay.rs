@@ -244,6 +244,7 @@ impl Validator {
         }
 
         let (confirm, consequential) = safety.confirm(method);
+        let confirm_when = safety.confirm_when.clone().filter(|_| confirm);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = idempotency?;
@@ -271,6 +272,7 @@ impl Validator {
                 async_,
                 idempotency,
                 confirm,
+                confirm_when,
                 consequential,
                 lint_allow: safety.lint_allow,
                 args: safety.args,
