@@ -168,8 +168,11 @@ pub struct Auth {
     pub scheme: AuthScheme,
     /// What every credential starts with (may be empty).
     pub token_prefixes: Vec<String>,
-    /// How prose names the credential ("connector token", "API key").
+    /// How prose names the credential ("connector token", "API key", "OAuth client").
     pub credential_name: String,
+    /// OAuth with the client-credentials flow only: no person signs in; the person
+    /// creates a client id and secret that the connector exchanges for access tokens.
+    pub client_credentials: bool,
     /// The environment variable `serve` reads the credential from: `auth.env`, else
     /// `credential_env(service.name)`. Not part of any generated text.
     #[serde(skip)]

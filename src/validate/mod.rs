@@ -172,12 +172,21 @@ pub fn validate(
                     operations.iter_mut().map(|op| &mut op.http),
                 );
             }
+            let scheme = overlay::auth_scheme(&document);
+            let client_credentials =
+                scheme == AuthScheme::OAuth2 && overlay::client_credentials_only(&document);
             let auth = Auth {
-                scheme: overlay::auth_scheme(&document),
+                scheme,
                 token_prefixes: credential.token_prefixes,
-                credential_name: credential
-                    .credential_name
-                    .unwrap_or_else(|| "API key".to_string()),
+                credential_name: credential.credential_name.unwrap_or_else(|| {
+                    if client_credentials {
+                        "OAuth client"
+                    } else {
+                        "API key"
+                    }
+                    .to_string()
+                }),
+                client_credentials,
                 env: credential.env.clone().unwrap_or_default(),
             };
             Some((document, auth))
@@ -190,6 +199,7 @@ pub fn validate(
                     credential_name: credential
                         .credential_name
                         .unwrap_or_else(|| "connector token".to_string()),
+                    client_credentials: false,
                     env: credential.env.clone().unwrap_or_default(),
                 };
                 let around = lower::Around {

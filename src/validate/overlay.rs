@@ -945,6 +945,27 @@ pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
     found.into_iter().next().unwrap_or(AuthScheme::None)
 }
 
+/// Whether every OAuth 2 security scheme of the document offers only the
+/// client-credentials flow: the connector, not a person, obtains the tokens, so there is
+/// no sign-in to describe.
+pub(super) fn client_credentials_only(document: &Document) -> bool {
+    let schemes = document
+        .root
+        .get("components")
+        .and_then(|c| c.get("securitySchemes"))
+        .and_then(Value::as_object);
+    let flows: Vec<&Map<String, Value>> = schemes
+        .into_iter()
+        .flatten()
+        .filter(|(_, s)| s.get("type").and_then(Value::as_str) == Some("oauth2"))
+        .filter_map(|(_, s)| s.get("flows").and_then(Value::as_object))
+        .collect();
+    !flows.is_empty()
+        && flows
+            .iter()
+            .all(|f| !f.is_empty() && f.keys().all(|k| k == "clientCredentials"))
+}
+
 /// Where a list key is: its first item, else the operation (an empty list).
 fn first_or<T>(list: &Option<Vec<Spanned<T>>>, at: Span) -> Option<Span> {
     list.as_ref().map(|l| l.first().map_or(at, span))
