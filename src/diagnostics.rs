@@ -328,6 +328,16 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `spends.payer` is not `person` or `customer`.
+    #[error("unknown payer `{payer}`")]
+    UnknownPayer {
+        payer: String,
+        #[label("not a payer")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// `idempotency` is no short form and no mapping naming one key.
     ///
     /// `idempotency` is not optional, required, inherent or unsupported, nor a
@@ -742,6 +752,27 @@ pub enum Diagnostic {
         message: String,
         #[label("in this schema")]
         span: Span,
+    },
+
+    /// Without `publicUrl`, the exposed operations call different hosts.
+    ///
+    /// Base mode without `service.publicUrl`: the exposed operations resolve to
+    /// different origins (the provider's document gives paths or operations their own
+    /// `servers`), so every client sends them to different hosts. With `publicUrl`,
+    /// path- and operation-level `servers` are replaced in every output (docs/servers.md).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("the exposed operations call different hosts: {hosts}")]
+    #[diagnostic(help(
+        "set `service.publicUrl` to the one URL the agent calls (a gateway in front of these hosts): it replaces every path's and operation's `servers` in the outputs; or expose the operations of one host only"
+    ))]
+    MixedServers {
+        hosts: String,
+        first: String,
+        #[label("calls {first}")]
+        span: Span,
+        second: String,
+        #[label("calls {second}")]
+        other: Span,
     },
 
     /// A schema keyword no JSON Schema or OpenAPI vocabulary defines.

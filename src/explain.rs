@@ -48,13 +48,22 @@ pub fn list(connector: &Connector) -> String {
     for op in &connector.operations {
         let mut flags = Vec::new();
         if let Some(s) = &op.spends {
+            let payer = match s.payer {
+                crate::model::Payer::Person => "",
+                crate::model::Payer::Customer => ", the customer's money",
+            };
             match &s.when {
-                Some(when) => flags.push(format!("spends ({}, when {when})", s.kind.as_str())),
-                None => flags.push(format!("spends ({})", s.kind.as_str())),
+                Some(when) => {
+                    flags.push(format!("spends ({}{payer}, when {when})", s.kind.as_str()))
+                }
+                None => flags.push(format!("spends ({}{payer})", s.kind.as_str())),
             }
         }
         if op.confirm {
-            flags.push("confirm (cannot be undone)".to_string());
+            flags.push(match &op.confirm_when {
+                Some(when) => format!("confirm (cannot be undone when {when})"),
+                None => "confirm (cannot be undone)".to_string(),
+            });
         } else if !op.consequential && op.method != crate::model::Method::Get {
             flags.push("routine (confirm: false)".to_string());
         }

@@ -60,7 +60,8 @@ enum Command {
     #[command(
         after_help = "Warnings are printed but do not block unless --deny-warnings.\n\n\
 Examples:\n  connectorgen build\n  connectorgen build examples/manifests/video.yaml\n  connectorgen build connector.yaml --out public/ --target muse,mcp\n  connectorgen build --watch\n\n\
-Exit codes: 0 written; 1 errors (or warnings with --deny-warnings), nothing written; 2 could not run."
+Exit codes: 0 written; 1 errors (or warnings with --deny-warnings), nothing written; 2 could not run \
+(the output folder holds another manifest's outputs: use --out, or --force)."
     )]
     Build {
         #[command(flatten)]
@@ -68,6 +69,9 @@ Exit codes: 0 written; 1 errors (or warnings with --deny-warnings), nothing writ
         /// Keep running: rebuild whenever the manifest or the templates folder changes
         #[arg(long)]
         watch: bool,
+        /// Write into an output folder that holds another manifest's outputs (it becomes this manifest's)
+        #[arg(long)]
+        force: bool,
     },
     /// Check a manifest in CI: validation, safety lints and drift of the generated files; writes nothing
     #[command(
@@ -528,8 +532,12 @@ fn main() -> ExitCode {
     };
     let ui = Ui::new(cli.quiet, cli.color);
     let result = match cli.command {
-        Command::Build { common, watch } if watch => watch_build(&ui, &common),
-        Command::Build { common, .. } => build(&ui, &common),
+        Command::Build {
+            common,
+            watch,
+            force,
+        } if watch => watch_build(&ui, &common, force),
+        Command::Build { common, force, .. } => build(&ui, &common, force),
         Command::Check { common, format } => run_check(&ui, &common, format),
         Command::Explain {
             rule: Some(code), ..
@@ -648,12 +656,12 @@ fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> 
     connectorgen::report::template_error(e, color)
 }
 
-fn build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
+fn build(ui: &Ui, common: &Common, force: bool) -> Result<ExitCode, Failure> {
     let mut inputs = Vec::new();
     let analysis = common
         .source
         .analyze_reading(&common.manifest, &mut inputs)?;
-    let code = write_outputs(ui, common, &analysis, &inputs);
+    let code = write_outputs(ui, common, &analysis, &inputs, force);
     exit_without_freeing(analysis);
     code
 }
@@ -672,6 +680,7 @@ fn write_outputs(
     common: &Common,
     analysis: &Analysis,
     inputs: &[Input],
+    force: bool,
 ) -> Result<ExitCode, Failure> {
     let diagnostics = &analysis.diagnostics;
     let errors = diagnostics.count(Severity::Error);
@@ -709,7 +718,11 @@ fn write_outputs(
         .iter()
         .flat_map(|input| input.files().into_iter().map(|f| (f, input.what())))
         .collect();
-    output::write_all_sparing(&out, outputs, &spared).map_err(fatal)?;
+    let owner = output::Owner {
+        manifest: &common.manifest,
+        force,
+    };
+    output::write_all_sparing(&out, outputs, &spared, Some(&owner)).map_err(fatal)?;
     let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
     ui.note(&format!("wrote {} to {}\n", names.join(", "), shown(&out)));
     Ok(ExitCode::SUCCESS)
@@ -724,7 +737,7 @@ fn write_outputs(
 /// manifest, our own outputs and saves of the same bytes rebuild nothing. The inputs
 /// come from the build itself, so a manifest that changes its `templates:` is watched
 /// anew.
-fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
+fn watch_build(ui: &Ui, common: &Common, force: bool) -> Result<ExitCode, Failure> {
     use notify::event::{AccessKind, AccessMode};
     use notify::{EventKind, RecursiveMode, Watcher as _};
 
@@ -737,7 +750,7 @@ fn watch_build(ui: &Ui, common: &Common) -> Result<ExitCode, Failure> {
         match common
             .source
             .analyze_reading(&common.manifest, &mut inputs)
-            .and_then(|analysis| write_outputs(ui, common, &analysis, &inputs))
+            .and_then(|analysis| write_outputs(ui, common, &analysis, &inputs, force))
         {
             Ok(_) => {}
             Err(Failure::Fatal(m)) => ui.err(&format!("error: {}\n", terminal::one_line(&m))),

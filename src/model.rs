@@ -188,8 +188,11 @@ pub struct Auth {
     pub scheme: AuthScheme,
     /// What every credential starts with (may be empty).
     pub token_prefixes: Vec<String>,
-    /// How prose names the credential ("connector token", "API key").
+    /// How prose names the credential ("connector token", "API key", "OAuth client").
     pub credential_name: String,
+    /// OAuth with the client-credentials flow only: no person signs in; the person
+    /// creates a client id and secret that the connector exchanges for access tokens.
+    pub client_credentials: bool,
     /// The environment variable `serve` reads the credential from: `auth.env`, else
     /// `credential_env(service.name)`. Not part of any generated text.
     #[serde(skip)]
@@ -303,6 +306,36 @@ pub enum SpendKind {
 }
 
 impl SpendKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// Whose money a paid operation moves.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Payer {
+    /// The person's own (the default).
+    #[default]
+    Person,
+    /// The person's customer, a third party (a seller's API charges the buyer): the
+    /// person authorises it on the customer's behalf.
+    Customer,
+}
+
+impl Payer {
     pub fn as_str(self) -> &'static str {
         self.into()
     }
@@ -501,6 +534,8 @@ pub struct Spends {
     pub note: String,
     /// The condition under which a call costs (`spends.when`, free text), if only some do.
     pub when: Option<String>,
+    /// Whose money moves (`spends.payer`).
+    pub payer: Payer,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -539,6 +574,9 @@ pub struct Operation {
     /// `confirm: true`, or a DELETE without `confirm`. (A call that spends needs their yes
     /// anyway, `consent()`; this is its permanence.)
     pub confirm: bool,
+    /// `confirm: { when: … }`: the condition under which a call cannot be undone, when
+    /// only some calls are permanent (`confirm` is then true: the yes is still asked).
+    pub confirm_when: Option<String>,
     /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
     /// unless the author wrote `confirm: false`.
     pub consequential: bool,
@@ -612,7 +650,7 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub const HINT_KEYS: [&str; 11] = [
+pub const HINT_KEYS: [&str; 13] = [
     "x-openai-isConsequential",
     "x-long-running",
     "x-poll-operationId",
@@ -621,7 +659,9 @@ pub const HINT_KEYS: [&str; 11] = [
     "x-cost-kind",
     "x-cost-note",
     "x-cost-when",
+    "x-cost-payer",
     "x-permanent",
+    "x-permanent-when",
     "x-requires-confirmation",
     "x-idempotency",
 ];

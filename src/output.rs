@@ -42,6 +42,11 @@
 //!   manifest, its base document, a template): `build --out .` beside a provider's
 //!   `openapi.json` would replace the provider's document, and `build --watch` would
 //!   then rebuild from its own output forever.
+//! - **One folder, one manifest.** `build` writes, in the same set, a one-line record of
+//!   the manifest the folder belongs to (`owner.rs`: `.connectorgen-manifest`, its path
+//!   relative to the folder), and refuses before anything is written a folder whose
+//!   record names another manifest that still exists, unless forced: two manifests
+//!   beside each other share the default `generated/`.
 //! - **Test hook.** With `CONNECTORGEN_PAUSE_AT=<point>` in the environment, the process
 //!   stops at that point (`temporary:N` after the N-th temporary file, `journal`,
 //!   `renamed:N`, `recovered:N` after the N-th rename of an interrupted set), says so on
@@ -49,6 +54,9 @@
 //!   every step without guessing at timing. It only ever delays a build.
 
 mod journal;
+mod owner;
+
+pub use owner::FILE_NAME as OWNER_FILE;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -71,16 +79,29 @@ pub const PAUSE_AT: &str = "CONNECTORGEN_PAUSE_AT";
 
 /// Writes every output into `dir` (created if missing), all or nothing.
 pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
-    write_all_sparing(dir, outputs, &[])
+    write_all_sparing(dir, outputs, &[], None)
+}
+
+/// The manifest a build writes for, so that the folder records it (`owner.rs`).
+pub struct Owner<'a> {
+    /// The manifest as the user named it.
+    pub manifest: &'a Path,
+    /// Take the folder over even when it holds another manifest's outputs.
+    pub force: bool,
 }
 
 /// `write_all`, refusing before anything is written when an output would replace one
 /// of `inputs`: the real path (symlinks resolved) of each file the build read, and
 /// what it is ("the manifest").
+///
+/// With an `owner`, the folder's record of its manifest is written in the same set, and
+/// a folder whose record names another manifest that still exists is refused (unless
+/// `owner.force`) before anything is written.
 pub fn write_all_sparing(
     dir: &Path,
     outputs: &Outputs,
     inputs: &[(PathBuf, &str)],
+    owner: Option<&Owner>,
 ) -> Result<(), OutputError> {
     std::fs::create_dir_all(dir).map_err(fail("create the output folder", dir))?;
     // Symlink targets are judged against the real folder, whatever path led to it.
@@ -95,10 +116,15 @@ pub fn write_all_sparing(
         Err(e) if e.kind() == std::io::ErrorKind::Unsupported => None,
         Err(e) => return Err(fail("lock the output folder", dir)(e)),
     };
+    let record = match owner {
+        Some(owner) => Some(own(dir, &root, owner)?),
+        None => None,
+    };
     // Every target is resolved and judged before anything is written, so a refusal
     // leaves the folder untouched.
     let mut targets: Vec<(PathBuf, PathBuf, &String)> = Vec::with_capacity(outputs.len());
-    for (name, contents) in outputs {
+    let record = record.map(|r| (owner::FILE_NAME.to_string(), r));
+    for (name, contents) in outputs.iter().chain(record.as_ref().map(|(n, r)| (n, r))) {
         let shown = dir.join(name);
         let target = resolve(&root, name).map_err(fail("write", &shown))?;
         if let Some((_, what)) = inputs.iter().find(|(input, _)| *input == target) {
@@ -198,6 +224,53 @@ pub fn write_all_sparing(
     }
     written.remove().map_err(fail("remove", &journal_shown))?;
     Ok(())
+}
+
+/// The record of `owner`'s manifest for the folder `root` (`dir` as the user named it),
+/// or the refusal when the folder holds another manifest's outputs.
+fn own(dir: &Path, root: &Path, owner: &Owner) -> Result<String, OutputError> {
+    let manifest = owner
+        .manifest
+        .canonicalize()
+        .map_err(fail("read", owner.manifest))?;
+    if !owner.force
+        && let Some(other) = owner::other_owner(root, &manifest)
+    {
+        let shown = lexical(&dir.join(&other));
+        let mine = owner.manifest.display();
+        return Err(OutputError {
+            action: "write to",
+            path: dir.to_path_buf(),
+            source: refusal(&format!(
+                "it holds the outputs of another manifest, {}; building {mine} there would replace them. \
+                 Give each manifest its own folder: `connectorgen build {mine} --out <folder>` \
+                 (or --force to make this folder {mine}'s)",
+                shown.display()
+            )),
+        });
+    }
+    Ok(owner::record(root, &manifest))
+}
+
+/// `a/generated/../b.yaml` → `a/b.yaml`, for messages (no file system access: the
+/// path is only shown).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir
+                if matches!(
+                    out.components().next_back(),
+                    Some(std::path::Component::Normal(_))
+                ) =>
+            {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The journal in `dir` when a build into it was interrupted between its first and last

@@ -2,8 +2,10 @@
 //! base-mode manifest (the real-provider examples and the base cases), what the agent
 //! reads in openapi.json is what the provider's document says, apart from the documented
 //! additions — `operationId`, `summary`, the model-facing `description`, the `x-` safety
-//! hints and an `Idempotency-Key` header where the base declares none — and the one
-//! documented removal, `callbacks` (an agent receives no calls).
+//! hints and an `Idempotency-Key` header where the base declares none — and the
+//! documented removals: `callbacks` (an agent receives no calls), and with
+//! `service.publicUrl` the path- and operation-level `servers` (the agent calls every
+//! operation at `publicUrl`, in every output, MCP's request mapping included).
 //!
 //! A 3.1 base is compared exactly. A 3.0 base is upgraded to 3.1 (`nullable` and
 //! boolean exclusive bounds are spelt the 3.1 way inside schemas), so there the test
@@ -21,7 +23,7 @@ use connectorgen::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.
-const GENERATED: [&str; 14] = [
+const GENERATED: [&str; 16] = [
     "operationId",
     "summary",
     "description",
@@ -34,7 +36,9 @@ const GENERATED: [&str; 14] = [
     "x-requires-confirmation",
     "x-async-returns",
     "x-cost-when",
+    "x-cost-payer",
     "x-permanent",
+    "x-permanent-when",
     "x-idempotency",
 ];
 
@@ -147,13 +151,47 @@ fn exposed_operations_keep_the_base_http() {
                 .collect(),
             ..Options::default()
         };
-        let analysis = analyze_with(&name, Arc::new(text), &options).unwrap();
+        let analysis = analyze_with(&name, Arc::new(text.clone()), &options).unwrap();
         assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
         let base: &Base = analysis.base.as_deref().expect("base mode");
         let connector = analysis.connector.as_ref().unwrap();
         let outputs = analysis.outputs.as_ref().unwrap();
         let doc: Value = serde_json::from_str(&outputs["openapi.json"]).unwrap();
         let exact = base.version == OpenapiVersion::V31;
+        let public_url = text
+            .lines()
+            .any(|l| l.trim_start().starts_with("publicUrl:"));
+        let dropped = |key: &str| key == "callbacks" || (public_url && key == "servers");
+        if public_url {
+            let tools: Value = outputs
+                .get("mcp-tools.json")
+                .map_or(Value::Array(Vec::new()), |t| {
+                    serde_json::from_str(t).unwrap()
+                });
+            for tool in tools.as_array().unwrap() {
+                let first = &tool["_meta"]["dev.connectorgen/request"]["servers"][0]["url"];
+                assert_eq!(
+                    first.as_str(),
+                    Some(connector.service.public_url.as_str()),
+                    "{name}: {} is not called at publicUrl",
+                    tool["name"]
+                );
+            }
+            for file in ["openapi.json", "openapi.3.0.json", "openapi.openai.json"] {
+                let Some(out) = outputs.get(file) else {
+                    continue;
+                };
+                let out: Value = serde_json::from_str(out).unwrap();
+                for (path, item) in out["paths"].as_object().unwrap() {
+                    let mut keys = vec![item.get("servers")];
+                    keys.extend(item.as_object().unwrap().values().map(|o| o.get("servers")));
+                    assert!(
+                        keys.iter().all(Option::is_none),
+                        "{name} {file} {path}: a `servers` that overrides publicUrl"
+                    );
+                }
+            }
+        }
 
         for op in &connector.operations {
             let pointer = op.pointer();
@@ -175,7 +213,7 @@ fn exposed_operations_keep_the_base_http() {
             }
             for key in theirs.keys() {
                 assert!(
-                    ours.contains_key(key) || key == "callbacks",
+                    ours.contains_key(key) || dropped(key),
                     "{at}: `{key}` was dropped"
                 );
             }
@@ -216,9 +254,7 @@ fn exposed_operations_keep_the_base_http() {
             }
 
             for key in theirs.keys() {
-                if GENERATED.contains(&key.as_str())
-                    || matches!(key.as_str(), "parameters" | "callbacks")
-                {
+                if GENERATED.contains(&key.as_str()) || key == "parameters" || dropped(key) {
                     continue;
                 }
                 if exact {
@@ -248,7 +284,7 @@ fn exposed_operations_keep_the_base_http() {
                     "get", "put", "post", "delete", "options", "head", "patch", "trace",
                 ]
                 .contains(&key.as_str());
-                if !is_method && exact {
+                if !is_method && exact && !dropped(key) {
                     assert_eq!(&ours[key], value, "{name} {path}: `{key}`");
                 }
             }

@@ -39,11 +39,82 @@ fn build_writes_three_files_beside_the_manifest_and_says_so() {
             );
         }
     }
-    // No temporary files are left behind.
-    let names: Vec<_> = std::fs::read_dir(dir.path().join("generated"))
+    // No temporary files are left behind: the outputs, and the record of whose they are.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("generated"))
         .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 3);
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".connectorgen-manifest",
+            "descriptions.md",
+            "llms.txt",
+            "openapi.json"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("generated/.connectorgen-manifest")).unwrap(),
+        "../connector.yaml\n"
+    );
+}
+
+#[test]
+fn a_folder_holding_another_manifests_outputs_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.yaml", "b.yaml"] {
+        std::fs::copy(example("placeholder.yaml"), dir.path().join(name)).unwrap();
+    }
+    let first = connectorgen(dir.path(), &["build", "a.yaml"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let before = std::fs::read(dir.path().join("generated/openapi.json")).unwrap();
+    // Make b's outputs differ, so a replacement would show.
+    let b = std::fs::read_to_string(dir.path().join("b.yaml")).unwrap();
+    std::fs::write(
+        dir.path().join("b.yaml"),
+        b.replacen("A template connector.", "Connector B.", 1),
+    )
+    .unwrap();
+
+    // Both share the default `generated/`: the second is refused, naming both and the fix.
+    let second = connectorgen(dir.path(), &["build", "b.yaml"]);
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second.stderr));
+    assert_eq!(
+        text(&second.stderr),
+        "error: could not write to generated: it holds the outputs of another manifest, a.yaml; \
+         building b.yaml there would replace them. Give each manifest its own folder: \
+         `connectorgen build b.yaml --out <folder>` (or --force to make this folder b.yaml's)\n"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("generated/openapi.json")).unwrap(),
+        before,
+        "nothing was written"
+    );
+    // Rebuilding the owner is fine; `--out` gives the other its own folder.
+    let again = connectorgen(dir.path(), &["build", "a.yaml"]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let own = connectorgen(dir.path(), &["build", "b.yaml", "--out", "generated-b"]);
+    assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
+    // `check` does not count the record as drift.
+    let check = connectorgen(dir.path(), &["check", "a.yaml"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+
+    // --force takes the folder over; then the first manifest is the one refused.
+    let forced = connectorgen(dir.path(), &["build", "b.yaml", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("generated/.connectorgen-manifest")).unwrap(),
+        "../b.yaml\n"
+    );
+    let back = connectorgen(dir.path(), &["build", "a.yaml"]);
+    assert_eq!(back.status.code(), Some(2), "{}", text(&back.stderr));
+    assert!(text(&back.stderr).contains("another manifest, b.yaml;"));
+
+    // A record naming a manifest that is gone (renamed) is taken over without a word.
+    std::fs::rename(dir.path().join("b.yaml"), dir.path().join("c.yaml")).unwrap();
+    let renamed = connectorgen(dir.path(), &["build", "a.yaml"]);
+    assert_eq!(renamed.status.code(), Some(0), "{}", text(&renamed.stderr));
 }
 
 #[test]

@@ -202,12 +202,13 @@ fn check_after_kill(dir: &Path, fresh: &[bool], journal: bool, when: &str) {
     }
 }
 
-/// The folder holds exactly the outputs and the user's files: no temporary file, no
-/// journal.
+/// The folder holds exactly the outputs, the record of their manifest and the user's
+/// files: no temporary file, no journal.
 fn assert_clean(out_dir: &Path, when: &str) {
     let mut expected: Vec<String> = OUTPUTS
         .iter()
         .chain(&USER_FILES)
+        .chain(&[".connectorgen-manifest"])
         .map(|s| s.to_string())
         .collect();
     expected.sort();
@@ -386,11 +387,14 @@ fn concurrent_builds_never_mix_or_truncate() {
             ChildGuard::spawn(
                 bin()
                     .current_dir(dir.path())
+                    // Two manifests into one folder: forced, so that each may take it
+                    // over and what is tested is that they never mix.
                     .args([
                         "build",
                         &format!("{i}/connector.yaml"),
                         "--out",
                         "generated",
+                        "--force",
                     ])
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped()),
@@ -406,17 +410,30 @@ fn concurrent_builds_never_mix_or_truncate() {
             assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         }
         let files = on_disk(&out_dir, &sets[0]);
-        assert!(
-            sets.iter().any(|set| set
-                .values()
+        let whose = sets.iter().position(|set| {
+            set.values()
                 .map(|v| v.as_bytes().to_vec())
                 .collect::<Vec<_>>()
-                == files),
+                == files
+        });
+        assert!(
+            whose.is_some(),
             "round {round}: the folder holds a mix of two builds"
         );
         assert_eq!(
             names(&out_dir),
-            ["descriptions.md", "llms.txt", "openapi.json"]
+            [
+                ".connectorgen-manifest",
+                "descriptions.md",
+                "llms.txt",
+                "openapi.json"
+            ]
+        );
+        // The record of the folder's manifest is part of the same set.
+        assert_eq!(
+            std::fs::read_to_string(out_dir.join(".connectorgen-manifest")).unwrap(),
+            format!("../{}/connector.yaml\n", whose.unwrap_or_default()),
+            "round {round}: the record names the manifest whose set is on disk"
         );
     }
     done.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -17,6 +17,10 @@ use connectorgen::schema::manifest_schema;
 
 /// Invalid cases the schema rejects: their problem is one of shape.
 const REJECTED: &[&str] = &[
+    "missing-key--confirm-when",
+    "unknown-key--confirm",
+    "unknown-payer",
+    "wrong-type--confirm",
     "unknown-idempotency--header-name", // `:` is no header name character
     "unknown-idempotency--key-name",    // a backtick and new lines
     "invalid-argument-name",
@@ -58,6 +62,8 @@ const REJECTED: &[&str] = &[
 /// Invalid cases the schema accepts: the rule needs more than one value, the file
 /// system, the URL or path syntax, or the chosen targets. `validate.rs` reports them.
 const ACCEPTED: &[&str] = &[
+    "empty-text--confirm-when", // blank text is a string of one character
+    "get-with-side-effect--confirm-when",
     "bad-templates-dir",
     "bad-url",
     "bad-url--relative",

@@ -419,13 +419,25 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                 let texts = model_texts(&outputs, &op.id, next);
                 assert_eq!(texts.len(), 5, "{name} {}: found in every target", op.id);
                 for (file, text) in texts {
+                    // Whose money: the person's own, or their customer's (`spends.payer`).
+                    let payer = match op.spends.as_ref().map(|s| s.payer) {
+                        Some(connectorgen::model::Payer::Customer) => "MOVES THE CUSTOMER'S MONEY",
+                        _ => "COSTS THE PERSON",
+                    };
                     if let Some(spends) = &op.spends {
                         assert!(
-                            text.contains("COSTS THE PERSON:")
-                                || text.contains("COSTS THE PERSON when "),
+                            text.contains(&format!("{payer}:"))
+                                || text.contains(&format!("{payer} when ")),
                             "{name} {} {file}: {text}",
                             op.id
                         );
+                        if payer != "COSTS THE PERSON" {
+                            assert!(
+                                !text.contains("COSTS THE PERSON"),
+                                "{name} {} {file}: names the wrong payer: {text}",
+                                op.id
+                            );
+                        }
                         assert!(
                             text.contains(
                                 &spends.note.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -443,7 +455,7 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                     }
                     if let Some(when) = op.spends.as_ref().and_then(|s| s.when.as_ref()) {
                         assert!(
-                            text.contains(&format!("COSTS THE PERSON when {when}:")),
+                            text.contains(&format!("{payer} when {when}:")),
                             "{name} {} {file}: the condition is in the cost sentence: {text}",
                             op.id
                         );
@@ -451,10 +463,19 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                     }
                     if op.confirm {
                         assert!(
-                            text.contains("PERMANENT") || text.contains("Cannot be undone."),
+                            text.contains("PERMANENT") || text.contains("Cannot be undone"),
                             "{name} {} {file}: permanence sentence: {text}",
                             op.id
                         );
+                        // A condition (`confirm.when`) is in the permanence sentence.
+                        if let Some(when) = &op.confirm_when {
+                            assert!(
+                                text.contains(&format!("PERMANENT when {when}:"))
+                                    || text.contains(&format!("Cannot be undone when {when}.")),
+                                "{name} {} {file}: the condition is in the permanence sentence: {text}",
+                                op.id
+                            );
+                        }
                         assert!(
                             text.contains("to this specific action")
                                 || text.contains("to this specific request"),
@@ -464,7 +485,7 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                         checked += 1;
                     } else {
                         assert!(
-                            !text.contains("PERMANENT") && !text.contains("Cannot be undone."),
+                            !text.contains("PERMANENT") && !text.contains("Cannot be undone"),
                             "{name} {} {file}: no permanence sentence without confirm",
                             op.id
                         );

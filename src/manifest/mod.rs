@@ -366,8 +366,11 @@ pub struct RawOperation {
     /// `true` on delete (write `false` for, e.g., deleting a draft), `false` otherwise.
     /// `false` also tells OpenAI the call is routine. A call that spends always needs
     /// their yes; `confirm: true` on it adds that it is permanent. Not allowed on get.
-    #[schemars(with = "Option<bool>", example = true)]
-    pub confirm: Option<Spanned<bool>>,
+    /// `confirm: { when: "type is rebuild or restore" }`: only some calls cannot be undone
+    /// (one endpoint for many actions); the permanence sentence names the condition, and
+    /// the person's yes is still asked before each call.
+    #[schemars(with = "Option<ConfirmSetting>", example = true)]
+    pub confirm: Option<Spanned<RawConfirm>>,
     /// The call's work goes on after it answers: it returns a job to poll, or starts a
     /// change that settles in the background (`returns: change`). Not allowed on get.
     #[serde(rename = "async")]
@@ -535,6 +538,59 @@ pub struct RawSpends {
     /// the call it is about to make ("COSTS THE PERSON when confirm is true: …").
     #[schemars(with = "Option<String>", example = "confirm is true")]
     pub when: Option<Spanned<String>>,
+    /// Whose money one call moves: `person` (default: their own) or `customer` (a
+    /// seller's API that charges, refunds or pays the person's customer, a third party;
+    /// the person authorises it on the customer's behalf).
+    #[schemars(with = "Option<PayerName>", extend("default" = "person"), example = &"customer")]
+    pub payer: Option<Spanned<String>>,
+}
+
+/// `confirm:` — `true`, `false`, or `{ when: … }` (permanent only under a condition).
+#[derive(Debug)]
+pub enum RawConfirm {
+    Flag(bool),
+    When(RawConfirmWhen),
+}
+
+impl RawConfirm {
+    /// Whether the call may be permanent (`true`, or a condition).
+    pub fn value(&self) -> bool {
+        !matches!(self, RawConfirm::Flag(false))
+    }
+}
+
+/// `confirm: { when: … }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfirmWhen {
+    /// The condition under which a call cannot be undone, in words the model can check
+    /// against the call it is about to make.
+    pub when: Option<Spanned<String>>,
+}
+
+impl<'de> Deserialize<'de> for RawConfirm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawConfirm;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`true`, `false` or `{ when: … }`")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<RawConfirm, E> {
+                Ok(RawConfirm::Flag(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawConfirm, A::Error> {
+                // The struct's own derive reads the mapping, so `when` keeps its span and
+                // an unknown key is reported like any other.
+                RawConfirmWhen::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(RawConfirm::When)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// `async:` — the operation's work goes on after it answers.

@@ -11,7 +11,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
 use super::RawLintSetting;
-use crate::model::{Idempotency, Level, Lint, Method, Names as _, Returns, SpendKind, Target};
+use crate::model::{
+    Idempotency, Level, Lint, Method, Names as _, Payer, Returns, SpendKind, Target,
+};
 
 /// A string that is one of `names`.
 fn string_enum<'a>(names: impl IntoIterator<Item = &'a str>) -> Schema {
@@ -48,6 +50,39 @@ names!(
     /// What a paid operation spends.
     SpendKindName => SpendKind::names()
 );
+names!(
+    /// Whose money a paid operation moves.
+    PayerName => Payer::names()
+);
+/// `confirm:` — a flag, or the condition under which a call cannot be undone.
+pub struct ConfirmSetting;
+
+impl JsonSchema for ConfirmSetting {
+    fn schema_name() -> Cow<'static, str> {
+        "ConfirmSetting".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [
+                { "type": "boolean" },
+                {
+                    "type": "object",
+                    "properties": {
+                        "when": {
+                            "description": "Only some calls cannot be undone: the condition, in words the model can check against the call it is about to make (\"PERMANENT when type is rebuild or restore: …\"). The person's yes is still asked before every call.",
+                            "type": "string",
+                            "minLength": 1,
+                            "examples": ["type is rebuild or restore"]
+                        }
+                    },
+                    "required": ["when"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
 names!(
     /// What an async operation hands back.
     ReturnsName => Returns::names()

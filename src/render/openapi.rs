@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::model::{Connector, HINT_KEYS, Operation};
+use crate::model::{Connector, HINT_KEYS, Operation, Payer};
 
 /// Renders the OpenAPI document. `descriptions[i]` is operation i's model-facing text.
 pub fn render(connector: &Connector, descriptions: &[String]) -> String {
@@ -178,9 +178,15 @@ fn hints(op: &Operation) -> Vec<(&'static str, Value)> {
         if let Some(when) = &s.when {
             hints.push(("x-cost-when", Value::String(when.clone())));
         }
+        if s.payer != Payer::Person {
+            hints.push(("x-cost-payer", Value::String(s.payer.as_str().to_string())));
+        }
     }
     if op.confirm {
         hints.push(("x-permanent", Value::Bool(true)));
+        if let Some(when) = &op.confirm_when {
+            hints.push(("x-permanent-when", Value::String(when.clone())));
+        }
     }
     // Where the retry rule is written (it spends or is async), and on any key.
     if op.spends.is_some() || op.async_.is_some() || op.key().is_some() {

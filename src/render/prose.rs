@@ -56,6 +56,8 @@ struct TemplateOperation<'a> {
     retry: Retry<'a>,
     /// It cannot be undone: the person's yes comes first.
     confirm: bool,
+    /// Only calls under this condition cannot be undone (`confirm.when`).
+    confirm_when: Option<&'a str>,
 }
 
 /// Which target's model reads a description: their retry rules differ where a target
@@ -210,8 +212,43 @@ impl<'a> TemplateOperation<'a> {
             idempotency: short_form(&op.idempotency),
             retry: Retry::new(connector, reads, op, flavour),
             confirm: op.confirm,
+            confirm_when: op.confirm_when.as_deref(),
         }
     }
+}
+
+/// The headers the exposed operations' 429 responses declare for when to try again
+/// (a name with `retry`, `reset` or `wait` in it: `Retry-After`, `X-RateLimit-Reset`), in
+/// order of first appearance; empty when none does or `Retry-After` alone does, and
+/// llms.txt then names `Retry-After` (the standard header, "how long").
+fn rate_limit_headers(connector: &Connector) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for op in &connector.operations {
+        let response = op.http.get("responses").and_then(|r| r.get("429"));
+        let response = match response
+            .and_then(|r| r.get("$ref"))
+            .and_then(|r| r.as_str())
+        {
+            Some(reference) => connector.document.resolve(reference),
+            None => response,
+        };
+        let headers = response
+            .and_then(|r| r.get("headers"))
+            .and_then(|h| h.as_object());
+        for name in headers.into_iter().flatten().map(|(name, _)| name) {
+            let lower = name.to_ascii_lowercase();
+            let says_when = ["retry", "reset", "wait"].iter().any(|w| lower.contains(w));
+            if says_when && !found.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+                found.push(name.clone());
+            }
+        }
+    }
+    if let [only] = found.as_slice()
+        && only.eq_ignore_ascii_case("retry-after")
+    {
+        found.clear();
+    }
+    found
 }
 
 /// The short form naming the operation's mechanism, as templates compare it.
@@ -405,6 +442,7 @@ impl Prose {
             tokenPrefix => Serde(&connector.auth.token_prefixes.first()),
             operations => operations,
             manifest => manifest_name,
+            rateLimitHeaders => rate_limit_headers(connector),
         }
     }
 

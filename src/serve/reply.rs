@@ -10,7 +10,7 @@ use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents};
 use serde_json::{Map, Value, json};
 
-use crate::model::{Operation, Returns, SpendKind};
+use crate::model::{Operation, Payer, Returns, SpendKind};
 use crate::runtime::client::{HttpResponse, SendError};
 use crate::runtime::ledger::{Entry, Status};
 
@@ -40,6 +40,13 @@ pub fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool)
             SpendKind::Money => "This call costs money",
             SpendKind::Credits => "This call uses credits",
         };
+        let what = match spends.payer {
+            Payer::Person => what.to_string(),
+            // The person is asked to authorise a charge to someone else: say so first.
+            Payer::Customer => {
+                format!("{what} from your customer, not from you: you authorise it on their behalf")
+            }
+        };
         let mut sentence = format!("{what}: {}", spends.note.trim());
         if let Some(when) = &spends.when {
             sentence.push_str(&format!(" (only when: {})", when.trim()));
@@ -47,7 +54,10 @@ pub fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool)
         parts.push(sentence);
     }
     if op.confirm {
-        parts.push("It cannot be undone.".to_string());
+        parts.push(match &op.confirm_when {
+            Some(when) => format!("It cannot be undone when: {}.", when.trim()),
+            None => "It cannot be undone.".to_string(),
+        });
     }
     let shown = Value::Object(args.clone());
     let shown = serde_json::to_string_pretty(&shown).unwrap_or_default();

@@ -22,6 +22,7 @@ mod lower;
 mod operation;
 mod overlay;
 mod schemas;
+mod servers;
 mod settings;
 mod syntax;
 mod upgrade;
@@ -160,18 +161,32 @@ pub fn validate(
         Some(base) => {
             let mut document =
                 v.base_document(base, service.as_ref(), public_url_given, &operations);
+            if public_url_given {
+                servers::replace(&mut document, &mut operations);
+            } else if let Some(warning) = servers::mixed(&document, &operations) {
+                v.problems.push(warning);
+            }
             if base.version == crate::model::OpenapiVersion::V30 {
                 upgrade::to_31(
                     &mut document.root,
                     operations.iter_mut().map(|op| &mut op.http),
                 );
             }
+            let scheme = overlay::auth_scheme(&document);
+            let client_credentials =
+                scheme == AuthScheme::OAuth2 && overlay::client_credentials_only(&document);
             let auth = Auth {
-                scheme: overlay::auth_scheme(&document),
+                scheme,
                 token_prefixes: credential.token_prefixes,
-                credential_name: credential
-                    .credential_name
-                    .unwrap_or_else(|| "API key".to_string()),
+                credential_name: credential.credential_name.unwrap_or_else(|| {
+                    if client_credentials {
+                        "OAuth client"
+                    } else {
+                        "API key"
+                    }
+                    .to_string()
+                }),
+                client_credentials,
                 env: credential.env.clone().unwrap_or_default(),
             };
             Some((document, auth))
@@ -184,6 +199,7 @@ pub fn validate(
                     credential_name: credential
                         .credential_name
                         .unwrap_or_else(|| "connector token".to_string()),
+                    client_credentials: false,
                     env: credential.env.clone().unwrap_or_default(),
                 };
                 let around = lower::Around {

@@ -15,10 +15,11 @@ use super::lower;
 use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
-use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
+use crate::manifest::{RawAsync, RawConfirm, RawOperation, RawSpends, span, span_of};
 use crate::model::{
     ArgName, Async, Fixed, FixedSource, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey,
-    KeyLocation, Method, Operation, Origin, ProbeInput, Returns, SpendKind, Spends, Unsupported,
+    KeyLocation, Method, Operation, Origin, Payer, ProbeInput, Returns, SpendKind, Spends,
+    Unsupported,
 };
 use crate::model::{Lint, Names as _};
 
@@ -41,8 +42,10 @@ pub(super) struct Safety {
     pub async_: Option<Option<Async>>,
     /// `None` when the written value is not a known setting (already reported).
     pub idempotency: Option<Option<Written>>,
-    /// `confirm` as written.
+    /// `confirm` as written (`{ when: … }` is `true`).
     pub confirm: Option<bool>,
+    /// `confirm.when`, checked.
+    pub confirm_when: Option<String>,
     pub lint_allow: Vec<Lint>,
     pub args: Vec<ArgName>,
     pub fixed: Vec<Fixed>,
@@ -86,7 +89,7 @@ impl Validator {
     /// `confirm: true` are forbidden.
     pub(super) fn safety(&mut self, raw: &RawOperation, name: &str, is_get: bool) -> Safety {
         if let (Some(c), true) = (&raw.confirm, is_get)
-            && c.value
+            && c.value.value()
         {
             self.push(Diagnostic::GetWithSideEffect {
                 id: name.to_string(),
@@ -96,7 +99,7 @@ impl Validator {
             });
         }
         if let (Some(c), Some(sp)) = (&raw.confirm, &raw.spends)
-            && !c.value
+            && !c.value.value()
         {
             self.push(Diagnostic::ConfirmContradictsSpends {
                 span: span(c),
@@ -134,16 +137,39 @@ impl Validator {
         let args = self.args(raw);
         let fixed = self.fixed(raw);
         let probe = self.probe(raw);
+        let confirm_when = raw.confirm.as_ref().and_then(|c| self.confirm_when(c));
         Safety {
             spends,
             async_,
             idempotency,
-            confirm: raw.confirm.as_ref().map(|c| c.value),
+            confirm: raw.confirm.as_ref().map(|c| c.value.value()),
+            confirm_when,
             lint_allow,
             args,
             fixed,
             probe,
         }
+    }
+
+    /// `confirm: { when: … }`: the condition, which must say something.
+    fn confirm_when(&mut self, c: &Spanned<RawConfirm>) -> Option<String> {
+        let RawConfirm::When(w) = &c.value else {
+            return None;
+        };
+        let Some(when) = &w.when else {
+            self.missing(
+                "when",
+                "`confirm`",
+                span(c),
+                "name the condition under which a call cannot be undone, e.g. `confirm: { when: \"type is rebuild or restore\" }`, or write `confirm: true`",
+            );
+            return None;
+        };
+        self.non_empty(
+            when,
+            "confirm.when",
+            "name the condition under which a call cannot be undone, e.g. `when: type is rebuild or restore`, or write `confirm: true`",
+        )
     }
 
     /// `probe: { input: {…} }`: the example call must be a mapping of arguments.
@@ -423,6 +449,7 @@ impl Validator {
         let method = method?;
         let http_keys = http_keys?;
         let (confirm, consequential) = safety.confirm(method);
+        let confirm_when = safety.confirm_when.clone().filter(|_| confirm);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let written = safety
@@ -503,6 +530,7 @@ impl Validator {
                 async_,
                 idempotency,
                 confirm,
+                confirm_when,
                 consequential,
                 lint_allow: safety.lint_allow,
                 args: safety.args,
@@ -657,10 +685,25 @@ impl Validator {
                 )
                 .map(Some),
         };
+        let payer = match &s.value.payer {
+            None => Some(Payer::Person),
+            Some(p) => match Payer::named(p.value.trim()) {
+                Some(payer) => Some(payer),
+                None => {
+                    self.push(Diagnostic::UnknownPayer {
+                        payer: p.value.clone(),
+                        span: span(p),
+                        help: "write `payer: person` (the default) when the call spends the person's own money, or `payer: customer` when it moves the money of their customer, a third party".to_string(),
+                    });
+                    None
+                }
+            },
+        };
         Some(Spends {
             kind: kind?,
             note: note?,
             when: when?,
+            payer: payer?,
         })
     }
 
@@ -788,6 +831,7 @@ pub(super) fn placeholder(
         async_: None,
         idempotency: Idempotency::Unsupported(Unsupported::Unknown),
         confirm: false,
+        confirm_when: None,
         consequential: false,
         lint_allow: Vec::new(),
         args: Vec::new(),

@@ -243,6 +243,7 @@ impl Validator {
         }
 
         let (confirm, consequential) = safety.confirm(method);
+        let confirm_when = safety.confirm_when.clone().filter(|_| confirm);
         let spends = safety.spends.flatten();
         let async_ = safety.async_.flatten();
         let idempotency = idempotency?;
@@ -270,6 +271,7 @@ impl Validator {
                 async_,
                 idempotency,
                 confirm,
+                confirm_when,
                 consequential,
                 lint_allow: safety.lint_allow,
                 args: safety.args,
@@ -950,6 +952,27 @@ pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
     };
     found.sort_by_key(rank);
     found.into_iter().next().unwrap_or(AuthScheme::None)
+}
+
+/// Whether every OAuth 2 security scheme of the document offers only the
+/// client-credentials flow: the connector, not a person, obtains the tokens, so there is
+/// no sign-in to describe.
+pub(super) fn client_credentials_only(document: &Document) -> bool {
+    let schemes = document
+        .root
+        .get("components")
+        .and_then(|c| c.get("securitySchemes"))
+        .and_then(Value::as_object);
+    let flows: Vec<&Map<String, Value>> = schemes
+        .into_iter()
+        .flatten()
+        .filter(|(_, s)| s.get("type").and_then(Value::as_str) == Some("oauth2"))
+        .filter_map(|(_, s)| s.get("flows").and_then(Value::as_object))
+        .collect();
+    !flows.is_empty()
+        && flows
+            .iter()
+            .all(|f| !f.is_empty() && f.keys().all(|k| k == "clientCredentials"))
 }
 
 /// Where a list key is: its first item, else the operation (an empty list).

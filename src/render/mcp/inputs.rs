@@ -280,8 +280,29 @@ pub(super) fn input_schema(
     let mut base = Map::new();
     let mut body_mapping = None;
     if let Some(body) = op.http.get("requestBody").map(|b| resolved(doc, b)) {
-        let body_required = body.get("required").and_then(Value::as_bool) == Some(true);
+        // OpenAPI's default for `requestBody.required` is false, but providers that list
+        // a body's required properties and leave the key out (Twilio's `To`) mean them:
+        // only an explicit `required: false` makes the body, and so its fields, optional.
+        let written = body.get("required").and_then(Value::as_bool);
         let picked = pick_media(body);
+        let media = picked.kind.as_str();
+        let structured = matches!(media, "form" | "multipart" | "json");
+        let schema = picked.schema.cloned().unwrap_or_else(|| json!({}));
+        let shown = resolved(doc, &schema);
+        let properties_required: Vec<&str> = match shown {
+            Value::Object(object)
+                if structured && object.get("properties").is_some_and(Value::is_object) =>
+            {
+                object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        let body_required =
+            written.unwrap_or(false) || (written.is_none() && !properties_required.is_empty());
         body_mapping = Some(Body {
             media_type: picked
                 .media
@@ -289,19 +310,11 @@ pub(super) fn input_schema(
                 .unwrap_or_else(|| "application/json".to_string()),
             required: body_required,
         });
-        let media = picked.kind.as_str();
-        let structured = matches!(media, "form" | "multipart" | "json");
-        let schema = picked.schema.cloned().unwrap_or_else(|| json!({}));
-        let shown = resolved(doc, &schema);
         match shown {
             Value::Object(object)
                 if structured && object.get("properties").is_some_and(Value::is_object) =>
             {
-                let required: Vec<&str> = object
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
+                let required = &properties_required;
                 for (name, property) in object["properties"].as_object().into_iter().flatten() {
                     let (property, binary) = if media == "json" {
                         (property.clone(), false)

@@ -213,3 +213,34 @@ fn only_an_accepted_checked_form_is_a_yes() {
     ));
     assert!(!accepted(&json!({"action": "cancel"})));
 }
+
+#[test]
+fn the_question_names_whose_money_moves_and_when_it_is_permanent() {
+    let text = std::fs::read_to_string("tests/cases/valid/safety-wording.yaml").unwrap();
+    let options = crate::Options {
+        targets: Some(vec![crate::model::Target::Mcp]),
+        ..Default::default()
+    };
+    let analysis = crate::analyze_with("safety-wording.yaml", Arc::new(text), &options).unwrap();
+    let connector = analysis.connector.unwrap();
+    let op = |id: &str| connector.operations.iter().find(|o| o.id == id).unwrap();
+    let args = serde_json::json!({});
+    let args = args.as_object().unwrap();
+    let refund = reply::consent_question(op("refundBuyer"), args, false);
+    assert!(
+        refund.contains("This call costs money from your customer, not from you: you authorise it on their behalf"),
+        "{refund}"
+    );
+    assert!(
+        refund.contains("It cannot be undone when: the order was paid by bank transfer."),
+        "{refund}"
+    );
+    let label = reply::consent_question(op("buyLabel"), args, false);
+    assert!(label.contains("This call costs money: "), "{label}");
+    assert!(!label.contains("customer"), "{label}");
+    let action = reply::consent_question(op("runServerAction"), args, false);
+    assert!(
+        action.contains("It cannot be undone when: type is rebuild or restore."),
+        "{action}"
+    );
+}
