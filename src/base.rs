@@ -14,6 +14,8 @@
 //! Neither keeps positions, so a pointer is located only when a finding needs it: one
 //! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
 
+pub mod places;
+
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
