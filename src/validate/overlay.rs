@@ -373,7 +373,8 @@ impl Validator {
     /// The document around the exposed operations: the base's top level in its order,
     /// with `info` from `service`, the servers (`publicUrl` first when given), only the
     /// exposed paths (shared path-item keys kept), only the tags they use, and only the
-    /// components they reach. `webhooks` are dropped: the agent receives none.
+    /// components they reach and the kept top-level parts refer to. `webhooks` (and
+    /// `x-webhooks`, 3.0's way of writing them) are dropped: the agent receives none.
     pub(super) fn base_document(
         &mut self,
         base: &Base,
@@ -396,13 +397,39 @@ impl Validator {
                 .unwrap_or_default();
             paths.insert(op.path.clone(), Value::Object(shared));
         }
-        let components = self.reachable_components(base, operations, &paths);
         let used_tags: HashSet<&str> = operations
             .iter()
             .filter_map(|op| op.http.get("tags").and_then(Value::as_array))
             .flatten()
             .filter_map(Value::as_str)
             .collect();
+        // Everything else the output keeps at the top level (`info`, the used tags,
+        // `x-` extensions such as `x-tagGroups`) may refer to components too: their
+        // targets are kept with them, so that every reference of the output resolves.
+        let kept_around: Vec<(String, &Value)> = base
+            .root
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| !DROPPED_ROOT_KEYS.contains(&key.as_str()))
+            .flat_map(|(key, value)| {
+                let at = format!("/{}", escape(key));
+                match (key.as_str(), value) {
+                    ("tags", Value::Array(tags)) => tags
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| {
+                            t.get("name")
+                                .and_then(Value::as_str)
+                                .is_some_and(|n| used_tags.contains(n))
+                        })
+                        .map(|(i, t)| (format!("{at}/{i}"), t))
+                        .collect::<Vec<_>>(),
+                    _ => vec![(at, value)],
+                }
+            })
+            .collect();
+        let components = self.reachable_components(base, operations, &paths, &kept_around);
 
         let mut root = Map::new();
         let mut servers_written = false;
@@ -467,7 +494,7 @@ impl Validator {
                         root.insert(key, Value::Object(components.clone()));
                     }
                 }
-                "webhooks" => {}
+                k if DROPPED_ROOT_KEYS.contains(&k) => {}
                 "tags" => {
                     let kept: Vec<Value> = value
                         .as_array()
@@ -506,8 +533,12 @@ impl Validator {
         base: &Base,
         operations: &[Operation],
         paths: &Map<String, Value>,
+        around: &[(String, &Value)],
     ) -> Map<String, Value> {
         let mut refs: Vec<(String, String)> = Vec::new();
+        for (pointer, value) in around {
+            collect_refs(value, &mut pointer.clone(), &mut refs);
+        }
         for op in operations {
             let mut pointer = op.pointer();
             collect_map_refs(&op.http, &mut pointer, &mut refs);
@@ -598,6 +629,11 @@ impl Validator {
         out
     }
 }
+
+/// Top-level keys of the base document the output does not copy as they are: `paths`
+/// and `components` are rebuilt from what is exposed; webhooks are calls the provider
+/// makes, which an agent never receives (`x-webhooks` is how 3.0 documents write them).
+const DROPPED_ROOT_KEYS: [&str; 4] = ["paths", "components", "webhooks", "x-webhooks"];
 
 /// Every `$ref` (and discriminator mapping target) in `value`, with the pointer of the
 /// node that holds it. `pointer` is `value`'s own pointer, restored on return.
