@@ -62,9 +62,8 @@ fn walk(root: &Value, value: &Value, at: &str, bare: &str, out: &mut Vec<String>
                     ("examples", Value::Object(examples)) => {
                         for (name, example) in examples {
                             let here = format!("{here}/{name}");
-                            match example.get("$ref").and_then(Value::as_str) {
-                                Some(r) => check(root, r, &here, out),
-                                None => {}
+                            if let Some(r) = example.get("$ref").and_then(Value::as_str) {
+                                check(root, r, &here, out);
                             }
                         }
                     }
