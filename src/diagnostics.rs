@@ -864,12 +864,12 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The base document is not OpenAPI 3.0 or 3.1.
-    #[error("the base document is not OpenAPI 3.0 or 3.1: {found}")]
+    /// The base document is not OpenAPI 3.0, 3.1 or 3.2.
+    #[error("the base document is not OpenAPI 3.0, 3.1 or 3.2: {found}")]
     #[diagnostic(
         code("base-not-openapi"),
         help(
-            "connectorgen reads OpenAPI 3.0.x and 3.1.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
+            "connectorgen reads OpenAPI 3.0.x, 3.1.x and 3.2.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
         )
     )]
     BaseNotOpenapi {
@@ -938,6 +938,22 @@ pub enum Diagnostic {
         reason: String,
         #[label("this parameter")]
         span: Span,
+    },
+
+    /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)
+    /// cannot hold as it is: an error where a 3.1 reader could not make the same request
+    /// (an exposed `query` or `additionalOperations` operation, a `querystring`
+    /// parameter), a warning saying how it was converted otherwise (a tag's `summary`,
+    /// `parent` and `kind` moved to `x-` keys, a media type from `components.mediaTypes`
+    /// written in place, `$self` dropped, …).
+    #[error("OpenAPI 3.2: {what}")]
+    #[diagnostic(code("openapi32-unsupported"))]
+    Openapi32Unsupported {
+        what: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
     },
 
     /// `operation:` names nothing in the base document.

@@ -481,7 +481,10 @@ pub fn problem_summary(code: &str) -> &'static str {
         "invalid-auth-env" => "`auth.env` is not a name an environment variable can have.",
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
-        "base-not-openapi" => "The base document is not OpenAPI 3.0 or 3.1.",
+        "base-not-openapi" => "The base document is not OpenAPI 3.0, 3.1 or 3.2.",
+        "openapi32-unsupported" => {
+            "An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused."
+        }
         "base-ref-unresolved" => {
             "A `$ref` the exposed operations reach does not resolve to a component."
         }

@@ -25,6 +25,7 @@ mod schemas;
 mod settings;
 mod syntax;
 mod upgrade;
+mod v32;
 
 use std::collections::HashMap;
 
@@ -160,6 +161,9 @@ pub fn validate(
         Some(base) => {
             let mut document =
                 v.base_document(base, service.as_ref(), public_url_given, &operations);
+            if base.version == crate::model::OpenapiVersion::V32 {
+                v.downgrade_32(base, &mut document.root, &mut operations);
+            }
             if base.version == crate::model::OpenapiVersion::V30 {
                 upgrade::to_31(
                     &mut document.root,

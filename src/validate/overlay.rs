@@ -83,6 +83,28 @@ impl Validator {
             self.push(ambiguous(name, by_id, by_route));
             return None;
         }
+        if let Some((route, _, _)) = base.only_in_32.iter().find(|(route, id, _)| {
+            id.as_deref() == Some(name.value.trim()) || same_route(route, &name.value)
+        }) {
+            let named = if same_route(route, &name.value) {
+                format!("`{}`", route.escape_debug())
+            } else {
+                format!("`{}` (`{}`)", name.value.trim(), route.escape_debug())
+            };
+            let construct = if route.starts_with("QUERY ") {
+                "the `query` method"
+            } else {
+                "an `additionalOperations` method"
+            };
+            self.push(Diagnostic::Openapi32Unsupported {
+                what: format!(
+                    "the operation {named} uses {construct}, which OpenAPI 3.1 (every output) cannot express"
+                ),
+                span: span(name),
+                help: "leave it out of `operations`, or expose another route of the provider that makes the same request with a method 3.1 has (GET, POST, PUT, PATCH, DELETE)".to_string(),
+            });
+            return None;
+        }
         let Some(found) = base.find(&name.value) else {
             let known = base
                 .operations
@@ -977,6 +999,20 @@ pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
     };
     found.sort_by_key(rank);
     found.into_iter().next().unwrap_or(AuthScheme::None)
+}
+
+/// Whether `name` ("query /search") is `route` ("QUERY /search"): the method in any
+/// case, the path as written.
+fn same_route(route: &str, name: &str) -> bool {
+    let split = |t: &str| {
+        t.trim()
+            .split_once(char::is_whitespace)
+            .map(|(m, p)| (m.to_string(), p.trim().to_string()))
+    };
+    match (split(route), split(name)) {
+        (Some((m1, p1)), Some((m2, p2))) => m1.eq_ignore_ascii_case(&m2) && p1 == p2,
+        _ => false,
+    }
 }
 
 /// Where a list key is: its first item, else the operation (an empty list).
