@@ -940,6 +940,22 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// The exposed part of the base document (what the outputs keep) breaks the official
+    /// OpenAPI schema of its version: a warning, since the provider's document is the
+    /// truth for HTTP. What can be repaired without changing any request is repaired in
+    /// the outputs, and the finding says how (`info.externalDocs` moved to the root);
+    /// anything else is kept as the provider wrote it, and the finding says so.
+    #[error("the base document is not valid OpenAPI {version}: {what}")]
+    #[diagnostic(code("base-invalid"))]
+    BaseInvalid {
+        version: &'static str,
+        what: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)
     /// cannot hold as it is: an error where a 3.1 reader could not make the same request
     /// (an exposed `query` or `additionalOperations` operation, a `querystring`

@@ -482,6 +482,9 @@ pub fn problem_summary(code: &str) -> &'static str {
         "base-unreadable" => "`openapi:` names a file that cannot be read.",
         "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
         "base-not-openapi" => "The base document is not OpenAPI 3.0, 3.1 or 3.2.",
+        "base-invalid" => {
+            "The exposed part of the base document breaks the official OpenAPI schema of its version."
+        }
         "openapi32-unsupported" => {
             "An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused."
         }

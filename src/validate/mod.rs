@@ -14,6 +14,7 @@
 //! that compare operations (ids, routes, poll targets) and the targets' naming rules are
 //! here, written once for both.
 
+mod base_schema;
 mod document;
 mod fragment;
 mod http;
@@ -161,6 +162,11 @@ pub fn validate(
         Some(base) => {
             let mut document =
                 v.base_document(base, service.as_ref(), public_url_given, &operations);
+            if base.version != crate::model::OpenapiVersion::V32 {
+                v.repair_media_type_refs(base, &mut document.root, &mut operations);
+            }
+            // Checked as the provider's version, repairs made, before any conversion.
+            v.check_base_schema(base, &document.root, &operations);
             if base.version == crate::model::OpenapiVersion::V32 {
                 v.downgrade_32(base, &mut document.root, &mut operations);
             }

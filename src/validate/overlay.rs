@@ -469,15 +469,26 @@ impl Validator {
                     // OpenAPI has no `info.externalDocs` (Square's document writes one),
                     // so the output would not validate: the link moves to the document's
                     // own `externalDocs`, unless it has one.
-                    let docs = value.as_object_mut().and_then(|i| i.remove("externalDocs"));
+                    let docs = value
+                        .as_object_mut()
+                        .and_then(|i| i.shift_remove("externalDocs"));
                     root.insert(key, value);
-                    if let Some(docs) = docs
-                        && !base
+                    if let Some(docs) = docs {
+                        let taken = base
                             .root
                             .as_object()
-                            .is_some_and(|r| r.contains_key("externalDocs"))
-                    {
-                        root.insert("externalDocs".into(), docs);
+                            .is_some_and(|r| r.contains_key("externalDocs"));
+                        let repair = if taken {
+                            "dropped (the document has its own `externalDocs`)"
+                        } else {
+                            root.insert("externalDocs".into(), docs);
+                            "moved to the document's own `externalDocs`"
+                        };
+                        self.base_repaired(
+                            base,
+                            "/info/externalDocs",
+                            format!("`info.externalDocs` is no field of OpenAPI's Info Object; repaired in the outputs: {repair}"),
+                        );
                     }
                     if let Some(url) = public_url
                         && !base

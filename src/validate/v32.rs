@@ -132,6 +132,54 @@ impl Validator {
     }
 }
 
+impl Validator {
+    /// In a 3.0 or 3.1 document, a media type given as a `$ref` into
+    /// `components.mediaTypes` (which only 3.2 has) is written in place: a 3.0/3.1
+    /// reader does not follow it, and the outputs would not validate.
+    pub(super) fn repair_media_type_refs(
+        &mut self,
+        base: &Base,
+        root: &mut Map<String, Value>,
+        operations: &mut [Operation],
+    ) {
+        let mut notes = Notes::default();
+        let mut value = Value::Object(std::mem::take(root));
+        inline_media_types(base, &mut value, "", &places::document, &mut notes);
+        if let Value::Object(map) = value {
+            *root = map;
+        }
+        for op in operations.iter_mut() {
+            let at = op.pointer();
+            let mut value = Value::Object(std::mem::take(&mut op.http));
+            let find = |v: &Value| places::operation(v, "");
+            inline_media_types(base, &mut value, &at, &find, &mut notes);
+            if let Value::Object(map) = value {
+                op.http = map;
+            }
+        }
+        if notes.order.is_empty() {
+            return;
+        }
+        if let Some(Value::Object(components)) = root.get_mut("components") {
+            components.shift_remove("mediaTypes");
+            if components.is_empty() {
+                root.shift_remove("components");
+            }
+        }
+        for what in notes.order {
+            let (pointer, count, _) = notes.by_what[&what].clone();
+            let what = format!(
+                "a media type is a `$ref` into `components.mediaTypes`, which only OpenAPI 3.2 has{}; repaired in the outputs: the media type is written in place",
+                match count {
+                    1 => String::new(),
+                    n => format!(" ({n} places)"),
+                }
+            );
+            self.base_repaired(base, &pointer, what);
+        }
+    }
+}
+
 /// Moves `key` of `map` to `x-<key>` (unless that is taken, when the 3.1 key is just
 /// left out), noting it.
 fn moved(map: &mut Map<String, Value>, key: &str, whose: &str, at: &str, notes: &mut Notes) {
