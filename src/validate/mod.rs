@@ -16,6 +16,7 @@
 
 mod base_schema;
 mod document;
+mod examples;
 mod fragment;
 mod http;
 mod idempotency;
@@ -176,6 +177,7 @@ pub fn validate(
                     operations.iter_mut().map(|op| &mut op.http),
                 );
             }
+            v.drop_invalid_examples(base, &mut document.root, &mut operations);
             let auth = Auth {
                 scheme: overlay::auth_scheme(&document),
                 token_prefixes: credential.token_prefixes,
