@@ -209,6 +209,7 @@ fn refusal(
         json!({ "components": components, "example-schema": schema, "$ref": "#/example-schema" });
     let validator = jsonschema::options()
         .should_validate_formats(true)
+        .with_format("url", is_web_url)
         .build(&root)
         .ok()?;
     let error = validator.iter_errors(example).next()?;
@@ -219,4 +220,54 @@ fn refusal(
     } else {
         format!("at `{place}`: {message}")
     })
+}
+
+/// The `url` format as validators check it (ajv-formats, which spectral uses; it is no
+/// JSON Schema format, so jsonschema ignores it): an http, https or ftp URL whose host
+/// is a dotted name ending in a label of letters, or an IPv4 address.
+fn is_web_url(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return false;
+    };
+    if !["http", "https", "ftp"].contains(&scheme.to_ascii_lowercase().as_str())
+        || text.chars().any(char::is_whitespace)
+    {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = host.split(':').next().unwrap_or_default();
+    let labels: Vec<&str> = host.split('.').collect();
+    let ipv4 = labels.len() == 4 && labels.iter().all(|l| l.parse::<u8>().is_ok());
+    let named = labels.len() >= 2
+        && labels.iter().all(|l| !l.is_empty())
+        && labels
+            .last()
+            .is_some_and(|tld| tld.chars().count() >= 2 && tld.chars().all(char::is_alphabetic));
+    ipv4 || named
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_web_url;
+
+    /// AssemblyAI's example `http://deleted_by_user` is refused by spectral's `url`.
+    #[test]
+    fn web_urls_are_checked_as_validators_check_them() {
+        for good in [
+            "https://assembly.ai/a.mp3",
+            "http://10.0.0.1:8080/x",
+            "ftp://u@files.example.org",
+        ] {
+            assert!(is_web_url(good), "{good}");
+        }
+        for bad in [
+            "http://deleted_by_user",
+            "mailto:a@b.c",
+            "https://a.b/ c",
+            "https://a.1",
+        ] {
+            assert!(!is_web_url(bad), "{bad}");
+        }
+    }
 }
