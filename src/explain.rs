@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::diagnostics::suggest;
-use crate::model::{Connector, Idempotency, KeyLocation, Operation, Unsupported};
+use crate::model::{self, Connector, Idempotency, KeyLocation, Operation, Target, Unsupported};
 use crate::render::Outputs;
 use crate::terminal::escape;
 
@@ -89,7 +89,7 @@ pub fn list(connector: &Connector) -> String {
 /// request mapping clients keep from the model), about a quarter of that in tokens, and
 /// its three heaviest parts; then the total.
 pub fn stats(outputs: &Outputs) -> Result<String, String> {
-    let tools = json(outputs, "mcp-tools.json")
+    let tools = json(outputs, model::MCP_TOOLS_JSON)
         .ok_or("no mcp-tools.json in this build: add `mcp` to `targets`, or pass `--target mcp`")?;
     let weights: Vec<(String, crate::render::mcp::ToolWeight)> = tools
         .as_array()
@@ -155,15 +155,12 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
     let _ = writeln!(out, "\nretry: {}", mechanism(op));
     // Each generated document is parsed once: the retry rules and the sections below
     // read the same operation objects and the same tool.
-    let documents: Vec<(&str, &str, Value)> = [
-        ("openapi.json", "muse"),
-        ("openapi.openai.json", "openai"),
-        ("openapi.3.0.json", "openapi30"),
-    ]
-    .into_iter()
-    .filter_map(|(file, label)| Some((file, label, json(outputs, file)?)))
-    .collect();
-    let tools = json(outputs, "mcp-tools.json");
+    let documents: Vec<(&str, &str, Value)> = [Target::Muse, Target::Openai, Target::Openapi30]
+        .into_iter()
+        .map(|target| (target.files()[0], target.as_str()))
+        .filter_map(|(file, label)| Some((file, label, json(outputs, file)?)))
+        .collect();
+    let tools = json(outputs, model::MCP_TOOLS_JSON);
     let tool = tools
         .as_ref()
         .and_then(Value::as_array)
@@ -199,7 +196,7 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
         section(&mut out, &format!("{label}: {file}, hints"));
         indent(&mut out, &hints.join("\n"));
     }
-    if let Some(llms) = outputs.get("llms.txt") {
+    if let Some(llms) = outputs.get(model::LLMS_TXT) {
         let needle = format!("`{}`", op.id);
         let lines: Vec<&str> = llms.lines().filter(|l| l.contains(&needle)).collect();
         section(&mut out, "muse: llms.txt, lines that name it");

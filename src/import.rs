@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 
 use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostics, Finding};
-use crate::model::Method;
+use crate::model::{Method, Names as _};
 use crate::validate::{check_url, first_server, is_identifier};
 use evidence::{PollTargets, suggest};
 use yaml::{comment, shorten};
@@ -232,7 +232,7 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
     let mut used: HashSet<String> = HashSet::new();
     let mut rows = Vec::with_capacity(base.operations.len());
     for op in &base.operations {
-        if !Method::ALL.iter().any(|(m, _)| *m == op.method) {
+        if Method::named(op.method).is_none() {
             let why = format!(
                 "agents call GET, POST, PUT, PATCH and DELETE, not {}",
                 op.method.to_ascii_uppercase()

@@ -28,7 +28,8 @@
 //!    (compare the provider's behaviour with the manifest's promises, through
 //!    `runtime`);
 //! 9. `report` (findings and drift → text);
-//! 10. the commands: `explain`, `init`, `import`, `schema`, `serve` (the MCP server:
+//! 10. the commands: `explain`, `rules` (`explain --rule`, docs/rules.md), `init`,
+//!     `import`, `schema`, `serve` (the MCP server:
 //!     the only module that speaks MCP); then this file, which
 //!     strings the stages together, and `main.rs`, the command line.
 
@@ -49,6 +50,7 @@ pub mod output;
 pub mod probe;
 pub mod render;
 pub mod report;
+pub mod rules;
 pub mod runtime;
 pub mod schema;
 pub mod serve;

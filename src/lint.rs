@@ -9,7 +9,8 @@ use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::english::states_limit;
 use crate::model::{Connector, Idempotency, Method, Operation, Unsupported};
 use crate::render::mcp::ToolWeight;
-// The lint ids, levels and settings are validated settings: they live in the model.
+// The lints are rules (`diagnostics::Rule`); a manifest's levels and settings are
+// validated settings: they live in the model.
 pub use crate::model::{DEFAULT_DESCRIPTION_MAX, Level, Lint, LintConfig};
 
 /// Catch-all verbs that say nothing about what a call does, in both the third person
@@ -60,7 +61,8 @@ pub fn run(
         .collect();
     let mut out = Vec::new();
     for (index, (op, description)) in connector.operations.iter().zip(descriptions).enumerate() {
-        let mut emit = |lint: Lint, diagnostic: Diagnostic| {
+        let mut emit = |diagnostic: Diagnostic| {
+            let lint = Lint::from(&diagnostic);
             let severity = match config.level(lint) {
                 Level::Allow => return,
                 _ if op.lint_allow.contains(&lint) => return,
@@ -78,85 +80,64 @@ pub fn run(
         let mutating = op.method != Method::Get;
         if !states_limit(&op.description) {
             if mutating && !spends {
-                emit(
-                    Lint::MutatingWithoutLimit,
-                    Diagnostic::MutatingWithoutLimit {
-                        id: op.id.clone(),
-                        span: origin.description,
-                    },
-                );
+                emit(Diagnostic::MutatingWithoutLimit {
+                    id: op.id.clone(),
+                    span: origin.description,
+                });
             } else {
-                emit(
-                    Lint::MissingLimit,
-                    Diagnostic::MissingLimit {
-                        id: op.id.clone(),
-                        span: origin.description,
-                    },
-                );
+                emit(Diagnostic::MissingLimit {
+                    id: op.id.clone(),
+                    span: origin.description,
+                });
             }
         }
         if let Some(reason) = vague_reason(&op.summary) {
-            emit(
-                Lint::VagueSummary,
-                Diagnostic::VagueSummary {
-                    id: op.id.clone(),
-                    reason,
-                    span: origin.summary,
-                },
-            );
+            emit(Diagnostic::VagueSummary {
+                id: op.id.clone(),
+                reason,
+                span: origin.summary,
+            });
         }
         let unknown = op.idempotency == Idempotency::Unsupported(Unsupported::Unknown);
         if spends && op.idempotency.is_unsupported() {
-            emit(
-                Lint::SpendWithoutIdempotency,
-                Diagnostic::SpendWithoutIdempotency {
-                    id: op.id.clone(),
-                    why: if unknown {
-                        "the provider's document declares no retry key for it"
-                    } else {
-                        "it declares `idempotency: unsupported`"
-                    },
-                    span: origin.idempotency.unwrap_or(origin.entry),
+            emit(Diagnostic::SpendWithoutIdempotency {
+                id: op.id.clone(),
+                why: if unknown {
+                    "the provider's document declares no retry key for it"
+                } else {
+                    "it declares `idempotency: unsupported`"
                 },
-            );
+                span: origin.idempotency.unwrap_or(origin.entry),
+            });
         }
         // Inline, an operation that spends or is async always has a mechanism (the
         // default key); unknown there is base mode's default over a silent document.
         if unknown && (spends || op.async_.is_some()) {
-            emit(
-                Lint::IdempotencyUnknown,
-                Diagnostic::IdempotencyUnknown {
-                    id: op.id.clone(),
-                    span: origin.entry,
-                },
-            );
+            emit(Diagnostic::IdempotencyUnknown {
+                id: op.id.clone(),
+                span: origin.entry,
+            });
         }
         if let Some(a) = &op.async_
             && let Some(target) = by_id.get(a.poll_with.as_str())
             && target.path_params.is_empty()
         {
-            emit(
-                Lint::PollTargetWithoutId,
-                Diagnostic::PollTargetWithoutId {
-                    target: target.id.clone(),
-                    span: origin.poll_with.unwrap_or(origin.entry),
-                    target_path: target.origin.path,
-                },
-            );
+            emit(Diagnostic::PollTargetWithoutId {
+                target: target.id.clone(),
+                span: origin.poll_with.unwrap_or(origin.entry),
+                target_path: target.origin.path,
+            });
         }
         let length = description.chars().count();
         if length > config.description_max {
             let (span, help) = longest_part(op, length, config.description_max);
-            emit(
-                Lint::DescriptionTooLong,
-                Diagnostic::DescriptionTooLong {
-                    id: op.id.clone(),
-                    length,
-                    max: config.description_max,
-                    span,
-                    help,
-                },
-            );
+            emit(Diagnostic::DescriptionTooLong {
+                id: op.id.clone(),
+                length,
+                max: config.description_max,
+                span,
+                help,
+            });
         }
         if let Some(weight) = tool_weights.iter().find(|w| w.index == index)
             && weight.bytes > config.mcp_tool_max
@@ -166,29 +147,23 @@ pub fn run(
                 .iter()
                 .map(|(part, bytes)| format!("{part} ({bytes} bytes)"))
                 .collect();
-            emit(
-                Lint::McpToolTooLarge,
-                Diagnostic::McpToolTooLarge {
-                    id: op.id.clone(),
-                    bytes: weight.bytes,
-                    tokens: weight.bytes.div_ceil(4),
-                    max: config.mcp_tool_max,
-                    span: origin.entry,
-                    help: format!(
-                        "the heaviest parts: {}. Every tool travels in each tools/list answer: expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
-                        parts.join(", ")
-                    ),
-                },
-            );
+            emit(Diagnostic::McpToolTooLarge {
+                id: op.id.clone(),
+                bytes: weight.bytes,
+                tokens: weight.bytes.div_ceil(4),
+                max: config.mcp_tool_max,
+                span: origin.entry,
+                help: format!(
+                    "the heaviest parts: {}. Every tool travels in each tools/list answer: expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
+                    parts.join(", ")
+                ),
+            });
         }
         if spends && op.async_.is_none() {
-            emit(
-                Lint::PaidSyncOperation,
-                Diagnostic::PaidSyncOperation {
-                    id: op.id.clone(),
-                    span: origin.spends.unwrap_or(origin.entry),
-                },
-            );
+            emit(Diagnostic::PaidSyncOperation {
+                id: op.id.clone(),
+                span: origin.spends.unwrap_or(origin.entry),
+            });
         }
     }
     out

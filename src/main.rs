@@ -83,12 +83,12 @@ Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied 
     },
     /// Show exactly what each target's model reads about one operation
     #[command(
-        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n\n\
-Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 2 could not run."
+        after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n  connectorgen explain --rule missing-limit\n\n\
+Exit codes: 0 shown; 1 the manifest has errors, or the operation or rule does not exist; 2 could not run."
     )]
     Explain {
         /// The operation id (with --list: may be left out)
-        #[arg(required_unless_present = "list")]
+        #[arg(required_unless_present_any = ["list", "rule"])]
         operation: Option<String>,
         /// The manifest to read [default: connector.yaml]
         manifest: Option<PathBuf>,
@@ -99,6 +99,9 @@ Exit codes: 0 shown; 1 the manifest has errors or the operation does not exist; 
         /// heaviest parts, instead of the flags
         #[arg(long, requires = "list")]
         stats: bool,
+        /// Explain a rule (an error code or a lint id) instead: what it checks and why
+        #[arg(long, value_name = "CODE", conflicts_with_all = ["operation", "manifest", "list"])]
+        rule: Option<String>,
         #[command(flatten)]
         source: Source,
     },
@@ -197,7 +200,7 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
     /// Check against a sandbox that the provider keeps the promises the manifest makes
     #[command(
         after_help = "Checks: retry key honoured, retry key required, async really is async, poll target is \
-free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see README, \"connectorgen probe\"). \
+free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see docs/probe.md). \
 Calls that spend or cannot be undone are made only within --allow-spend. The credential is read from \
 <SERVICE>_TOKEN, as for serve.\n\n\
 Examples:\n  VIDGEN_TOKEN=vg_test connectorgen probe examples/manifests/video.yaml --base-url http://127.0.0.1:8787 --allow-spend 4\n  \
@@ -232,7 +235,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
         #[arg(long, value_name = "DIR")]
         allow_read: Vec<PathBuf>,
     },
-    /// Print the JSON Schema of the manifest (for editors: see README, "Editor support")
+    /// Print the JSON Schema of the manifest (for editors: see docs/editors.md)
     #[command(
         after_help = "Examples:\n  connectorgen schema > connector.schema.json\n\nExit codes: 0 printed."
     )]
@@ -521,11 +524,15 @@ fn main() -> ExitCode {
         Command::Build { common, .. } => build(&ui, &common),
         Command::Check { common, format } => run_check(&ui, &common, format),
         Command::Explain {
+            rule: Some(code), ..
+        } => Ok(explain_rule(&ui, &code)),
+        Command::Explain {
             operation,
             manifest,
             list,
             stats,
             source,
+            ..
         } => run_explain(&ui, operation, manifest, list, stats, &source),
         Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
         Command::Import {
@@ -818,6 +825,19 @@ fn run_check(ui: &Ui, common: &Common, format: Format) -> Result<ExitCode, Failu
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn explain_rule(ui: &Ui, code: &str) -> ExitCode {
+    match connectorgen::rules::explain(code) {
+        Ok(text) => {
+            ui.out(&text);
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn run_explain(

@@ -89,7 +89,21 @@ pub enum OpenapiVersion {
 }
 
 /// An agent platform connectorgen writes for, and the files it gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Target {
     /// openapi.json (OpenAPI 3.1), llms.txt, descriptions.md
     Muse,
@@ -102,22 +116,28 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [(&'static str, Target); 4] = [
-        ("muse", Target::Muse),
-        ("mcp", Target::Mcp),
-        ("openai", Target::Openai),
-        ("openapi30", Target::Openapi30),
-    ];
-
     pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// The files this target writes, in the order `render` adds them.
+    pub fn files(self) -> &'static [&'static str] {
         match self {
-            Target::Muse => "muse",
-            Target::Mcp => "mcp",
-            Target::Openai => "openai",
-            Target::Openapi30 => "openapi30",
+            Target::Muse => &[OPENAPI_JSON, LLMS_TXT, DESCRIPTIONS_MD],
+            Target::Mcp => &[MCP_TOOLS_JSON],
+            Target::Openai => &[OPENAPI_OPENAI_JSON],
+            Target::Openapi30 => &[OPENAPI_30_JSON],
         }
     }
 }
+
+// The generated files' names, each spelled once (`Target::files` groups them).
+pub const OPENAPI_JSON: &str = "openapi.json";
+pub const LLMS_TXT: &str = "llms.txt";
+pub const DESCRIPTIONS_MD: &str = "descriptions.md";
+pub const MCP_TOOLS_JSON: &str = "mcp-tools.json";
+pub const OPENAPI_OPENAI_JSON: &str = "openapi.openai.json";
+pub const OPENAPI_30_JSON: &str = "openapi.3.0.json";
 
 /// Where an operation's parts are in the manifest, so findings made after validation
 /// (lints, target constraints) can point at the YAML node at fault without reading the
@@ -224,8 +244,20 @@ pub enum AuthScheme {
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Method {
     Get,
     Post,
@@ -235,23 +267,9 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [(&'static str, Method); 5] = [
-        ("get", Method::Get),
-        ("post", Method::Post),
-        ("put", Method::Put),
-        ("patch", Method::Patch),
-        ("delete", Method::Delete),
-    ];
-
     /// Lower case, as OpenAPI path items key them.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "get",
-            Method::Post => "post",
-            Method::Put => "put",
-            Method::Patch => "patch",
-            Method::Delete => "delete",
-        }
+        self.into()
     }
 
     /// Upper case, as people and HTTP write them.
@@ -268,28 +286,44 @@ impl Method {
 
 /// What one call of a paid operation spends. (A permanence without a cost is not a
 /// spend: it is `confirm`. The old `irreversible` kind is refused with that hint.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum SpendKind {
     Credits,
     Money,
 }
 
 impl SpendKind {
-    pub const ALL: [(&'static str, SpendKind); 2] =
-        [("credits", SpendKind::Credits), ("money", SpendKind::Money)];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            SpendKind::Credits => "credits",
-            SpendKind::Money => "money",
-        }
+        self.into()
     }
 }
 
 /// What an async operation hands back while its work goes on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Returns {
     /// A job, with an id to poll: calling again starts (and may charge for) a second one.
     Job,
@@ -299,14 +333,8 @@ pub enum Returns {
 }
 
 impl Returns {
-    pub const ALL: [(&'static str, Returns); 2] =
-        [("job", Returns::Job), ("change", Returns::Change)];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Returns::Job => "job",
-            Returns::Change => "change",
-        }
+        self.into()
     }
 }
 
@@ -355,7 +383,18 @@ pub struct IdempotencyKey {
 }
 
 /// Where an idempotency key goes in the request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum KeyLocation {
     Header,
     Query,
@@ -366,11 +405,7 @@ pub enum KeyLocation {
 impl KeyLocation {
     /// As OpenAPI's `in` and the `x-idempotency` hint write it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            KeyLocation::Header => "header",
-            KeyLocation::Query => "query",
-            KeyLocation::Body => "body",
-        }
+        self.into()
     }
 }
 
@@ -688,44 +723,23 @@ fn is_path_char(c: char) -> bool {
 
 // ---- Lints: which ones exist, their levels, and a manifest's settings. ----
 
-/// Every lint, with its stable id and default level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Lint {
-    MissingLimit,
-    VagueSummary,
-    SpendWithoutIdempotency,
-    PollTargetWithoutId,
-    DescriptionTooLong,
-    MutatingWithoutLimit,
-    PaidSyncOperation,
-    LocalRef,
-    IdempotencyUnknown,
-    OpenaiHeaderKey,
-    McpToolTooLarge,
-}
+/// A fixed list of names (strum's `VariantArray` and `EnumString` over one spelling
+/// per variant): every name in declaration order, and the variant a name spells.
+pub trait Names: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr {
+    fn names() -> impl Iterator<Item = &'static str> {
+        Self::VARIANTS.iter().map(|v| (*v).into())
+    }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Allow,
-    Warn,
-    Deny,
-}
-
-impl Level {
-    pub const ALL: [(&'static str, Level); 3] = [
-        ("allow", Level::Allow),
-        ("warn", Level::Warn),
-        ("deny", Level::Deny),
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Allow => "allow",
-            Level::Warn => "warn",
-            Level::Deny => "deny",
-        }
+    fn named(name: &str) -> Option<Self> {
+        name.parse().ok()
     }
 }
+
+impl<T: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr> Names for T {}
+
+/// The lints are rules that declare a level (`diagnostics::Rule`); a lint id is a
+/// rule's code.
+pub use crate::diagnostics::{Level, Rule as Lint};
 
 /// OpenAI GPT Actions cut operation descriptions at 300 characters.
 pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
@@ -734,86 +748,12 @@ pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
 /// the usual four bytes of JSON per token.
 pub const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
 
-impl Lint {
-    pub const ALL: [Lint; 11] = [
-        Lint::MissingLimit,
-        Lint::VagueSummary,
-        Lint::SpendWithoutIdempotency,
-        Lint::PollTargetWithoutId,
-        Lint::DescriptionTooLong,
-        Lint::MutatingWithoutLimit,
-        Lint::PaidSyncOperation,
-        Lint::LocalRef,
-        Lint::IdempotencyUnknown,
-        Lint::OpenaiHeaderKey,
-        Lint::McpToolTooLarge,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Lint::MissingLimit => "missing-limit",
-            Lint::VagueSummary => "vague-summary",
-            Lint::SpendWithoutIdempotency => "spend-without-idempotency",
-            Lint::PollTargetWithoutId => "poll-target-without-id",
-            Lint::DescriptionTooLong => "description-too-long",
-            Lint::MutatingWithoutLimit => "mutating-without-limit",
-            Lint::PaidSyncOperation => "paid-sync-operation",
-            Lint::LocalRef => "local-ref",
-            Lint::IdempotencyUnknown => "idempotency-unknown",
-            Lint::OpenaiHeaderKey => "openai-header-key",
-            Lint::McpToolTooLarge => "mcp-tool-too-large",
-        }
-    }
-
-    pub fn from_id(id: &str) -> Option<Lint> {
-        Lint::ALL.into_iter().find(|l| l.id() == id)
-    }
-
-    pub fn default_level(self) -> Level {
-        match self {
-            Lint::DescriptionTooLong | Lint::PaidSyncOperation => Level::Allow,
-            _ => Level::Warn,
-        }
-    }
-
-    /// One line on what the lint looks for (SARIF rule descriptions, `--help`).
-    pub fn summary(self) -> &'static str {
-        match self {
-            Lint::MissingLimit => "The description does not say what the call will not do.",
-            Lint::VagueSummary => {
-                "The summary is one word or starts with a catch-all verb (Manages, Handles, Processes, Does, Deals with)."
-            }
-            Lint::SpendWithoutIdempotency => {
-                "An operation that spends has no retry key: `idempotency: unsupported`, or the base document declares none."
-            }
-            Lint::PollTargetWithoutId => "The poll target's path has no {param} to name the job.",
-            Lint::DescriptionTooLong => {
-                "The description the model reads exceeds the configured number of characters."
-            }
-            Lint::MutatingWithoutLimit => {
-                "A non-GET that does not spend does not say what it will not do."
-            }
-            Lint::PaidSyncOperation => "An operation spends but is not async.",
-            Lint::LocalRef => {
-                "Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id is still accepted."
-            }
-            Lint::IdempotencyUnknown => {
-                "Base mode: an operation that spends or is async has no `idempotency:`, and the document declares no retry key."
-            }
-            Lint::OpenaiHeaderKey => {
-                "With the openai target: the retry key is a header, which GPT Actions cannot send, so openapi.openai.json says never to retry."
-            }
-            Lint::McpToolTooLarge => {
-                "An MCP tool (mcp target) is over the configured bytes (default 8,000, about 2,000 tokens)."
-            }
-        }
-    }
-}
-
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]
 pub struct LintConfig {
-    levels: [Level; 11],
+    /// Indexed by `Rule as usize`; rules that are not lints stay `Allow` and are never
+    /// looked up.
+    levels: [Level; <Lint as strum::VariantArray>::VARIANTS.len()],
     pub description_max: usize,
     /// `mcp-tool-too-large`'s bound, in bytes of compact JSON.
     pub mcp_tool_max: usize,
@@ -822,7 +762,12 @@ pub struct LintConfig {
 impl Default for LintConfig {
     fn default() -> Self {
         LintConfig {
-            levels: Lint::ALL.map(Lint::default_level),
+            levels: <Lint as strum::VariantArray>::VARIANTS
+                .iter()
+                .map(|r| r.lint_level().unwrap_or(Level::Allow))
+                .collect::<Vec<_>>()
+                .try_into()
+                .expect("one level per rule"),
             description_max: DEFAULT_DESCRIPTION_MAX,
             mcp_tool_max: DEFAULT_MCP_TOOL_MAX,
         }

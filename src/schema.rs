@@ -2,7 +2,7 @@
 //!
 //! Takes: nothing but the raw types of `manifest/`, which derive `JsonSchema` (their
 //! fixed lists of names come from `manifest/names.rs`, built from the lists the validator
-//! itself checks against: `Method::ALL`, `Lint::ALL`, …).
+//! itself checks against: `Method::names()`, `Rule::lints()`, …).
 //! Returns: `connector.schema.json` as pretty JSON with one trailing newline, the same
 //! bytes on every run. Because it is generated from the types that parse the manifest
 //! and the constants that validate it, a key or a name cannot be added to one and

@@ -71,7 +71,7 @@ pub struct Limits {
 
 /// Fuel every run gets, whatever the manifest's size: far more than the default
 /// templates need for the bundled examples (under 1,000), small enough that a runaway
-/// template stops within a second and about 200 MB (README "Guarantees").
+/// template stops within a second and about 200 MB (docs/guarantees.md).
 pub const BASE_FUEL: u64 = 4_000_000;
 
 /// Fuel added per this many bytes of manifest. The default templates use 0.13 to 0.15

@@ -132,7 +132,7 @@ fn explain_list_bounds_its_columns_for_a_path_of_any_length() {
 }
 
 /// `explain --list --stats`: each MCP tool's size and heaviest parts, and the total; the
-/// AssemblyAI example's is the size README's weight section quotes.
+/// AssemblyAI example's is the size docs/mcp.md's weight section quotes.
 #[test]
 fn explain_stats_weigh_each_tool() {
     let example = root().join("examples/manifests/assemblyai.yaml");

@@ -1,5 +1,5 @@
 //! Templates run within bounds: a templates folder comes with the manifest, from the
-//! same pull request, and a template is a program. README "Guarantees", "Bounded
+//! same pull request, and a template is a program. docs/guarantees.md, "Bounded
 //! templates".
 
 #[path = "support/cli.rs"]
@@ -92,7 +92,7 @@ fn run_capped(dir: &Path, args: &str) -> Output {
 }
 
 /// Each attack stops with the default limits, as a template error (exit 1) that names
-/// the template and the flag that raises the limit, and nothing is written. Measured speed is in README "Guarantees"; the bound here only
+/// the template and the flag that raises the limit, and nothing is written. Measured speed is in docs/guarantees.md; the bound here only
 /// catches a hang.
 #[cfg(target_os = "linux")]
 #[test]
@@ -259,7 +259,7 @@ fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
             .and_then(|file| std::fs::metadata(file).ok())
             .map_or(0, |m| m.len());
         let options = connectorgen::Options {
-            targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
             // The growing part, plus a fixed allowance far under `BASE_FUEL` for the
             // templates' own text (the sections every llms.txt has, whatever its size).
             template_fuel: Some(

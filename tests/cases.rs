@@ -34,7 +34,7 @@ fn read(path: &Path) -> (String, Arc<String>) {
 /// (`openapi:`) are read beside it.
 fn all_targets(path: &Path) -> Options {
     Options {
-        targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+        targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
         ..beside(path)
     }
 }
@@ -75,6 +75,16 @@ fn check_valid(group: &str, path: &Path) {
             "openapi.json",
             "openapi.openai.json"
         ]
+    );
+    // `Target::files()` names exactly what each target writes.
+    let mut named: Vec<&str> = <Target as strum::VariantArray>::VARIANTS
+        .iter()
+        .flat_map(|t| t.files().iter().copied())
+        .collect();
+    named.sort_unstable();
+    assert_eq!(
+        outputs.keys().map(String::as_str).collect::<Vec<_>>(),
+        named
     );
     for (file, contents) in &outputs {
         assert!(
@@ -161,6 +171,9 @@ fn invalid_cases() {
         };
         let stem = path.file_stem().unwrap().to_string_lossy();
         let code = stem.split("--").next().unwrap();
+        for finding in diagnostics.items() {
+            assert_declared_severity(&name, finding);
+        }
         let codes: Vec<String> = diagnostics
             .items()
             .iter()
@@ -193,6 +206,9 @@ fn lint_cases() {
         } else {
             Severity::Warning
         };
+        for finding in analysis.diagnostics.items() {
+            assert_declared_severity(&name, finding);
+        }
         let found: Vec<(String, Severity)> = analysis
             .diagnostics
             .items()
@@ -210,22 +226,42 @@ fn lint_cases() {
     });
 }
 
-/// A finding's code, checked to be the same in the type (`Rule`, which the JSON and
-/// SARIF reports use) and in what miette prints: since every rule has a case below and
-/// each case must produce its code, every variant's `code(…)` is checked.
+/// A finding's code: its rule's (the variant's name). A leftover miette `code(…)` on a
+/// variant must say the same.
 fn code_of(d: &connectorgen::diagnostics::Diagnostic) -> String {
     use miette::Diagnostic as _;
-    let printed = d.code().map(|c| c.to_string()).unwrap_or_default();
+    if let Some(printed) = d.code() {
+        assert_eq!(
+            printed.to_string(),
+            d.code_str(),
+            "`code(…)` differs from the variant's name (and is not needed)"
+        );
+    }
+    d.code_str()
+}
+
+/// A finding of a rule that is not a lint has the severity its declaration states
+/// (`error` unless it says `severity = "warning"`); a lint's follows its level.
+fn assert_declared_severity(name: &str, finding: &connectorgen::diagnostics::Finding) {
+    let rule = Rule::from(&finding.diagnostic);
+    let expected = match rule.severity() {
+        _ if rule.is_lint() => return,
+        "error" => Severity::Error,
+        "warning" => Severity::Warning,
+        _ => return,
+    };
     assert_eq!(
-        printed,
-        d.code_str(),
-        "`code(…)` differs from the variant's name"
+        finding.severity,
+        expected,
+        "{name}: `{}` is declared {}",
+        rule.code(),
+        rule.severity()
     );
-    printed
 }
 
 /// Every rule of the `Diagnostic` type has at least one invalid or lint case named after
-/// its code (the variant's name, so no two rules share one).
+/// its code (the variant's name, so no two rules share one); a retired lint reports
+/// nothing, so it has none.
 #[test]
 fn every_rule_has_an_invalid_case() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
@@ -234,23 +270,37 @@ fn every_rule_has_an_invalid_case() {
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    let codes: Vec<&str> = Rule::VARIANTS.iter().map(|r| r.code()).collect();
-    assert!(codes.len() >= 30, "found only {codes:?}");
-    for code in codes {
+    let rules: Vec<Rule> = Rule::VARIANTS
+        .iter()
+        .copied()
+        .filter(|r| !r.is_retired())
+        .collect();
+    assert!(rules.len() >= 30, "found only {rules:?}");
+    for rule in rules {
+        let code = rule.code();
         assert!(
             cases
                 .iter()
                 .any(|f| f == &format!("{code}.yaml") || f.starts_with(&format!("{code}--"))),
             "no tests/cases/invalid/{code}.yaml or tests/cases/lint/{code}.yaml"
         );
-        if connectorgen::lint::Lint::from_id(code).is_none() {
-            assert_ne!(
-                connectorgen::report::problem_summary(code),
-                "A problem in the manifest.",
-                "`{code}` has no SARIF rule description"
-            );
-        }
     }
+}
+
+/// `docs/rules.md` is generated from the rules' declarations; it fails when stale.
+/// Regenerate with `UPDATE_DOCS=1 cargo test --test cases rules_doc`.
+#[test]
+fn rules_doc_is_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
+    let generated = connectorgen::rules::markdown();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/rules.md is stale: run `UPDATE_DOCS=1 cargo test --test cases rules_doc`"
+    );
 }
 
 /// Issue 21, defect 8: every tool copies each component it reaches, so mcp-tools.json

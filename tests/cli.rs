@@ -180,3 +180,88 @@ fn rebuilding_replaces_outputs_with_identical_bytes() {
         first
     );
 }
+
+/// The commands of the README's quickstart, in order: each `sh` block of the
+/// "## Quickstart" section, one command per line (a trailing `\` continues it).
+fn readme_quickstart() -> Vec<Vec<String>> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme
+        .find("\n## Quickstart\n")
+        .expect("README has a Quickstart");
+    let rest = &readme[start + 1..];
+    let section = &rest[..rest[1..].find("\n## ").map_or(rest.len(), |i| i + 1)];
+    let mut commands = Vec::new();
+    let mut in_sh = false;
+    let mut line = String::new();
+    for raw in section.lines() {
+        if raw.starts_with("```") {
+            in_sh = !in_sh && raw == "```sh";
+            continue;
+        }
+        if !in_sh || raw.trim().is_empty() || raw.trim_start().starts_with('#') {
+            continue;
+        }
+        line.push_str(raw.trim_end_matches('\\'));
+        if raw.ends_with('\\') {
+            continue;
+        }
+        // Plain words only: a quote, a variable or a pipe would need a shell, and
+        // this test would no longer run the line as written.
+        assert!(
+            !line.contains(['"', '\'', '$', '|', '>', '<', '&', ';']),
+            "README quickstart line needs a shell: {line}"
+        );
+        commands.push(line.split_whitespace().map(str::to_owned).collect());
+        line.clear();
+    }
+    commands
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "generated" {
+                copy_tree(&entry.path(), &target);
+            }
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every command of the README's quickstart runs as written and succeeds, in a fresh
+/// folder holding a copy of `examples/` (the commands name it relatively), with `/tmp/`
+/// moved under that folder so parallel runs do not share files.
+#[test]
+fn readme_quickstart_runs_as_written() {
+    let commands = readme_quickstart();
+    assert!(commands.len() >= 5, "{commands:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    copy_tree(&root().join("examples"), &work.join("examples"));
+    let tmp = format!("{}/tmp/", dir.path().display());
+    for command in &commands {
+        assert_eq!(command[0], "connectorgen", "{command:?}");
+        let args: Vec<String> = command[1..]
+            .iter()
+            .map(|a| a.replacen("/tmp/", &tmp, 1))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = connectorgen(&work, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert!(work.join("generated/openapi.json").is_file());
+    assert!(dir.path().join("tmp/aai/generated/openapi.json").is_file());
+    assert!(
+        work.join("examples/manifests/generated/mcp-tools.json")
+            .is_file()
+    );
+}

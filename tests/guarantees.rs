@@ -1,7 +1,7 @@
 //! The hardening promises of `connectorgen build`, tested on the binary as a user runs
 //! it: every byte of a manifest is untrusted, and whatever it holds the run ends with a
 //! clear diagnostic or correct output, in bounded time and memory, with the files
-//! already on disk intact. README "Guarantees" lists each promise with its test; the
+//! already on disk intact. docs/guarantees.md lists each promise with its test; the
 //! bounds on templates are tested in tests/bounded_templates.rs, and what happens to
 //! the files on disk in tests/nothing_lost.rs.
 

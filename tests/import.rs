@@ -476,7 +476,7 @@ fn a_document_name_with_outer_whitespace_is_written_as_build_reads_it() {
     }
 }
 
-/// README's quickstart writes to a folder that does not exist yet (`-o /tmp/aai/…`):
+/// The README's quickstart writes to a folder that does not exist yet (`-o /tmp/aai/…`):
 /// import makes it, but only once the document has been read, so a bad document leaves
 /// nothing behind.
 #[test]

@@ -1,6 +1,6 @@
 //! Nothing already on disk is lost: all-or-nothing sets of outputs, builds killed at
 //! every step, concurrent builds, symbolic links, and the user's own files beside the
-//! outputs. README "Guarantees", "Nothing lost".
+//! outputs. docs/guarantees.md, "Nothing lost".
 
 #[path = "support/cli.rs"]
 mod cli;

@@ -524,7 +524,7 @@ impl Spec {
 /// Every target at once, whatever the manifest says.
 fn build(yaml: &str) -> Outputs {
     let options = Options {
-        targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+        targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
         ..Options::default()
     };
     match generate_with("connector.yaml", Arc::new(yaml.to_string()), &options) {

@@ -338,7 +338,7 @@ fn holds(value: &Value, key: &str) -> bool {
 fn analyze(spec: &Spec) -> Result<connectorgen::Analysis, TestCaseError> {
     let yaml = spec.yaml();
     let options = Options {
-        targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+        targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
         ..Options::default()
     };
     let analysis = analyze_with("connector.yaml", Arc::new(yaml.clone()), &options)

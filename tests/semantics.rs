@@ -390,12 +390,7 @@ fn model_texts(outputs: &Outputs, id: &str, next: Option<&str>) -> Vec<(String, 
 #[test]
 fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
     let options = connectorgen::Options {
-        targets: Some(
-            connectorgen::model::Target::ALL
-                .iter()
-                .map(|(_, t)| *t)
-                .collect(),
-        ),
+        targets: Some(<connectorgen::model::Target as strum::VariantArray>::VARIANTS.to_vec()),
         ..connectorgen::Options::default()
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -621,12 +616,7 @@ fn mcp_annotations_follow_the_documented_mapping() {
 fn build_all(file: &str) -> (connectorgen::model::Connector, Outputs) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let options = connectorgen::Options {
-        targets: Some(
-            connectorgen::model::Target::ALL
-                .iter()
-                .map(|(_, t)| *t)
-                .collect(),
-        ),
+        targets: Some(<connectorgen::model::Target as strum::VariantArray>::VARIANTS.to_vec()),
         manifest_dir: path.parent().map(std::path::Path::to_path_buf),
         // The documents are in `specs/` beside the manifests' folder.
         allow_read: path

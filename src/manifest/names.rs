@@ -11,7 +11,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
 use super::RawLintSetting;
-use crate::model::{Idempotency, Level, Lint, Method, Returns, SpendKind, Target};
+use crate::model::{Idempotency, Level, Lint, Method, Names as _, Returns, SpendKind, Target};
 
 /// A string that is one of `names`.
 fn string_enum<'a>(names: impl IntoIterator<Item = &'a str>) -> Schema {
@@ -41,18 +41,16 @@ macro_rules! names {
 names!(
     /// An HTTP method, as `validate.rs` reads it. It accepts any case; the schema
     /// offers the lower- and upper-case spellings.
-    MethodName => Method::ALL
-        .iter()
-        .map(|(name, _)| *name)
-        .chain(Method::ALL.iter().map(|(_, m)| m.upper()))
+    MethodName => Method::names()
+        .chain(<Method as strum::VariantArray>::VARIANTS.iter().map(|m| m.upper()))
 );
 names!(
     /// What a paid operation spends.
-    SpendKindName => SpendKind::ALL.iter().map(|(name, _)| *name)
+    SpendKindName => SpendKind::names()
 );
 names!(
     /// What an async operation hands back.
-    ReturnsName => Returns::ALL.iter().map(|(name, _)| *name)
+    ReturnsName => Returns::names()
 );
 /// `idempotency:` — a short form, or a mapping naming the provider's key.
 pub struct IdempotencySetting;
@@ -123,7 +121,7 @@ impl JsonSchema for IdempotencySetting {
 }
 names!(
     /// An agent platform to write for.
-    TargetName => Target::ALL.iter().map(|(name, _)| *name)
+    TargetName => Target::names()
 );
 names!(
     /// How an inline manifest's agent sends its credential.
@@ -135,11 +133,11 @@ names!(
 );
 names!(
     /// A lint id.
-    LintId => Lint::ALL.iter().map(|lint| lint.id())
+    LintId => Lint::lints().map(Lint::code)
 );
 names!(
     /// A lint level.
-    LintLevel => Level::ALL.iter().map(|(name, _)| *name)
+    LintLevel => Level::names()
 );
 
 /// `lint:` — one optional key per lint id, whose value is a `RawLintSetting`; only the
@@ -153,7 +151,7 @@ impl JsonSchema for LintTable {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let mut properties = serde_json::Map::new();
-        for lint in Lint::ALL {
+        for lint in Lint::lints() {
             let mut setting = generator.subschema_for::<RawLintSetting>();
             match lint {
                 Lint::DescriptionTooLong => {}
@@ -165,10 +163,10 @@ impl JsonSchema for LintTable {
             let description = format!(
                 "{} Default: {}.",
                 lint.summary(),
-                lint.default_level().as_str()
+                lint.lint_level().unwrap_or(Level::Allow).as_str()
             );
             setting.insert("description".into(), description.into());
-            properties.insert(lint.id().into(), setting.into());
+            properties.insert(lint.code().into(), setting.into());
         }
         json_schema!({
             "type": "object",

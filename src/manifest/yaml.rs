@@ -19,7 +19,7 @@ use crate::diagnostics::{Diagnostic, Span, suggest};
 const MAX_DEPTH: usize = 64;
 /// The least alias-expansion budget, in parser events: room for a shared schema reused
 /// in every operation of a mid-sized manifest, while a "billion laughs" stops within
-/// 0.1 s and 30 MB (README, "Guarantees").
+/// 0.1 s and 30 MB (docs/guarantees.md).
 const MIN_ALIAS_EXPANSION: usize = 100_000;
 /// Text that aliases may add for each event of `--max-alias-expansion`, and of
 /// `MIN_ALIAS_EXPANSION` without it (16 MB): room for shared descriptions, while a long

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::base::Base;
 use crate::diagnostics::Finding;
-use crate::model::{Connector, Target};
+use crate::model::{self, Connector, Target};
 use crate::templates::{Limits, Sources};
 use prose::Flavour;
 
@@ -113,19 +113,22 @@ pub fn render(
         match target {
             Target::Muse => {
                 outputs.insert(
-                    "openapi.json".to_string(),
+                    model::OPENAPI_JSON.to_string(),
                     openapi::render(connector, &descriptions),
                 );
                 let ctx =
                     prose::Prose::file_context(connector, &op_values, &descriptions, manifest_name);
-                outputs.insert("llms.txt".to_string(), prose.llms_txt(&ctx)?);
-                outputs.insert("descriptions.md".to_string(), prose.descriptions_md(&ctx)?);
+                outputs.insert(model::LLMS_TXT.to_string(), prose.llms_txt(&ctx)?);
+                outputs.insert(
+                    model::DESCRIPTIONS_MD.to_string(),
+                    prose.descriptions_md(&ctx)?,
+                );
             }
             Target::Mcp => {
                 let (_, descriptions) =
                     flavoured(&prose, connector, &op_values, &descriptions, Flavour::Mcp)?;
                 let rendered = mcp::render(connector, &descriptions);
-                outputs.insert("mcp-tools.json".to_string(), rendered.text);
+                outputs.insert(model::MCP_TOOLS_JSON.to_string(), rendered.text);
                 findings.extend(rendered.findings);
                 tool_weights = rendered.weights;
             }
@@ -142,12 +145,12 @@ pub fn render(
                     .map(|op| prose.compact_notice(op))
                     .collect::<Result<Vec<_>, _>>()?;
                 let (text, found) = openai::render(connector, base, &descriptions, &compact);
-                outputs.insert("openapi.openai.json".to_string(), text);
+                outputs.insert(model::OPENAPI_OPENAI_JSON.to_string(), text);
                 findings.extend(found);
             }
             Target::Openapi30 => {
                 let (text, found) = openapi30::render(connector, base, &descriptions);
-                outputs.insert("openapi.3.0.json".to_string(), text);
+                outputs.insert(model::OPENAPI_30_JSON.to_string(), text);
                 findings.extend(found);
             }
         }

@@ -167,12 +167,14 @@ pub fn findings(diagnostics: &Diagnostics, color: bool) -> String {
         } else {
             Window::FULL
         };
-        let shown = Shown::new(
+        let mut shown = Shown::new(
             &finding.diagnostic,
             severity,
             Some(files.file(finding)),
             window,
         );
+        // A rule's code is its variant's name (`Rule`), not a miette `code(…)`.
+        shown.code = Some(finding.diagnostic.code_str());
         draw(&handler, &mut out, &shown);
         out.push('\n');
     }

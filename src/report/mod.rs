@@ -21,8 +21,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::check::Drift;
-use crate::diagnostics::{Diagnostic, Diagnostics, Finding, Severity, Source};
-use crate::model::{Level, Lint};
+use crate::diagnostics::{Diagnostic, Diagnostics, Finding, Level, Rule, Severity, Source};
 use crate::terminal;
 use excerpt::LineIndex;
 pub use human::{DETAILED_PER_CODE, findings as human_findings, template_error};
@@ -40,7 +39,7 @@ pub struct Report<'a> {
 pub enum Format {
     /// miette diagnostics and coloured diffs, for people
     Human,
-    /// one JSON document (see README, "Machine-readable output")
+    /// one JSON document (see docs/cli.md, "Machine-readable output")
     Json,
     /// GitHub Actions workflow commands (annotations)
     Github,
@@ -204,21 +203,20 @@ impl Report<'_> {
     fn sarif(&self) -> String {
         let lines = self.lines();
         // One rule per lint id, always; problem codes and drift when they occur.
-        let mut rules: Vec<serde_json::Value> = Lint::ALL
-            .iter()
+        let mut rules: Vec<serde_json::Value> = Rule::lints()
             .map(|l| {
                 rule(
-                    l.id(),
-                    l.summary(),
-                    match l.default_level() {
-                        Level::Allow => "none",
-                        Level::Warn => "warning",
-                        Level::Deny => "error",
+                    l.code(),
+                    &l.summary(),
+                    match l.lint_level() {
+                        Some(Level::Allow) => "none",
+                        Some(Level::Warn) => "warning",
+                        Some(Level::Deny) | None => "error",
                     },
                 )
             })
             .collect();
-        let mut ids: Vec<String> = Lint::ALL.iter().map(|l| l.id().to_string()).collect();
+        let mut ids: Vec<String> = Rule::lints().map(|l| l.code().to_string()).collect();
         let mut results = Vec::new();
         let mut rule_index = |code: &str, summary: &str, rules: &mut Vec<serde_json::Value>| {
             ids.iter().position(|c| c == code).unwrap_or_else(|| {
@@ -229,7 +227,8 @@ impl Report<'_> {
         };
         for f in self.diagnostics.items() {
             let code = f.diagnostic.code_str();
-            let index = rule_index(&code, problem_summary(&code), &mut rules);
+            let summary = Rule::from(&f.diagnostic).summary();
+            let index = rule_index(&code, &summary, &mut rules);
             let ((line, col), (end_line, end_col)) = lines.range(f);
             let mut text = f.diagnostic.to_string();
             if let Some(help) = help(&f.diagnostic) {
@@ -402,119 +401,6 @@ fn range(lines: &LineIndex, f: &Finding) -> ((usize, usize), (usize, usize)) {
         lines.position(offset),
         lines.position(offset.saturating_add(len)),
     )
-}
-
-/// What each problem code means, for SARIF rule descriptions.
-pub fn problem_summary(code: &str) -> &'static str {
-    match code {
-        "yaml-syntax" => "The file is not well-formed YAML.",
-        "wrong-type" => "A value has the wrong YAML type.",
-        "unknown-key" => "A mapping holds a key the manifest format does not know.",
-        "duplicate-key" => "A mapping holds the same key twice.",
-        "yaml-limit" => "A YAML resource limit (nesting depth, alias expansion) was exceeded.",
-        "missing-key" => "A required key is absent.",
-        "unsupported-version" => "`version` names a manifest format this build does not read.",
-        "empty-text" => "A text the model or the person reads is empty.",
-        "bad-url" => "A URL is not absolute https (http only for localhost).",
-        "no-operations" => "The manifest lists no operations.",
-        "invalid-operation-id" => "An operation id is not a valid operationId.",
-        "duplicate-operation-id" => "Two operations share an id.",
-        "unknown-method" => "`method` is not get, post, put, patch or delete.",
-        "invalid-path" => "A path is malformed or conflicts with another.",
-        "duplicate-route" => "Two operations share the same method and path.",
-        "ambiguous-base-operation" => {
-            "`operation:` is one base operation's operationId and another's route."
-        }
-        "invalid-base-parameter" => {
-            "A parameter of an exposed base operation has no usable name or location, or is repeated."
-        }
-        "input-not-allowed" => "A request body is declared on a get or delete operation.",
-        "invalid-schema" => "`input`, `output` or a query `schema` is not a JSON Schema.",
-        "invalid-query-parameter" => "A query parameter name is empty, repeated or unusable.",
-        "get-with-side-effect" => "A get operation spends, is async or asks for confirmation.",
-        "unknown-spend-kind" => "`spends.kind` is not credits or money.",
-        "spend-kind-irreversible" => "`spends.kind: irreversible`, which `confirm: true` replaced.",
-        "confirm-contradicts-spends" => "`confirm: false` on an operation that spends.",
-        "unknown-async-returns" => "`async.returns` is not job or change.",
-        "unknown-idempotency" => "`idempotency` is no short form and no mapping naming one key.",
-        "non-positive-typical-seconds" => "`async.typicalSeconds` is not a positive number.",
-        "unknown-poll-target" => "`async.pollWith` names no operation of this manifest.",
-        "unsafe-poll-target" => "The poll target is not a free, side-effect-free read.",
-        "invalid-token-prefix" => "`auth.tokenPrefix` is empty or contains whitespace.",
-        "unknown-lint" => "An unknown lint id in `lint` or `lintAllow`.",
-        "invalid-lint-setting" => "A lint level or option is invalid.",
-        "bad-templates-dir" => "`templates` names a folder that cannot be used.",
-        "unknown-target" => "`targets` names a platform connectorgen does not write for.",
-        "mcp-input-collision" => {
-            "`args:` gives two inputs of one operation the same MCP argument name."
-        }
-        "invalid-argument-name" => {
-            "An `args:` name outside ^[a-zA-Z0-9_.-]{1,64}$, which some MCP clients refuse."
-        }
-        "invalid-fixed" => "A `fixed:` entry without exactly one of `env` and `value`.",
-        "unknown-mcp-input" => "An `args:` or `fixed:` key names no input of the operation.",
-        "mcp-tool-name" => "A tool name over 64 characters or outside [A-Za-z0-9_-].",
-        "mcp-pattern-dropped" => {
-            "A `pattern` that is not an ECMAScript Unicode regular expression, left out of an MCP tool."
-        }
-        "mcp-output-too-large" => "mcp-tools.json would pass its bound (a multiple of the input).",
-        "openapi30-unsupported" => "A JSON Schema uses a construct OpenAPI 3.0 cannot express.",
-        "openai-description-shortened" => {
-            "A description was shortened to fit OpenAI's limits in openapi.openai.json."
-        }
-        "openai-notice-too-long" => {
-            "The generated sentences alone leave too little of OpenAI's 300 characters."
-        }
-        "invalid-parameter" => "A path or header parameter is unusable.",
-        "invalid-style" => "A parameter's style or explode that OpenAPI does not allow there.",
-        "invalid-media-type" => "A media type that is not `type/subtype`.",
-        "invalid-status" => "A success status outside 2xx, or an error status outside 4xx/5xx.",
-        "invalid-openapi-fragment" => {
-            "An operation's `openapi:` fragment holds a field it may not."
-        }
-        "unresolved-ref" => "A `$ref` in a schema does not resolve in the generated documents.",
-        "schema-not-valid" => "A JSON Schema the author wrote is not valid JSON Schema 2020-12.",
-        "unknown-schema-keyword" => {
-            "A schema keyword no JSON Schema or OpenAPI vocabulary defines."
-        }
-        "invalid-auth" => "`auth:` describes a credential no client can send.",
-        "invalid-auth-env" => "`auth.env` is not a name an environment variable can have.",
-        "base-unreadable" => "`openapi:` names a file that cannot be read.",
-        "base-syntax" => "The base OpenAPI document is not well-formed JSON or YAML.",
-        "base-not-openapi" => "The base document is not OpenAPI 3.0, 3.1 or 3.2.",
-        "base-invalid" => {
-            "The exposed part of the base document breaks the official OpenAPI schema of its version."
-        }
-        "openapi32-unsupported" => {
-            "An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused."
-        }
-        "base-ref-unresolved" => {
-            "A `$ref` the exposed operations reach does not resolve to a component."
-        }
-        "base-ref-external" => {
-            "A `$ref` the exposed operations reach points outside the base document."
-        }
-        "unknown-base-operation" => "`operation:` names nothing in the base document.",
-        "invalid-base-path" => "A base operation's path cannot be a URL path.",
-        "operation-listed-twice" => "The same base operation is listed twice.",
-        "inline-key-with-base" => {
-            "An inline-only key on an operation of a manifest with a base document."
-        }
-        "operation-without-base" => "`operation:` in a manifest without a base document.",
-        "unsupported-method" => "The base operation's method is not one agents are given.",
-        "id-not-for-target" => "An operation id that a chosen target cannot take.",
-        "idempotency-contradicts-base" => {
-            "`idempotency: unsupported` on an operation whose base declares the header."
-        }
-        "idempotency-second-key" => {
-            "A short form of `idempotency` on a base operation that declares another retry key."
-        }
-        "idempotency-key-not-found" => {
-            "`idempotency:` names a key the operation does not have or cannot be given."
-        }
-        "invalid-probe" => "An operation's `probe:` is not an example call.",
-        _ => "A problem in the manifest.",
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! Must never: send anything, or let a call that needs consent become a new logical
 //! request without a fresh consent nonce.
 //!
-//! The rules (README, "What serve enforces"):
+//! The rules (docs/serve.md, "Consent, step by step" and "Retries and jobs"):
 //! - a consent nonce names one logical request: the first time it starts one; again,
 //!   it is that request (a retry), whatever has happened since;
 //! - without a nonce, the newest identical call in the retry window decides: still

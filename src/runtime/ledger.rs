@@ -9,8 +9,8 @@
 //! is durable first) or decide policy (that is `guard`'s; the ledger only makes the
 //! look-up and the write one atomic step).
 //!
-//! A shared store for several instances implements the same trait (see README,
-//! "Running several instances"); only the embedded SQLite one exists.
+//! A shared store for several instances implements the same trait (see docs/serve.md,
+//! "Several instances"); only the embedded SQLite one exists.
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -26,8 +26,8 @@ use super::syntax::check_url;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::model::{Method, escape};
 
-/// The official OpenAPI 3.1 schema, vendored unchanged in `tests/fixtures/` (see its
-/// README for provenance).
+/// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in
+/// tests/fixtures/README.md).
 pub(super) const OPENAPI_31: &str = include_str!("../schemas/openapi-3.1.schema.json");
 
 /// At most this many findings from the schemas per fragment: one wrong value can fail

@@ -16,11 +16,11 @@ use super::syntax::{is_identifier, parse_path};
 use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAsync, RawOperation, RawSpends, span, span_of};
-use crate::model::Lint;
 use crate::model::{
     ArgName, Async, Fixed, FixedSource, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey,
     KeyLocation, Method, Operation, Origin, ProbeInput, Returns, SpendKind, Spends, Unsupported,
 };
+use crate::model::{Lint, Names as _};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";
@@ -283,13 +283,13 @@ impl Validator {
             }
             Some(m) => {
                 let lower = m.value.trim().to_ascii_lowercase();
-                match Method::ALL.iter().find(|(name, _)| *name == lower) {
-                    Some((_, method)) => Some(*method),
+                match Method::named(&lower) {
+                    Some(method) => Some(method),
                     None => {
                         self.push(Diagnostic::UnknownMethod {
                             method: m.value.clone(),
                             span: span(m),
-                            help: suggest(&lower, Method::ALL.iter().map(|(n, _)| *n)),
+                            help: suggest(&lower, Method::names()),
                         });
                         None
                     }
@@ -602,8 +602,8 @@ impl Validator {
                 self.missing("kind", ctx, at, "add `kind: credits` (or money)");
                 None
             }
-            Some(k) => match SpendKind::ALL.iter().find(|(n, _)| *n == k.value.trim()) {
-                Some((_, kind)) => Some(*kind),
+            Some(k) => match SpendKind::named(k.value.trim()) {
+                Some(kind) => Some(kind),
                 None if k.value.trim() == "irreversible" => {
                     let note = s
                         .value
@@ -625,7 +625,7 @@ impl Validator {
                     self.push(Diagnostic::UnknownSpendKind {
                         kind: k.value.clone(),
                         span: span(k),
-                        help: suggest(k.value.trim(), SpendKind::ALL.iter().map(|(n, _)| *n)),
+                        help: suggest(k.value.trim(), SpendKind::names()),
                     });
                     None
                 }
@@ -682,15 +682,15 @@ impl Validator {
         };
         let returns = match &a.value.returns {
             None => Some(Returns::Job),
-            Some(r) => match Returns::ALL.iter().find(|(n, _)| *n == r.value.trim()) {
-                Some((_, returns)) => Some(*returns),
+            Some(r) => match Returns::named(r.value.trim()) {
+                Some(returns) => Some(returns),
                 None => {
                     self.push(Diagnostic::UnknownAsyncReturns {
                         value: r.value.clone(),
                         span: span(r),
                         help: format!(
                             "{} `job` is work with an id to poll; `change` is a change to something that exists which settles in the background (a cancel, a refund)",
-                            suggest(r.value.trim(), Returns::ALL.iter().map(|(n, _)| *n))
+                            suggest(r.value.trim(), Returns::names())
                         ),
                     });
                     None

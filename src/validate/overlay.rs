@@ -25,7 +25,9 @@ use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
-use crate::model::{AuthScheme, Document, Method, Operation, Origin, Service, escape, unescape};
+use crate::model::{
+    AuthScheme, Document, Method, Names as _, Operation, Origin, Service, escape, unescape,
+};
 
 impl Validator {
     /// Every listed base operation that could be found and named.
@@ -138,11 +140,7 @@ impl Validator {
             return None;
         }
         listed.insert(pointer.clone(), span(name));
-        let Some(method) = Method::ALL
-            .iter()
-            .find(|(n, _)| *n == found.method)
-            .map(|(_, m)| *m)
-        else {
+        let Some(method) = Method::named(found.method) else {
             self.push(Diagnostic::UnsupportedMethod {
                 name: name.value.trim().to_string(),
                 method: found.method.to_ascii_uppercase(),

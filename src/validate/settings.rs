@@ -8,8 +8,8 @@ use serde_saphyr::Spanned;
 use super::Validator;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawLintSetting, RawLints, span};
-use crate::model::Target;
 use crate::model::{Level, Lint, LintConfig};
+use crate::model::{Names as _, Target};
 
 impl Validator {
     /// `targets:` — known names, at least one; kept in a fixed order without repeats so
@@ -29,15 +29,15 @@ impl Validator {
             .value
             .iter()
             .filter_map(|t| {
-                let found = Target::ALL.iter().find(|(n, _)| *n == t.value.trim());
+                let found = Target::named(t.value.trim());
                 if found.is_none() {
                     self.push(Diagnostic::UnknownTarget {
                         target: t.value.clone(),
                         span: span(t),
-                        help: suggest(t.value.trim(), Target::ALL.iter().map(|(n, _)| *n)),
+                        help: suggest(t.value.trim(), Target::names()),
                     });
                 }
-                found.map(|(_, t)| *t)
+                found
             })
             .collect();
         targets.sort();
@@ -46,28 +46,25 @@ impl Validator {
     }
 
     pub(super) fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
-        let found = Lint::from_id(id.value.trim());
+        let found = Lint::lint_from_id(id.value.trim());
         if found.is_none() {
             self.push(Diagnostic::UnknownLint {
                 id: id.value.clone(),
                 span: span(id),
-                help: suggest(id.value.trim(), Lint::ALL.iter().map(|l| l.id())),
+                help: suggest(id.value.trim(), Lint::lints().map(Lint::code)),
             });
         }
         found
     }
 
     pub(super) fn lint_level(&mut self, id: &str, level: &str, at: Span) -> Option<Level> {
-        let found = Level::ALL
-            .iter()
-            .find(|(n, _)| *n == level.trim())
-            .map(|(_, l)| *l);
+        let found = Level::named(level.trim());
         if found.is_none() {
             self.push(Diagnostic::InvalidLintSetting {
                 id: id.to_string(),
                 reason: format!(
                     "`{level}` is not a level; {}",
-                    suggest(level.trim(), Level::ALL.iter().map(|(n, _)| *n))
+                    suggest(level.trim(), Level::names())
                 ),
                 span: at,
             });

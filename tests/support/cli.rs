@@ -9,8 +9,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A bound that only catches a hang or a runaway, never a slow machine: how fast bombs
-/// and runaway templates are stopped is a measured figure, stated in README
-/// "Guarantees", not a timed test that would flake when CI shares the machine. Memory
+/// and runaway templates are stopped is a measured figure, stated in
+/// docs/guarantees.md, not a timed test that would flake when CI shares the machine. Memory
 /// bounds, which are deterministic, are enforced with `ulimit -v` instead.
 pub const NO_HANG: Duration = Duration::from_secs(30);
 

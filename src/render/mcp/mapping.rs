@@ -222,7 +222,7 @@ pub fn tools_in(
         .and_then(|outputs| {
             outputs
                 .iter()
-                .find(|(path, _)| path.ends_with("mcp-tools.json"))
+                .find(|(path, _)| path.ends_with(crate::model::MCP_TOOLS_JSON))
                 .map(|(_, text)| text)
         })
         .ok_or("the mcp target wrote no mcp-tools.json")?;
