@@ -730,9 +730,8 @@ fn fixtures() -> &'static [(String, Vec<String>)] {
                 .operations
                 .iter()
                 .filter(|o| {
-                    connectorgen::model::Method::ALL
-                        .iter()
-                        .any(|(m, _)| *m == o.method)
+                    use connectorgen::model::Names as _;
+                    connectorgen::model::Method::named(o.method).is_some()
                 })
                 .map(|o| o.route())
                 .collect();
@@ -770,7 +769,7 @@ proptest! {
     ) {
         let yaml = exposing(&path, &routes);
         let options = Options {
-            targets: Some(Target::ALL.iter().map(|(_, t)| *t).collect()),
+            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
             allow_read: vec![std::path::PathBuf::from("/")],
             ..Options::default()
         };
