@@ -17,6 +17,7 @@
 //! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
 
 pub mod bundle;
+pub mod places;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -78,6 +79,12 @@ pub struct Base {
     problems: HashMap<String, RefProblem>,
     /// Every file read besides the root, with what the read gave.
     reads: Vec<Read>,
+    /// The operations of OpenAPI 3.2 that no 3.1 document can hold (`query`, and
+    /// `additionalOperations` such as `LINK`), by route and operationId, with their
+    /// pointers: a manifest naming one is told why it cannot be exposed.
+    pub only_in_32: Vec<(String, Option<String>, String)>,
+    /// Pointer → byte range, built on first use.
+    places: OnceLock<HashMap<String, (usize, usize)>>,
     /// operationId → first operation, and (method, path) → first operation, built on
     /// first use: `find` runs once per listed operation, which must not be quadratic.
     lookup: OnceLock<Lookup>,
@@ -129,6 +136,8 @@ impl Base {
             mounts: HashMap::new(),
             problems: HashMap::new(),
             reads: Vec::new(),
+            only_in_32: Vec::new(),
+            places: OnceLock::new(),
             lookup: OnceLock::new(),
         };
         base.version = base.check_version()?;
@@ -149,6 +158,7 @@ impl Base {
         base.problems = problems;
         base.reads = reads;
         base.operations = index(&base.root);
+        base.only_in_32 = index_32(&base.root);
         Ok(base)
     }
 
@@ -168,6 +178,7 @@ impl Base {
         match object.get("openapi") {
             Some(Value::String(v)) if v.starts_with("3.0.") || v == "3.0" => Ok(Version::V30),
             Some(Value::String(v)) if v.starts_with("3.1.") || v == "3.1" => Ok(Version::V31),
+            Some(Value::String(v)) if v.starts_with("3.2.") || v == "3.2" => Ok(Version::V32),
             Some(v) => Err(not_openapi(format!("OpenAPI {}", show(v)), "/openapi")),
             None => Err(not_openapi("no `openapi` version".to_string(), "")),
         }
@@ -509,6 +520,39 @@ fn index(root: &Value) -> Vec<BaseOperation> {
     out
 }
 
+/// The 3.2-only operations of `paths` (`query`, `additionalOperations`): (route,
+/// operationId, pointer) for each, in document order.
+fn index_32(root: &Value) -> Vec<(String, Option<String>, String)> {
+    let Some(paths) = root.get("paths").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let id = |op: &Value| {
+        op.get("operationId")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    for (path, item) in paths {
+        let at = format!("/paths/{}", escape(path));
+        if let Some(op) = item.get("query") {
+            out.push((format!("QUERY {path}"), id(op), format!("{at}/query")));
+        }
+        for (method, op) in item
+            .get("additionalOperations")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            out.push((
+                format!("{method} {path}"),
+                id(op),
+                format!("{at}/additionalOperations/{}", escape(method)),
+            ));
+        }
+    }
+    out
+}
+
 /// Characters of the document a message quotes at most: the document may be any file
 /// a path led to, and machine formats print messages whole.
 const QUOTED_CHARS: usize = 100;
@@ -781,7 +825,7 @@ mod tests {
     fn not_openapi_3_is_refused() {
         for (text, found) in [
             ("swagger: '2.0'\n", "Swagger 2.0"),
-            ("openapi: 3.2.0\n", "OpenAPI 3.2.0"),
+            ("openapi: 4.0.0\n", "OpenAPI 4.0.0"),
             ("info: {}\n", "no `openapi` version"),
             ("[1, 2]\n", "not a mapping"),
         ] {

@@ -842,10 +842,10 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The base document is not OpenAPI 3.0 or 3.1.
-    #[error("the base document is not OpenAPI 3.0 or 3.1: {found}")]
+    /// The base document is not OpenAPI 3.0, 3.1 or 3.2.
+    #[error("the base document is not OpenAPI 3.0, 3.1 or 3.2: {found}")]
     #[diagnostic(help(
-        "connectorgen reads OpenAPI 3.0.x and 3.1.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
+        "connectorgen reads OpenAPI 3.0.x, 3.1.x and 3.2.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
     ))]
     BaseNotOpenapi {
         found: String,
@@ -992,6 +992,46 @@ pub enum Diagnostic {
         reason: String,
         #[label("this parameter")]
         span: Span,
+    },
+
+    /// The exposed part of the base document breaks the official OpenAPI schema of its version.
+    ///
+    /// The exposed part of the base document (what the outputs keep) is checked against
+    /// the official OpenAPI schema of its version (3.0, 3.1 or 3.2): a warning, since the
+    /// provider's document is the truth for HTTP. What can be repaired without changing
+    /// any request is repaired in the outputs, and the finding says how
+    /// (`info.externalDocs` moved to the root, a `components.mediaTypes` reference
+    /// written in place, an example that fails its own schema left out); anything else
+    /// is kept as the provider wrote it, and the finding says so. See
+    /// docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("the base document is not valid OpenAPI {version}: {what}")]
+    BaseInvalid {
+        version: &'static str,
+        what: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused.
+    ///
+    /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)
+    /// cannot hold as it is: an error where a 3.1 reader could not make the same request
+    /// (an exposed `query` or `additionalOperations` operation, a `querystring`
+    /// parameter, a request body described only by `itemSchema`), a warning saying how
+    /// it was converted otherwise (a tag's `summary`, `parent` and `kind` moved to `x-`
+    /// keys, a media type from `components.mediaTypes` written in place, `$self`
+    /// dropped, …). See docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "error or warning")))]
+    #[error("OpenAPI 3.2: {what}")]
+    Openapi32Unsupported {
+        what: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
     },
 
     /// `operation:` names nothing in the base document.

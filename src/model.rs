@@ -84,6 +84,8 @@ pub fn resolve_local<'a>(root: &'a Map<String, Value>, reference: &str) -> Optio
 pub enum OpenapiVersion {
     V30,
     V31,
+    /// Read, and written out as 3.1 (`validate/v32.rs`).
+    V32,
 }
 
 /// An agent platform connectorgen writes for, and the files it gets.

@@ -11,7 +11,9 @@
 //! boolean exclusive bounds are spelt the 3.1 way inside schemas), so there the test
 //! compares every HTTP fact outside schemas exactly: parameter names, locations,
 //! styles, `explode`, `required`; body and response media types with their
-//! `encoding`; status codes; response headers; security; servers.
+//! `encoding`; status codes; response headers; security; servers. A 3.2 base is
+//! written as 3.1 (`validate/v32.rs`): the same facts are compared once its 3.2-only
+//! keys are read back from their `x-` names and its `components.mediaTypes` written in.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -112,6 +114,57 @@ fn content_facts(value: &Value) -> Value {
     }
 }
 
+/// The keys `validate/v32.rs` writes with `x-` before them, back as 3.2 names them.
+fn without_x_32(value: &Value) -> Value {
+    const MOVED: [&str; 6] = [
+        "summary",
+        "itemSchema",
+        "itemEncoding",
+        "prefixEncoding",
+        "description",
+        "name",
+    ];
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let k = match k.strip_prefix("x-") {
+                        Some(rest) if MOVED.contains(&rest) => rest.to_string(),
+                        _ => k.clone(),
+                    };
+                    (k, without_x_32(v))
+                })
+                .collect(),
+        ),
+        Value::Array(list) => Value::Array(list.iter().map(without_x_32).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A value with each `$ref` into `components.mediaTypes` replaced by its target.
+fn media_types_inlined(value: &Value, base: &Base) -> Value {
+    match value {
+        Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(Value::as_str)
+                && let Some(pointer) = r.strip_prefix('#')
+                && r.starts_with("#/components/mediaTypes/")
+                && let Some(target) = base.get(pointer)
+            {
+                return media_types_inlined(target, base);
+            }
+            Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), media_types_inlined(v, base)))
+                    .collect(),
+            )
+        }
+        Value::Array(list) => {
+            Value::Array(list.iter().map(|v| media_types_inlined(v, base)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
 /// Every `$ref` in a value.
 fn refs(value: &Value, out: &mut BTreeSet<String>) {
     match value {
@@ -120,6 +173,17 @@ fn refs(value: &Value, out: &mut BTreeSet<String>) {
                 match (k.as_str(), v) {
                     ("$ref", Value::String(r)) => {
                         out.insert(r.clone());
+                    }
+                    // A discriminator's mapping names schemas too (a reference, or a
+                    // bare name of `components.schemas`).
+                    ("mapping", Value::Object(m)) if map.contains_key("propertyName") => {
+                        for target in m.values().filter_map(Value::as_str) {
+                            out.insert(if target.contains(['#', '/', '.']) {
+                                target.to_string()
+                            } else {
+                                format!("#/components/schemas/{target}")
+                            });
+                        }
                     }
                     _ => refs(v, out),
                 }
@@ -259,6 +323,14 @@ fn exposed_operations_keep_the_base_http() {
                 }
                 if exact {
                     assert_eq!(ours[key], theirs[key], "{at}: `{key}`");
+                } else if base.version == OpenapiVersion::V32 {
+                    // 3.2 → 3.1 (validate/v32.rs): 3.2-only keys become `x-` keys, and
+                    // media types from `components.mediaTypes` are written in place.
+                    assert_eq!(
+                        content_facts(&without_x_32(&ours[key])),
+                        content_facts(&media_types_inlined(&theirs[key], base)),
+                        "{at}: `{key}`"
+                    );
                 } else {
                     assert_eq!(
                         content_facts(&ours[key]),
@@ -291,15 +363,21 @@ fn exposed_operations_keep_the_base_http() {
         }
 
         // Every reference resolves inside the document, and every component kept is
-        // reachable from the exposed operations (or a security scheme they use).
+        // reachable from the kept parts (or is a security scheme the operations use).
         let mut all = BTreeSet::new();
         refs(&doc, &mut all);
         for r in &all {
             let pointer = r.strip_prefix('#').expect("local references only");
             assert!(doc.pointer(pointer).is_some(), "{name}: `{r}` dangles");
         }
+        // Reached from every kept part but the components themselves: the paths, and
+        // `info`, tags and root `x-` extensions (issue 20).
         let mut reached = BTreeSet::new();
-        refs(&doc["paths"], &mut reached);
+        for (key, value) in doc.as_object().unwrap() {
+            if key != "components" {
+                refs(value, &mut reached);
+            }
+        }
         loop {
             let before = reached.len();
             for r in reached.clone() {

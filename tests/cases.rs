@@ -4,7 +4,8 @@
 //!   snapshotted as raw text, openapi.json validates against the official OpenAPI 3.1
 //!   schema, every MCP tool has client-safe names, compilable patterns and a request
 //!   mapping that rebuilds its OpenAPI operation (support/mcp_tools.rs), and a second build
-//!   gives identical bytes.
+//!   gives identical bytes; no `$ref` or `discriminator.mapping` value of any output
+//!   points at nothing.
 //! - `tests/cases/invalid/<code>[--variant].yaml`: the uncoloured diagnostics are
 //!   snapshotted, and a diagnostic with `<code>` must be among them.
 
@@ -12,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::support::mcp_tools as mcp;
+use crate::support::refs;
 use crate::support::schemas;
 
 use connectorgen::diagnostics::{Rule, Severity};
@@ -107,6 +109,21 @@ fn check_valid(group: &str, path: &Path) {
             "{name}: {file} is not valid OpenAPI {version}:\n{errors}"
         );
     }
+    // Everything kept resolves (issue 20): no reference points at nothing.
+    for file in ["openapi.json", "openapi.openai.json", "openapi.3.0.json"] {
+        let doc: serde_json::Value = serde_json::from_str(&outputs[file]).expect("JSON");
+        let dangling = refs::dangling_in_openapi(&doc);
+        assert!(
+            dangling.is_empty(),
+            "{name}: {file}: dangling references:\n{dangling:#?}"
+        );
+    }
+    let tools: serde_json::Value = serde_json::from_str(&outputs["mcp-tools.json"]).expect("JSON");
+    let dangling = refs::dangling_in_tools(&tools);
+    assert!(
+        dangling.is_empty(),
+        "{name}: mcp-tools.json: dangling references:\n{dangling:#?}"
+    );
     let parsed: Result<openapiv3::OpenAPI, _> = serde_json::from_str(&outputs["openapi.3.0.json"]);
     assert!(
         parsed.is_ok(),

@@ -27,33 +27,48 @@ fn check_after_build_is_clean_for_every_example() {
             &["build", manifest, "--out", "out", "--allow-read", specs],
         );
         assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+        // The only warnings allowed are about the provider's own document
+        // (`base-invalid`: assemblyai's, square's and twilio's examples that fail their
+        // schemas are left out of the outputs, which their findings say; issue 20).
+        let stderr = text(&built.stderr);
+        let codes: Vec<&str> = stderr
+            .lines()
+            .filter(|l| {
+                !l.is_empty()
+                    && l.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            })
+            .collect();
         assert!(
-            built.stderr.is_empty(),
-            "{manifest}: examples build without warnings: {}",
-            text(&built.stderr)
+            codes.iter().all(|c| *c == "base-invalid") && (stderr.is_empty() || !codes.is_empty()),
+            "{manifest}: examples build without warnings but base-invalid: {stderr}"
         );
         let files = || std::fs::read_dir(dir.path().join("out")).unwrap().count();
         let written = files();
         assert!(written >= 3, "{manifest}: at least the muse files");
-        let out = run(
-            dir.path(),
-            &[
-                "check",
-                manifest,
-                "--out",
-                "out",
-                "--deny-warnings",
-                "--allow-read",
-                specs,
-            ],
-        );
+        // `--deny-warnings` wherever the provider's document has nothing to say.
+        let mut args = vec!["check", manifest, "--out", "out", "--allow-read", specs];
+        if codes.is_empty() {
+            args.push("--deny-warnings");
+        }
+        let out = run(dir.path(), &args);
         assert_eq!(
             out.status.code(),
             Some(0),
             "{manifest}: {}",
             text(&out.stdout)
         );
-        assert_eq!(text(&out.stdout), "0 errors, 0 warnings\n");
+        let summary = text(&out.stdout);
+        let last = summary.lines().last().unwrap_or_default();
+        assert!(
+            if codes.is_empty() {
+                last == "0 errors, 0 warnings"
+            } else {
+                last.starts_with("0 errors, ") && !summary.contains("\n  ×")
+            },
+            "{manifest}: {}",
+            text(&out.stdout)
+        );
         assert_eq!(files(), written, "check writes nothing");
     }
 }

@@ -12,11 +12,14 @@
 //! - llms.txt has exactly the headings, list items, quote and (no) fences the generator
 //!   itself writes, and descriptions.md one heading and one fence per operation, each
 //!   fence holding exactly the description in openapi.json;
-//! - building twice gives identical bytes.
+//! - building twice gives identical bytes;
+//! - whichever operations of a bundled base document are exposed, no reference of any
+//!   output points at nothing.
 //!
 //! `PROPTEST_CASES` raises the number of cases (default 192: about 20 s unoptimised).
 
 use crate::support::markdown;
+use crate::support::refs;
 use crate::support::schemas;
 
 use std::sync::Arc;
@@ -693,4 +696,97 @@ fn structure_checker_sees_forged_blocks() {
             "unclosed fence"
         ]
     );
+}
+
+/// The base documents of the examples and cases (the 3 MB OpenAI document aside: its
+/// example builds in `tests/cases.rs`), each with its operations' routes.
+fn fixtures() -> &'static [(String, Vec<String>)] {
+    static FIXTURES: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
+    FIXTURES.get_or_init(|| {
+        let root = env!("CARGO_MANIFEST_DIR");
+        [
+            "examples/specs/stripe/stripe-payments.trimmed.json",
+            "examples/specs/square/square-payments.trimmed.json",
+            "examples/specs/paypal/paypal-payouts.trimmed.json",
+            "examples/specs/twilio/twilio-messages.trimmed.json",
+            "examples/specs/assemblyai/openapi.yml",
+            "tests/cases/specs/jobs.yaml",
+            "tests/cases/specs/kept-resolves.yaml",
+            "tests/cases/specs/openapi-3.2.yaml",
+            "tests/cases/specs/parameter-named-schema.yaml",
+            "tests/cases/specs/retry-keys.yaml",
+        ]
+        .iter()
+        .map(|file| {
+            let path = format!("{root}/{file}");
+            let text = std::fs::read_to_string(&path).expect("fixture is readable");
+            let base =
+                connectorgen::base::Base::parse(&path, Arc::new(text)).expect("fixture parses");
+            // The methods connectorgen exposes (a HEAD or OPTIONS is refused by name).
+            let routes = base
+                .operations
+                .iter()
+                .filter(|o| {
+                    use connectorgen::model::Names as _;
+                    connectorgen::model::Method::named(o.method).is_some()
+                })
+                .map(|o| o.route())
+                .collect();
+            (path, routes)
+        })
+        .collect()
+    })
+}
+
+/// A manifest exposing `routes` of the base document at `path`, each under its own id.
+fn exposing(path: &str, routes: &[String]) -> String {
+    let mut yaml = format!(
+        "version: 1\nopenapi: {}\nservice:\n  name: Fixture\n  dashboardUrl: https://fixture.example/keys\n  publicUrl: https://fixture.example/api\noperations:\n",
+        q(path)
+    );
+    for (i, route) in routes.iter().enumerate() {
+        yaml.push_str(&format!("  - operation: {}\n    id: op{i}\n", q(route)));
+    }
+    yaml
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 8, ..ProptestConfig::default() })]
+
+    /// Issue 20, "everything kept resolves": whichever operations of a fixture are
+    /// exposed, no `$ref` or `discriminator.mapping` value of any output points at
+    /// nothing (pruning keeps exactly what the kept parts reach).
+    #[test]
+    fn no_output_of_a_fixture_has_a_dangling_reference(
+        (path, routes) in (0..fixtures().len()).prop_flat_map(|i| {
+            let (path, routes) = &fixtures()[i];
+            let n = routes.len();
+            (Just(path.clone()), proptest::sample::subsequence(routes.clone(), 1..=n))
+        })
+    ) {
+        let yaml = exposing(&path, &routes);
+        let options = Options {
+            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
+            allow_read: vec![std::path::PathBuf::from("/")],
+            ..Options::default()
+        };
+        let outputs = match generate_with("connector.yaml", Arc::new(yaml.clone()), &options) {
+            Ok(outputs) => outputs,
+            Err(GenerateError::Invalid(d)) => {
+                return Err(TestCaseError::fail(format!(
+                    "{yaml}\n{}",
+                    connectorgen::report::human_findings(&d, false)
+                )))
+            }
+            Err(e) => return Err(TestCaseError::fail(format!("{e}\n{yaml}"))),
+        };
+        for file in ["openapi.json", "openapi.openai.json", "openapi.3.0.json"] {
+            let doc: Value = serde_json::from_str(&outputs[file]).expect("JSON");
+            let dangling = refs::dangling_in_openapi(&doc);
+            prop_assert!(dangling.is_empty(), "{}: {:?}\n{}", file, dangling, yaml);
+        }
+        let tools: Value = serde_json::from_str(&outputs["mcp-tools.json"]).expect("JSON");
+        let dangling = refs::dangling_in_tools(&tools);
+        prop_assert!(dangling.is_empty(), "mcp-tools.json: {:?}\n{}", dangling, yaml);
+    }
 }

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use crate::base::Base;
+use crate::base::places::{self, Kind};
 use crate::diagnostics::{Diagnostic, Finding, Severity, Source, Span};
 use crate::model::{Connector, Operation, escape};
 
@@ -457,8 +458,9 @@ pub fn render(
     let mut findings = Vec::new();
     doc["openapi"] = json!("3.0.3");
     document_level(connector, base, &mut doc, &mut findings);
-    let mut locations = Vec::new();
-    schema_locations(&doc, "", &mut locations);
+    // By their place in the document: a parameter named `schema` is no Schema Object.
+    let places = places::document(&doc);
+    let locations: Vec<String> = places::schemas(&places).map(str::to_string).collect();
     let mut seen = HashSet::new();
     // Each schema location finds its operation by pointer: a search was quadratic.
     let by_pointer: HashMap<String, &Operation> = connector
@@ -491,7 +493,12 @@ pub fn render(
         };
         *schema = c.schema(schema, "");
     }
-    reference_siblings(connector, base, &mut doc, "", &mut findings);
+    for place in places
+        .iter()
+        .filter(|p| p.reference && p.kind != Kind::PathItem)
+    {
+        reference_siblings(connector, base, &mut doc, &place.pointer, &mut findings);
+    }
     (super::json_text(&doc), findings)
 }
 
@@ -565,56 +572,38 @@ fn document_level(
     }
 }
 
-/// Reference Objects outside schemas with keys beside `$ref` (3.1 allows `summary` and
-/// `description` there; 3.0 allows nothing): the extra keys are dropped with a warning.
+/// A Reference Object outside schemas with keys beside `$ref` (3.1 allows `summary`
+/// and `description` there; 3.0 allows nothing): the extra keys are dropped with a
+/// warning. A path item's `$ref` is one of its fields in 3.0 too, so it is not one.
 fn reference_siblings(
     connector: &Connector,
     base: Option<&Base>,
-    value: &mut Value,
+    doc: &mut Value,
     pointer: &str,
     findings: &mut Vec<Finding>,
 ) {
-    match value {
-        Value::Object(map) => {
-            if map.get("$ref").is_some_and(Value::is_string) && map.len() > 1 {
-                let dropped: Vec<String> = map
-                    .keys()
-                    .filter(|k| *k != "$ref")
-                    .map(|k| format!("`{k}`"))
-                    .collect();
-                map.retain(|k, _| k == "$ref");
-                findings.push(document_finding(
-                    connector,
-                    base,
-                    pointer,
-                    format!(
-                        "{} beside `$ref` in a reference, which 3.0 does not allow; dropped",
-                        dropped.join(", ")
-                    ),
-                    Severity::Warning,
-                ));
-                return;
-            }
-            for (key, child) in map.iter_mut() {
-                // Schemas were converted already; literal data is not an object model.
-                if matches!(
-                    key.as_str(),
-                    "schema" | "schemas" | "example" | "value" | "default"
-                ) {
-                    continue;
-                }
-                let here = format!("{pointer}/{}", escape(key));
-                reference_siblings(connector, base, child, &here, findings);
-            }
-        }
-        Value::Array(list) => {
-            for (i, child) in list.iter_mut().enumerate() {
-                let here = format!("{pointer}/{i}");
-                reference_siblings(connector, base, child, &here, findings);
-            }
-        }
-        _ => {}
+    let Some(map) = doc.pointer_mut(pointer).and_then(Value::as_object_mut) else {
+        return;
+    };
+    if map.len() < 2 {
+        return;
     }
+    let dropped: Vec<String> = map
+        .keys()
+        .filter(|k| *k != "$ref")
+        .map(|k| format!("`{k}`"))
+        .collect();
+    map.retain(|k, _| k == "$ref");
+    findings.push(document_finding(
+        connector,
+        base,
+        pointer,
+        format!(
+            "{} beside `$ref` in a reference, which 3.0 does not allow; dropped",
+            dropped.join(", ")
+        ),
+        Severity::Warning,
+    ));
 }
 
 /// A finding about a construct outside schemas, at its place.
@@ -642,31 +631,6 @@ fn document_finding(
         },
         severity,
         source,
-    }
-}
-
-/// Every Schema Object that is not inside another one: components' schemas, and the
-/// `schema` of every parameter, header and media type, wherever they sit.
-fn schema_locations(value: &Value, pointer: &str, out: &mut Vec<String>) {
-    let Value::Object(map) = value else {
-        if let Value::Array(list) = value {
-            for (i, v) in list.iter().enumerate() {
-                schema_locations(v, &format!("{pointer}/{i}"), out);
-            }
-        }
-        return;
-    };
-    for (key, child) in map {
-        let here = format!("{pointer}/{}", escape(key));
-        if key == "schemas" && pointer == "/components" {
-            for name in child.as_object().into_iter().flatten().map(|(k, _)| k) {
-                out.push(format!("{here}/{}", escape(name)));
-            }
-        } else if key == "schema" && (child.is_object() || child.is_boolean()) {
-            out.push(here);
-        } else if !matches!(key.as_str(), "example" | "examples" | "default") {
-            schema_locations(child, &here, out);
-        }
     }
 }
 

@@ -28,7 +28,7 @@ use crate::model::{Method, escape};
 
 /// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in
 /// tests/fixtures/README.md).
-const OPENAPI_31: &str = include_str!("../schemas/openapi-3.1.schema.json");
+pub(super) const OPENAPI_31: &str = include_str!("../schemas/openapi-3.1.schema.json");
 
 /// At most this many findings from the schemas per fragment: one wrong value can fail
 /// several branches of the schema, and the first few say what is wrong.

@@ -14,7 +14,9 @@
 //! that compare operations (ids, routes, poll targets) and the targets' naming rules are
 //! here, written once for both.
 
+mod base_schema;
 mod document;
+mod examples;
 mod fragment;
 mod http;
 mod idempotency;
@@ -26,6 +28,7 @@ mod servers;
 mod settings;
 mod syntax;
 mod upgrade;
+mod v32;
 
 use std::collections::HashMap;
 
@@ -161,6 +164,14 @@ pub fn validate(
         Some(base) => {
             let mut document =
                 v.base_document(base, service.as_ref(), public_url_given, &operations);
+            if base.version != crate::model::OpenapiVersion::V32 {
+                v.repair_media_type_refs(base, &mut document.root, &mut operations);
+            }
+            // Checked as the provider's version, repairs made, before any conversion.
+            v.check_base_schema(base, &document.root, &operations);
+            if base.version == crate::model::OpenapiVersion::V32 {
+                v.downgrade_32(base, &mut document.root, &mut operations);
+            }
             if public_url_given {
                 servers::replace(&mut document, &mut operations);
             } else if let Some(warning) = servers::mixed(&document, &operations) {
@@ -172,6 +183,7 @@ pub fn validate(
                     operations.iter_mut().map(|op| &mut op.http),
                 );
             }
+            v.drop_invalid_examples(base, &mut document.root, &mut operations);
             let scheme = overlay::auth_scheme(&document);
             let client_credentials =
                 scheme == AuthScheme::OAuth2 && overlay::client_credentials_only(&document);

@@ -85,6 +85,28 @@ impl Validator {
             self.push(ambiguous(name, by_id, by_route));
             return None;
         }
+        if let Some((route, _, _)) = base.only_in_32.iter().find(|(route, id, _)| {
+            id.as_deref() == Some(name.value.trim()) || same_route(route, &name.value)
+        }) {
+            let named = if same_route(route, &name.value) {
+                format!("`{}`", route.escape_debug())
+            } else {
+                format!("`{}` (`{}`)", name.value.trim(), route.escape_debug())
+            };
+            let construct = if route.starts_with("QUERY ") {
+                "the `query` method"
+            } else {
+                "an `additionalOperations` method"
+            };
+            self.push(Diagnostic::Openapi32Unsupported {
+                what: format!(
+                    "the operation {named} uses {construct}, which OpenAPI 3.1 (every output) cannot express"
+                ),
+                span: span(name),
+                help: "leave it out of `operations`, or expose another route of the provider that makes the same request with a method 3.1 has (GET, POST, PUT, PATCH, DELETE)".to_string(),
+            });
+            return None;
+        }
         let Some(found) = base.find(&name.value) else {
             let known = base
                 .operations
@@ -374,7 +396,8 @@ impl Validator {
     /// The document around the exposed operations: the base's top level in its order,
     /// with `info` from `service`, the servers (`publicUrl` first when given), only the
     /// exposed paths (shared path-item keys kept), only the tags they use, and only the
-    /// components they reach. `webhooks` are dropped: the agent receives none.
+    /// components they reach and the kept top-level parts refer to. `webhooks` (and
+    /// `x-webhooks`, 3.0's way of writing them) are dropped: the agent receives none.
     pub(super) fn base_document(
         &mut self,
         base: &Base,
@@ -397,13 +420,39 @@ impl Validator {
                 .unwrap_or_default();
             paths.insert(op.path.clone(), Value::Object(shared));
         }
-        let components = self.reachable_components(base, operations, &paths);
         let used_tags: HashSet<&str> = operations
             .iter()
             .filter_map(|op| op.http.get("tags").and_then(Value::as_array))
             .flatten()
             .filter_map(Value::as_str)
             .collect();
+        // Everything else the output keeps at the top level (`info`, the used tags,
+        // `x-` extensions such as `x-tagGroups`) may refer to components too: their
+        // targets are kept with them, so that every reference of the output resolves.
+        let kept_around: Vec<(String, &Value)> = base
+            .root
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| !DROPPED_ROOT_KEYS.contains(&key.as_str()))
+            .flat_map(|(key, value)| {
+                let at = format!("/{}", escape(key));
+                match (key.as_str(), value) {
+                    ("tags", Value::Array(tags)) => tags
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| {
+                            t.get("name")
+                                .and_then(Value::as_str)
+                                .is_some_and(|n| used_tags.contains(n))
+                        })
+                        .map(|(i, t)| (format!("{at}/{i}"), t))
+                        .collect::<Vec<_>>(),
+                    _ => vec![(at, value)],
+                }
+            })
+            .collect();
+        let components = self.reachable_components(base, operations, &paths, &kept_around);
 
         let mut root = Map::new();
         let mut servers_written = false;
@@ -421,15 +470,26 @@ impl Validator {
                     // OpenAPI has no `info.externalDocs` (Square's document writes one),
                     // so the output would not validate: the link moves to the document's
                     // own `externalDocs`, unless it has one.
-                    let docs = value.as_object_mut().and_then(|i| i.remove("externalDocs"));
+                    let docs = value
+                        .as_object_mut()
+                        .and_then(|i| i.shift_remove("externalDocs"));
                     root.insert(key, value);
-                    if let Some(docs) = docs
-                        && !base
+                    if let Some(docs) = docs {
+                        let taken = base
                             .root
                             .as_object()
-                            .is_some_and(|r| r.contains_key("externalDocs"))
-                    {
-                        root.insert("externalDocs".into(), docs);
+                            .is_some_and(|r| r.contains_key("externalDocs"));
+                        let repair = if taken {
+                            "dropped (the document has its own `externalDocs`)"
+                        } else {
+                            root.insert("externalDocs".into(), docs);
+                            "moved to the document's own `externalDocs`"
+                        };
+                        self.base_repaired(
+                            base,
+                            "/info/externalDocs",
+                            format!("`info.externalDocs` is no field of OpenAPI's Info Object; repaired in the outputs: {repair}"),
+                        );
                     }
                     if let Some(url) = public_url
                         && !base
@@ -468,7 +528,7 @@ impl Validator {
                         root.insert(key, Value::Object(components.clone()));
                     }
                 }
-                "webhooks" => {}
+                k if DROPPED_ROOT_KEYS.contains(&k) => {}
                 "tags" => {
                     let kept: Vec<Value> = value
                         .as_array()
@@ -507,8 +567,12 @@ impl Validator {
         base: &Base,
         operations: &[Operation],
         paths: &Map<String, Value>,
+        around: &[(String, &Value)],
     ) -> Map<String, Value> {
         let mut refs: Vec<(String, String)> = Vec::new();
+        for (pointer, value) in around {
+            collect_refs(value, &mut pointer.clone(), &mut refs);
+        }
         for op in operations {
             let mut pointer = op.pointer();
             collect_map_refs(&op.http, &mut pointer, &mut refs);
@@ -609,6 +673,11 @@ impl Validator {
         out
     }
 }
+
+/// Top-level keys of the base document the output does not copy as they are: `paths`
+/// and `components` are rebuilt from what is exposed; webhooks are calls the provider
+/// makes, which an agent never receives (`x-webhooks` is how 3.0 documents write them).
+const DROPPED_ROOT_KEYS: [&str; 4] = ["paths", "components", "webhooks", "x-webhooks"];
 
 /// Every `$ref` (and discriminator mapping target) in `value`, with the pointer of the
 /// node that holds it. `pointer` is `value`'s own pointer, restored on return.
@@ -973,6 +1042,20 @@ pub(super) fn client_credentials_only(document: &Document) -> bool {
         && flows
             .iter()
             .all(|f| !f.is_empty() && f.keys().all(|k| k == "clientCredentials"))
+}
+
+/// Whether `name` ("query /search") is `route` ("QUERY /search"): the method in any
+/// case, the path as written.
+fn same_route(route: &str, name: &str) -> bool {
+    let split = |t: &str| {
+        t.trim()
+            .split_once(char::is_whitespace)
+            .map(|(m, p)| (m.to_string(), p.trim().to_string()))
+    };
+    match (split(route), split(name)) {
+        (Some((m1, p1)), Some((m2, p2))) => m1.eq_ignore_ascii_case(&m2) && p1 == p2,
+        _ => false,
+    }
 }
 
 /// Where a list key is: its first item, else the operation (an empty list).

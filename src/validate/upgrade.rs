@@ -18,6 +18,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::base::places;
+
 /// Keywords that describe a schema rather than constrain it: they stay on the outer
 /// schema when its constraints move into an `anyOf`.
 const ANNOTATIONS: [&str; 8] = [
@@ -37,37 +39,25 @@ pub fn to_31<'a>(
     operations: impl Iterator<Item = &'a mut Map<String, Value>>,
 ) {
     root.insert("openapi".into(), json!("3.1.0"));
-    for (key, value) in root.iter_mut() {
-        if key == "components"
-            && let Some(schemas) = value.get_mut("schemas").and_then(Value::as_object_mut)
-        {
-            schemas.values_mut().for_each(schema);
-        }
-        if key != "openapi" && key != "info" {
-            holders(value);
-        }
-    }
+    // Schemas are found by their place in the document: a parameter component named
+    // `schema` is a parameter (issue 20).
+    upgrade_schemas(root, places::document);
     for op in operations {
-        op.values_mut().for_each(holders);
+        upgrade_schemas(op, |op| places::operation(op, ""));
     }
 }
 
-/// Finds the schemas held by parameters, headers and media types (`schema: …`) below
-/// `value`, and upgrades them.
-fn holders(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                match key.as_str() {
-                    "schema" => schema(child),
-                    // Literal data, and component schemas (upgraded by `to_31`).
-                    "example" | "examples" | "default" | "schemas" => {}
-                    _ => holders(child),
-                }
-            }
+/// Upgrades every outermost schema `find` locates in `object`.
+fn upgrade_schemas(object: &mut Map<String, Value>, find: impl Fn(&Value) -> Vec<places::Place>) {
+    let mut value = Value::Object(std::mem::take(object));
+    let found = find(&value);
+    for pointer in places::schemas(&found) {
+        if let Some(s) = value.pointer_mut(pointer) {
+            schema(s);
         }
-        Value::Array(list) => list.iter_mut().for_each(holders),
-        _ => {}
+    }
+    if let Value::Object(map) = value {
+        *object = map;
     }
 }
 

@@ -9,5 +9,6 @@ pub mod mcp_client;
 pub mod mcp_tools;
 pub mod provider;
 pub mod recorder;
+pub mod refs;
 pub mod schemas;
 pub mod sets;

@@ -40,7 +40,7 @@ pub fn openapi30() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         live(
-            &fixture(include_str!("../fixtures/openapi-3.0.schema.json")),
+            &fixture(include_str!("../../src/schemas/openapi-3.0.schema.json")),
             json!({ "openapi": "3.0.3", "info": { "title": "t", "version": "1" },
                 "paths": { "/a": { "get": { "responses": { "200": { "description": "ok",
                 "content": { "application/json": { "schema": { "type": "string", "nullable": "yes" } } } } } } } } }),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Document, media_essence};
+use crate::model::{Document, escape, media_essence};
 
 /// A `$ref` (or a reference object) followed to what it names, through any chain.
 pub(super) fn resolved<'a>(doc: &'a Document, value: &'a Value) -> &'a Value {
@@ -136,38 +136,58 @@ impl Defs {
     }
 }
 
+/// Calls `f` on every reference within `value`: each `$ref`, and each value of a
+/// `discriminator.mapping` (a reference too, or a bare schema name, which is made the
+/// reference it stands for first: `Dog` is `#/components/schemas/Dog`). The mapping
+/// must follow the `$ref`s it names, or it points at nothing in a tool schema.
+pub(super) fn references_mut(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
+    match value {
+        Value::Object(map) => {
+            let discriminator = map.contains_key("propertyName");
+            for (key, child) in map.iter_mut() {
+                match (key.as_str(), &mut *child) {
+                    ("$ref", Value::String(reference)) => f(reference),
+                    ("mapping", Value::Object(mapping)) if discriminator => {
+                        for target in mapping.values_mut() {
+                            if let Value::String(target) = target {
+                                if !target.contains(['#', '/', '.']) {
+                                    *target = format!("#/components/schemas/{}", escape(target));
+                                }
+                                f(target);
+                            }
+                        }
+                    }
+                    _ => references_mut(child, f),
+                }
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| references_mut(v, f)),
+        _ => {}
+    }
+}
+
 /// Rewrites `#/components/<section>/<name>…` references to `#/$defs/<key>…` in place and
 /// lists each `(key, reference to the component)` to copy. `<key>` is the name for
 /// schemas and `<section>.<name>` for anything else.
 pub(super) fn rewrite(value: &mut Value, pending: &mut Vec<(String, String)>) {
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                if let ("$ref", Value::String(reference)) = (key.as_str(), &mut *child) {
-                    let Some(rest) = reference.strip_prefix("#/components/") else {
-                        continue;
-                    };
-                    let mut parts = rest.splitn(3, '/');
-                    let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
-                        continue;
-                    };
-                    let tail = parts.next().map(|t| format!("/{t}")).unwrap_or_default();
-                    let def = if section == "schemas" {
-                        name.to_string()
-                    } else {
-                        format!("{section}.{name}")
-                    };
-                    pending.push((
-                        crate::model::unescape(&def),
-                        format!("#/components/{section}/{name}"),
-                    ));
-                    *reference = format!("#/$defs/{def}{tail}");
-                } else {
-                    rewrite(child, pending);
-                }
-            }
-        }
-        Value::Array(list) => list.iter_mut().for_each(|v| rewrite(v, pending)),
-        _ => {}
-    }
+    references_mut(value, &mut |reference| {
+        let Some(rest) = reference.strip_prefix("#/components/") else {
+            return;
+        };
+        let mut parts = rest.splitn(3, '/');
+        let (Some(section), Some(name)) = (parts.next(), parts.next()) else {
+            return;
+        };
+        let tail = parts.next().map(|t| format!("/{t}")).unwrap_or_default();
+        let def = if section == "schemas" {
+            name.to_string()
+        } else {
+            format!("{section}.{name}")
+        };
+        pending.push((
+            crate::model::unescape(&def),
+            format!("#/components/{section}/{name}"),
+        ));
+        *reference = format!("#/$defs/{def}{tail}");
+    });
 }

@@ -187,27 +187,17 @@ fn share_identical_defs(root: &mut Map<String, Value>) {
     }
 }
 
-/// Rewrites `#/$defs/<old>…` references to `#/$defs/<new>…`.
+/// Rewrites `#/$defs/<old>…` references (and discriminator mappings) to `#/$defs/<new>…`.
 fn redirect(value: &mut Value, renamed: &BTreeMap<String, String>) {
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                if let ("$ref", Value::String(reference)) = (key.as_str(), &mut *child) {
-                    if let Some(rest) = reference.strip_prefix("#/$defs/") {
-                        let (name, tail) = rest.split_once('/').map_or((rest, ""), |(n, t)| (n, t));
-                        if let Some(new) = renamed.get(name) {
-                            let sep = if tail.is_empty() { "" } else { "/" };
-                            *reference = format!("#/$defs/{new}{sep}{tail}");
-                        }
-                    }
-                } else {
-                    redirect(child, renamed);
-                }
+    super::document::references_mut(value, &mut |reference| {
+        if let Some(rest) = reference.strip_prefix("#/$defs/") {
+            let (name, tail) = rest.split_once('/').map_or((rest, ""), |(n, t)| (n, t));
+            if let Some(new) = renamed.get(name) {
+                let sep = if tail.is_empty() { "" } else { "/" };
+                *reference = format!("#/$defs/{new}{sep}{tail}");
             }
         }
-        Value::Array(list) => list.iter_mut().for_each(|v| redirect(v, renamed)),
-        _ => {}
-    }
+    });
 }
 
 /// What a tool weighs: its compact JSON size as a server sends it in `tools/list`,
@@ -285,12 +275,19 @@ mod tests {
             "$defs": {
                 "A": { "type": "object", "properties": { "x": { "type": "string" } } },
                 "B": { "type": "object", "properties": { "x": { "type": "string" } } },
-                "C": { "$ref": "#/$defs/B" }
+                "C": { "$ref": "#/$defs/B" },
+                "D": { "oneOf": [{ "$ref": "#/$defs/B" }],
+                       "discriminator": { "propertyName": "x", "mapping": { "b": "#/$defs/B" } } }
             }
         });
         share_identical_defs(root.as_object_mut().unwrap());
         assert_eq!(root["properties"]["b"]["$ref"], "#/$defs/A/properties/x");
         assert_eq!(root["$defs"]["C"]["$ref"], "#/$defs/A");
+        // A discriminator's mapping follows its `$ref`s (issue 20).
+        assert_eq!(
+            root["$defs"]["D"]["discriminator"]["mapping"]["b"],
+            "#/$defs/A"
+        );
         assert!(root["$defs"].get("B").is_none());
     }
 
