@@ -83,8 +83,6 @@ pub struct Base {
     /// `additionalOperations` such as `LINK`), by route and operationId, with their
     /// pointers: a manifest naming one is told why it cannot be exposed.
     pub only_in_32: Vec<(String, Option<String>, String)>,
-    /// Pointer → byte range, built on first use.
-    places: OnceLock<HashMap<String, (usize, usize)>>,
     /// operationId → first operation, and (method, path) → first operation, built on
     /// first use: `find` runs once per listed operation, which must not be quadratic.
     lookup: OnceLock<Lookup>,
@@ -137,7 +135,6 @@ impl Base {
             problems: HashMap::new(),
             reads: Vec::new(),
             only_in_32: Vec::new(),
-            places: OnceLock::new(),
             lookup: OnceLock::new(),
         };
         base.version = base.check_version()?;

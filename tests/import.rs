@@ -541,7 +541,6 @@ fn every_bundled_document_imports_to_a_manifest_that_builds_and_checks() {
             "tests/fixtures/mcp-2025-11-25.schema.json",
             "base-not-openapi",
         ),
-        ("tests/fixtures/openapi-3.0.schema.json", "base-not-openapi"),
         ("tests/fixtures/sarif-2.1.0.schema.json", "base-not-openapi"),
     ];
     let mut documents = Vec::new();

@@ -197,7 +197,10 @@ fn reason(base: &Base, finding: &Finding) -> String {
         for (k, (name, text)) in base.files().iter().enumerate() {
             if offset <= start + text.len() {
                 let at = offset - start;
-                let line = 1 + text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+                let line = 1 + text.as_bytes()[..at]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
                 let file = if k == 0 {
                     "the document".to_string()
                 } else {
