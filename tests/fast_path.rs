@@ -411,3 +411,62 @@ fn the_generated_manifests_take_the_fast_path() {
     }
     assert!(taken >= 60, "the fast path took {taken} of 200 manifests");
 }
+
+/// Every scalar and every surrounding on its own, in each place the fast path reads.
+#[test]
+fn every_scalar_and_surrounding_alone() {
+    let mut taken = 0;
+    // Decimals at the edges of a double: the least subnormal, what rounds to zero, more
+    // digits than a double holds, halfway cases.
+    let edges = [
+        format!("0.{}49", "0".repeat(323)),
+        format!("0.{}1", "0".repeat(330)),
+        format!("-0.{}1", "0".repeat(330)),
+        "999999999999999999.99999999999999999999".to_string(),
+        "9007199254740993.0".to_string(),
+        "0.30000000000000004".to_string(),
+        "2.2250738585072011".to_string(),
+        "1.00000000000000011102230246251565404236316680908203125".to_string(),
+    ];
+    let scalars = SCALARS
+        .iter()
+        .chain(PLAIN_SCALARS)
+        .map(|s| s.to_string())
+        .chain(edges);
+    for scalar in scalars {
+        let schemas = [
+            format!("{{\"type\": \"string\", \"default\": {scalar}}}"),
+            format!("[{scalar}, {scalar}, 1, \"padding\"]"),
+            format!("{{{scalar}: 1, \"padding\": true}}"),
+        ];
+        for schema in schemas {
+            for place in [
+                "    output: {S}\n",
+                "    query:\n      - {\"name\": \"q\", \"schema\": {S}}\n",
+                "    query:\n      - name: q\n        schema: {S}\n",
+            ] {
+                for eol in ["\n", "\r\n"] {
+                    let text = format!(
+                        "version: 1\noperations:\n  - id: a\n    method: get\n    path: /a\n{}",
+                        place.replace("{S}", &schema)
+                    )
+                    .replace('\n', eol);
+                    taken += usize::from(agree(&text));
+                }
+            }
+        }
+    }
+    for field in FIELDS {
+        for trail in TRAILS {
+            let text = format!(
+                "version: 1\noperations:\n  - id: a\n    method: get\n    path: /a\n{}\n",
+                field
+                    .replace("{i}", "    ")
+                    .replace("{T}", trail)
+                    .replace("{S}", "{\"type\": \"string\", \"default\": 1.5}")
+            );
+            taken += usize::from(agree(&text));
+        }
+    }
+    assert!(taken >= 100, "the fast path took {taken}");
+}
