@@ -125,6 +125,10 @@ pub struct Options {
     /// Parser events aliases may replay in all (`--max-alias-expansion`); `None`: the
     /// default budget, which grows with the file (`manifest::alias_expansion_budget`).
     pub max_alias_expansion: Option<usize>,
+    /// Read the manifest with the YAML parser alone, without the JSON fast path
+    /// (`manifest::parse_plain`): for the tests that compare the two.
+    #[doc(hidden)]
+    pub plain_parse: bool,
 }
 
 impl Options {
@@ -234,7 +238,12 @@ fn validated(
     text: &Arc<String>,
     options: &Options,
 ) -> Result<Validated, Box<Analysis>> {
-    let mut raw = match manifest::parse_with(text, options.max_alias_expansion) {
+    let parse = if options.plain_parse {
+        manifest::parse_plain
+    } else {
+        manifest::parse_with
+    };
+    let mut raw = match parse(text, options.max_alias_expansion) {
         Ok(raw) => raw,
         Err(d) => {
             let findings = vec![Finding::error(*d)];

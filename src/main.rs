@@ -362,6 +362,7 @@ impl Source {
             template_fuel: self.template_fuel,
             max_template_output: self.max_template_output,
             max_alias_expansion: self.max_alias_expansion,
+            plain_parse: false,
         };
         if let Some(dir) = &self.templates {
             // The folder was named on the command line; its files may still be links

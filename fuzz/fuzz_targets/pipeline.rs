@@ -10,8 +10,9 @@
 //! Must never: panic, hang or exhaust memory (libFuzzer's -timeout and -rss_limit_mb
 //! catch the last two), fail to render a template, or break a promise of the outputs:
 //! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
-//! same bytes, and user text adds no heading, quote, list item, fence or HTML block to
-//! llms.txt or descriptions.md.
+//! same bytes, the same raw manifest, findings and outputs without the JSON fast path
+//! of the manifest front end (`parse_plain`, `Options::plain_parse`), and user text adds
+//! no heading, quote, list item, fence or HTML block to llms.txt or descriptions.md.
 //! Must never read the host's files: a fuzzed `templates: /etc` or `openapi: /etc/passwd`
 //! would make a run depend on the machine (and read whatever it names), so the embedded
 //! templates are passed in as if by `--templates`, which replaces the manifest's
@@ -108,13 +109,50 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let again =
-        connectorgen::analyze_with(NAME, text, &options).expect("rendered once, renders again");
+    let again = connectorgen::analyze_with(NAME, text.clone(), &options)
+        .expect("rendered once, renders again");
     assert_eq!(
         analysis.outputs, again.outputs,
         "two runs gave different bytes"
     );
+    same_without_fast_path(&text, &options, &analysis);
 });
+
+/// The JSON fast path (src/manifest/flow_json.rs) reads what the YAML parser alone
+/// reads: the same raw manifest, spans included, when it takes the text, and the same
+/// findings and outputs from the whole pipeline either way.
+fn same_without_fast_path(
+    text: &Arc<String>,
+    options: &connectorgen::Options,
+    analysis: &connectorgen::Analysis,
+) {
+    let plain = connectorgen::manifest::parse_plain(text, None);
+    if let Some(fast) = connectorgen::manifest::parse_fast(text, None) {
+        match &plain {
+            Ok(plain) => assert_eq!(
+                format!("{fast:?}"),
+                format!("{plain:?}"),
+                "the fast path read the manifest otherwise"
+            ),
+            Err(e) => panic!("the fast path took a manifest the YAML parser refuses: {e}"),
+        }
+    }
+    let options = connectorgen::Options {
+        plain_parse: true,
+        ..options.clone()
+    };
+    let slow = connectorgen::analyze_with(NAME, text.clone(), &options)
+        .expect("rendered with the fast path, renders without it");
+    assert_eq!(
+        format!("{:?}", analysis.diagnostics),
+        format!("{:?}", slow.diagnostics),
+        "the fast path changed the findings"
+    );
+    assert_eq!(
+        analysis.outputs, slow.outputs,
+        "the fast path changed the outputs"
+    );
+}
 
 /// Every operation's id and model-facing description in the document, sorted by id.
 fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {

@@ -621,5 +621,6 @@ mod yaml;
 
 pub use names::*;
 pub use yaml::{
-    alias_expansion_budget, parse, parse_value, parse_with, parser_options, span, span_at, span_of,
+    alias_expansion_budget, parse, parse_fast, parse_plain, parse_value, parse_with,
+    parser_options, span, span_at, span_of,
 };

@@ -92,18 +92,35 @@ pub fn parse_with(
     text: &str,
     max_alias_expansion: Option<usize>,
 ) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
-    let options = || parser_options(text.len(), max_alias_expansion);
-    // The one-line JSON Schemas are read by the JSON fast path; whenever it does not
-    // account for every one of them, or the text has a problem, the original text is
-    // parsed as before, so every diagnostic comes from it.
-    if let Some(sub) = super::flow_json::substitute(text)
-        && let Ok(mut raw) =
-            serde_saphyr::from_str_with_options::<Spanned<RawManifest>>(&sub.text, options())
-        && sub.restore(&mut raw.value)
-    {
-        return Ok(raw);
-    }
-    serde_saphyr::from_str_with_options(text, options())
+    // Whenever the fast path does not account for every one-line JSON Schema, or the text
+    // has a problem, the original text is parsed as before, so every diagnostic comes
+    // from it.
+    parse_fast(text, max_alias_expansion).map_or_else(|| parse_plain(text, max_alias_expansion), Ok)
+}
+
+/// The JSON fast path alone (`flow_json`): the raw manifest when the one-line JSON
+/// Schemas were read by it and every one came back in its place; `None` when the text
+/// must be parsed as it is (no such schema, a doubt, or any error).
+#[doc(hidden)]
+pub fn parse_fast(text: &str, max_alias_expansion: Option<usize>) -> Option<Spanned<RawManifest>> {
+    let sub = super::flow_json::substitute(text)?;
+    let mut raw = serde_saphyr::from_str_with_options::<Spanned<RawManifest>>(
+        &sub.text,
+        parser_options(text.len(), max_alias_expansion),
+    )
+    .ok()?;
+    sub.restore(&mut raw.value).then_some(raw)
+}
+
+/// `parse_with` by the YAML parser alone, without the JSON fast path: what the fast path
+/// must agree with exactly (the differential tests and the fuzz target compare the two;
+/// `Options::plain_parse` runs the whole pipeline on it).
+#[doc(hidden)]
+pub fn parse_plain(
+    text: &str,
+    max_alias_expansion: Option<usize>,
+) -> Result<Spanned<RawManifest>, Box<Diagnostic>> {
+    serde_saphyr::from_str_with_options(text, parser_options(text.len(), max_alias_expansion))
         .map_err(|e| Box::new(to_diagnostic(&e, text)))
 }
 
