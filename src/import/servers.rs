@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::yaml::{comment, scalar};
 use crate::base::Base;
-use crate::validate::check_url;
+use crate::validate::{check_url, server_url};
 
 /// Words that mark a sandbox in a server's host labels or description.
 const SANDBOX_WORDS: &[&str] = &[
@@ -67,17 +67,8 @@ pub(super) fn default_server(base: &Base) -> Choice {
 /// A server's URL with its variables at their defaults, when it is a usable base URL
 /// (as base mode reads the first server).
 fn usable_url(server: &Value) -> Option<String> {
-    let mut url = server.get("url")?.as_str()?.to_string();
-    for (name, variable) in server
-        .get("variables")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(default) = variable.get("default").and_then(Value::as_str) {
-            url = url.replace(&format!("{{{name}}}"), default);
-        }
-    }
+    server.get("url")?.as_str()?;
+    let url = server_url(server);
     check_url(&url).ok()
 }
 

@@ -37,7 +37,7 @@ use serde_saphyr::Spanned;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
 pub use idempotency::{base_candidates, declared_key};
-pub use overlay::first_server;
+pub use overlay::{first_server, server_url};
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;

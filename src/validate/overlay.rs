@@ -928,6 +928,14 @@ pub fn first_server(base: &Base) -> Result<String, String> {
     else {
         return Err("the base document lists no servers".to_string());
     };
+    let url = server_url(server);
+    check_url(&url).map_err(|reason| {
+        format!("the base document's first server `{url}` is not a usable base URL: {reason}")
+    })
+}
+
+/// A Server Object's URL with its variables at their defaults (not yet checked).
+pub fn server_url(server: &Value) -> String {
     let mut url = server
         .get("url")
         .and_then(Value::as_str)
@@ -943,9 +951,7 @@ pub fn first_server(base: &Base) -> Result<String, String> {
             url = url.replace(&format!("{{{name}}}"), default);
         }
     }
-    check_url(&url).map_err(|reason| {
-        format!("the base document's first server `{url}` is not a usable base URL: {reason}")
-    })
+    url
 }
 
 /// The base `info` with `service:`'s title, version and description over it.
