@@ -25,6 +25,7 @@ use connectorgen::{
     terminal,
 };
 
+mod serve_probe;
 mod watch;
 
 /// `0.1.0 (0123456789ab)` when built from a git checkout, else `0.1.0` (build.rs).
@@ -595,7 +596,7 @@ fn main() -> ExitCode {
                     max_response_bytes: usize::try_from(max_response_bytes).unwrap_or(usize::MAX),
                 },
             };
-            run_serve(&ui, &manifest, max_bytes, allow_read, &config)
+            serve_probe::run_serve(&ui, &manifest, max_bytes, allow_read, &config)
         }
         Command::Probe {
             manifest,
@@ -618,7 +619,7 @@ fn main() -> ExitCode {
                     ..connectorgen::runtime::client::Limits::default()
                 },
             };
-            run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
+            serve_probe::run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
         }
         Command::Schema => {
             ui.out(&connectorgen::schema::manifest_schema());
@@ -827,73 +828,6 @@ fn seconds(text: &str) -> Result<f64, String> {
         Ok(v) if v > 0.0 && v.is_finite() && v < 1e9 => Ok(v),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
     }
-}
-
-/// The manifest analysed for the mcp target alone, as `serve` and `probe` use it; `None`
-/// when it has errors, which are printed.
-fn runtime_analysis(
-    ui: &Ui,
-    manifest: &Path,
-    max_bytes: u64,
-    allow_read: Vec<PathBuf>,
-) -> Result<Option<Analysis>, Failure> {
-    let source = Source {
-        max_bytes,
-        targets: vec![Target::Mcp],
-        templates: None,
-        template_fuel: None,
-        max_template_output: None,
-        max_alias_expansion: None,
-        allow_read,
-    };
-    let analysis = source.analyze(manifest)?;
-    if analysis.has_errors() {
-        ui.err(&connectorgen::report::human_findings(
-            &analysis.diagnostics,
-            ui.colored(&std::io::stderr()),
-        ));
-        return Ok(None);
-    }
-    Ok(Some(analysis))
-}
-
-fn run_serve(
-    ui: &Ui,
-    manifest: &Path,
-    max_bytes: u64,
-    allow_read: Vec<PathBuf>,
-    config: &connectorgen::serve::Config,
-) -> Result<ExitCode, Failure> {
-    let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
-        return Ok(ExitCode::from(1));
-    };
-    connectorgen::serve::run(&analysis, config).map_err(Failure::Fatal)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_probe(
-    ui: &Ui,
-    manifest: &Path,
-    max_bytes: u64,
-    allow_read: Vec<PathBuf>,
-    config: &connectorgen::probe::Config,
-    format: Format,
-) -> Result<ExitCode, Failure> {
-    let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
-        return Ok(ExitCode::from(1));
-    };
-    let report = connectorgen::probe::run(&analysis, config).map_err(Failure::Fatal)?;
-    let text = connectorgen::report::probe::ProbeText {
-        report: &report,
-        manifest_name: analysis.diagnostics.name(),
-        manifest_text: analysis.diagnostics.text(),
-    };
-    ui.out(&text.render(format));
-    Ok(if report.failed() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, Failure> {
