@@ -21,10 +21,10 @@ use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
 use connectorgen::report::{Format, Report};
 use connectorgen::{
-    Analysis, Input, Options, analyze_with, check, explain, import, init, input, output, templates,
-    terminal,
+    Analysis, Input, Options, analyze_with, check, import, init, input, output, templates, terminal,
 };
 
+mod explain_cmd;
 mod serve_probe;
 mod watch;
 
@@ -545,7 +545,7 @@ fn main() -> ExitCode {
         Command::Check { common, format } => run_check(&ui, &common, format),
         Command::Explain {
             rule: Some(code), ..
-        } => Ok(explain_rule(&ui, &code)),
+        } => Ok(explain_cmd::explain_rule(&ui, &code)),
         Command::Explain {
             operation,
             manifest,
@@ -553,7 +553,7 @@ fn main() -> ExitCode {
             stats,
             source,
             ..
-        } => run_explain(&ui, operation, manifest, list, stats, &source),
+        } => explain_cmd::run_explain(&ui, operation, manifest, list, stats, &source),
         Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
         Command::Import {
             spec,
@@ -758,69 +758,6 @@ fn run_check(ui: &Ui, common: &Common, format: Format) -> Result<ExitCode, Failu
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn explain_rule(ui: &Ui, code: &str) -> ExitCode {
-    match connectorgen::rules::explain(code) {
-        Ok(text) => {
-            ui.out(&text);
-            ExitCode::SUCCESS
-        }
-        Err(message) => {
-            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn run_explain(
-    ui: &Ui,
-    operation: Option<String>,
-    manifest: Option<PathBuf>,
-    list: bool,
-    stats: bool,
-    source: &Source,
-) -> Result<ExitCode, Failure> {
-    // With --list, a lone positional is the manifest.
-    let (operation, manifest) = match (list, operation, manifest) {
-        (true, Some(op), None) => (None, Some(PathBuf::from(op))),
-        (_, op, m) => (op, m),
-    };
-    let manifest = manifest.unwrap_or_else(|| PathBuf::from("connector.yaml"));
-    let analysis = source.analyze(&manifest)?;
-    let (Some(connector), Some(outputs)) = (&analysis.connector, &analysis.outputs) else {
-        ui.err(&connectorgen::report::human_findings(
-            &analysis.diagnostics,
-            ui.colored(&std::io::stderr()),
-        ));
-        return Ok(ExitCode::from(1));
-    };
-    if stats {
-        return match explain::stats(outputs) {
-            Ok(text) => {
-                ui.out(&text);
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(message) => {
-                ui.err(&format!("error: {message}\n"));
-                Ok(ExitCode::from(1))
-            }
-        };
-    }
-    if list {
-        ui.out(&explain::list(connector));
-        return Ok(ExitCode::SUCCESS);
-    }
-    match explain::explain(connector, outputs, operation.as_deref().unwrap_or_default()) {
-        Ok(text) => {
-            ui.out(&text);
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(message) => {
-            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
-            Ok(ExitCode::from(1))
-        }
-    }
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
