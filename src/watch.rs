@@ -17,7 +17,8 @@ use std::process::ExitCode;
 
 use connectorgen::{Input, terminal};
 
-use crate::{Common, Failure, Ui, fatal, render_template_error, shown, write_outputs};
+use crate::build::write_outputs;
+use crate::{Common, Failure, Ui, fatal, render_template_error, shown};
 
 /// `build --watch`: build, then rebuild whenever what a build read (the manifest, its
 /// templates) holds something else. Never exits on a bad manifest: the last good outputs
