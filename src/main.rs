@@ -19,12 +19,11 @@ use std::sync::Arc;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use connectorgen::model::Target;
 use connectorgen::report::Format;
-use connectorgen::{
-    Analysis, Input, Options, analyze_with, import, init, input, templates, terminal,
-};
+use connectorgen::{Analysis, Input, Options, analyze_with, import, input, templates, terminal};
 
 mod build;
 mod explain_cmd;
+mod init_import;
 mod serve_probe;
 mod watch;
 
@@ -554,7 +553,7 @@ fn main() -> ExitCode {
             source,
             ..
         } => explain_cmd::run_explain(&ui, operation, manifest, list, stats, &source),
-        Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
+        Command::Init { name, file, force } => init_import::run_init(&ui, &file, &name, force),
         Command::Import {
             spec,
             output,
@@ -567,7 +566,7 @@ fn main() -> ExitCode {
                 dashboard_url,
                 public_url,
             };
-            run_import(&ui, &spec, &output, force, max_bytes, &flags)
+            init_import::run_import(&ui, &spec, &output, force, max_bytes, &flags)
         }
         Command::Serve {
             manifest,
@@ -664,61 +663,6 @@ fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() && v < 1e9 => Ok(v),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
-    }
-}
-
-fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, Failure> {
-    init::write(file, name, force).map_err(fatal)?;
-    ui.note(&format!(
-        "wrote {}\nnext: edit it, then `connectorgen build {}`; for editor completion run \
-         `connectorgen schema > connector.schema.json` beside it (the manifest's first line, \
-         `# yaml-language-server: $schema=connector.schema.json`, points editors at it)\n",
-        shown(file),
-        shown(file)
-    ));
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_import(
-    ui: &Ui,
-    spec: &Path,
-    output: &Path,
-    force: bool,
-    max_bytes: u64,
-    flags: &import::Flags,
-) -> Result<ExitCode, Failure> {
-    match import::run(spec, output, force, max_bytes, flags) {
-        Ok(done) => {
-            let mut build = format!("connectorgen build {}", shown(output));
-            if let Some(dir) = &done.allow_read {
-                build.push_str(&format!(" --allow-read {}", shown(dir)));
-            }
-            ui.note(&format!(
-                "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
-                 next: decide on the suggestions (commented-out keys whose value ends in `?`), remove what the agent should not call, \
-                 then `{build}`\n",
-                shown(output),
-                done.listed,
-                shown(spec),
-                done.skipped,
-                done.async_candidates,
-                done.paid_candidates,
-                done.deletes,
-            ));
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(import::ImportError::Invalid(diagnostics)) => {
-            ui.err(&connectorgen::report::human_findings(
-                &diagnostics,
-                ui.colored(&std::io::stderr()),
-            ));
-            Ok(ExitCode::from(1))
-        }
-        Err(e) if e.exit_code() == 1 => {
-            ui.err(&format!("error: {}\n", terminal::one_line(&e.to_string())));
-            Ok(ExitCode::from(1))
-        }
-        Err(e) => Err(fatal(e)),
     }
 }
 
