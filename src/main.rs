@@ -14,17 +14,17 @@ use std::cell::RefCell;
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use connectorgen::model::Target;
 use connectorgen::report::Format;
-use connectorgen::{Analysis, Input, Options, analyze_with, import, input, templates, terminal};
+use connectorgen::{import, input, templates, terminal};
 
 mod build;
 mod explain_cmd;
 mod init_import;
 mod serve_probe;
+mod source;
 mod watch;
 
 /// `0.1.0 (0123456789ab)` when built from a git checkout, else `0.1.0` (build.rs).
@@ -327,58 +327,6 @@ struct Common {
     deny_warnings: bool,
     #[command(flatten)]
     source: Source,
-}
-
-impl Source {
-    fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
-        self.analyze_reading(manifest, &mut Vec::new())
-    }
-
-    /// `analyze`, adding to `inputs` every file and folder it read (for `--watch`), also
-    /// when a read fails.
-    fn analyze_reading(
-        &self,
-        manifest: &Path,
-        inputs: &mut Vec<Input>,
-    ) -> Result<Analysis, Failure> {
-        let text = input::read_manifest(manifest, self.max_bytes);
-        inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
-        let text = text.map_err(fatal)?;
-        for dir in &self.allow_read {
-            if !dir.is_dir() {
-                return Err(Failure::Fatal(format!(
-                    "--allow-read {}: not a folder; give a folder the manifest may name files in",
-                    dir.display()
-                )));
-            }
-        }
-        let mut options = Options {
-            targets: Some(self.targets.clone()),
-            templates: None,
-            manifest_dir: manifest.parent().map(Path::to_path_buf),
-            allow_read: self.allow_read.clone(),
-            max_bytes: self.max_bytes,
-            sandbox: false,
-            base_document: None,
-            parsed_base: None,
-            template_fuel: self.template_fuel,
-            max_template_output: self.max_template_output,
-            max_alias_expansion: self.max_alias_expansion,
-            plain_parse: false,
-        };
-        if let Some(dir) = &self.templates {
-            // The folder was named on the command line; its files may still be links
-            // from a pull request, so each must lead inside it (or the scope).
-            let scope = Arc::new(options.scope().with(dir));
-            let read = templates::load_dir(dir, &scope);
-            inputs.push(Input::templates(dir.clone(), scope, &read));
-            options.templates = Some(read.map_err(fatal)?);
-        }
-        let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
-            .map_err(|e| Failure::Template(Box::new(e)))?;
-        inputs.extend(analysis.inputs.iter().cloned());
-        Ok(analysis)
-    }
 }
 
 impl Common {
