@@ -1,5 +1,6 @@
 //! The `connectorgen` command line: subcommands, what goes to stdout or stderr, and exit
-//! codes. Everything else lives in the library.
+//! codes. Each command's handler is a module beside this file (source, build, watch,
+//! explain_cmd, init_import, serve_probe); everything else lives in the library.
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
