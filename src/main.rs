@@ -1,5 +1,6 @@
 //! The `connectorgen` command line: subcommands, what goes to stdout or stderr, and exit
-//! codes. Everything else lives in the library.
+//! codes. Each command's handler is a module beside this file (source, build, watch,
+//! explain_cmd, init_import, serve_probe); everything else lives in the library.
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
@@ -14,16 +15,18 @@ use std::cell::RefCell;
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use connectorgen::diagnostics::Severity;
 use connectorgen::model::Target;
-use connectorgen::report::{Format, Report};
-use connectorgen::{
-    Analysis, Input, Options, analyze_with, check, explain, import, init, input, output, templates,
-    terminal,
-};
+use connectorgen::report::Format;
+use connectorgen::{import, input, templates, terminal};
+
+mod build;
+mod explain_cmd;
+mod init_import;
+mod serve_probe;
+mod source;
+mod watch;
 
 /// `0.1.0 (0123456789ab)` when built from a git checkout, else `0.1.0` (build.rs).
 const VERSION: &str = env!("CONNECTORGEN_VERSION");
@@ -327,58 +330,6 @@ struct Common {
     source: Source,
 }
 
-impl Source {
-    fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
-        self.analyze_reading(manifest, &mut Vec::new())
-    }
-
-    /// `analyze`, adding to `inputs` every file and folder it read (for `--watch`), also
-    /// when a read fails.
-    fn analyze_reading(
-        &self,
-        manifest: &Path,
-        inputs: &mut Vec<Input>,
-    ) -> Result<Analysis, Failure> {
-        let text = input::read_manifest(manifest, self.max_bytes);
-        inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
-        let text = text.map_err(fatal)?;
-        for dir in &self.allow_read {
-            if !dir.is_dir() {
-                return Err(Failure::Fatal(format!(
-                    "--allow-read {}: not a folder; give a folder the manifest may name files in",
-                    dir.display()
-                )));
-            }
-        }
-        let mut options = Options {
-            targets: Some(self.targets.clone()),
-            templates: None,
-            manifest_dir: manifest.parent().map(Path::to_path_buf),
-            allow_read: self.allow_read.clone(),
-            max_bytes: self.max_bytes,
-            sandbox: false,
-            base_document: None,
-            parsed_base: None,
-            template_fuel: self.template_fuel,
-            max_template_output: self.max_template_output,
-            max_alias_expansion: self.max_alias_expansion,
-            plain_parse: false,
-        };
-        if let Some(dir) = &self.templates {
-            // The folder was named on the command line; its files may still be links
-            // from a pull request, so each must lead inside it (or the scope).
-            let scope = Arc::new(options.scope().with(dir));
-            let read = templates::load_dir(dir, &scope);
-            inputs.push(Input::templates(dir.clone(), scope, &read));
-            options.templates = Some(read.map_err(fatal)?);
-        }
-        let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
-            .map_err(|e| Failure::Template(Box::new(e)))?;
-        inputs.extend(analysis.inputs.iter().cloned());
-        Ok(analysis)
-    }
-}
-
 impl Common {
     fn out_dir(&self) -> PathBuf {
         self.out
@@ -537,12 +488,12 @@ fn main() -> ExitCode {
             common,
             watch,
             force,
-        } if watch => watch_build(&ui, &common, force),
-        Command::Build { common, force, .. } => build(&ui, &common, force),
-        Command::Check { common, format } => run_check(&ui, &common, format),
+        } if watch => watch::watch_build(&ui, &common, force),
+        Command::Build { common, force, .. } => build::build(&ui, &common, force),
+        Command::Check { common, format } => build::run_check(&ui, &common, format),
         Command::Explain {
             rule: Some(code), ..
-        } => Ok(explain_rule(&ui, &code)),
+        } => Ok(explain_cmd::explain_rule(&ui, &code)),
         Command::Explain {
             operation,
             manifest,
@@ -550,8 +501,8 @@ fn main() -> ExitCode {
             stats,
             source,
             ..
-        } => run_explain(&ui, operation, manifest, list, stats, &source),
-        Command::Init { name, file, force } => run_init(&ui, &file, &name, force),
+        } => explain_cmd::run_explain(&ui, operation, manifest, list, stats, &source),
+        Command::Init { name, file, force } => init_import::run_init(&ui, &file, &name, force),
         Command::Import {
             spec,
             output,
@@ -564,7 +515,7 @@ fn main() -> ExitCode {
                 dashboard_url,
                 public_url,
             };
-            run_import(&ui, &spec, &output, force, max_bytes, &flags)
+            init_import::run_import(&ui, &spec, &output, force, max_bytes, &flags)
         }
         Command::Serve {
             manifest,
@@ -593,7 +544,7 @@ fn main() -> ExitCode {
                     max_response_bytes: usize::try_from(max_response_bytes).unwrap_or(usize::MAX),
                 },
             };
-            run_serve(&ui, &manifest, max_bytes, allow_read, &config)
+            serve_probe::run_serve(&ui, &manifest, max_bytes, allow_read, &config)
         }
         Command::Probe {
             manifest,
@@ -616,7 +567,7 @@ fn main() -> ExitCode {
                     ..connectorgen::runtime::client::Limits::default()
                 },
             };
-            run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
+            serve_probe::run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
         }
         Command::Schema => {
             ui.out(&connectorgen::schema::manifest_schema());
@@ -657,387 +608,10 @@ fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> 
     connectorgen::report::template_error(e, color)
 }
 
-fn build(ui: &Ui, common: &Common, force: bool) -> Result<ExitCode, Failure> {
-    let mut inputs = Vec::new();
-    let analysis = common
-        .source
-        .analyze_reading(&common.manifest, &mut inputs)?;
-    let code = write_outputs(ui, common, &analysis, &inputs, force);
-    exit_without_freeing(analysis);
-    code
-}
-
-/// The process is about to exit, and freeing a large manifest's trees one node at a
-/// time costs more than the OS reclaiming the pages at once (about 100 ms at 10,000
-/// operations; docs/PERFORMANCE.md). Never used by `--watch`, which keeps running.
-fn exit_without_freeing(analysis: Analysis) {
-    std::mem::forget(analysis);
-}
-
-/// Reports the findings and, unless they block, writes the outputs, never over one of
-/// the `inputs` the analysis read.
-fn write_outputs(
-    ui: &Ui,
-    common: &Common,
-    analysis: &Analysis,
-    inputs: &[Input],
-    force: bool,
-) -> Result<ExitCode, Failure> {
-    let diagnostics = &analysis.diagnostics;
-    let errors = diagnostics.count(Severity::Error);
-    let warnings = diagnostics.count(Severity::Warning);
-    if errors > 0 || (warnings > 0 && (!ui.quiet || common.deny_warnings)) {
-        ui.err(&connectorgen::report::human_findings(
-            diagnostics,
-            ui.colored(&std::io::stderr()),
-        ));
-    }
-    let blocked = errors > 0 || (common.deny_warnings && warnings > 0);
-    let outputs = match &analysis.outputs {
-        Some(outputs) if !blocked => outputs,
-        _ => {
-            let summary = Report {
-                diagnostics,
-                drift: &[],
-                fix: String::new(),
-            }
-            .summary();
-            let why = if errors == 0 {
-                " (--deny-warnings)"
-            } else {
-                ""
-            };
-            ui.err(&format!(
-                "error: {summary} in {}{why}; nothing was written\n",
-                shown(&common.manifest)
-            ));
-            return Ok(ExitCode::from(1));
-        }
-    };
-    let out = common.out_dir();
-    let spared: Vec<(PathBuf, &str)> = inputs
-        .iter()
-        .flat_map(|input| input.files().into_iter().map(|f| (f, input.what())))
-        .collect();
-    let owner = output::Owner {
-        manifest: &common.manifest,
-        force,
-    };
-    output::write_all_sparing(&out, outputs, &spared, Some(&owner)).map_err(fatal)?;
-    let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
-    ui.note(&format!("wrote {} to {}\n", names.join(", "), shown(&out)));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `build --watch`: build, then rebuild whenever what a build read (the manifest, its
-/// templates) holds something else. Never exits on a bad manifest: the last good outputs
-/// stay on disk.
-///
-/// Events only say where to look: after each burst, every input is read again and
-/// compared with what the last build read, so a log or a swap file written beside the
-/// manifest, our own outputs and saves of the same bytes rebuild nothing. The inputs
-/// come from the build itself, so a manifest that changes its `templates:` is watched
-/// anew.
-fn watch_build(ui: &Ui, common: &Common, force: bool) -> Result<ExitCode, Failure> {
-    use notify::event::{AccessKind, AccessMode};
-    use notify::{EventKind, RecursiveMode, Watcher as _};
-
-    /// Events that follow one another this closely are one save (editors write, rename
-    /// and touch), read once.
-    const SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
-
-    let once = |ui: &Ui| {
-        let mut inputs = Vec::new();
-        match common
-            .source
-            .analyze_reading(&common.manifest, &mut inputs)
-            .and_then(|analysis| write_outputs(ui, common, &analysis, &inputs, force))
-        {
-            Ok(_) => {}
-            Err(Failure::Fatal(m)) => ui.err(&format!("error: {}\n", terminal::one_line(&m))),
-            Err(Failure::Template(e)) => {
-                ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
-            }
-        }
-        inputs
-    };
-    let mut inputs = once(ui);
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut watcher = notify::recommended_watcher(tx).map_err(fatal)?;
-    let manifest_dir = match common.manifest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    watcher
-        .watch(&manifest_dir, RecursiveMode::NonRecursive)
-        .map_err(fatal)?;
-    let mut watched = std::collections::BTreeSet::from([manifest_dir.clone()]);
-    // Folders that do not exist yet (a `templates:` folder still to be made) are retried
-    // after each build; their parent folder sees them appear.
-    let mut rewatch = |inputs: &[Input]| {
-        let wanted: std::collections::BTreeSet<PathBuf> = inputs
-            .iter()
-            .flat_map(Input::folders)
-            .chain([manifest_dir.clone()])
-            .collect();
-        for gone in watched.difference(&wanted) {
-            let _ = watcher.unwatch(gone);
-        }
-        watched.retain(|dir| wanted.contains(dir));
-        for dir in wanted {
-            if !watched.contains(&dir) && watcher.watch(&dir, RecursiveMode::NonRecursive).is_ok() {
-                watched.insert(dir);
-            }
-        }
-    };
-    rewatch(&inputs);
-    ui.note(&format!(
-        "watching {} for changes (Ctrl-C to stop)\n",
-        shown(&common.manifest)
-    ));
-    // Reading a file is an event too (open, close after reading): never one to look
-    // at, or our own reads below would wake us again. Closing after a write is kept.
-    let wakes = |event: &notify::Result<notify::Event>| {
-        event.as_ref().is_ok_and(|e| match e.kind {
-            EventKind::Access(access) => access == AccessKind::Close(AccessMode::Write),
-            _ => true,
-        })
-    };
-    while let Ok(event) = rx.recv() {
-        if !wakes(&event) {
-            continue;
-        }
-        let settled = std::time::Instant::now() + SETTLE;
-        while let Some(left) = settled.checked_duration_since(std::time::Instant::now()) {
-            if rx.recv_timeout(left).is_err() {
-                break;
-            }
-        }
-        if inputs.iter().any(Input::changed) {
-            inputs = once(ui);
-            rewatch(&inputs);
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_check(ui: &Ui, common: &Common, format: Format) -> Result<ExitCode, Failure> {
-    let analysis = common.source.analyze(&common.manifest)?;
-    let drift = match &analysis.outputs {
-        Some(outputs) => check::drift(&common.out_dir(), outputs).map_err(fatal)?,
-        None => Vec::new(),
-    };
-    let warnings = analysis.diagnostics.count(Severity::Warning);
-    let failed =
-        analysis.has_errors() || !drift.is_empty() || (common.deny_warnings && warnings > 0);
-    let report = Report {
-        diagnostics: &analysis.diagnostics,
-        drift: &drift,
-        fix: common.build_command(),
-    };
-    // Machine formats are the product and are always printed; the human report is
-    // silent under --quiet when there is nothing that fails.
-    if format != Format::Human || !ui.quiet || failed {
-        ui.out(&report.render(format, ui.colored(&std::io::stdout())));
-    }
-    drop(report);
-    exit_without_freeing(analysis);
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn explain_rule(ui: &Ui, code: &str) -> ExitCode {
-    match connectorgen::rules::explain(code) {
-        Ok(text) => {
-            ui.out(&text);
-            ExitCode::SUCCESS
-        }
-        Err(message) => {
-            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
-            ExitCode::from(1)
-        }
-    }
-}
-
-fn run_explain(
-    ui: &Ui,
-    operation: Option<String>,
-    manifest: Option<PathBuf>,
-    list: bool,
-    stats: bool,
-    source: &Source,
-) -> Result<ExitCode, Failure> {
-    // With --list, a lone positional is the manifest.
-    let (operation, manifest) = match (list, operation, manifest) {
-        (true, Some(op), None) => (None, Some(PathBuf::from(op))),
-        (_, op, m) => (op, m),
-    };
-    let manifest = manifest.unwrap_or_else(|| PathBuf::from("connector.yaml"));
-    let analysis = source.analyze(&manifest)?;
-    let (Some(connector), Some(outputs)) = (&analysis.connector, &analysis.outputs) else {
-        ui.err(&connectorgen::report::human_findings(
-            &analysis.diagnostics,
-            ui.colored(&std::io::stderr()),
-        ));
-        return Ok(ExitCode::from(1));
-    };
-    if stats {
-        return match explain::stats(outputs) {
-            Ok(text) => {
-                ui.out(&text);
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(message) => {
-                ui.err(&format!("error: {message}\n"));
-                Ok(ExitCode::from(1))
-            }
-        };
-    }
-    if list {
-        ui.out(&explain::list(connector));
-        return Ok(ExitCode::SUCCESS);
-    }
-    match explain::explain(connector, outputs, operation.as_deref().unwrap_or_default()) {
-        Ok(text) => {
-            ui.out(&text);
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(message) => {
-            ui.err(&format!("error: {}\n", terminal::one_line(&message)));
-            Ok(ExitCode::from(1))
-        }
-    }
-}
-
 fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() && v < 1e9 => Ok(v),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
-    }
-}
-
-/// The manifest analysed for the mcp target alone, as `serve` and `probe` use it; `None`
-/// when it has errors, which are printed.
-fn runtime_analysis(
-    ui: &Ui,
-    manifest: &Path,
-    max_bytes: u64,
-    allow_read: Vec<PathBuf>,
-) -> Result<Option<Analysis>, Failure> {
-    let source = Source {
-        max_bytes,
-        targets: vec![Target::Mcp],
-        templates: None,
-        template_fuel: None,
-        max_template_output: None,
-        max_alias_expansion: None,
-        allow_read,
-    };
-    let analysis = source.analyze(manifest)?;
-    if analysis.has_errors() {
-        ui.err(&connectorgen::report::human_findings(
-            &analysis.diagnostics,
-            ui.colored(&std::io::stderr()),
-        ));
-        return Ok(None);
-    }
-    Ok(Some(analysis))
-}
-
-fn run_serve(
-    ui: &Ui,
-    manifest: &Path,
-    max_bytes: u64,
-    allow_read: Vec<PathBuf>,
-    config: &connectorgen::serve::Config,
-) -> Result<ExitCode, Failure> {
-    let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
-        return Ok(ExitCode::from(1));
-    };
-    connectorgen::serve::run(&analysis, config).map_err(Failure::Fatal)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_probe(
-    ui: &Ui,
-    manifest: &Path,
-    max_bytes: u64,
-    allow_read: Vec<PathBuf>,
-    config: &connectorgen::probe::Config,
-    format: Format,
-) -> Result<ExitCode, Failure> {
-    let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
-        return Ok(ExitCode::from(1));
-    };
-    let report = connectorgen::probe::run(&analysis, config).map_err(Failure::Fatal)?;
-    let text = connectorgen::report::probe::ProbeText {
-        report: &report,
-        manifest_name: analysis.diagnostics.name(),
-        manifest_text: analysis.diagnostics.text(),
-    };
-    ui.out(&text.render(format));
-    Ok(if report.failed() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn run_init(ui: &Ui, file: &Path, name: &str, force: bool) -> Result<ExitCode, Failure> {
-    init::write(file, name, force).map_err(fatal)?;
-    ui.note(&format!(
-        "wrote {}\nnext: edit it, then `connectorgen build {}`; for editor completion run \
-         `connectorgen schema > connector.schema.json` beside it (the manifest's first line, \
-         `# yaml-language-server: $schema=connector.schema.json`, points editors at it)\n",
-        shown(file),
-        shown(file)
-    ));
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_import(
-    ui: &Ui,
-    spec: &Path,
-    output: &Path,
-    force: bool,
-    max_bytes: u64,
-    flags: &import::Flags,
-) -> Result<ExitCode, Failure> {
-    match import::run(spec, output, force, max_bytes, flags) {
-        Ok(done) => {
-            let mut build = format!("connectorgen build {}", shown(output));
-            if let Some(dir) = &done.allow_read {
-                build.push_str(&format!(" --allow-read {}", shown(dir)));
-            }
-            ui.note(&format!(
-                "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
-                 next: decide on the suggestions (commented-out keys whose value ends in `?`), remove what the agent should not call, \
-                 then `{build}`\n",
-                shown(output),
-                done.listed,
-                shown(spec),
-                done.skipped,
-                done.async_candidates,
-                done.paid_candidates,
-                done.deletes,
-            ));
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(import::ImportError::Invalid(diagnostics)) => {
-            ui.err(&connectorgen::report::human_findings(
-                &diagnostics,
-                ui.colored(&std::io::stderr()),
-            ));
-            Ok(ExitCode::from(1))
-        }
-        Err(e) if e.exit_code() == 1 => {
-            ui.err(&format!("error: {}\n", terminal::one_line(&e.to_string())));
-            Ok(ExitCode::from(1))
-        }
-        Err(e) => Err(fatal(e)),
     }
 }
 
