@@ -4,7 +4,7 @@
 //! document as one `serde_json::Value` in the order written, its OpenAPI version, an
 //! index of its operations in document order, and a way to turn a JSON pointer into the
 //! place in the file (line and column for YAML and JSON alike) — or one `Diagnostic`
-//! pointing into the file when it is not an OpenAPI 3.0/3.1 document we can read.
+//! pointing into the file when it is not an OpenAPI 3.0, 3.1 or 3.2 document we can read.
 //! Must never: trust the document (it gets the manifest's size limit and YAML budgets),
 //! follow a reference out of its folder (`bundle.rs` reads the files a multi-file
 //! document refers to, within bounds, and bundles them in; `Base::parse` reads none),

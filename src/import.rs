@@ -1,7 +1,7 @@
 //! `connectorgen import`: a base-mode manifest from a provider's OpenAPI document.
 //!
 //! Takes: the document (read with the manifest's size limit and parsed by `Base::load`,
-//! so JSON or YAML, OpenAPI 3.0 or 3.1, the files its `$ref`s name bundled in, with the
+//! so JSON or YAML, OpenAPI 3.0, 3.1 or 3.2, the files its `$ref`s name bundled in, with the
 //! same budgets and diagnostics as `build`), where the manifest goes, and the URLs the
 //! person gave on the command line.
 //! Returns: the manifest text (`manifest`) — every operation in document order, named by
@@ -78,7 +78,7 @@ pub enum ImportError {
     /// The document could not be read (exit 2, like an unreadable manifest).
     #[error(transparent)]
     Unreadable(#[from] crate::input::InputError),
-    /// The document is not OpenAPI 3.0/3.1 or does not parse (exit 1): the diagnostic
+    /// The document is not OpenAPI 3.0/3.1/3.2 or does not parse (exit 1): the diagnostic
     /// `build` gives, pointing into the document.
     #[error("{}", crate::report::human_findings(.0, false))]
     Invalid(Diagnostics),

@@ -8,7 +8,7 @@
 //! stdout (`connectorgen … | head -1`) ends the printing quietly and leaves the exit
 //! code as it was.
 //! `import` follows the same split: 1 when the OpenAPI document itself has the problem
-//! (not OpenAPI 3.0/3.1, does not parse, nothing an agent can call), 2 when it could not
+//! (not OpenAPI 3.0/3.1/3.2, does not parse, nothing an agent can call), 2 when it could not
 //! run (unreadable document, an output it must not replace, a URL only a flag can give).
 
 use std::cell::RefCell;
@@ -134,12 +134,12 @@ Exit codes: 0 written; 2 the file exists (use --force) or could not be written."
 \"METHOD /path\"), with `openapi:` pointing at SPEC from the manifest's folder. Suggestions \
 (async and its poll target, spends, the retry key the document declares, DELETE) are comments: none is applied.\n\n\
 Examples:\n  connectorgen import specs/openapi.json\n  connectorgen import specs/api.yaml --out connectors/api.yaml --dashboard-url https://example.com/account/keys\n  connectorgen import specs/openapi.json --force\n\n\
-Exit codes: 0 written; 1 SPEC is not an OpenAPI 3.0/3.1 document (the diagnostic points into it) or has no operation \
+Exit codes: 0 written; 1 SPEC is not an OpenAPI 3.0/3.1/3.2 document (the diagnostic points into it) or has no operation \
 an agent can call; 2 could not run (unreadable SPEC, the output exists (use --force) or is a symlink, a URL the \
 document lacks and no flag gives, unwritable output)."
     )]
     Import {
-        /// The provider's OpenAPI document: JSON or YAML, OpenAPI 3.0 or 3.1
+        /// The provider's OpenAPI document: JSON or YAML, OpenAPI 3.0, 3.1 or 3.2
         spec: PathBuf,
         /// Where to write the manifest (`--out`, as on build and check; `--output` is the
         /// older spelling)

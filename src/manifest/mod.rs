@@ -69,7 +69,7 @@ pub struct RawManifest {
     /// The manifest format version. Only `1` exists.
     #[schemars(with = "i64", extend("const" = 1), example = 1)]
     pub version: Option<Spanned<i64>>,
-    /// The provider's own OpenAPI document (3.0 or 3.1, JSON or YAML), relative to this
+    /// The provider's own OpenAPI document (3.0, 3.1 or 3.2, JSON or YAML), relative to this
     /// file. With it ("base mode") the document is the truth for HTTP: each operation
     /// names one of its operations with `operation:` and adds the safety layer; `service`
     /// fields default to its `info` and servers. Without it, operations are written inline.
