@@ -332,5 +332,6 @@ fn cli_cases() {
     trycmd::TestCases::new()
         .register_bin("connectorgen", trycmd::cargo::cargo_bin!("connectorgen"))
         .env("NO_COLOR", "1")
-        .case("tests/cmd/*.trycmd");
+        .case("tests/cmd/*.trycmd")
+        .case("tests/cmd/*.toml");
 }
