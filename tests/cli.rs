@@ -161,9 +161,11 @@ fn readme_quickstart_runs_as_written() {
 }
 
 /// The CLI cases as data: each `tests/cmd/*.trycmd` file holds commands with their
-/// exit code and output (stdout and stderr together). `TRYCMD=overwrite cargo test
-/// --test integration cli::cli_cases` rewrites the expected output after a deliberate
-/// change: read the diff before committing it.
+/// exit code and output (stdout and stderr together), each `*.toml` one command whose
+/// `.stdout` and `.stderr` are compared byte for byte; `NAME.in/` is the folder they run
+/// in, `NAME.out/` the files they must leave (CONTRIBUTING.md, "Adding a test case").
+/// `TRYCMD=overwrite cargo test --test integration cli::cli_cases` rewrites the expected
+/// output after a deliberate change: read the diff before committing it.
 #[test]
 fn cli_cases() {
     trycmd::TestCases::new()
