@@ -203,52 +203,6 @@ fn an_existing_file_is_kept_without_force() {
     assert_eq!(names, ["connector.yaml"]);
 }
 
-#[cfg(unix)]
-#[test]
-fn symlinks_folders_and_the_document_itself_are_refused_even_with_force() {
-    use std::os::unix::fs::symlink;
-    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
-    let p = dir.path();
-    let force = ["--force".to_string()];
-    let elsewhere = p.join("elsewhere.yaml");
-    std::fs::write(&elsewhere, "theirs").unwrap();
-    symlink(&elsewhere, p.join("connectors/connector.yaml")).unwrap();
-    let out = import(p, &spec, &force);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr),
-        "error: connectors/connector.yaml is a symbolic link; import neither replaces a link nor writes through it: give the path of a regular file\n"
-    );
-    assert!(
-        std::fs::symlink_metadata(p.join("connectors/connector.yaml"))
-            .unwrap()
-            .is_symlink()
-    );
-    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs");
-    // A dangling link too.
-    std::fs::remove_file(p.join("connectors/connector.yaml")).unwrap();
-    symlink(p.join("nowhere.yaml"), p.join("connectors/connector.yaml")).unwrap();
-    assert_eq!(import(p, &spec, &[]).status.code(), Some(2));
-    assert!(!p.join("nowhere.yaml").exists());
-
-    std::fs::remove_file(p.join("connectors/connector.yaml")).unwrap();
-    std::fs::create_dir(p.join("connectors/connector.yaml")).unwrap();
-    let out = import(p, &spec, &force);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("is not a regular file"));
-
-    let before = std::fs::read(p.join(&spec)).unwrap();
-    let out = run(p, &["import", &spec, "-o", &spec, "--force"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr),
-        format!(
-            "error: {spec} is the OpenAPI document itself; write the manifest somewhere else\n"
-        )
-    );
-    assert_eq!(std::fs::read(p.join(&spec)).unwrap(), before);
-}
-
 /// Every value in the written manifest reads back as exactly what the document says,
 /// and no text from the document becomes a key.
 #[test]
