@@ -75,7 +75,7 @@ impl Validator {
         });
         let env = raw.env.as_ref().and_then(|e| {
             let name = e.value.trim();
-            if super::inline::operation::is_env_name(name) {
+            if super::safety::is_env_name(name) {
                 Some(name.to_string())
             } else {
                 self.push(Diagnostic::InvalidAuthEnv {

@@ -34,7 +34,7 @@ pub use safety::idempotency::{base_candidates, declared_key};
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;
-use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
+use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::manifest::{RawManifest, RawOperation, RawService, span};
 use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
 
@@ -150,7 +150,7 @@ pub fn validate(
     v.ids_for_targets(&checked, &targets);
 
     let mut operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
-    link_lists(&mut operations);
+    safety::link_lists(&mut operations);
     // In base mode the document is built (and its references checked) even when
     // `service` has problems, so that every problem is reported at once.
     let built = match base {
@@ -256,44 +256,6 @@ pub fn validate(
     Ok((connector, v.problems))
 }
 
-/// Names, for each async operation that returns a job, the free GET that lists the
-/// jobs' collection: the poll target's path without its last `/{param}`. A model that
-/// lost a job's id finds it there instead of starting the work again.
-fn link_lists(operations: &mut [Operation]) {
-    let lists: HashMap<&str, &str> = operations
-        .iter()
-        .filter(|o| o.method == Method::Get && o.spends.is_none() && o.async_.is_none())
-        .rev() // the first one listed wins
-        .map(|o| (o.path.as_str(), o.id.as_str()))
-        .collect();
-    // By id, the first one listed: a search per async operation was quadratic (25,000
-    // async operations of 100,000 took seconds).
-    let by_id: HashMap<&str, &Operation> = operations
-        .iter()
-        .rev()
-        .map(|o| (o.id.as_str(), o))
-        .collect();
-    let found: Vec<Option<String>> = operations
-        .iter()
-        .map(|op| {
-            let a = op.async_.as_ref()?;
-            if a.returns != crate::model::Returns::Job {
-                return None;
-            }
-            let target = by_id.get(a.poll_with.as_str())?;
-            let (collection, last) = target.path.rsplit_once('/')?;
-            let names_one = last.starts_with('{') && last.ends_with('}');
-            let list = lists.get(collection).filter(|_| names_one)?;
-            Some((*list).to_string())
-        })
-        .collect();
-    for (op, list) in operations.iter_mut().zip(found) {
-        if let Some(a) = &mut op.async_ {
-            a.list_with = list;
-        }
-    }
-}
-
 /// Where the connector's OpenAPI document is, unless `specUrl` says: beside the API.
 fn default_spec_url(public_url: &str) -> String {
     format!("{public_url}/openapi.json")
@@ -326,7 +288,15 @@ struct Checked<'a> {
     poll: Option<(String, Span)>,
 }
 
-impl Checked<'_> {
+impl<'a> Checked<'a> {
+    fn new(op: Operation, raw: &'a Spanned<RawOperation>) -> Self {
+        Checked {
+            op,
+            raw,
+            poll: poll_of(&raw.value),
+        }
+    }
+
     /// From the raw fields, so a target whose `spends` block is itself invalid still counts.
     fn spends(&self) -> bool {
         self.raw.value.spends.is_some()
@@ -546,47 +516,7 @@ impl Validator {
                 }
             }
         }
-
-        let by_id: HashMap<&str, usize> = checked
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.op.id.as_str(), i))
-            .rev() // the first declaration wins, as for duplicate-id reporting
-            .collect();
-        for c in checked {
-            let Some((poll_with, at)) = &c.poll else {
-                continue;
-            };
-            let at = *at;
-            let Some(&t) = by_id.get(poll_with.as_str()) else {
-                self.push(Diagnostic::UnknownPollTarget {
-                    target: poll_with.clone(),
-                    span: at,
-                    help: suggest(poll_with, checked.iter().map(|c| c.op.id.as_str())),
-                });
-                continue;
-            };
-            let target = &checked[t];
-            let reason = if target.op.id == c.op.id {
-                Some("an operation cannot poll itself; that would resubmit the job")
-            } else if target.op.method != Method::Get {
-                Some("it is not a `get`")
-            } else if target.spends() {
-                Some("it spends")
-            } else if target.is_async() {
-                Some("it is itself async")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                self.push(Diagnostic::UnsafePollTarget {
-                    target: poll_with.clone(),
-                    reason,
-                    span: at,
-                    target_span: Some(target.op.origin.id),
-                });
-            }
-        }
+        self.poll_targets(checked);
     }
 
     /// Every chosen target can call every operation by its id.

@@ -23,11 +23,12 @@ use crate::manifest::{RawOperation, RawService, span};
 use crate::model::{
     AuthScheme, Document, Method, Names as _, Operation, Origin, Service, escape, unescape,
 };
-use crate::validate::inline::lower::idempotency_parameter;
-use crate::validate::inline::operation::{needs_idempotency_key, origin, placeholder};
 use crate::validate::safety::idempotency::base_candidates;
+use crate::validate::safety::{
+    Body, Head, idempotency_parameter, needs_idempotency_key, operation, origin,
+};
 use crate::validate::syntax::{check_url, is_identifier};
-use crate::validate::{Checked, Validator, poll_of};
+use crate::validate::{Checked, Validator};
 
 impl Validator {
     /// Every listed base operation that could be found and named.
@@ -234,13 +235,11 @@ impl Validator {
 
         let shown = id.as_deref().unwrap_or_else(|| name.value.trim());
         let safety = self.safety(raw, shown, method == Method::Get);
-        let spends_or_async =
-            matches!(safety.spends, Some(Some(_))) || matches!(safety.async_, Some(Some(_)));
         let idempotency = self.base_idempotency(
             id.as_deref().unwrap_or_default(),
             safety.idempotency.clone(),
             &base_candidates(base, &found.path, object),
-            needs_idempotency_key(method, spends_or_async),
+            needs_idempotency_key(method, safety.spends_or_async()),
             raw.idempotency.as_ref().map_or(at, span),
         );
         // As inline, but the HTTP parts are the base document's: findings about them
@@ -257,17 +256,18 @@ impl Validator {
         };
         let path_params = template_params(&found.path);
         if self.errors() > before {
-            return id.map(|id| Checked {
-                op: placeholder(id, method, found.path.clone(), path_params, origin),
-                raw: s,
-                poll: poll_of(raw),
+            return id.map(|id| {
+                let head = Head {
+                    id,
+                    method,
+                    path: found.path.clone(),
+                    path_params,
+                    origin,
+                };
+                Checked::new(operation(head, None), s)
             });
         }
 
-        let (confirm, consequential) = safety.confirm(method);
-        let confirm_when = safety.confirm_when.clone().filter(|_| confirm);
-        let spends = safety.spends.flatten();
-        let async_ = safety.async_.flatten();
         let idempotency = idempotency?;
         let mut http = object.clone();
         // The provider calls these back; an agent receives no calls, as with `webhooks`.
@@ -280,30 +280,21 @@ impl Validator {
                 list.push(idempotency_parameter(key.required));
             }
         }
-        Some(Checked {
-            op: Operation {
-                id: id?,
-                method,
-                path: found.path.clone(),
-                path_params,
-                summary: summary?,
-                description: description?,
-                http,
-                spends,
-                async_,
-                idempotency,
-                confirm,
-                confirm_when,
-                consequential,
-                lint_allow: safety.lint_allow,
-                args: safety.args,
-                fixed: safety.fixed,
-                probe: safety.probe,
-                origin,
-            },
-            raw: s,
-            poll: poll_of(raw),
-        })
+        let head = Head {
+            id: id?,
+            method,
+            path: found.path.clone(),
+            path_params,
+            origin,
+        };
+        let body = Body {
+            summary: summary?,
+            description: description?,
+            http,
+            safety,
+            idempotency,
+        };
+        Some(Checked::new(operation(head, Some(body)), s))
     }
 
     /// `service:` in base mode: every field but `dashboardUrl` defaults to the base

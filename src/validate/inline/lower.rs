@@ -9,15 +9,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{
-    Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Returns, Service, media_essence,
-};
-
-/// What the model reads about the `Idempotency-Key` header.
-pub const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
-Send a fresh value for each new request, and the same value when retrying this request \
-(after a timeout or a network error), so the retry returns the original result instead of \
-starting or charging for a second one.";
+use crate::model::{Auth, AuthScheme, Document, Operation, Returns, Service, media_essence};
+use crate::validate::safety::idempotency_parameter;
 
 /// One parameter as written (checked).
 pub struct Param {
@@ -240,17 +233,6 @@ fn merge_parameters(ours: &mut Vec<Value>, theirs: Vec<Value>) {
             (_, param) => ours.push(param),
         }
     }
-}
-
-/// The `Idempotency-Key` header parameter connectorgen declares.
-pub fn idempotency_parameter(required: bool) -> Value {
-    json!({
-        "name": IDEMPOTENCY_HEADER,
-        "in": "header",
-        "description": IDEMPOTENCY_KEY_DESCRIPTION,
-        "required": required,
-        "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
-    })
 }
 
 fn reference(response: &str) -> Value {

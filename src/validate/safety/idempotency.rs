@@ -18,8 +18,8 @@ use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::span;
 use crate::model::{
-    IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Unsupported, key_name_problem,
-    media_essence,
+    IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Unsupported,
+    key_name_problem, media_essence,
 };
 use crate::validate::Validator;
 
@@ -38,6 +38,75 @@ pub(in crate::validate) enum Written {
         name: String,
         required: bool,
     },
+}
+
+/// What the model reads about the `Idempotency-Key` header.
+pub(in crate::validate) const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
+Send a fresh value for each new request, and the same value when retrying this request \
+(after a timeout or a network error), so the retry returns the original result instead of \
+starting or charging for a second one.";
+
+/// The `Idempotency-Key` header parameter connectorgen declares.
+pub(in crate::validate) fn idempotency_parameter(required: bool) -> Value {
+    json!({
+        "name": IDEMPOTENCY_HEADER,
+        "in": "header",
+        "description": IDEMPOTENCY_KEY_DESCRIPTION,
+        "required": required,
+        "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
+    })
+}
+
+/// The `Idempotency-Key` header connectorgen adds.
+pub(in crate::validate) fn added_header(required: bool) -> Idempotency {
+    Idempotency::Key(IdempotencyKey {
+        location: KeyLocation::Header,
+        name: IDEMPOTENCY_HEADER.to_string(),
+        required,
+        added: true,
+        evidence: None,
+    })
+}
+
+/// Whether a short form (`optional`, `required`, the inline default) adds the
+/// `Idempotency-Key` header: on every non-GET that spends or is async.
+pub(in crate::validate) fn needs_idempotency_key(method: Method, spends_or_async: bool) -> bool {
+    method != Method::Get && spends_or_async
+}
+
+/// An inline operation's mechanism, from what was written (`optional` when nothing
+/// was), and whether it is a short form, whose `Idempotency-Key` header the lowering
+/// declares; a named key is declared in the lowered operation (`declare_key`).
+pub(in crate::validate) fn inline_idempotency(
+    written: Option<Written>,
+    method: Method,
+    spends_or_async: bool,
+) -> (Idempotency, bool) {
+    let written = written.unwrap_or(Written::Short { required: false });
+    let short = matches!(written, Written::Short { .. });
+    let idempotency = match written {
+        Written::Unsupported => Idempotency::Unsupported(Unsupported::Stated),
+        Written::Inherent => Idempotency::Inherent,
+        Written::Short { required } => {
+            if needs_idempotency_key(method, spends_or_async) {
+                added_header(required)
+            } else {
+                Idempotency::Unsupported(Unsupported::Unknown)
+            }
+        }
+        Written::Named {
+            location,
+            name,
+            required,
+        } => Idempotency::Key(IdempotencyKey {
+            location,
+            name,
+            required,
+            added: true,
+            evidence: None,
+        }),
+    };
+    (idempotency, short)
 }
 
 /// The mapping keys in the order of `Idempotency::MAPPING_KEYS`.
@@ -477,7 +546,7 @@ pub fn key_parameter(key: &IdempotencyKey) -> Value {
     json!({
         "name": key.name,
         "in": key.location.as_str(),
-        "description": crate::validate::inline::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "description": IDEMPOTENCY_KEY_DESCRIPTION,
         "required": key.required,
         "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
     })
@@ -489,7 +558,7 @@ pub fn key_property() -> Value {
         "type": "string",
         "minLength": 1,
         "maxLength": 255,
-        "description": crate::validate::inline::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "description": IDEMPOTENCY_KEY_DESCRIPTION,
     })
 }
 
@@ -634,7 +703,7 @@ impl Validator {
                         });
                         return None;
                     }
-                    crate::validate::inline::operation::added_header(required)
+                    added_header(required)
                 }
                 None => Idempotency::Unsupported(Unsupported::Unknown),
             },
