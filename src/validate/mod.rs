@@ -16,6 +16,7 @@
 
 mod base;
 mod document;
+mod findings;
 mod inline;
 mod safety;
 mod settings;
@@ -26,7 +27,9 @@ use std::collections::HashMap;
 use serde_saphyr::Spanned;
 
 use base::{overlay, servers, upgrade};
+use findings::Findings;
 use inline::lower;
+use settings::Settings;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
 pub use base::overlay::{first_server, server_url};
@@ -56,7 +59,7 @@ pub fn validate(
             root,
             "add `version: 1` at the top",
         ),
-        Some(ver) if ver.value != 1 => v.push(Diagnostic::UnsupportedVersion {
+        Some(ver) if ver.value != 1 => v.findings.push(Diagnostic::UnsupportedVersion {
             found: ver.value.to_string(),
             span: span(ver),
         }),
@@ -94,7 +97,7 @@ pub fn validate(
     if let Some(AuthScheme::ApiKey { location, name }) = &credential.scheme
         && location == "header"
     {
-        v.api_key_header = Some(name.clone());
+        v.settings.api_key_header = Some(name.clone());
     }
     let mut servers = Vec::new();
     let mut contact = None;
@@ -103,17 +106,15 @@ pub fn validate(
     if base.is_some() {
         v.no_inline_document_keys(raw);
     } else {
-        v.errors = v.error_model(&mut raw.errors);
+        v.settings.error_responses = v.error_model(&mut raw.errors);
         // Shared schemas first: the errors' and operations' references resolve against them.
-        let reserve = matches!(v.errors, lower::Errors::Problem);
-        v.shared = v.shared_schemas(&mut raw.schemas, reserve);
+        let reserve = matches!(v.settings.error_responses, lower::Errors::Problem);
+        v.settings.shared = v.shared_schemas(&mut raw.schemas, reserve);
         if let Some(errors) = &raw.errors
             && let (Some(schema), lower::Errors::Provider { schema: body, .. }) =
-                (&errors.value.schema, &v.errors)
+                (&errors.value.schema, &v.settings.error_responses)
         {
-            let (body, shared) = (body.clone(), std::mem::take(&mut v.shared));
-            v.refs(&body, &shared, span(schema));
-            v.shared = shared;
+            inline::refs(&mut v.findings, body, &v.settings.shared, span(schema));
         }
         servers = v.servers(raw.servers.as_deref().unwrap_or_default());
         tags = v.tag_descriptions(&raw.tags);
@@ -135,7 +136,8 @@ pub fn validate(
         }
         Some(ops) => {
             if ops.value.is_empty() {
-                v.push(Diagnostic::NoOperations { span: span(ops) });
+                v.findings
+                    .push(Diagnostic::NoOperations { span: span(ops) });
             }
             match base {
                 Some(base) => v.base_operations(&ops.value, base),
@@ -168,7 +170,7 @@ pub fn validate(
             if public_url_given {
                 servers::replace(&mut document, &mut operations);
             } else if let Some(warning) = servers::mixed(&document, &operations) {
-                v.problems.push(warning);
+                v.findings.add(warning);
             }
             if base.version == crate::model::OpenapiVersion::V30 {
                 upgrade::to_31(
@@ -214,13 +216,13 @@ pub fn validate(
                     contact,
                     license,
                     tags,
-                    schemas: std::mem::take(&mut v.shared),
-                    errors: &v.errors,
+                    schemas: std::mem::take(&mut v.settings.shared),
+                    errors: &v.settings.error_responses,
                 };
                 let document = lower::document(around, &operations);
                 for (reference, at) in std::mem::take(&mut v.fragment_refs) {
                     if document.resolve(&reference).is_none() {
-                        v.push(Diagnostic::UnresolvedRef {
+                        v.findings.push(Diagnostic::UnresolvedRef {
                             reference,
                             reason: "an `openapi:` fragment may point at `#/components/schemas/<name>` (from `schemas:`) or `#/components/responses/<name>` (the error responses), and nothing else is in the generated document".to_string(),
                             span: at,
@@ -233,10 +235,10 @@ pub fn validate(
         },
     };
     let (Some(service), Some((document, auth))) = (service, built) else {
-        return Err(v.problems);
+        return Err(v.findings.into_vec());
     };
-    if v.errors() > 0 {
-        return Err(v.problems);
+    if v.findings.errors() > 0 {
+        return Err(v.findings.into_vec());
     }
     let mut auth = auth;
     if auth.env.is_empty() {
@@ -253,7 +255,7 @@ pub fn validate(
         schema_spans: v.schema_spans,
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
-    Ok((connector, v.problems))
+    Ok((connector, v.findings.into_vec()))
 }
 
 /// Where the connector's OpenAPI document is, unless `specUrl` says: beside the API.
@@ -261,15 +263,12 @@ fn default_spec_url(public_url: &str) -> String {
     format!("{public_url}/openapi.json")
 }
 
+/// What one validation carries from check to check: the findings, the manifest-wide
+/// settings the operations are checked against, and what has been seen so far.
 #[derive(Default)]
 struct Validator {
-    problems: Vec<Finding>,
-    /// Inline mode: `schemas:`, against which the author's `$ref`s resolve.
-    shared: serde_json::Map<String, serde_json::Value>,
-    /// Inline mode: the error responses every operation gets.
-    errors: lower::Errors,
-    /// The header an inline API key travels in, which no operation may declare again.
-    api_key_header: Option<String>,
+    findings: Findings,
+    settings: Settings,
     /// Where the schemas already checked against the meta-schema are defined.
     checked: std::collections::HashSet<usize>,
     /// Where each of `schemas:` is defined.
@@ -313,25 +312,8 @@ fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {
 }
 
 impl Validator {
-    /// How many errors were found so far (warnings do not stop anything).
-    fn errors(&self) -> usize {
-        self.problems
-            .iter()
-            .filter(|f| f.severity == crate::diagnostics::Severity::Error)
-            .count()
-    }
-
-    fn push(&mut self, d: Diagnostic) {
-        self.problems.push(Finding::error(d));
-    }
-
-    /// A problem inside the base document (its span points into that file).
-    fn push_base(&mut self, d: Diagnostic) {
-        self.problems.push(Finding::error(d).in_base());
-    }
-
     fn missing(&mut self, key: &'static str, context: &'static str, at: Span, help: &str) {
-        self.push(Diagnostic::MissingKey {
+        self.findings.push(Diagnostic::MissingKey {
             key,
             context,
             span: at,
@@ -360,7 +342,7 @@ impl Validator {
     fn non_empty(&mut self, s: &Spanned<String>, key: &'static str, help: &str) -> Option<String> {
         let trimmed = s.value.trim();
         if trimmed.is_empty() {
-            self.push(Diagnostic::EmptyText {
+            self.findings.push(Diagnostic::EmptyText {
                 key,
                 span: span(s),
                 help: help.to_string(),
@@ -456,7 +438,7 @@ impl Validator {
         match checked {
             Ok(url) => Some(url),
             Err(reason) => {
-                self.push(Diagnostic::BadUrl {
+                self.findings.push(Diagnostic::BadUrl {
                     key,
                     reason,
                     span: span(value),
@@ -476,7 +458,7 @@ impl Validator {
         let mut shapes: HashMap<String, &str> = HashMap::with_capacity(checked.len());
         for c in checked {
             match ids.get(c.op.id.as_str()) {
-                Some(first) => self.push(Diagnostic::DuplicateOperationId {
+                Some(first) => self.findings.push(Diagnostic::DuplicateOperationId {
                     id: c.op.id.clone(),
                     span: c.op.origin.id,
                     first: *first,
@@ -492,7 +474,7 @@ impl Validator {
             let shape = path_shape(&c.op.path);
             let path_span = c.op.origin.path;
             match shapes.get(&shape) {
-                Some(literal) if *literal != c.op.path => self.push(Diagnostic::InvalidPath {
+                Some(literal) if *literal != c.op.path => self.findings.push(Diagnostic::InvalidPath {
                     path: c.op.path.clone(),
                     reason: format!(
                         "another operation declares the same path as `{literal}`; use the same parameter names"
@@ -505,7 +487,7 @@ impl Validator {
                 }
             }
             match routes.get(&(c.op.method, shape.clone())) {
-                Some(first) => self.push(Diagnostic::DuplicateRoute {
+                Some(first) => self.findings.push(Diagnostic::DuplicateRoute {
                     method: c.op.method.upper().to_string(),
                     path: c.op.path.clone(),
                     span: path_span,
@@ -533,7 +515,7 @@ impl Validator {
                             target.as_str()
                         )
                     };
-                    self.push(Diagnostic::IdNotForTarget {
+                    self.findings.push(Diagnostic::IdNotForTarget {
                         id: c.op.id.clone(),
                         by: format!("by the {} target", target.as_str()),
                         reason: reason.to_string(),

@@ -93,7 +93,7 @@ impl Validator {
                 help: "tell the provider; validators may refuse the outputs at the same place"
                     .to_string(),
             };
-            self.problems.push(Finding::warning(d).in_base());
+            self.findings.add(Finding::warning(d).in_base());
         }
     }
 
@@ -106,6 +106,6 @@ impl Validator {
             span: base.span(pointer),
             help: "nothing to do: the outputs are repaired without changing any request; tell the provider".to_string(),
         };
-        self.problems.push(Finding::warning(d).in_base());
+        self.findings.add(Finding::warning(d).in_base());
     }
 }

@@ -51,7 +51,7 @@ impl Validator {
     ) -> Option<Checked<'a>> {
         let raw = &s.value;
         let at = span(s);
-        let before = self.errors();
+        let before = self.findings.errors();
         let inline_keys = [
             ("method", raw.method.as_ref().map(span)),
             ("path", raw.path.as_ref().map(span)),
@@ -70,7 +70,8 @@ impl Validator {
         ];
         for (key, place) in inline_keys {
             if let Some(place) = place {
-                self.push(Diagnostic::InlineKeyWithBase { key, span: place });
+                self.findings
+                    .push(Diagnostic::InlineKeyWithBase { key, span: place });
             }
         }
         let Some(name) = &raw.operation else {
@@ -83,7 +84,7 @@ impl Validator {
             return None;
         };
         if let Some((by_id, by_route)) = base.ambiguous(&name.value) {
-            self.push(ambiguous(name, by_id, by_route));
+            self.findings.push(ambiguous(name, by_id, by_route));
             return None;
         }
         if let Some((route, _, _)) = base.only_in_32.iter().find(|(route, id, _)| {
@@ -99,7 +100,7 @@ impl Validator {
             } else {
                 "an `additionalOperations` method"
             };
-            self.push(Diagnostic::Openapi32Unsupported {
+            self.findings.push(Diagnostic::Openapi32Unsupported {
                 what: format!(
                     "the operation {named} uses {construct}, which OpenAPI 3.1 (every output) cannot express"
                 ),
@@ -114,7 +115,7 @@ impl Validator {
                 .iter()
                 .flat_map(|o| o.operation_id.clone().into_iter().chain([o.route()]))
                 .collect::<Vec<_>>();
-            self.push(Diagnostic::UnknownBaseOperation {
+            self.findings.push(Diagnostic::UnknownBaseOperation {
                 name: name.value.clone(),
                 span: span(name),
                 help: suggest(name.value.trim(), known.iter().map(String::as_str)),
@@ -125,7 +126,7 @@ impl Validator {
         if let Some(reason) = found.path_problem() {
             // Markdown quotes the path in a code span: a newline or a backtick in it
             // would let the base document write its own headings into llms.txt.
-            self.push_base(Diagnostic::InvalidBasePath {
+            self.findings.push_base(Diagnostic::InvalidBasePath {
                 path: found.path.escape_debug().to_string(),
                 reason,
                 span: base.span(&format!("/paths/{}", escape(&found.path))),
@@ -133,7 +134,7 @@ impl Validator {
             return None;
         }
         if let Some(first) = listed.get(&pointer) {
-            self.push(Diagnostic::OperationListedTwice {
+            self.findings.push(Diagnostic::OperationListedTwice {
                 name: name.value.trim().to_string(),
                 span: span(name),
                 first: *first,
@@ -142,7 +143,7 @@ impl Validator {
         }
         listed.insert(pointer.clone(), span(name));
         let Some(method) = Method::named(found.method) else {
-            self.push(Diagnostic::UnsupportedMethod {
+            self.findings.push(Diagnostic::UnsupportedMethod {
                 name: name.value.trim().to_string(),
                 method: found.method.to_ascii_uppercase(),
                 span: span(name),
@@ -150,7 +151,7 @@ impl Validator {
             return None;
         };
         let Some(object) = base.get(&pointer).and_then(Value::as_object) else {
-            self.push_base(Diagnostic::BaseSyntax {
+            self.findings.push_base(Diagnostic::BaseSyntax {
                 message: format!("the operation `{}` is not a mapping", found.route()),
                 span: base.span(&pointer),
             });
@@ -158,7 +159,7 @@ impl Validator {
         };
 
         for (pointer, reason) in parameter_problems(base, &found.path, &pointer, object) {
-            self.push_base(Diagnostic::InvalidBaseParameter {
+            self.findings.push_base(Diagnostic::InvalidBaseParameter {
                 route: found.route(),
                 reason,
                 span: base.span(&pointer),
@@ -167,7 +168,7 @@ impl Validator {
 
         let id = match (&raw.id, &found.operation_id) {
             (Some(id), _) if !is_identifier(&id.value) => {
-                self.push(Diagnostic::InvalidOperationId {
+                self.findings.push(Diagnostic::InvalidOperationId {
                     id: id.value.clone(),
                     span: span(id),
                 });
@@ -175,7 +176,7 @@ impl Validator {
             }
             (Some(id), _) => Some(id.value.clone()),
             (None, Some(base_id)) if !is_identifier(base_id) => {
-                self.push(Diagnostic::IdNotForTarget {
+                self.findings.push(Diagnostic::IdNotForTarget {
                     id: base_id.clone(),
                     by: "by agents".to_string(),
                     reason: "agent-facing ids are 1 to 128 letters, digits, `_`, `.` or `-`"
@@ -255,7 +256,7 @@ impl Validator {
             ..origin(s)
         };
         let path_params = template_params(&found.path);
-        if self.errors() > before {
+        if self.findings.errors() > before {
             return id.map(|id| {
                 let head = Head {
                     id,
@@ -581,7 +582,7 @@ impl Validator {
                 // reference still naming a file is one that could not be followed.
                 if reported.insert(reference.clone()) {
                     let span = base.span(&at);
-                    self.push_base(match base.ref_problem(&at) {
+                    self.findings.push_base(match base.ref_problem(&at) {
                         Some(problem) => problem.diagnostic(&reference, span),
                         // Where OpenAPI reads no reference (an example's value).
                         None => Diagnostic::BaseRefUnreadable {
@@ -606,7 +607,7 @@ impl Validator {
             let resolves = !fragment.is_empty() && base.get(&pointer).is_some();
             let Some(target) = target.filter(|_| resolves) else {
                 if reported.insert(reference.clone()) {
-                    self.push_base(Diagnostic::BaseRefUnresolved {
+                    self.findings.push_base(Diagnostic::BaseRefUnresolved {
                         span: base.span(&at),
                         reason: if resolves {
                             "points outside `#/components`, which connectorgen does not copy"

@@ -127,7 +127,7 @@ impl Validator {
             } else {
                 Finding::warning(d)
             };
-            self.problems.push(finding.in_base());
+            self.findings.add(finding.in_base());
         }
     }
 }

@@ -10,7 +10,8 @@
 use serde_saphyr::Spanned;
 
 use super::http::Location;
-use super::lower;
+use super::http::refs;
+use super::lower::{self, Param};
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawOperation, span, span_of};
 use crate::model::{Idempotency, Method, Names as _};
@@ -31,6 +32,26 @@ struct HttpKeys {
     tags: Vec<String>,
 }
 
+/// The keys that name and describe an inline operation, checked (`None` when reported).
+struct Named {
+    id: Option<String>,
+    method: Option<Method>,
+    /// The path and its `{name}` parameters in order.
+    path: Option<(String, Vec<String>)>,
+    summary: Option<String>,
+    description: Option<String>,
+}
+
+/// The JSON Schemas taken out of an inline operation, checked (`None` when reported).
+struct Taken {
+    input: Option<serde_json::Value>,
+    output: Option<serde_json::Value>,
+    params: Option<Vec<Param>>,
+    query: Option<Vec<Param>>,
+    headers: Option<Vec<Param>>,
+    fragment: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
 impl Validator {
     /// Every inline operation that has a usable id, method and path.
     pub(in crate::validate) fn inline_operations<'a>(
@@ -39,170 +60,59 @@ impl Validator {
     ) -> Vec<Checked<'a>> {
         raw.iter_mut().filter_map(|op| self.operation(op)).collect()
     }
-    pub(in crate::validate) fn operation<'a>(
-        &mut self,
-        s: &'a mut Spanned<RawOperation>,
-    ) -> Option<Checked<'a>> {
-        let at = span(s);
-        let raw = &s.value;
-        let ctx = "an operation";
-        let before = self.errors();
 
-        if let Some(name) = &raw.operation {
-            self.push(Diagnostic::OperationWithoutBase { span: span(name) });
-        }
-        let id = match &raw.id {
-            None => {
-                self.missing(
-                    "id",
-                    ctx,
-                    at,
-                    "add `id: someName` (the operationId the model calls)",
-                );
-                None
-            }
-            Some(id) if !is_identifier(&id.value) => {
-                self.push(Diagnostic::InvalidOperationId {
-                    id: id.value.clone(),
-                    span: span(id),
-                });
-                None
-            }
-            Some(id) => Some(id.value.clone()),
-        };
-
-        let method = match &raw.method {
-            None => {
-                self.missing(
-                    "method",
-                    ctx,
-                    at,
-                    "add `method: get` (or post, put, patch, delete)",
-                );
-                None
-            }
-            Some(m) => {
-                let lower = m.value.trim().to_ascii_lowercase();
-                match Method::named(&lower) {
-                    Some(method) => Some(method),
-                    None => {
-                        self.push(Diagnostic::UnknownMethod {
-                            method: m.value.clone(),
-                            span: span(m),
-                            help: suggest(&lower, Method::names()),
-                        });
-                        None
-                    }
-                }
-            }
-        };
-
-        let path = match &raw.path {
-            None => {
-                self.missing(
-                    "path",
-                    ctx,
-                    at,
-                    "add `path: /v1/things` (it starts with `/`)",
-                );
-                None
-            }
-            Some(p) => match parse_path(&p.value) {
-                Ok(params) => Some((p.value.clone(), params)),
-                Err(reason) => {
-                    self.push(Diagnostic::InvalidPath {
-                        path: p.value.clone(),
-                        reason,
-                        span: span(p),
-                    });
-                    None
-                }
-            },
-        };
-
-        let summary = self.text(
-            &raw.summary,
-            "summary",
-            ctx,
-            at,
-            "write a short, specific summary, e.g. \"Generate a video from a prompt\"",
-        );
-        let description = self.text(
-            &raw.description,
-            "description",
-            ctx,
-            at,
-            "say what the call does and what it will not do, e.g. \"Read-only. This cannot move funds.\"",
-        );
-
+    /// One inline operation: its keys checked, its schemas taken out of the manifest, its
+    /// Operation Object generated, and the model `Operation` built by `safety/`. `None`
+    /// when it lacks a usable id, method or path (each reported).
+    fn operation<'a>(&mut self, s: &'a mut Spanned<RawOperation>) -> Option<Checked<'a>> {
+        let before = self.findings.errors();
+        let Named {
+            id,
+            method,
+            path,
+            summary,
+            description,
+        } = self.named(s);
         // The schemas are moved into the model, not copied: after validation the raw
-        // manifest is read only for spans. `raw` is bound again below, read-only.
-        let raw_mut = &mut s.value;
-        if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw_mut.input, method) {
-            self.push(Diagnostic::InputNotAllowed {
-                key: "input",
-                method: m.as_str().to_string(),
-                span: span(input),
-            });
-        }
-        let input = raw_mut.input.as_mut().and_then(|i| self.schema(i, "input"));
-        let output = raw_mut
-            .output
-            .as_mut()
-            .and_then(|o| self.schema(o, "output"));
+        // manifest is read only for spans.
         let template: &[String] = path.as_ref().map_or(&[], |(_, p)| p.as_slice());
-        let api_key = self.api_key_header.clone();
-        let params = self.parameters(
-            raw_mut.params.as_deref_mut().unwrap_or_default(),
-            Location::Path,
-            template,
-            None,
-        );
-        let query = self.parameters(
-            raw_mut.query.as_deref_mut().unwrap_or_default(),
-            Location::Query,
-            template,
-            None,
-        );
-        let headers = self.parameters(
-            raw_mut.headers.as_deref_mut().unwrap_or_default(),
-            Location::Header,
-            template,
-            api_key.as_deref(),
-        );
-        let fragment = raw_mut
-            .openapi
-            .as_mut()
-            .and_then(|f| self.fragment(f, template, api_key.as_deref()));
+        let Taken {
+            input,
+            output,
+            params,
+            query,
+            headers,
+            fragment,
+        } = self.take_schemas(&mut s.value, method, template);
         let s: &'a Spanned<RawOperation> = s;
         let raw = &s.value;
+        let at = span(s);
         let http_keys = self.http_keys(raw, method, input.is_some(), output.is_some());
         // References in the author's schemas must resolve against `schemas:`.
-        let shared = std::mem::take(&mut self.shared);
+        let shared = &self.settings.shared;
         let schemas = [
             (input.as_ref(), raw.input.as_ref().map(span)),
             (output.as_ref(), raw.output.as_ref().map(span)),
         ];
         for (schema, at) in schemas {
             if let (Some(schema), Some(at)) = (schema, at) {
-                self.refs(schema, &shared, at);
+                refs(&mut self.findings, schema, shared, at);
             }
         }
         let lists = [&params, &query, &headers];
         let raws = [&raw.params, &raw.query, &raw.headers];
         for (list, raw_list) in lists.into_iter().zip(raws) {
             for (p, r) in list.iter().flatten().zip(raw_list.iter().flatten()) {
-                self.refs(&p.schema, &shared, span(r));
+                refs(&mut self.findings, &p.schema, shared, span(r));
             }
         }
-        self.shared = shared;
 
         // An id that is missing or unusable has its own finding; name it as written.
         let name = raw.id.as_ref().map_or("", |i| i.value.trim());
         let safety = self.safety(raw, name, method == Some(Method::Get));
         let origin = origin(s);
 
-        if self.errors() > before {
+        if self.findings.errors() > before {
             // Still hand back what cross-operation checks need (id, method, path, and
             // whether it spends or polls) so one bad field does not hide a duplicate id,
             // a duplicate route or an unsafe poll target elsewhere.
@@ -253,7 +163,7 @@ impl Validator {
                 tags: http_keys.tags,
                 fragment,
             },
-            &self.errors,
+            &self.settings.error_responses,
         );
         if let Some(fragment) = &raw.openapi {
             self.merged_fragment(&mut http, method, span(fragment));
@@ -261,7 +171,7 @@ impl Validator {
         let idempotency = match idempotency {
             Idempotency::Key(key) if !short => {
                 let id = id.as_deref().unwrap_or_default();
-                let span = s.value.idempotency.as_ref().map_or(at, span);
+                let span = raw.idempotency.as_ref().map_or(at, span);
                 Idempotency::Key(self.declare_key(id, key, &mut http, span)?)
             }
             other => other,
@@ -283,6 +193,158 @@ impl Validator {
         Some(Checked::new(operation(head, Some(body)), s))
     }
 
+    /// The keys that name and describe an inline operation: id, method, path, summary,
+    /// description, each checked (`None` when reported).
+    fn named(&mut self, s: &Spanned<RawOperation>) -> Named {
+        let at = span(s);
+        let raw = &s.value;
+        let ctx = "an operation";
+        if let Some(name) = &raw.operation {
+            self.findings
+                .push(Diagnostic::OperationWithoutBase { span: span(name) });
+        }
+        let id = match &raw.id {
+            None => {
+                self.missing(
+                    "id",
+                    ctx,
+                    at,
+                    "add `id: someName` (the operationId the model calls)",
+                );
+                None
+            }
+            Some(id) if !is_identifier(&id.value) => {
+                self.findings.push(Diagnostic::InvalidOperationId {
+                    id: id.value.clone(),
+                    span: span(id),
+                });
+                None
+            }
+            Some(id) => Some(id.value.clone()),
+        };
+
+        let method = match &raw.method {
+            None => {
+                self.missing(
+                    "method",
+                    ctx,
+                    at,
+                    "add `method: get` (or post, put, patch, delete)",
+                );
+                None
+            }
+            Some(m) => {
+                let lower = m.value.trim().to_ascii_lowercase();
+                match Method::named(&lower) {
+                    Some(method) => Some(method),
+                    None => {
+                        self.findings.push(Diagnostic::UnknownMethod {
+                            method: m.value.clone(),
+                            span: span(m),
+                            help: suggest(&lower, Method::names()),
+                        });
+                        None
+                    }
+                }
+            }
+        };
+
+        let path = match &raw.path {
+            None => {
+                self.missing(
+                    "path",
+                    ctx,
+                    at,
+                    "add `path: /v1/things` (it starts with `/`)",
+                );
+                None
+            }
+            Some(p) => match parse_path(&p.value) {
+                Ok(params) => Some((p.value.clone(), params)),
+                Err(reason) => {
+                    self.findings.push(Diagnostic::InvalidPath {
+                        path: p.value.clone(),
+                        reason,
+                        span: span(p),
+                    });
+                    None
+                }
+            },
+        };
+
+        let summary = self.text(
+            &raw.summary,
+            "summary",
+            ctx,
+            at,
+            "write a short, specific summary, e.g. \"Generate a video from a prompt\"",
+        );
+        let description = self.text(
+            &raw.description,
+            "description",
+            ctx,
+            at,
+            "say what the call does and what it will not do, e.g. \"Read-only. This cannot move funds.\"",
+        );
+        Named {
+            id,
+            method,
+            path,
+            summary,
+            description,
+        }
+    }
+
+    /// The JSON Schemas of an inline operation (its body, its response, its parameters'
+    /// and its `openapi:` fragment), each checked and taken out of `raw`, whose spans stay.
+    fn take_schemas(
+        &mut self,
+        raw: &mut RawOperation,
+        method: Option<Method>,
+        template: &[String],
+    ) -> Taken {
+        if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw.input, method) {
+            self.findings.push(Diagnostic::InputNotAllowed {
+                key: "input",
+                method: m.as_str().to_string(),
+                span: span(input),
+            });
+        }
+        let input = raw.input.as_mut().and_then(|i| self.schema(i, "input"));
+        let output = raw.output.as_mut().and_then(|o| self.schema(o, "output"));
+        let api_key = self.settings.api_key_header.clone();
+        let params = self.parameters(
+            raw.params.as_deref_mut().unwrap_or_default(),
+            Location::Path,
+            template,
+            None,
+        );
+        let query = self.parameters(
+            raw.query.as_deref_mut().unwrap_or_default(),
+            Location::Query,
+            template,
+            None,
+        );
+        let headers = self.parameters(
+            raw.headers.as_deref_mut().unwrap_or_default(),
+            Location::Header,
+            template,
+            api_key.as_deref(),
+        );
+        let fragment = raw
+            .openapi
+            .as_mut()
+            .and_then(|f| self.fragment(f, template, api_key.as_deref()));
+        Taken {
+            input,
+            output,
+            params,
+            query,
+            headers,
+            fragment,
+        }
+    }
+
     /// The plain HTTP keys of an inline operation: media types, status, deprecation,
     /// tags. `has_input`/`has_output` say whether `input`/`output` were given.
     fn http_keys(
@@ -292,14 +354,14 @@ impl Validator {
         has_input: bool,
         has_output: bool,
     ) -> Option<HttpKeys> {
-        let before = self.errors();
+        let before = self.findings.errors();
         let input_type = raw
             .input_type
             .as_ref()
             .and_then(|t| self.media_type(t, "inputType"));
         let body_refused = matches!(method, Some(Method::Get | Method::Delete));
         if let (Some(t), Some(m), true) = (&raw.input_type, method, body_refused) {
-            self.push(Diagnostic::InputNotAllowed {
+            self.findings.push(Diagnostic::InputNotAllowed {
                 key: "inputType",
                 method: m.as_str().to_string(),
                 span: span(t),
@@ -326,7 +388,7 @@ impl Validator {
             None => Some(200),
         };
         if let (Some(204), true) = (status, has_output) {
-            self.push(Diagnostic::InvalidStatus {
+            self.findings.push(Diagnostic::InvalidStatus {
                 status: "204".to_string(),
                 expected: "a status whose response has a body; 204 (No Content) has none: remove `output`, or answer 200",
                 span: raw.status.as_ref().map_or((0, 0).into(), span),
@@ -338,7 +400,7 @@ impl Validator {
             .flatten()
             .filter_map(|t| self.non_empty(t, "tags", "name the tag, or remove it"))
             .collect();
-        (self.errors() == before).then_some(HttpKeys {
+        (self.findings.errors() == before).then_some(HttpKeys {
             input_type: raw.input_type.as_ref().and(input_type),
             input_required: raw.input_required.as_ref().is_none_or(|r| r.value),
             output_type: raw.output_type.as_ref().and(output_type),
@@ -365,7 +427,8 @@ impl Validator {
                 Some(std::mem::take(&mut s.value))
             }
             _ => {
-                self.push(Diagnostic::InvalidSchema { key, span: span(s) });
+                self.findings
+                    .push(Diagnostic::InvalidSchema { key, span: span(s) });
                 None
             }
         }

@@ -135,7 +135,7 @@ impl Validator {
                 "inherent" => Some(Written::Inherent),
                 "unsupported" => Some(Written::Unsupported),
                 other => {
-                    self.push(problem(format!(
+                    self.findings.push(problem(format!(
                         "{} (or a mapping naming the provider's own key, e.g. `{{ header: Acme-Request-Id }}`)",
                         suggest(other, Idempotency::SHORT_FORMS)
                     )));
@@ -150,7 +150,8 @@ impl Validator {
                         match value {
                             Value::Bool(b) => required = *b,
                             _ => {
-                                self.push(problem("`required` is `true` or `false`".to_string()));
+                                self.findings
+                                    .push(problem("`required` is `true` or `false`".to_string()));
                                 return None;
                             }
                         }
@@ -161,7 +162,7 @@ impl Validator {
                             .iter()
                             .copied()
                             .chain(["required"]);
-                        self.push(problem(format!(
+                        self.findings.push(problem(format!(
                             "`{key}` is not a key of the mapping: {}",
                             suggest(key, known)
                         )));
@@ -170,7 +171,7 @@ impl Validator {
                     match value.as_str().map(str::trim) {
                         Some(name) if !name.is_empty() => {
                             if let Some(why) = key_name_problem(LOCATIONS[i], name) {
-                                self.push(problem(format!(
+                                self.findings.push(problem(format!(
                                     "`{key}` is the key's name as the provider spells it, one plain token: {why}"
                                 )));
                                 return None;
@@ -178,7 +179,7 @@ impl Validator {
                             named.push((LOCATIONS[i], name.to_string()));
                         }
                         _ => {
-                            self.push(problem(format!(
+                            self.findings.push(problem(format!(
                                 "`{key}` is the key's name as the provider spells it, a non-empty text without spaces"
                             )));
                             return None;
@@ -195,13 +196,13 @@ impl Validator {
                         })
                     }
                     _ => {
-                        self.push(problem(mapping_help.to_string()));
+                        self.findings.push(problem(mapping_help.to_string()));
                         None
                     }
                 }
             }
             _ => {
-                self.push(problem(format!(
+                self.findings.push(problem(format!(
                     "write `optional`, `required`, `inherent` or `unsupported`; {mapping_help}"
                 )));
                 None
@@ -255,7 +256,7 @@ impl Validator {
             help.push_str(". ");
             help.push_str(extra);
         }
-        self.push(Diagnostic::IdempotencyKeyNotFound {
+        self.findings.push(Diagnostic::IdempotencyKeyNotFound {
             id: id.to_string(),
             what: format!("{} `{name}`", what(location)),
             span,
@@ -575,7 +576,7 @@ impl Validator {
         span: Span,
     ) -> Option<IdempotencyKey> {
         let found = {
-            let shared = &self.shared;
+            let shared = &self.settings.shared;
             let resolve = |reference: &str| {
                 reference
                     .strip_prefix("#/components/schemas/")
@@ -663,7 +664,7 @@ impl Validator {
         };
         Some(match written {
             Written::Unsupported if header.is_some() => {
-                self.push(Diagnostic::IdempotencyContradictsBase {
+                self.findings.push(Diagnostic::IdempotencyContradictsBase {
                     id: id.to_string(),
                     span,
                 });
@@ -690,7 +691,7 @@ impl Validator {
                             KeyLocation::Query => "query",
                             KeyLocation::Body => "bodyField",
                         };
-                        self.push(Diagnostic::IdempotencySecondKey {
+                        self.findings.push(Diagnostic::IdempotencySecondKey {
                             id: id.to_string(),
                             help: format!(
                                 "name the provider's key instead: `idempotency: {{ {form}: {}{} }}` (or remove `idempotency:`, whose default is that key); {}",

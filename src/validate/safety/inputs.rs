@@ -16,7 +16,7 @@ impl Validator {
     pub(super) fn probe(&mut self, raw: &RawOperation) -> Option<ProbeInput> {
         let probe = raw.probe.as_ref()?;
         let Some(input) = &probe.value.input else {
-            self.push(Diagnostic::InvalidProbe {
+            self.findings.push(Diagnostic::InvalidProbe {
                 problem: "it has no `input`".to_string(),
                 span: span(probe),
             });
@@ -28,7 +28,7 @@ impl Validator {
                 span: span(input),
             }),
             other => {
-                self.push(Diagnostic::InvalidProbe {
+                self.findings.push(Diagnostic::InvalidProbe {
                     problem: format!(
                         "`input` is {}, not a mapping of argument names to values",
                         match other {
@@ -52,7 +52,7 @@ impl Validator {
         let mut out = Vec::new();
         for (input, name) in raw.args.iter().flatten() {
             if !crate::arguments::is_safe(&name.value) {
-                self.push(Diagnostic::InvalidArgumentName {
+                self.findings.push(Diagnostic::InvalidArgumentName {
                     name: name.value.clone(),
                     span: span(name),
                     help: format!(
@@ -80,7 +80,7 @@ impl Validator {
                 (Some(env), None) if is_env_name(&env.value) => FixedSource::Env(env.value.clone()),
                 (None, Some(value)) => FixedSource::Value(value.value.clone()),
                 (Some(env), None) => {
-                    self.push(Diagnostic::InvalidFixed {
+                    self.findings.push(Diagnostic::InvalidFixed {
                         name: name.value.clone(),
                         problem: format!("`{}` is not an environment variable name", env.value),
                         span: span(env),
@@ -88,7 +88,7 @@ impl Validator {
                     continue;
                 }
                 (env, value) => {
-                    self.push(Diagnostic::InvalidFixed {
+                    self.findings.push(Diagnostic::InvalidFixed {
                         name: name.value.clone(),
                         problem: if env.is_some() && value.is_some() {
                             "it gives both `env` and `value`".to_string()

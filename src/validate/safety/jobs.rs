@@ -34,7 +34,7 @@ impl Validator {
         let typical_seconds = match &a.value.typical_seconds {
             None => Some(None),
             Some(t) if t.value <= 0 => {
-                self.push(Diagnostic::NonPositiveTypicalSeconds {
+                self.findings.push(Diagnostic::NonPositiveTypicalSeconds {
                     value: t.value,
                     span: span(t),
                 });
@@ -47,7 +47,7 @@ impl Validator {
             Some(r) => match Returns::named(r.value.trim()) {
                 Some(returns) => Some(returns),
                 None => {
-                    self.push(Diagnostic::UnknownAsyncReturns {
+                    self.findings.push(Diagnostic::UnknownAsyncReturns {
                         value: r.value.clone(),
                         span: span(r),
                         help: format!(
@@ -83,7 +83,7 @@ impl Validator {
             };
             let at = *at;
             let Some(&t) = by_id.get(poll_with.as_str()) else {
-                self.push(Diagnostic::UnknownPollTarget {
+                self.findings.push(Diagnostic::UnknownPollTarget {
                     target: poll_with.clone(),
                     span: at,
                     help: suggest(poll_with, checked.iter().map(|c| c.op.id.as_str())),
@@ -103,7 +103,7 @@ impl Validator {
                 None
             };
             if let Some(reason) = reason {
-                self.push(Diagnostic::UnsafePollTarget {
+                self.findings.push(Diagnostic::UnsafePollTarget {
                     target: poll_with.clone(),
                     reason,
                     span: at,

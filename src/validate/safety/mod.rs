@@ -163,7 +163,7 @@ impl Validator {
         if let (Some(c), true) = (&raw.confirm, is_get)
             && c.value.value()
         {
-            self.push(Diagnostic::GetWithSideEffect {
+            self.findings.push(Diagnostic::GetWithSideEffect {
                 id: name.to_string(),
                 what: "need the person's yes before each call (`confirm: true`)",
                 key: "confirm",
@@ -173,13 +173,13 @@ impl Validator {
         if let (Some(c), Some(sp)) = (&raw.confirm, &raw.spends)
             && !c.value.value()
         {
-            self.push(Diagnostic::ConfirmContradictsSpends {
+            self.findings.push(Diagnostic::ConfirmContradictsSpends {
                 span: span(c),
                 spends: span(sp),
             });
         }
         if let (Some(sp), true) = (&raw.spends, is_get) {
-            self.push(Diagnostic::GetWithSideEffect {
+            self.findings.push(Diagnostic::GetWithSideEffect {
                 id: name.to_string(),
                 what: "spend the person's money",
                 key: "spends",
@@ -187,7 +187,7 @@ impl Validator {
             });
         }
         if let (Some(a), true) = (&raw.async_, is_get) {
-            self.push(Diagnostic::GetWithSideEffect {
+            self.findings.push(Diagnostic::GetWithSideEffect {
                 id: name.to_string(),
                 what: "start a job (be async)",
                 key: "async",

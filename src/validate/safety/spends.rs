@@ -28,7 +28,7 @@ impl Validator {
                         .note
                         .as_ref()
                         .map_or("…".to_string(), |n| quoted(n.value.trim()));
-                    self.push(Diagnostic::SpendKindIrreversible {
+                    self.findings.push(Diagnostic::SpendKindIrreversible {
                         span: span(k),
                         help: format!(
                             "`spends` is for costs, and `confirm: true` on the operation for what cannot be undone. \
@@ -40,7 +40,7 @@ impl Validator {
                     None
                 }
                 None => {
-                    self.push(Diagnostic::UnknownSpendKind {
+                    self.findings.push(Diagnostic::UnknownSpendKind {
                         kind: k.value.clone(),
                         span: span(k),
                         help: suggest(k.value.trim(), SpendKind::names()),
@@ -71,7 +71,7 @@ impl Validator {
             Some(p) => match Payer::named(p.value.trim()) {
                 Some(payer) => Some(payer),
                 None => {
-                    self.push(Diagnostic::UnknownPayer {
+                    self.findings.push(Diagnostic::UnknownPayer {
                         payer: p.value.clone(),
                         span: span(p),
                         help: "write `payer: person` (the default) when the call spends the person's own money, or `payer: customer` when it moves the money of their customer, a third party".to_string(),
