@@ -15,34 +15,34 @@ pub(super) struct Findings {
 
 impl Findings {
     /// An error in the manifest.
-    pub fn push(&mut self, d: Diagnostic) {
+    pub(super) fn push(&mut self, d: Diagnostic) {
         self.list.push(Finding::error(d));
     }
 
     /// An error inside the base document (its span points into that file).
-    pub fn push_base(&mut self, d: Diagnostic) {
+    pub(super) fn push_base(&mut self, d: Diagnostic) {
         self.list.push(Finding::error(d).in_base());
     }
 
     /// A finding as it is (a warning, or one already marked as the base document's).
-    pub fn add(&mut self, finding: Finding) {
+    pub(super) fn add(&mut self, finding: Finding) {
         self.list.push(finding);
     }
 
     /// How many errors were found so far (warnings do not stop anything).
-    pub fn errors(&self) -> usize {
+    pub(super) fn errors(&self) -> usize {
         self.list
             .iter()
             .filter(|f| f.severity == Severity::Error)
             .count()
     }
 
-    pub fn into_vec(self) -> Vec<Finding> {
+    pub(super) fn into_vec(self) -> Vec<Finding> {
         self.list
     }
 
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 }

@@ -24,14 +24,14 @@ use crate::validate::findings::Findings;
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     Path,
     Query,
     Header,
 }
 
 impl Location {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Location::Path => "path",
             Location::Query => "query",

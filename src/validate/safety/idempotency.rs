@@ -266,7 +266,7 @@ impl Validator {
 }
 
 /// The mechanism's location as prose names it.
-pub fn what(location: KeyLocation) -> &'static str {
+pub(crate) fn what(location: KeyLocation) -> &'static str {
     match location {
         KeyLocation::Header => "header",
         KeyLocation::Query => "query parameter",
@@ -304,7 +304,7 @@ fn is(candidate: &Candidate, location: KeyLocation, name: &str) -> bool {
 }
 
 /// The candidate named `location`/`name`, if the operation has it.
-pub fn find<'a>(
+pub(crate) fn find<'a>(
     candidates: &'a [Candidate],
     location: KeyLocation,
     name: &str,
@@ -334,7 +334,7 @@ pub fn base_candidates(base: &Base, path: &str, op: &Map<String, Value>) -> Vec<
 }
 
 /// As `base_candidates`, over any document (`resolve` follows its local references).
-pub fn candidates<'a>(
+pub(crate) fn candidates<'a>(
     resolve: &impl Fn(&str) -> Option<&'a Value>,
     shared: Option<&'a Value>,
     op: &'a Map<String, Value>,
@@ -543,7 +543,7 @@ fn may_be_object(schema: &Map<String, Value>) -> bool {
 }
 
 /// The header or query parameter connectorgen declares for a named key (inline mode).
-pub fn key_parameter(key: &IdempotencyKey) -> Value {
+pub(crate) fn key_parameter(key: &IdempotencyKey) -> Value {
     json!({
         "name": key.name,
         "in": key.location.as_str(),
@@ -554,7 +554,7 @@ pub fn key_parameter(key: &IdempotencyKey) -> Value {
 }
 
 /// The body property connectorgen declares for a named key (inline mode).
-pub fn key_property() -> Value {
+pub(crate) fn key_property() -> Value {
     json!({
         "type": "string",
         "minLength": 1,

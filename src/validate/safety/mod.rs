@@ -54,7 +54,7 @@ impl Safety {
     /// (`confirm`, default true on DELETE), and whether OpenAI should treat it as
     /// consequential (its own default, true on every method but GET, unless the author
     /// wrote `confirm: false`).
-    pub fn confirm(&self, method: Method) -> (bool, bool) {
+    pub(super) fn confirm(&self, method: Method) -> (bool, bool) {
         let confirm = self.confirm.unwrap_or(method == Method::Delete) && method != Method::Get;
         let consequential = method != Method::Get && self.confirm != Some(false);
         (confirm, consequential)
@@ -62,12 +62,12 @@ impl Safety {
 
     /// Whether `spends` and `async` are both checked and one of them is given: the
     /// operations whose retry must not repeat the work.
-    pub fn spends_or_async(&self) -> bool {
+    pub(super) fn spends_or_async(&self) -> bool {
         matches!(self.spends, Some(Some(_))) || matches!(self.async_, Some(Some(_)))
     }
 
     /// What `async.returns` says, when `async` is given and valid.
-    pub fn returns(&self) -> Option<Returns> {
+    pub(super) fn returns(&self) -> Option<Returns> {
         self.async_.as_ref()?.as_ref().map(|a| a.returns)
     }
 }
