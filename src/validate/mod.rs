@@ -26,13 +26,13 @@ use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
-use base::{overlay, servers, upgrade};
+use base::{document as base_document, servers, upgrade};
 use findings::Findings;
 use inline::lower;
 use settings::Settings;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
-pub use base::overlay::{first_server, server_url};
+pub use base::service::{first_server, server_url};
 pub use safety::idempotency::{base_candidates, declared_key};
 pub use syntax::{check_url, is_identifier};
 
@@ -179,9 +179,9 @@ pub fn validate(
                 );
             }
             v.drop_invalid_examples(base, &mut document.root, &mut operations);
-            let scheme = overlay::auth_scheme(&document);
+            let scheme = base_document::auth_scheme(&document);
             let client_credentials =
-                scheme == AuthScheme::OAuth2 && overlay::client_credentials_only(&document);
+                scheme == AuthScheme::OAuth2 && base_document::client_credentials_only(&document);
             let auth = Auth {
                 scheme,
                 token_prefixes: credential.token_prefixes,
