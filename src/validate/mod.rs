@@ -9,10 +9,17 @@
 //! is not a free read, a GET that spends or starts a job, a body on a GET. Defaults are
 //! applied here, once, after checking, and nowhere else.
 //!
-//! Both kinds of manifest end in the same model: `operation.rs` checks and lowers an
-//! inline operation, `overlay.rs` lays the safety layer over a base operation; the rules
-//! that compare operations (ids, routes, poll targets) and the targets' naming rules are
-//! here, written once for both.
+//! Both kinds of manifest end in the same model, by mode: `inline/` checks and lowers
+//! the operations a manifest writes out, `base/` lays the safety layer over the
+//! provider's operations and keeps the document around them. Both call `safety/` for
+//! the safety keys (`spends`, `async`, `confirm`, `idempotency`, the poll targets) and
+//! for the one constructor of the model's `Operation`. Here: the driver, `validate`, and
+//! the rules that compare operations (ids, routes; poll targets in `safety/jobs.rs`) and
+//! the targets' naming rules, written once for both. `findings.rs` is the list of
+//! findings, `settings.rs` the manifest-wide settings (`targets:`, `lint:`, and what
+//! inline operations are checked against), `document.rs` the manifest-wide keys
+//! (`auth:`, and in inline mode `schemas:`, `servers:`, `errors:`), `syntax.rs` the
+//! leaf checks both modes share (ids, paths, URLs).
 
 mod base;
 mod document;

@@ -15,7 +15,7 @@ use crate::model::{Level, Lint, LintConfig};
 use crate::model::{Names as _, Target};
 
 /// What the manifest-wide keys say that inline operations are checked against, set
-/// once before the operations are read (`document.rs` checks the keys).
+/// once before the operations are read (`validate/document.rs` checks the keys).
 #[derive(Default)]
 pub(super) struct Settings {
     /// Inline mode: `schemas:`, against which the author's `$ref`s resolve.

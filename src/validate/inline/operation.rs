@@ -3,9 +3,12 @@
 //!
 //! Takes: a raw operation, whose JSON Schemas it moves into the model (leaving `null`
 //! and the spans behind). Returns (through `Validator`): the operation model and every
-//! problem in it; cross-operation checks (ids, routes, poll targets) are in `mod.rs`.
-//! The safety-layer keys (`spends`, `async`, `confirm`, `idempotency`, `lintAllow`) are
-//! read by `safety/`, as for base-mode operations, which also builds the `Operation`.
+//! problem in it; cross-operation checks (ids, routes) are in `mod.rs`, poll targets in
+//! `safety/jobs.rs`. The safety-layer keys (`spends`, `async`, `confirm`, `idempotency`,
+//! `lintAllow`) are read by `safety/`, as for base-mode operations, which also builds
+//! the `Operation`.
+//! Must never: copy a schema out of the manifest (it is moved), or lower an operation
+//! that had a problem (a placeholder stands in for the cross-operation checks).
 
 use serde_saphyr::Spanned;
 

@@ -4,7 +4,9 @@
 //! Takes: the raw `idempotency:` value, and the operation (its base Operation Object, or
 //! the lowered inline one). Returns: `Written` (checked), the key found or declared, and
 //! in base mode without `idempotency:` the key the document itself declares, with the
-//! evidence (`declared_key`, which `import` uses too).
+//! evidence (`declared_key`, which `import` uses too); the `Idempotency-Key` header
+//! connectorgen adds where a short form asks for it (`added_header`,
+//! `idempotency_parameter`), in both modes.
 //! Must never: add a second key — when a mechanism is named, the `Idempotency-Key` header
 //! is not added, and a key the operation already has is used as it is, never declared
 //! again.
