@@ -54,7 +54,7 @@ pub fn list(connector: &Connector) -> String {
             };
             match &s.when {
                 Some(when) => {
-                    flags.push(format!("spends ({}{payer}, when {when})", s.kind.as_str()))
+                    flags.push(format!("spends ({}{payer}, when {when})", s.kind.as_str()));
                 }
                 None => flags.push(format!("spends ({}{payer})", s.kind.as_str())),
             }

@@ -205,7 +205,7 @@ pub struct Auth {
 }
 
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
-/// with every run of other characters as one `_` (VidGen → `VIDGEN_TOKEN`, "Print Shop"
+/// with every run of other characters as one `_` (`VidGen` → `VIDGEN_TOKEN`, "Print Shop"
 /// → `PRINT_SHOP_TOKEN`).
 pub(crate) fn credential_env(service: &str) -> String {
     let mut out = String::new();
