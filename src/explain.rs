@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::diagnostics::suggest;
+use crate::model::Names as _;
 use crate::model::{self, Connector, Idempotency, KeyLocation, Operation, Target, Unsupported};
 use crate::render::Outputs;
 use crate::terminal::escape;

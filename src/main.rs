@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use connectorgen::model::Names as _;
 use connectorgen::model::Target;
 use connectorgen::report::Format;
 use connectorgen::{import, input, templates, terminal};
