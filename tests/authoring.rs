@@ -139,7 +139,7 @@ fn version_names_the_commit() {
     );
 }
 
-/// Colour goes by `--color` and NO_COLOR, whatever the output is (escape sequences are
+/// Colour goes by `--color` and `NO_COLOR`, whatever the output is (escape sequences are
 /// code's to assert: `--quiet` is in tests/cmd/build-warnings.trycmd).
 #[test]
 fn color_is_honoured() {
