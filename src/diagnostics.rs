@@ -1577,10 +1577,6 @@ impl Diagnostics {
         &self.text
     }
 
-    pub fn source(&self) -> &NamedSource<Arc<String>> {
-        &self.source
-    }
-
     /// Every file of the base document: name, text, and where its offsets start.
     pub(crate) fn base_files(&self) -> impl Iterator<Item = (&str, &str, usize)> {
         self.base
