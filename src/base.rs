@@ -9,7 +9,7 @@
 //! follow a reference out of its folder (`bundle.rs` reads the files a multi-file
 //! document refers to, within bounds, and bundles them in; `Base::parse` reads none),
 //! or change what it keeps: validation copies the provider's HTTP description from
-//! here, with the few edits `validate/overlay.rs` lists.
+//! here, with the few edits `validate/base/` lists.
 //!
 //! JSON is parsed with `serde_json` (a 3 MB document in milliseconds); anything else is
 //! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).

@@ -87,7 +87,7 @@ pub(crate) fn resolve_local<'a>(
 pub enum OpenapiVersion {
     V30,
     V31,
-    /// Read, and written out as 3.1 (`validate/v32.rs`).
+    /// Read, and written out as 3.1 (`validate/base/v32.rs`).
     V32,
 }
 
