@@ -1140,9 +1140,11 @@ pub enum Diagnostic {
     /// A short form of `idempotency` on a base operation that declares another
     /// retry key.
     ///
-    /// Base mode: `idempotency: optional` or `required` (an `Idempotency-Key`
-    /// header) on an operation whose document declares another retry key:
-    /// connectorgen would add a second key. `body field `idempotency_key``.
+    /// Base mode: `idempotency: optional` or `required` (short for an
+    /// `Idempotency-Key` header) on an operation whose document already declares
+    /// another retry key, such as a body field `idempotency_key`: connectorgen would
+    /// add a second key, and an agent could send the one the provider ignores. Name
+    /// the document's key with the mapping form instead (the help line gives it).
     #[error(
         "`{id}` already has a retry key, the {what}: `idempotency: optional` or `required` would add an Idempotency-Key header beside it"
     )]
@@ -1159,7 +1161,9 @@ pub enum Diagnostic {
     ///
     /// `idempotency:` names a header, query parameter or body field the operation
     /// does not have (base mode), or a body field connectorgen cannot add (inline).
-    /// `header `X``, `query parameter `x``, `body field `x``.
+    /// The message says which kind of key it looked for (the header `X-Request-Id`,
+    /// the query parameter `request_id`, the body field `idempotency_key`) and the help
+    /// line offers the nearest name or lists the keys the operation has.
     #[error("`{id}` has no {what} to carry the retry key")]
     IdempotencyKeyNotFound {
         id: String,
