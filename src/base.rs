@@ -16,8 +16,8 @@
 //! Neither keeps positions, so a pointer is located only when a finding needs it: one
 //! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
 
-pub mod bundle;
-pub mod places;
+pub(crate) mod bundle;
+pub(crate) mod places;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -29,7 +29,7 @@ use crate::model::{OpenapiVersion as Version, escape, resolve_local};
 use bundle::{Bundled, Read, RefProblem, RefReader, SourceFile};
 
 /// The HTTP methods an OpenAPI path item can hold, in the order the specification lists them.
-pub const METHODS: [&str; 8] = [
+pub(crate) const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 
@@ -656,7 +656,7 @@ fn advance(frames: &mut [Frame]) {
 }
 
 /// The Operation Objects' HTTP parts that a path item may hold for all its operations.
-pub fn path_item_shared(item: &Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn path_item_shared(item: &Map<String, Value>) -> Map<String, Value> {
     // Only what a 3.1 Path Item Object may hold besides its operations: any other key (a
     // typo, a 3.2 `query` or `additionalOperations`) would make openapi.json invalid.
     const SHARED: [&str; 5] = ["$ref", "summary", "description", "servers", "parameters"];

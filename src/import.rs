@@ -47,7 +47,7 @@ use crate::validate::{check_url, first_server, is_identifier};
 use evidence::suggest;
 use poll::PollTargets;
 use yaml::{comment, shorten};
-pub use yaml::{scalar, yaml_quote};
+pub(crate) use yaml::{scalar, yaml_quote};
 
 /// The URLs the person gave on the command line.
 #[derive(Debug, Clone, Default)]
@@ -159,7 +159,11 @@ pub fn run(
 
 /// The manifest for `base`, whose `openapi:` says `openapi` (the document's path from
 /// the manifest's folder).
-pub fn manifest(base: &Arc<Base>, openapi: &str, flags: &Flags) -> Result<Imported, ImportError> {
+pub(crate) fn manifest(
+    base: &Arc<Base>,
+    openapi: &str,
+    flags: &Flags,
+) -> Result<Imported, ImportError> {
     let mut rows = rows(base);
     let listed: Vec<&Entry> = rows
         .iter()

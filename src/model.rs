@@ -60,7 +60,10 @@ impl Document {
 
 /// The value a local reference (`#/a/b`, segments percent- and `~`-escaped) points at
 /// in the document whose top level is `root`, if it resolves.
-pub fn resolve_local<'a>(root: &'a Map<String, Value>, reference: &str) -> Option<&'a Value> {
+pub(crate) fn resolve_local<'a>(
+    root: &'a Map<String, Value>,
+    reference: &str,
+) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
     let mut segments = pointer.split('/');
     if segments.next() != Some("") {
@@ -132,12 +135,12 @@ impl Target {
 }
 
 // The generated files' names, each spelled once (`Target::files` groups them).
-pub const OPENAPI_JSON: &str = "openapi.json";
-pub const LLMS_TXT: &str = "llms.txt";
-pub const DESCRIPTIONS_MD: &str = "descriptions.md";
-pub const MCP_TOOLS_JSON: &str = "mcp-tools.json";
-pub const OPENAPI_OPENAI_JSON: &str = "openapi.openai.json";
-pub const OPENAPI_30_JSON: &str = "openapi.3.0.json";
+pub(crate) const OPENAPI_JSON: &str = "openapi.json";
+pub(crate) const LLMS_TXT: &str = "llms.txt";
+pub(crate) const DESCRIPTIONS_MD: &str = "descriptions.md";
+pub(crate) const MCP_TOOLS_JSON: &str = "mcp-tools.json";
+pub(crate) const OPENAPI_OPENAI_JSON: &str = "openapi.openai.json";
+pub(crate) const OPENAPI_30_JSON: &str = "openapi.3.0.json";
 
 /// Where an operation's parts are in the manifest, so findings made after validation
 /// (lints, target constraints) can point at the YAML node at fault without reading the
@@ -204,7 +207,7 @@ pub struct Auth {
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
 /// with every run of other characters as one `_` (VidGen → `VIDGEN_TOKEN`, "Print Shop"
 /// → `PRINT_SHOP_TOKEN`).
-pub fn credential_env(service: &str) -> String {
+pub(crate) fn credential_env(service: &str) -> String {
     let mut out = String::new();
     for c in service.chars() {
         if c.is_ascii_alphanumeric() {
@@ -224,10 +227,10 @@ pub fn credential_env(service: &str) -> String {
 }
 
 /// The `auth.scheme` names of an inline manifest.
-pub const AUTH_SCHEMES: [&str; 3] = ["bearer", "apiKey", "basic"];
+pub(crate) const AUTH_SCHEMES: [&str; 3] = ["bearer", "apiKey", "basic"];
 
 /// Where an inline manifest's API key may go.
-pub const API_KEY_LOCATIONS: [&str; 2] = ["header", "query"];
+pub(crate) const API_KEY_LOCATIONS: [&str; 2] = ["header", "query"];
 
 /// The kind of credential, and where an API key goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -447,7 +450,7 @@ impl KeyLocation {
 /// plain token: a header name is RFC 7230 token characters (without the backtick); a
 /// query parameter or body field has no whitespace, backtick, control, bidirectional or
 /// invisible character.
-pub fn key_name_problem(location: KeyLocation, name: &str) -> Option<String> {
+pub(crate) fn key_name_problem(location: KeyLocation, name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("it is empty".to_string());
     }
@@ -652,7 +655,7 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub const HINT_KEYS: [&str; 13] = [
+pub(crate) const HINT_KEYS: [&str; 13] = [
     "x-openai-isConsequential",
     "x-long-running",
     "x-poll-operationId",
@@ -669,11 +672,11 @@ pub const HINT_KEYS: [&str; 13] = [
 ];
 
 /// The header name every idempotent retry carries.
-pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+pub(crate) const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 
 /// A media type's essence, `type/subtype` in lower case, without its parameters
 /// (`Application/JSON; charset=utf-8` → `application/json`).
-pub fn media_essence(media: &str) -> String {
+pub(crate) fn media_essence(media: &str) -> String {
     media
         .split(';')
         .next()
@@ -683,12 +686,12 @@ pub fn media_essence(media: &str) -> String {
 }
 
 /// A JSON pointer segment: `~` → `~0`, `/` → `~1`.
-pub fn escape(segment: &str) -> String {
+pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// A pointer's segment back to the key it names (a reference's percent-encoding too).
-pub fn unescape(segment: &str) -> String {
+pub(crate) fn unescape(segment: &str) -> String {
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
     decoded.replace("~1", "/").replace("~0", "~")
 }
@@ -700,7 +703,7 @@ pub fn unescape(segment: &str) -> String {
 /// hold unencoded (no query, fragment, whitespace, backtick, control, bidirectional or
 /// invisible character: everything outside ASCII is refused), has no empty segment,
 /// and each `{name}` is a letter or `_` followed by letters, digits, `_`, `-` or `.`.
-pub fn path_template(path: &str) -> Result<Vec<String>, String> {
+pub(crate) fn path_template(path: &str) -> Result<Vec<String>, String> {
     if !path.starts_with('/') {
         return Err("it must start with `/`".to_string());
     }
@@ -782,11 +785,11 @@ impl<T: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr> Nam
 pub use crate::diagnostics::{Level, Rule as Lint};
 
 /// OpenAI GPT Actions cut operation descriptions at 300 characters.
-pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
+pub(crate) const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
 /// The `mcp-tool-too-large` default: 8,000 bytes of compact JSON, about 2,000 tokens at
 /// the usual four bytes of JSON per token.
-pub const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
+pub(crate) const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
 
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]

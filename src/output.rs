@@ -56,8 +56,6 @@
 mod journal;
 mod owner;
 
-pub use owner::FILE_NAME as OWNER_FILE;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -75,7 +73,7 @@ pub struct OutputError {
 }
 
 /// The environment variable of the test hook (module doc).
-pub const PAUSE_AT: &str = "CONNECTORGEN_PAUSE_AT";
+pub(crate) const PAUSE_AT: &str = "CONNECTORGEN_PAUSE_AT";
 
 /// Writes every output into `dir` (created if missing), all or nothing.
 pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
@@ -276,7 +274,7 @@ fn lexical(path: &Path) -> PathBuf {
 /// The journal in `dir` when a build into it was interrupted between its first and last
 /// rename: its files may be a mix of two builds until the next build finishes the set.
 /// Reads no file and writes nothing (`check` calls it).
-pub fn interrupted(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn interrupted(dir: &Path) -> Option<PathBuf> {
     journal::present(dir).then(|| dir.join(journal::FILE_NAME))
 }
 

@@ -38,7 +38,7 @@ const MAX_INDENT: usize = 16;
 const MIN_LEN: usize = 8;
 
 /// The manifest text with placeholders, and the values they stand for.
-pub struct Substituted {
+pub(super) struct Substituted {
     /// What the YAML parser reads.
     pub text: String,
     /// Byte offset of each placeholder → the value written there.
@@ -47,7 +47,7 @@ pub struct Substituted {
 
 /// Replaces the one-line JSON collections at the keys that hold JSON Schemas with
 /// placeholders, or `None` when there is none, or when the file may use anchors.
-pub fn substitute(text: &str) -> Option<Substituted> {
+pub(super) fn substitute(text: &str) -> Option<Substituted> {
     if may_have_anchor(text) {
         return None;
     }
@@ -156,7 +156,7 @@ impl Substituted {
     /// Puts the values back in place of their placeholders; `false` when any placeholder
     /// did not come back exactly once where it was put (the caller then parses the
     /// original text).
-    pub fn restore(mut self, raw: &mut RawManifest) -> bool {
+    pub(super) fn restore(mut self, raw: &mut RawManifest) -> bool {
         let mut ok = true;
         if let Some(ops) = &mut raw.operations {
             for op in &mut ops.value {

@@ -449,7 +449,7 @@ fn ref_with_siblings(map: &Map<String, Value>) -> Option<Map<String, Value>> {
     Some(out)
 }
 
-pub fn render(
+pub(super) fn render(
     connector: &Connector,
     base: Option<&Base>,
     descriptions: &[String],

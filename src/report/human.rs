@@ -221,7 +221,7 @@ const DIFF_LINE_CHARS: usize = 1_000;
 
 /// One line of a unified diff for the terminal: escaped, and clipped when very long
 /// (the JSON report carries the whole diff).
-pub fn diff_line(line: &str) -> String {
+pub(super) fn diff_line(line: &str) -> String {
     match terminal::clip(line, DIFF_LINE_CHARS) {
         std::borrow::Cow::Borrowed(whole) => terminal::escape(whole).into_owned(),
         std::borrow::Cow::Owned(clipped) => {

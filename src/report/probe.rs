@@ -33,7 +33,7 @@ impl ProbeText<'_> {
     }
 
     /// "3 passed, 1 failed, 2 skipped, 1 warning; 2 paid calls of 5 allowed".
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let r = self.report;
         let mut parts = vec![
             format!("{} passed", r.count("passed")),

@@ -30,7 +30,7 @@ use crate::runtime::ledger::{Claim, Entry, Ledger, Outcome, Status};
 use crate::runtime::request::{self, Target};
 
 /// The argument serve adds to tracked tools: the one-time value of a consent.
-pub const CONFIRMATION_ARGUMENT: &str = "confirmation";
+pub(super) const CONFIRMATION_ARGUMENT: &str = "confirmation";
 
 /// The key of the consent question in an input-required result.
 const CONSENT_INPUT: &str = "consent";
@@ -78,7 +78,7 @@ struct Shared {
 
 /// The MCP server (cheap to clone: one per HTTP session shares everything).
 #[derive(Clone)]
-pub struct Server(Arc<Shared>);
+pub(crate) struct Server(Arc<Shared>);
 
 impl Server {
     pub(super) fn new(parts: Parts) -> Result<Server, String> {
@@ -142,11 +142,11 @@ impl Server {
         })))
     }
 
-    pub fn redactor(&self) -> &Redactor {
+    pub(crate) fn redactor(&self) -> &Redactor {
         &self.0.redactor
     }
 
-    pub fn allow_hosts(&self) -> &[String] {
+    pub(crate) fn allow_hosts(&self) -> &[String] {
         &self.0.config.allow_hosts
     }
 }

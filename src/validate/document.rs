@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use super::Validator;
-use super::lower::Errors;
+use super::inline::lower::Errors;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
 use crate::model::{AUTH_SCHEMES, AuthScheme};
@@ -75,7 +75,7 @@ impl Validator {
         });
         let env = raw.env.as_ref().and_then(|e| {
             let name = e.value.trim();
-            if super::operation::is_env_name(name) {
+            if super::inline::operation::is_env_name(name) {
                 Some(name.to_string())
             } else {
                 self.push(Diagnostic::InvalidAuthEnv {

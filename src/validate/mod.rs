@@ -14,30 +14,23 @@
 //! that compare operations (ids, routes, poll targets) and the targets' naming rules are
 //! here, written once for both.
 
-mod base_schema;
+mod base;
 mod document;
-mod examples;
-mod fragment;
-mod http;
-mod idempotency;
-mod lower;
-mod operation;
-mod overlay;
-mod schemas;
-mod servers;
+mod inline;
+mod safety;
 mod settings;
 mod syntax;
-mod upgrade;
-mod v32;
 
 use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
+use base::{overlay, servers, upgrade};
+use inline::lower;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
-pub use idempotency::{base_candidates, declared_key};
-pub use overlay::{first_server, server_url};
+pub use base::overlay::{first_server, server_url};
+pub use safety::idempotency::{base_candidates, declared_key};
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;

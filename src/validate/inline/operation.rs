@@ -10,10 +10,7 @@
 use serde_saphyr::Spanned;
 
 use super::http::Location;
-pub(super) use super::idempotency::Written;
 use super::lower;
-use super::syntax::{is_identifier, parse_path};
-use super::{Checked, Validator, poll_of};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAsync, RawConfirm, RawOperation, RawSpends, span, span_of};
 use crate::model::{
@@ -22,6 +19,9 @@ use crate::model::{
     Unsupported,
 };
 use crate::model::{Lint, Names as _};
+pub(in crate::validate) use crate::validate::safety::idempotency::Written;
+use crate::validate::syntax::{is_identifier, parse_path};
+use crate::validate::{Checked, Validator, poll_of};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";
@@ -37,7 +37,7 @@ struct HttpKeys {
 }
 
 /// The safety layer of one operation, as written (both modes read it the same way).
-pub(super) struct Safety {
+pub(in crate::validate) struct Safety {
     pub spends: Option<Option<Spends>>,
     pub async_: Option<Option<Async>>,
     /// `None` when the written value is not a known setting (already reported).
@@ -53,7 +53,7 @@ pub(super) struct Safety {
 }
 
 /// The `Idempotency-Key` header connectorgen adds.
-pub(super) fn added_header(required: bool) -> Idempotency {
+pub(in crate::validate) fn added_header(required: bool) -> Idempotency {
     Idempotency::Key(IdempotencyKey {
         location: KeyLocation::Header,
         name: IDEMPOTENCY_HEADER.to_string(),
@@ -77,7 +77,7 @@ impl Safety {
 
 impl Validator {
     /// Every inline operation that has a usable id, method and path.
-    pub(super) fn inline_operations<'a>(
+    pub(in crate::validate) fn inline_operations<'a>(
         &mut self,
         raw: &'a mut [Spanned<RawOperation>],
     ) -> Vec<Checked<'a>> {
@@ -87,7 +87,12 @@ impl Validator {
     /// `spends`, `async`, `confirm`, `idempotency` and `lintAllow` of one operation
     /// (`name`: its id as findings name it); `is_get` says whether the first two and
     /// `confirm: true` are forbidden.
-    pub(super) fn safety(&mut self, raw: &RawOperation, name: &str, is_get: bool) -> Safety {
+    pub(in crate::validate) fn safety(
+        &mut self,
+        raw: &RawOperation,
+        name: &str,
+        is_get: bool,
+    ) -> Safety {
         if let (Some(c), true) = (&raw.confirm, is_get)
             && c.value.value()
         {
@@ -269,7 +274,7 @@ impl Validator {
         out
     }
 
-    pub(super) fn operation<'a>(
+    pub(in crate::validate) fn operation<'a>(
         &mut self,
         s: &'a mut Spanned<RawOperation>,
     ) -> Option<Checked<'a>> {
@@ -609,7 +614,7 @@ impl Validator {
     }
 
     /// The schema, taken out of `s` (which keeps its span) when it is one.
-    pub(super) fn schema(
+    pub(in crate::validate) fn schema(
         &mut self,
         s: &mut Spanned<serde_json::Value>,
         key: &'static str,
@@ -631,7 +636,7 @@ impl Validator {
         }
     }
 
-    pub(super) fn spends(&mut self, s: &Spanned<RawSpends>) -> Option<Spends> {
+    pub(in crate::validate) fn spends(&mut self, s: &Spanned<RawSpends>) -> Option<Spends> {
         let at = span(s);
         let ctx = "`spends`";
         let kind = match &s.value.kind {
@@ -707,7 +712,7 @@ impl Validator {
         })
     }
 
-    pub(super) fn async_(&mut self, a: &Spanned<RawAsync>) -> Option<Async> {
+    pub(in crate::validate) fn async_(&mut self, a: &Spanned<RawAsync>) -> Option<Async> {
         let at = span(a);
         let poll_with = match &a.value.poll_with {
             None => {
@@ -761,12 +766,12 @@ impl Validator {
 
 /// Whether a short form (`optional`, `required`, the inline default) adds the
 /// `Idempotency-Key` header: on every non-GET that spends or is async.
-pub(super) fn needs_idempotency_key(method: Method, spends_or_async: bool) -> bool {
+pub(in crate::validate) fn needs_idempotency_key(method: Method, spends_or_async: bool) -> bool {
     method != Method::Get && spends_or_async
 }
 
 /// Where each part of an operation entry is (the entry itself where a part is absent).
-pub(super) fn origin(op: &Spanned<RawOperation>) -> Origin {
+pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
     let raw = &op.value;
     let entry = span(op);
     let at = |field: &Option<Spanned<String>>| field.as_ref().map_or(entry, span);
@@ -812,7 +817,7 @@ fn spends_part(
 
 /// An operation with problems elsewhere: enough for the cross-operation checks, never
 /// rendered.
-pub(super) fn placeholder(
+pub(in crate::validate) fn placeholder(
     id: String,
     method: Method,
     path: String,
@@ -857,7 +862,7 @@ fn quoted(text: &str) -> String {
 
 /// An environment variable name a shell can set: a letter or `_`, then letters, digits
 /// or `_`.
-pub(super) fn is_env_name(name: &str) -> bool {
+pub(in crate::validate) fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes
         .next()

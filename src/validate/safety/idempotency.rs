@@ -14,7 +14,6 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
-use super::Validator;
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::span;
@@ -22,10 +21,11 @@ use crate::model::{
     IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Unsupported, key_name_problem,
     media_essence,
 };
+use crate::validate::Validator;
 
 /// `idempotency:` as written, before the operation decides what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Written {
+pub(in crate::validate) enum Written {
     /// `optional` or `required`: an `Idempotency-Key` header.
     Short {
         required: bool,
@@ -45,7 +45,10 @@ const LOCATIONS: [KeyLocation; 3] = [KeyLocation::Header, KeyLocation::Query, Ke
 
 impl Validator {
     /// `idempotency:` checked; `None` (reported) when it is no setting.
-    pub(super) fn written_idempotency(&mut self, raw: &Spanned<Value>) -> Option<Written> {
+    pub(in crate::validate) fn written_idempotency(
+        &mut self,
+        raw: &Spanned<Value>,
+    ) -> Option<Written> {
         let at = span(raw);
         let problem = |help: String| Diagnostic::UnknownIdempotency {
             value: match &raw.value {
@@ -139,7 +142,7 @@ impl Validator {
 
     /// A key the manifest names that the operation does not have: an error listing what
     /// the operation does have.
-    pub(super) fn key_not_found(
+    pub(in crate::validate) fn key_not_found(
         &mut self,
         id: &str,
         location: KeyLocation,
@@ -474,7 +477,7 @@ pub fn key_parameter(key: &IdempotencyKey) -> Value {
     json!({
         "name": key.name,
         "in": key.location.as_str(),
-        "description": super::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "description": crate::validate::inline::lower::IDEMPOTENCY_KEY_DESCRIPTION,
         "required": key.required,
         "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
     })
@@ -486,7 +489,7 @@ pub fn key_property() -> Value {
         "type": "string",
         "minLength": 1,
         "maxLength": 255,
-        "description": super::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "description": crate::validate::inline::lower::IDEMPOTENCY_KEY_DESCRIPTION,
     })
 }
 
@@ -495,7 +498,7 @@ impl Validator {
     /// parameter or body property when they wrote it, else declared here. `None`
     /// (reported) when a body field cannot be added (no structured body, or a body
     /// schema by reference that lacks it).
-    pub(super) fn declare_key(
+    pub(in crate::validate) fn declare_key(
         &mut self,
         id: &str,
         mut key: IdempotencyKey,
@@ -571,7 +574,7 @@ impl Validator {
     /// has (`candidates`), or, without `idempotency:`, the key its document declares,
     /// else unknown. `short_adds` says whether a short form adds the `Idempotency-Key`
     /// header where the operation has none. `None` when reported.
-    pub(super) fn base_idempotency(
+    pub(in crate::validate) fn base_idempotency(
         &mut self,
         id: &str,
         written: Option<Option<Written>>,
@@ -631,7 +634,7 @@ impl Validator {
                         });
                         return None;
                     }
-                    super::operation::added_header(required)
+                    crate::validate::inline::operation::added_header(required)
                 }
                 None => Idempotency::Unsupported(Unsupported::Unknown),
             },

@@ -17,21 +17,21 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
-use super::idempotency::base_candidates;
-use super::lower::idempotency_parameter;
-use super::operation::{needs_idempotency_key, origin, placeholder};
-use super::syntax::{check_url, is_identifier};
-use super::{Checked, Validator, poll_of};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, RawService, span};
 use crate::model::{
     AuthScheme, Document, Method, Names as _, Operation, Origin, Service, escape, unescape,
 };
+use crate::validate::inline::lower::idempotency_parameter;
+use crate::validate::inline::operation::{needs_idempotency_key, origin, placeholder};
+use crate::validate::safety::idempotency::base_candidates;
+use crate::validate::syntax::{check_url, is_identifier};
+use crate::validate::{Checked, Validator, poll_of};
 
 impl Validator {
     /// Every listed base operation that could be found and named.
-    pub(super) fn base_operations<'a>(
+    pub(in crate::validate) fn base_operations<'a>(
         &mut self,
         raw: &'a [Spanned<RawOperation>],
         base: &Base,
@@ -308,7 +308,7 @@ impl Validator {
 
     /// `service:` in base mode: every field but `dashboardUrl` defaults to the base
     /// document's `info` and first server. Also says whether `publicUrl` was given.
-    pub(super) fn base_service(
+    pub(in crate::validate) fn base_service(
         &mut self,
         s: &Spanned<RawService>,
         base: &Base,
@@ -385,7 +385,8 @@ impl Validator {
                 title: title?,
                 version: version?,
                 description: description?,
-                spec_url: spec_url?.unwrap_or_else(|| super::default_spec_url(&public_url)),
+                spec_url: spec_url?
+                    .unwrap_or_else(|| crate::validate::default_spec_url(&public_url)),
                 public_url,
                 dashboard_url: dashboard_url?,
             },
@@ -398,7 +399,7 @@ impl Validator {
     /// exposed paths (shared path-item keys kept), only the tags they use, and only the
     /// components they reach and the kept top-level parts refer to. `webhooks` (and
     /// `x-webhooks`, 3.0's way of writing them) are dropped: the agent receives none.
-    pub(super) fn base_document(
+    pub(in crate::validate) fn base_document(
         &mut self,
         base: &Base,
         service: Option<&Service>,
@@ -976,7 +977,7 @@ fn info(value: Value, service: &Service) -> Value {
 
 /// The credential prose describes: among the security schemes the exposed operations
 /// use, the one an agent platform handles most simply.
-pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
+pub(in crate::validate) fn auth_scheme(document: &Document) -> AuthScheme {
     let schemes = document
         .root
         .get("components")
@@ -1032,7 +1033,7 @@ pub(super) fn auth_scheme(document: &Document) -> AuthScheme {
 /// Whether every OAuth 2 security scheme of the document offers only the
 /// client-credentials flow: the connector, not a person, obtains the tokens, so there is
 /// no sign-in to describe.
-pub(super) fn client_credentials_only(document: &Document) -> bool {
+pub(in crate::validate) fn client_credentials_only(document: &Document) -> bool {
     let schemes = document
         .root
         .get("components")

@@ -21,14 +21,15 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use super::Validator;
-use super::syntax::check_url;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::model::{Method, escape};
+use crate::validate::Validator;
+use crate::validate::syntax::check_url;
 
 /// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in
 /// tests/fixtures/README.md).
-pub(super) const OPENAPI_31: &str = include_str!("../schemas/openapi-3.1.schema.json");
+pub(in crate::validate) const OPENAPI_31: &str =
+    include_str!("../../schemas/openapi-3.1.schema.json");
 
 /// At most this many findings from the schemas per fragment: one wrong value can fail
 /// several branches of the schema, and the first few say what is wrong.
@@ -57,7 +58,7 @@ fn operation_schema() -> &'static jsonschema::Validator {
 impl Validator {
     /// Checks an inline operation whose `openapi:` fragment (written at `at`) is merged
     /// into `http`.
-    pub(super) fn merged_fragment(
+    pub(in crate::validate) fn merged_fragment(
         &mut self,
         http: &mut Map<String, Value>,
         method: Method,

@@ -15,11 +15,11 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::Validator;
 use super::lower::Param;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawQueryParam, span};
 use crate::model::{HINT_KEYS, IDEMPOTENCY_HEADER};
+use crate::validate::Validator;
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl Validator {
     /// One list of parameters (`params`, `query` or `headers`), checked. `path` holds
     /// the path template's parameter names; `reserved` more header names to refuse (the
     /// API key's).
-    pub(super) fn parameters(
+    pub(in crate::validate) fn parameters(
         &mut self,
         raw: &mut [Spanned<RawQueryParam>],
         location: Location,
@@ -261,7 +261,7 @@ impl Validator {
     }
 
     /// A media type as written: `type/subtype`, with optional parameters.
-    pub(super) fn media_type(
+    pub(in crate::validate) fn media_type(
         &mut self,
         raw: &Spanned<String>,
         key: &'static str,
@@ -290,7 +290,7 @@ impl Validator {
     }
 
     /// The success status: 2xx.
-    pub(super) fn status(&mut self, raw: &Spanned<i64>) -> Option<u16> {
+    pub(in crate::validate) fn status(&mut self, raw: &Spanned<i64>) -> Option<u16> {
         match u16::try_from(raw.value) {
             Ok(code @ 200..=299) => Some(code),
             _ => {
@@ -309,7 +309,7 @@ impl Validator {
     /// ones by name and location (`lower::operation`), so each must say both, and may not
     /// declare what connectorgen generates (a header it sets, a path parameter the path
     /// lacks). Its `$ref`s are kept to be resolved against the finished document.
-    pub(super) fn fragment(
+    pub(in crate::validate) fn fragment(
         &mut self,
         raw: &mut Spanned<Value>,
         template: &[String],
@@ -366,7 +366,12 @@ impl Validator {
 
     /// Every `$ref` in a schema the author wrote must point at one of `schemas:` (or
     /// inside one): inside openapi.json nothing else resolves.
-    pub(super) fn refs(&mut self, schema: &Value, schemas: &Map<String, Value>, at: Span) {
+    pub(in crate::validate) fn refs(
+        &mut self,
+        schema: &Value,
+        schemas: &Map<String, Value>,
+        at: Span,
+    ) {
         each_ref(schema, &mut |reference| {
             if let Some(reason) = unresolved(reference, schemas) {
                 self.push(Diagnostic::UnresolvedRef {
