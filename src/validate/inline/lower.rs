@@ -144,7 +144,8 @@ pub fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
     }
 
     // The author's schemas are moved into place, never through `json!`: with a variable
-    // in it, `json!` serialises a deep copy (it was 6% of a build's instructions).
+    // in it, `json!` serialises a deep copy (9% of a build's instructions at 10,000
+    // operations).
     let mut http = Map::new();
     if !op.tags.is_empty() {
         let tags = op.tags.into_iter().map(Value::String).collect();
