@@ -18,7 +18,9 @@ use minijinja::value::{Enumerator, Object, Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
-use crate::model::{Connector, Idempotency, KeyLocation, Method, Operation, Unsupported};
+use crate::model::{
+    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Unsupported,
+};
 use crate::templates::{Limits, Sources};
 
 /// The template environment, built once per run.
@@ -216,17 +218,16 @@ impl Retry {
             Idempotency::Key(key) => {
                 // The name comes from the provider's document: inside a code span, it
                 // must not close the span and forge Markdown around it.
-                let (name, send) = match flavour {
-                    Flavour::Mcp => super::mcp::key_sentence(connector, op, key),
-                    _ => {
-                        let code = md_code(&key.name);
-                        let send = match key.location {
-                            KeyLocation::Header => format!("the `{code}` header"),
-                            KeyLocation::Query => format!("the `{code}` query parameter"),
-                            KeyLocation::Body => format!("the `{code}` body field"),
-                        };
-                        (key.name.clone(), send)
-                    }
+                let (name, send) = if flavour == Flavour::Mcp {
+                    super::mcp::key_sentence(connector, op, key)
+                } else {
+                    let code = md_code(&key.name);
+                    let send = match key.location {
+                        KeyLocation::Header => format!("the `{code}` header"),
+                        KeyLocation::Query => format!("the `{code}` query parameter"),
+                        KeyLocation::Body => format!("the `{code}` body field"),
+                    };
+                    (key.name.clone(), send)
                 };
                 Retry {
                     rule: "key",

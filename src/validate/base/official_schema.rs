@@ -2,7 +2,7 @@
 //! its version (3.0, 3.1 or 3.2, vendored in `src/schemas/`).
 //!
 //! Takes: the kept document's top level and the exposed operations, as copied from the
-//! base (after the repairs `overlay.rs` and `v32.rs` make, before any conversion to
+//! base (after the repairs `document.rs` and `v32.rs` make, before any conversion to
 //! another version). Returns (through `Validator`): one `base-invalid` warning per
 //! violation (at most `MAX_FINDINGS`), pointing into the base file: the outputs keep
 //! what the provider wrote, so they may fail validators there.
@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding};
+use crate::model::Names as _;
 use crate::model::{OpenapiVersion, Operation};
 use crate::validate::Validator;
 
@@ -93,7 +94,7 @@ impl Validator {
                 help: "tell the provider; validators may refuse the outputs at the same place"
                     .to_string(),
             };
-            self.problems.push(Finding::warning(d).in_base());
+            self.findings.add(Finding::warning(d).in_base());
         }
     }
 
@@ -106,6 +107,6 @@ impl Validator {
             span: base.span(pointer),
             help: "nothing to do: the outputs are repaired without changing any request; tell the provider".to_string(),
         };
-        self.problems.push(Finding::warning(d).in_base());
+        self.findings.add(Finding::warning(d).in_base());
     }
 }

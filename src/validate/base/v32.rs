@@ -18,7 +18,7 @@
 //! - a `querystring` parameter, a request body described only by `itemSchema`: errors.
 //!
 //! The exposed `query` and `additionalOperations` operations are refused earlier, where
-//! the manifest names them (`overlay.rs`).
+//! the manifest names them (`operation.rs`).
 //! Must never: change a request a 3.1 reader makes, or drop a construct without a finding.
 
 use std::collections::BTreeMap;
@@ -127,7 +127,7 @@ impl Validator {
             } else {
                 Finding::warning(d)
             };
-            self.problems.push(finding.in_base());
+            self.findings.add(finding.in_base());
         }
     }
 }

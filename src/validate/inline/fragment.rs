@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Span};
+use crate::model::Names as _;
 use crate::model::{Method, escape};
 use crate::validate::Validator;
 use crate::validate::syntax::check_url;
@@ -65,7 +66,7 @@ impl Validator {
         at: Span,
     ) {
         if matches!(method, Method::Get | Method::Delete) && http.contains_key("requestBody") {
-            self.push(Diagnostic::InputNotAllowed {
+            self.findings.push(Diagnostic::InputNotAllowed {
                 key: "openapi.requestBody",
                 method: method.as_str().to_string(),
                 span: at,
@@ -81,7 +82,7 @@ impl Validator {
             }
             found += 1;
             let pointer = error.instance_path().to_string();
-            self.push(fragment_problem(
+            self.findings.push(fragment_problem(
                 &operation,
                 &pointer,
                 format!("OpenAPI 3.1 refuses it: {error}"),
@@ -99,7 +100,7 @@ impl Validator {
             if let Err(e) = jsonschema::meta::validate(schema) {
                 found += 1;
                 let inside = format!("{pointer}{}", e.instance_path());
-                self.push(fragment_problem(
+                self.findings.push(fragment_problem(
                     &operation,
                     &inside,
                     format!("not a valid JSON Schema (2020-12): {e}"),
@@ -125,7 +126,7 @@ impl Validator {
             };
             match check_url(url.trim()) {
                 Ok(checked) => *url = checked,
-                Err(reason) => self.push(Diagnostic::BadUrl {
+                Err(reason) => self.findings.push(Diagnostic::BadUrl {
                     key: "openapi.servers.url",
                     reason: format!("`{}`: {reason}", url.escape_debug()),
                     span: at,
@@ -268,7 +269,7 @@ mod tests {
         .cloned()
         .unwrap();
         v.merged_fragment(&mut http, Method::Post, (0, 1).into());
-        assert!(v.problems.is_empty(), "{:?}", v.problems);
+        assert!(v.findings.is_empty(), "{:?}", v.findings.into_vec());
         assert_eq!(http["servers"][0]["url"], "https://eu.api.example/v1");
         assert!(http.contains_key("externalDocs") && http.contains_key("responses"));
     }

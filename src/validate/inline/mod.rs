@@ -12,3 +12,5 @@ mod http;
 pub(super) mod lower;
 pub(super) mod operation;
 mod schemas;
+
+pub(super) use http::refs;

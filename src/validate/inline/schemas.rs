@@ -120,7 +120,7 @@ impl Validator {
         if !plainly_valid(schema, 0)
             && let Err(e) = jsonschema::meta::validate(schema)
         {
-            self.push(Diagnostic::SchemaNotValid {
+            self.findings.push(Diagnostic::SchemaNotValid {
                 key: key.to_string(),
                 pointer: e.instance_path().to_string(),
                 message: e.to_string(),
@@ -140,8 +140,8 @@ impl Validator {
             } else {
                 "JSON Schema and OpenAPI define no such keyword, so no tool reads it: check its spelling, or use an `x-` name for an extension".to_string()
             };
-            self.problems
-                .push(Finding::warning(Diagnostic::UnknownSchemaKeyword {
+            self.findings
+                .add(Finding::warning(Diagnostic::UnknownSchemaKeyword {
                     key: key.to_string(),
                     pointer: format!("{pointer}/{keyword}"),
                     keyword,
