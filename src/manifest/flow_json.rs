@@ -257,9 +257,8 @@ fn entry_schema(
     if !r.at_end() {
         return None;
     }
-    let (begin, end) = schema?;
-    let (value, len) = read_whole(&content[begin..end])?;
-    (len == end - begin && len >= MIN_LEN).then_some((content_col + begin, len, value))
+    let (begin, end, value) = schema?;
+    (end - begin >= MIN_LEN).then_some((content_col + begin, end - begin, value))
 }
 
 /// One JSON collection at the start of `s` followed by nothing but spaces: its value and
@@ -368,12 +367,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a whole object, noting where the value of its top-level member `name` is
-    /// when it is a collection: `Some(None)` when it has no such member.
+    /// when it is a collection, and that value (read once, not again from its range):
+    /// `Some(None)` when it has no such member.
     #[expect(
         clippy::option_option,
         reason = "not an object (None) and an object without the member (Some(None)) differ"
     )]
-    fn object_member_range(&mut self, name: &str) -> Option<Option<(usize, usize)>> {
+    fn object_member_range(&mut self, name: &str) -> Option<Option<(usize, usize, Value)>> {
         if !self.eat(b'{') {
             return None;
         }
@@ -393,9 +393,9 @@ impl<'a> Reader<'a> {
             self.spaces();
             let begin = self.pos;
             let collection = matches!(self.peek(), Some(b'{' | b'['));
-            self.value(1)?;
+            let value = self.value(1)?;
             if key == name && collection {
-                range = Some((begin, self.pos));
+                range = Some((begin, self.pos, value));
             }
             if !seen.insert(key) {
                 return None;

@@ -11,14 +11,15 @@
 //! bounds: every render draws on the run's fuel and stops at `Limits::max_output`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
-use minijinja::value::{Serde, Value};
+use minijinja::value::{Enumerator, Object, Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
 
 use super::RenderError;
 use crate::model::{
-    Async, Connector, Idempotency, KeyLocation, Method, Operation, Spends, Unsupported,
+    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Unsupported,
 };
 use crate::templates::{Limits, Sources};
 
@@ -37,6 +38,105 @@ pub(super) struct Prose {
 /// What templates see of one operation: its names and text and the safety layer. The
 /// HTTP description (parameters, bodies, responses) is not part of it: the prose never
 /// needed it, and converting it was the costliest part of every render.
+///
+/// A minijinja object that answers each field lookup with a match on the key, its values
+/// made once (a lookup clones a reference): converting the operation through serde into
+/// a map, and a map per operation for the file templates, was most of the prose's cost.
+/// It shows templates exactly what that conversion showed (the test
+/// `operation_object_matches_serde` holds it to `TemplateOperation`): the same keys in
+/// the same order, the same values.
+#[derive(Debug)]
+struct OperationObject {
+    /// In the order of `FIELDS`, except `retry`, which is made on first use: most
+    /// templates read it only for the operations that spend or run async.
+    values: [Value; FIELDS.len()],
+    retry: Retry,
+    retry_value: OnceLock<Value>,
+}
+
+/// The keys of an operation value, in the order its fields were serialised.
+const FIELDS: [&str; 12] = [
+    "id",
+    "method",
+    "path",
+    "pathParams",
+    "summary",
+    "description",
+    "spends",
+    "async",
+    "idempotency",
+    "retry",
+    "confirm",
+    "confirmWhen",
+];
+const RETRY: usize = 9;
+
+impl OperationObject {
+    fn new(
+        connector: &Connector,
+        reads: &GetsByPath<'_>,
+        op: &Operation,
+        flavour: Flavour,
+    ) -> Self {
+        let optional = |v: Option<Value>| v.unwrap_or(Value::from(()));
+        OperationObject {
+            values: [
+                Value::from(op.id.as_str()),
+                Value::from(op.method.as_str()),
+                Value::from(op.path.as_str()),
+                op.path_params
+                    .iter()
+                    .map(String::as_str)
+                    .map(Value::from)
+                    .collect(),
+                Value::from(op.summary.as_str()),
+                Value::from(op.description.as_str()),
+                optional(op.spends.as_ref().map(|s| Value::from(Serde(s)))),
+                optional(op.async_.as_ref().map(|a| Value::from(Serde(a)))),
+                Value::from(short_form(&op.idempotency)),
+                // Never read: `retry` answers from `retry_value`.
+                Value::UNDEFINED,
+                Value::from(op.confirm),
+                optional(op.confirm_when.as_deref().map(Value::from)),
+            ],
+            retry: Retry::new(connector, reads, op, flavour),
+            retry_value: OnceLock::new(),
+        }
+    }
+
+    fn field(&self, key: &str) -> Option<Value> {
+        let at = FIELDS.iter().position(|f| *f == key)?;
+        Some(if at == RETRY {
+            self.retry_value
+                .get_or_init(|| Value::from(Serde(&self.retry)))
+                .clone()
+        } else {
+            self.values[at].clone()
+        })
+    }
+}
+
+impl Object for OperationObject {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.field(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        self.field(key)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(&FIELDS)
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(FIELDS.len())
+    }
+}
+
+/// The operation's fields as `TemplateOperation` gave them through serde: what
+/// `OperationObject` must keep showing templates (the test below compares the two).
+#[cfg(test)]
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct TemplateOperation<'a> {
@@ -46,14 +146,14 @@ struct TemplateOperation<'a> {
     path_params: &'a [String],
     summary: &'a str,
     description: &'a str,
-    spends: &'a Option<Spends>,
+    spends: &'a Option<crate::model::Spends>,
     #[serde(rename = "async")]
-    async_: &'a Option<Async>,
+    async_: &'a Option<crate::model::Async>,
     /// `optional` or `required` (a key, by whether the provider requires it),
     /// `inherent` or `unsupported`.
     idempotency: &'static str,
     /// The retry rule the model reads, as this target can follow it.
-    retry: Retry<'a>,
+    retry: Retry,
     /// It cannot be undone: the person's yes comes first.
     confirm: bool,
     /// Only calls under this condition cannot be undone (`confirm.when`).
@@ -72,9 +172,9 @@ pub(super) enum Flavour {
 }
 
 /// What the templates see of an operation's retry rule.
-#[derive(serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Retry<'a> {
+struct Retry {
     /// `key`, `inherent` or `unsupported`: the rule the model follows.
     rule: &'static str,
     /// With a key: what the model sets (the header, query parameter or body field; the
@@ -84,7 +184,7 @@ struct Retry<'a> {
     required: bool,
     /// Without a key: the free read that shows whether a call went through (the list of
     /// jobs, the thing a change settles on, the collection the call adds to), if any.
-    check_with: Option<&'a str>,
+    check_with: Option<String>,
     /// The openai target writes a header key's operation with the never-repeat rule.
     header_dropped: bool,
     /// Without a key: nothing says whether the provider recognises a retry (base mode's
@@ -93,11 +193,11 @@ struct Retry<'a> {
     unknown: bool,
 }
 
-impl<'a> Retry<'a> {
+impl Retry {
     fn new(
-        connector: &'a Connector,
-        reads: &GetsByPath<'a>,
-        op: &'a Operation,
+        connector: &Connector,
+        reads: &GetsByPath<'_>,
+        op: &Operation,
         flavour: Flavour,
     ) -> Self {
         let unsupported = |header_dropped, unknown| Retry {
@@ -105,7 +205,7 @@ impl<'a> Retry<'a> {
             name: None,
             send: None,
             required: false,
-            check_with: check_with(reads, op),
+            check_with: check_with(reads, op).map(str::to_string),
             header_dropped,
             unknown,
         };
@@ -192,6 +292,7 @@ impl<'a> GetsByPath<'a> {
     }
 }
 
+#[cfg(test)]
 impl<'a> TemplateOperation<'a> {
     fn new(
         connector: &'a Connector,
@@ -260,20 +361,13 @@ fn short_form(idempotency: &Idempotency) -> &'static str {
     }
 }
 
-/// Each operation as the template value `operation`, converted once per render: the
+/// Each operation as the template value `operation`, made once per render: the
 /// description templates and both file templates share it.
 pub(super) fn operation_values(connector: &Connector, reads: &GetsByPath<'_>) -> Vec<Value> {
     connector
         .operations
         .iter()
-        .map(|op| {
-            Value::from(Serde(&TemplateOperation::new(
-                connector,
-                reads,
-                op,
-                Flavour::Document,
-            )))
-        })
+        .map(|op| operation_value(connector, reads, op, Flavour::Document))
         .collect()
 }
 
@@ -294,25 +388,74 @@ pub(super) fn operation_value(
     op: &Operation,
     flavour: Flavour,
 ) -> Value {
-    Value::from(Serde(&TemplateOperation::new(
-        connector, reads, op, flavour,
-    )))
+    Value::from_object(OperationObject::new(connector, reads, op, flavour))
 }
 
 /// What a file template sees of one operation: every field of the operation value plus
-/// `modelDescription` and `idempotencyKey`, in one map. The fields are shared with `op`,
-/// not converted again. It is the same value `#[serde(flatten)]` of the operation and the
-/// two fields used to give (a minijinja map, which orders its keys; see the test below).
+/// `modelDescription` and `idempotencyKey`, answered by the operation's own value (not
+/// converted again). Its keys come in sorted order, as in the minijinja map that
+/// `#[serde(flatten)]` of the operation and the two fields used to give (see the test
+/// below).
+#[derive(Debug)]
+struct FileOperation {
+    op: Value,
+    model_description: Value,
+    idempotency_key: bool,
+}
+
+/// The keys of `FileOperation`: `FIELDS` and its two own, sorted as minijinja sorts
+/// string keys (by their bytes).
+const FILE_FIELDS: [&str; 14] = [
+    "async",
+    "confirm",
+    "confirmWhen",
+    "description",
+    "id",
+    "idempotency",
+    "idempotencyKey",
+    "method",
+    "modelDescription",
+    "path",
+    "pathParams",
+    "retry",
+    "spends",
+    "summary",
+];
+
+impl FileOperation {
+    fn field(&self, key: &str) -> Option<Value> {
+        match key {
+            "modelDescription" => Some(self.model_description.clone()),
+            "idempotencyKey" => Some(Value::from(self.idempotency_key)),
+            _ => self.op.as_object()?.get_value_by_str(key),
+        }
+    }
+}
+
+impl Object for FileOperation {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.field(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        self.field(key)
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(&FILE_FIELDS)
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(FILE_FIELDS.len())
+    }
+}
+
 fn operation_view(op: &Value, model_description: &str, idempotency_key: bool) -> Value {
-    let mut view: BTreeMap<Value, Value> = op
-        .as_object()
-        .and_then(minijinja::value::DynObject::try_iter_pairs)
-        .into_iter()
-        .flatten()
-        .collect();
-    view.insert("modelDescription".into(), model_description.into());
-    view.insert("idempotencyKey".into(), idempotency_key.into());
-    Value::from(view)
+    Value::from_object(FileOperation {
+        op: op.clone(),
+        model_description: Value::from(model_description),
+        idempotency_key,
+    })
 }
 
 impl Prose {
@@ -619,6 +762,101 @@ mod tests {
             let view = operation_view(value, "The text.", op.key().is_some());
             assert_eq!(view, expected);
             assert_eq!(format!("{view:?}"), format!("{expected:?}"));
+        }
+    }
+
+    /// Inline manifests that between them have every kind of operation: spends (both
+    /// payers, `when`), async (jobs and changes, `listWith`), every retry rule and key
+    /// location, `confirm` with and without `when`.
+    const MANIFESTS: [&str; 6] = [
+        "examples/manifests/video.yaml",
+        "tests/cases/valid/every-option.yaml",
+        "tests/cases/valid/retry-keys.yaml",
+        "tests/cases/valid/safety-semantics.yaml",
+        "tests/cases/valid/safety-wording.yaml",
+        "tests/cases/valid/mcp-args-and-fixed.yaml",
+    ];
+
+    /// The object must show templates what serde's conversion of `TemplateOperation`
+    /// showed: the same keys in the same order, the same values, the same text when
+    /// printed, for every operation and flavour.
+    #[test]
+    fn operation_object_matches_serde() {
+        let mut seen = 0;
+        for path in MANIFESTS {
+            let text = std::fs::read_to_string(path).unwrap();
+            let connector = crate::load(path, std::sync::Arc::new(text)).unwrap();
+            let reads = GetsByPath::new(&connector);
+            for op in &connector.operations {
+                for flavour in [Flavour::Document, Flavour::Mcp, Flavour::Openai] {
+                    let expected = Value::from(Serde(&TemplateOperation::new(
+                        &connector, &reads, op, flavour,
+                    )));
+                    let value = operation_value(&connector, &reads, op, flavour);
+                    assert_eq!(value, expected, "{path}: {}", op.id);
+                    assert_eq!(format!("{value:?}"), format!("{expected:?}"));
+                    assert_eq!(value.len(), expected.len());
+                    assert_eq!(value.is_true(), expected.is_true());
+                    let keys = |v: &Value| v.try_iter().unwrap().collect::<Vec<_>>();
+                    assert_eq!(keys(&value), keys(&expected));
+                    for key in keys(&expected)
+                        .iter()
+                        .chain([&Value::from("nope"), &Value::from(3)])
+                    {
+                        let (got, want) = (
+                            value.get_item(key).unwrap(),
+                            expected.get_item(key).unwrap(),
+                        );
+                        assert_eq!(
+                            format!("{got:?}"),
+                            format!("{want:?}"),
+                            "{path}: {}.{key}",
+                            op.id
+                        );
+                        assert_eq!(got.kind(), want.kind());
+                    }
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 30, "only {seen} operations compared");
+    }
+
+    /// Rendered through a template, both values give the same text: printing the
+    /// operation, looping over its keys and items, and its length.
+    #[test]
+    fn operation_object_renders_as_the_map_did() {
+        let template = "{{ operation }}|{% for k in operation %}{{ k }},{% endfor %}|\
+            {% for k, v in operation|items %}{{ k }}={{ v }};{% endfor %}|{{ operation|length }}|\
+            {{ operation.retry }}|{{ operation|dictsort }}";
+        let env = Environment::new();
+        let text = std::fs::read_to_string("tests/cases/valid/every-option.yaml").unwrap();
+        let connector = crate::load("every-option.yaml", std::sync::Arc::new(text)).unwrap();
+        let reads = GetsByPath::new(&connector);
+        for (op, value) in connector
+            .operations
+            .iter()
+            .zip(operation_values(&connector, &reads))
+        {
+            let expected = Value::from(Serde(&TemplateOperation::new(
+                &connector,
+                &reads,
+                op,
+                Flavour::Document,
+            )));
+            let render = |v: &Value| {
+                env.render_str(template, context! { operation => v })
+                    .unwrap()
+            };
+            assert_eq!(render(&value), render(&expected));
+            let view = operation_view(&value, "The text.", op.key().is_some());
+            let map: std::collections::BTreeMap<Value, Value> = view
+                .as_object()
+                .unwrap()
+                .try_iter_pairs()
+                .unwrap()
+                .collect();
+            assert_eq!(render(&view), render(&Value::from(map)));
         }
     }
 

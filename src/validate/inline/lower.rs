@@ -136,20 +136,22 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         parameters.push(idempotency_parameter(required));
     }
 
+    // The author's schemas are moved into place, never through `json!`: with a variable
+    // in it, `json!` serialises a deep copy (9% of a build's instructions at 10,000
+    // operations).
     let mut http = Map::new();
     if !op.tags.is_empty() {
-        http.insert("tags".into(), json!(op.tags));
+        let tags = op.tags.into_iter().map(Value::String).collect();
+        http.insert("tags".into(), Value::Array(tags));
     }
     if !parameters.is_empty() {
         http.insert("parameters".into(), Value::Array(parameters));
     }
     if let Some(schema) = op.input {
-        let mut content = Map::new();
-        content.insert(op.input_type, json!({ "schema": schema }));
-        http.insert(
-            "requestBody".into(),
-            json!({ "required": op.input_required, "content": content }),
-        );
+        let mut body = Map::new();
+        body.insert("required".into(), Value::Bool(op.input_required));
+        body.insert("content".into(), content(op.input_type, schema));
+        http.insert("requestBody".into(), Value::Object(body));
     }
     let success = match op.returns {
         Some(Returns::Job) => {
@@ -161,15 +163,13 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         None => "Success.",
     };
     let mut responses = Map::new();
-    let ok = if op.status == 204 {
-        json!({ "description": success })
-    } else {
+    let mut ok = Map::new();
+    ok.insert("description".into(), Value::String(success.into()));
+    if op.status != 204 {
         let schema = op.output.unwrap_or_else(|| default_schema(&op.output_type));
-        let mut content = Map::new();
-        content.insert(op.output_type, json!({ "schema": schema }));
-        json!({ "description": success, "content": content })
-    };
-    responses.insert(op.status.to_string(), ok);
+        ok.insert("content".into(), content(op.output_type, schema));
+    }
+    responses.insert(op.status.to_string(), Value::Object(ok));
     match errors {
         Errors::Problem => {
             responses.insert("401".into(), reference("Unauthorized"));
@@ -198,6 +198,15 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         merge(&mut http, fragment);
     }
     http
+}
+
+/// `{ <media>: { "schema": <schema> } }`, the schema moved in.
+fn content(media: String, schema: Value) -> Value {
+    let mut media_type = Map::new();
+    media_type.insert("schema".into(), schema);
+    let mut content = Map::new();
+    content.insert(media, Value::Object(media_type));
+    Value::Object(content)
 }
 
 /// `fragment` over `base`: mappings merge key by key, `parameters` by name and location
