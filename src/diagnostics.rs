@@ -1015,6 +1015,34 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// Schemas of the base document that client generators would give one class name: retitled in the outputs.
+    ///
+    /// Client generators (openapi-python-client among them) name a class after a
+    /// schema's `title`, within a scope: the component schemas, the schemas of one
+    /// operation, and the schemas one schema holds (its properties and
+    /// `additionalProperties`, with their `items` and `anyOf`/`oneOf` alternatives, and
+    /// those of its inline `allOf` parts). Two titles of one scope that differ only in
+    /// case and punctuation make two classes of one name, and the generator drops the
+    /// operation. A title is an annotation, so the outputs give each later schema its
+    /// place after its title (`param` → `param (alipay)`), which changes no request; the
+    /// base file is left as it is. See docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "the base document titles {count} schemas of one scope `{title}` (the first at `{first}`, the next at `{second}`): in the outputs each but the first has its place added, e.g. `{renamed}`"
+    )]
+    #[diagnostic(help(
+        "nothing to do: a title changes no request; tell the provider so its own clients get distinct names"
+    ))]
+    DuplicateTitle {
+        title: String,
+        count: usize,
+        first: String,
+        second: String,
+        renamed: String,
+        #[label("a title used before in this scope")]
+        span: Span,
+    },
+
     /// An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused.
     ///
     /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)

@@ -27,6 +27,7 @@ mod schemas;
 mod servers;
 mod settings;
 mod syntax;
+mod titles;
 mod upgrade;
 mod v32;
 
@@ -184,6 +185,7 @@ pub fn validate(
                 );
             }
             v.drop_invalid_examples(base, &mut document.root, &mut operations);
+            v.repair_duplicate_titles(base, &mut document.root, &mut operations);
             let scheme = overlay::auth_scheme(&document);
             let client_credentials =
                 scheme == AuthScheme::OAuth2 && overlay::client_credentials_only(&document);
