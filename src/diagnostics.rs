@@ -754,6 +754,25 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An `openapi:` fragment gives its operation `servers`: replaced by `publicUrl` in the outputs.
+    ///
+    /// `service.publicUrl` is where the agent calls every operation (docs/servers.md). By
+    /// OpenAPI's rules an operation's own `servers` would win over it, so every client
+    /// would send that operation, and the person's credential, elsewhere. As in base mode,
+    /// the outputs leave the operation's `servers` out; the URLs are still checked
+    /// (`bad-url`).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "the `openapi:` fragment gives this operation its own `servers`, which would override `publicUrl`: left out of the outputs"
+    )]
+    #[diagnostic(help(
+        "remove `servers` from the fragment; to call another host, make `publicUrl` a gateway in front of it"
+    ))]
+    FragmentServersReplaced {
+        #[label("this fragment")]
+        span: Span,
+    },
+
     /// Without `publicUrl`, the exposed operations call different hosts.
     ///
     /// Base mode without `service.publicUrl`: the exposed operations resolve to
