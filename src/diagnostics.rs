@@ -1300,8 +1300,9 @@ pub enum Diagnostic {
     ///
     /// The description the model reads (with the generated sentences) is longer
     /// than `max` characters (default 300, OpenAI GPT Actions' limit). It points at
-    /// the author's words that make it longest — the description, or the
-    /// `spends.note` or `spends.when` the cost sentence repeats — and its help says
+    /// the author's words that make it longest — the description, the
+    /// `spends.note` or `spends.when` the cost sentence repeats, or the `confirm.when`
+    /// the permanence sentence repeats — and its help says
     /// which (in base mode, that the text is the base document's; when the
     /// generated sentences alone are over `max`, that only raising it helps).
     #[strum_discriminants(strum(props(level = "allow")))]
