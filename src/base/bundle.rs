@@ -24,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
+use super::places::Kind as Object;
 use super::{Syntax, parse_json, parse_yaml};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::input::{self, InputError, Scope, What};
@@ -392,7 +393,13 @@ impl<'a> Bundler<'a> {
             return;
         }
         let reference = target.clone();
-        match self.component_ref(&reference, file, Kind::Schema, "schemas", depth) {
+        match self.component_ref(
+            &reference,
+            file,
+            Kind::Object(Object::Schema),
+            "schemas",
+            depth,
+        ) {
             Ok(local) => *value = Value::String(local),
             Err(problem) => {
                 self.problems.insert(out.to_string(), problem);
@@ -781,90 +788,41 @@ fn is_url(path: &str) -> bool {
 enum Kind {
     Document,
     Components,
-    PathItem,
-    Operation,
-    Parameter,
-    Header,
-    RequestBody,
-    Response,
-    MediaType,
-    Encoding,
-    Schema,
-    Example,
-    Link,
-    SecurityScheme,
-    Callback,
+    /// An object the specification defines (a path item, a schema, …).
+    Object(Object),
     /// A discriminator (its `mapping` holds references).
     Discriminator,
     /// A discriminator's mapping: each value a reference or a schema name.
     Mapping,
     /// A map or list whose every value is of one kind (`properties`, `parameters`,
     /// `responses`, `paths`, …).
-    Each(Inner),
+    Each(Object),
     /// An enum's or a const's value: `$ref` there is data.
     Data,
     /// Anything else (`info`, `tags`, extensions): references are copied into place.
     Other,
 }
 
-/// The kinds an `Each` holds (`Kind` cannot hold itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Inner {
-    PathItem,
-    Operation,
-    Parameter,
-    Header,
-    RequestBody,
-    Response,
-    MediaType,
-    Encoding,
-    Schema,
-    Example,
-    Link,
-    SecurityScheme,
-    Callback,
-}
-
-impl Inner {
-    fn kind(self) -> Kind {
-        match self {
-            Inner::PathItem => Kind::PathItem,
-            Inner::Operation => Kind::Operation,
-            Inner::Parameter => Kind::Parameter,
-            Inner::Header => Kind::Header,
-            Inner::RequestBody => Kind::RequestBody,
-            Inner::Response => Kind::Response,
-            Inner::MediaType => Kind::MediaType,
-            Inner::Encoding => Kind::Encoding,
-            Inner::Schema => Kind::Schema,
-            Inner::Example => Kind::Example,
-            Inner::Link => Kind::Link,
-            Inner::SecurityScheme => Kind::SecurityScheme,
-            Inner::Callback => Kind::Callback,
-        }
-    }
-}
-
 impl Kind {
     /// The component section a reference to an object of this kind is named in.
     fn section(self) -> Option<&'static str> {
         Some(match self {
-            Kind::Schema => "schemas",
-            Kind::Response => "responses",
-            Kind::Parameter => "parameters",
-            Kind::RequestBody => "requestBodies",
-            Kind::Header => "headers",
-            Kind::Example => "examples",
-            Kind::Link => "links",
-            Kind::SecurityScheme => "securitySchemes",
-            Kind::Callback => "callbacks",
+            Kind::Object(Object::Schema) => "schemas",
+            Kind::Object(Object::Response) => "responses",
+            Kind::Object(Object::Parameter) => "parameters",
+            Kind::Object(Object::RequestBody) => "requestBodies",
+            Kind::Object(Object::Header) => "headers",
+            Kind::Object(Object::Example) => "examples",
+            Kind::Object(Object::Link) => "links",
+            Kind::Object(Object::SecurityScheme) => "securitySchemes",
+            Kind::Object(Object::Callback) => "callbacks",
             _ => return None,
         })
     }
 
     /// The kind of the value under `key`.
     fn child(self, key: &str) -> Kind {
-        use Inner as I;
+        use Object as I;
         let each = Kind::Each;
         match (self, key) {
             (Kind::Document, "paths" | "webhooks" | "x-webhooks") => each(I::PathItem),
@@ -883,26 +841,37 @@ impl Kind {
                 "mediaTypes" => each(I::MediaType),
                 _ => Kind::Other,
             },
-            (Kind::PathItem | Kind::Operation, "parameters") => each(I::Parameter),
-            (Kind::PathItem, "additionalOperations") => each(I::Operation),
-            (Kind::PathItem, m) if is_method(m) => Kind::Operation,
-            (Kind::Operation, "requestBody") => Kind::RequestBody,
-            (Kind::Operation, "responses") => each(I::Response),
-            (Kind::Operation, "callbacks") => each(I::Callback),
-            (Kind::Callback, _) => Kind::PathItem,
-            (Kind::Parameter | Kind::Header, "schema") => Kind::Schema,
-            (Kind::Parameter | Kind::Header | Kind::MediaType, "examples") => each(I::Example),
-            (Kind::Parameter | Kind::Header | Kind::RequestBody | Kind::Response, "content") => {
-                each(I::MediaType)
+            (Kind::Object(Object::PathItem | Object::Operation), "parameters") => {
+                each(I::Parameter)
             }
-            (Kind::Response | Kind::Encoding, "headers") => each(I::Header),
-            (Kind::Response, "links") => each(I::Link),
-            (Kind::MediaType, "schema" | "itemSchema") => Kind::Schema,
-            (Kind::MediaType, "encoding") => each(I::Encoding),
-            (Kind::Schema, k) => schema_child(k),
+            (Kind::Object(Object::PathItem), "additionalOperations") => each(I::Operation),
+            (Kind::Object(Object::PathItem), m) if is_method(m) => Kind::Object(Object::Operation),
+            (Kind::Object(Object::Operation), "requestBody") => Kind::Object(Object::RequestBody),
+            (Kind::Object(Object::Operation), "responses") => each(I::Response),
+            (Kind::Object(Object::Operation), "callbacks") => each(I::Callback),
+            (Kind::Object(Object::Callback), _) => Kind::Object(Object::PathItem),
+            (Kind::Object(Object::Parameter | Object::Header), "schema") => {
+                Kind::Object(Object::Schema)
+            }
+            (Kind::Object(Object::Parameter | Object::Header | Object::MediaType), "examples") => {
+                each(I::Example)
+            }
+            (
+                Kind::Object(
+                    Object::Parameter | Object::Header | Object::RequestBody | Object::Response,
+                ),
+                "content",
+            ) => each(I::MediaType),
+            (Kind::Object(Object::Response | Object::Encoding), "headers") => each(I::Header),
+            (Kind::Object(Object::Response), "links") => each(I::Link),
+            (Kind::Object(Object::MediaType), "schema" | "itemSchema") => {
+                Kind::Object(Object::Schema)
+            }
+            (Kind::Object(Object::MediaType), "encoding") => each(I::Encoding),
+            (Kind::Object(Object::Schema), k) => schema_child(k),
             (Kind::Discriminator, "mapping") => Kind::Mapping,
             (Kind::Each(_), k) if k.starts_with("x-") => Kind::Other,
-            (Kind::Each(inner), _) => inner.kind(),
+            (Kind::Each(inner), _) => Kind::Object(inner),
             (Kind::Data, _) => Kind::Data,
             _ => Kind::Other,
         }
@@ -911,8 +880,8 @@ impl Kind {
     /// The kind of a list's items.
     fn item(self) -> Kind {
         match self {
-            Kind::Each(inner) => inner.kind(),
-            Kind::Schema => Kind::Schema,
+            Kind::Each(inner) => Kind::Object(inner),
+            Kind::Object(Object::Schema) => Kind::Object(Object::Schema),
             Kind::Data => Kind::Data,
             _ => Kind::Other,
         }
@@ -923,7 +892,7 @@ impl Kind {
 fn schema_child(key: &str) -> Kind {
     match key {
         "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-            Kind::Each(Inner::Schema)
+            Kind::Each(Object::Schema)
         }
         // Values, not schemas: a `$ref` in `example` is copied into place (published
         // documents refer to example files so, and bundlers read them so), but one in an
@@ -934,7 +903,7 @@ fn schema_child(key: &str) -> Kind {
         "xml" | "externalDocs" => Kind::Other,
         k if k.starts_with("x-") => Kind::Other,
         // allOf, items, not, additionalProperties, …: subschemas, one or a list.
-        _ => Kind::Schema,
+        _ => Kind::Object(Object::Schema),
     }
 }
 
