@@ -204,6 +204,7 @@ pub fn bundle(mut root: Value, file: SourceFile, reader: Option<&RefReader>) -> 
             b.taken.entry(section.clone()).or_default().extend(names);
         }
     }
+    b.adopt_root_components(&root);
     let mut out = String::new();
     b.walk(&mut root, 0, Kind::Document, &mut out, 0);
     while let Some(job) = b.queue.pop_front() {
@@ -335,6 +336,55 @@ impl<'a> Bundler<'a> {
             mounts: self.mounts,
             problems: self.problems,
             reads: self.reads,
+        }
+    }
+
+    /// A root component that is only a file `$ref` (`Pet: {$ref: models/pet.yaml}`) is
+    /// that file's object: it is bundled under the root's own name, and every other
+    /// reference to the same target names it, instead of the root's entry becoming an
+    /// alias of a new `pet` component. (With a key beside the `$ref`, the entry says more
+    /// than its target: it stays an alias.)
+    fn adopt_root_components(&mut self, root: &Value) {
+        let Some(components) = root.get("components").and_then(Value::as_object) else {
+            return;
+        };
+        for (section, entries) in components {
+            let Kind::Each(object) = Kind::Components.child(section) else {
+                continue;
+            };
+            let kind = Kind::Object(object);
+            let Some(section) = kind.section() else {
+                continue;
+            };
+            for (name, entry) in entries.as_object().into_iter().flatten() {
+                let Some(Value::String(reference)) = entry.get("$ref") else {
+                    continue;
+                };
+                if entry.as_object().is_none_or(|m| m.len() != 1) || reference.starts_with('#') {
+                    continue;
+                }
+                // A reference that cannot be followed is reported by the walk.
+                let Ok((target, pointer)) = self.target(reference, 0, 0) else {
+                    continue;
+                };
+                let key = (target, pointer.clone(), section);
+                if target == 0
+                    || self.assigned.contains_key(&key)
+                    || self.value_at(target, &pointer).is_none()
+                {
+                    continue;
+                }
+                let local = format!("#/components/{section}/{}", escape(name));
+                self.assigned.insert(key, local);
+                self.queue.push_back(Job {
+                    file: target,
+                    pointer,
+                    kind,
+                    section,
+                    name: name.clone(),
+                    depth: 1,
+                });
+            }
         }
     }
 
@@ -992,6 +1042,52 @@ mod tests {
             read,
             ["a.yaml<paths", "Error.yaml<models", "Error.json<shared"]
         );
+    }
+
+    /// A root component that is only a file `$ref` is that file's object: bundled
+    /// under the root's name (references to the same target from other files name it
+    /// too), not as an alias of a new component.
+    #[test]
+    fn a_root_component_that_is_a_file_ref_is_bundled_as_itself() {
+        let root = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    $ref: paths/a.yaml\ncomponents:\n  schemas:\n    Pet: {$ref: models/pet.yaml}\n    Also: {$ref: models/pet.yaml}\n    Described: {$ref: models/owner.yaml, description: The owner.}\n";
+        let files = [
+            ("api.yaml", root),
+            (
+                "paths/a.yaml",
+                "get:\n  operationId: getA\n  responses:\n    '200':\n      description: ok\n      content:\n        application/json:\n          schema: {$ref: '../models/pet.yaml'}\n",
+            ),
+            (
+                "models/pet.yaml",
+                "type: object\nproperties:\n  self: {$ref: pet.yaml}\n  owner: {$ref: owner.yaml}\n",
+            ),
+            ("models/owner.yaml", "type: string\n"),
+        ];
+        let (dir, reader) = folder(&files);
+        let base = load(&dir, &reader);
+        let op = base.get("/paths/~1a/get").unwrap();
+        assert_eq!(
+            op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/Pet"
+        );
+        let schemas = base.get("/components/schemas").unwrap();
+        let names: Vec<&str> = schemas
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        // `Described` has a key beside its `$ref`: it stays an alias of its own target.
+        assert_eq!(names, ["Pet", "Also", "Described", "owner"]);
+        assert_eq!(schemas["Pet"]["type"], "object");
+        assert_eq!(
+            schemas["Pet"]["properties"]["self"]["$ref"],
+            "#/components/schemas/Pet"
+        );
+        assert_eq!(schemas["Also"]["$ref"], "#/components/schemas/Pet");
+        assert_eq!(schemas["Described"]["$ref"], "#/components/schemas/owner");
+        // Spans of the bundled component point into its file.
+        let span = base.span("/components/schemas/Pet/properties");
+        assert!(span.offset() >= crate::diagnostics::next_start(0, root.len()));
     }
 
     /// Spans of nodes copied from a file point into that file, offset past the files
