@@ -10,14 +10,12 @@
 
 use std::collections::BTreeSet;
 
-/// The property names every client accepts.
-pub const ARGUMENT_PATTERN: &str = "^[a-zA-Z0-9_.-]{1,64}$";
-
 /// The longest argument name.
-pub const ARGUMENT_MAX: usize = 64;
+pub(crate) const ARGUMENT_MAX: usize = 64;
 
-/// Whether `name` matches `ARGUMENT_PATTERN`.
-pub fn is_safe(name: &str) -> bool {
+/// Whether `name` matches `^[a-zA-Z0-9_.-]{1,64}$`, the property names every client
+/// accepts.
+pub(crate) fn is_safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= ARGUMENT_MAX
         && name
@@ -31,7 +29,7 @@ pub fn is_safe(name: &str) -> bool {
 /// `[A-Za-z0-9_.-]` becomes `_`; runs of `_` are one, `_` at either end is trimmed; an
 /// empty result is `arg`; a result over 64 characters keeps 55 and adds `_` and 8 hex
 /// digits of a hash of the original name, so long names that share a start differ.
-pub fn safe_name(name: &str) -> String {
+pub(crate) fn safe_name(name: &str) -> String {
     if is_safe(name) {
         return name.to_string();
     }
@@ -95,7 +93,7 @@ fn fnv1a(text: &str) -> u32 {
 /// `location[i]` (`path`, `query`, …) is the suffix that separates an automatic name
 /// from one already given: `id` and `id` become `id` and `id_body`, then `id_body_2`, …
 /// Author-chosen names are reserved first, so an automatic name never takes one.
-pub fn assign(wanted: &[(Option<&str>, &str, &str)]) -> Vec<String> {
+pub(crate) fn assign(wanted: &[(Option<&str>, &str, &str)]) -> Vec<String> {
     // (chosen, http name, location)
     let mut taken: BTreeSet<String> = wanted
         .iter()

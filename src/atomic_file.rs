@@ -21,7 +21,7 @@ const MARKER: &str = "connectorgen-tmp";
 
 /// `.<file name>.<pid>.connectorgen-tmp`: where the new contents of `file_name` are
 /// written by process `pid` before they replace it.
-pub fn temporary_name(file_name: &OsStr, pid: u32) -> OsString {
+pub(crate) fn temporary_name(file_name: &OsStr, pid: u32) -> OsString {
     let mut name = OsString::from(".");
     name.push(file_name);
     name.push(format!(".{pid}.{MARKER}"));
@@ -29,7 +29,7 @@ pub fn temporary_name(file_name: &OsStr, pid: u32) -> OsString {
 }
 
 /// Whether `candidate` is the name of a temporary file for `file_name` (by any process).
-pub fn is_temporary_of(candidate: &OsStr, file_name: &OsStr) -> bool {
+pub(crate) fn is_temporary_of(candidate: &OsStr, file_name: &OsStr) -> bool {
     let (Some(candidate), Some(file_name)) = (candidate.to_str(), file_name.to_str()) else {
         return false;
     };
@@ -45,7 +45,7 @@ pub fn is_temporary_of(candidate: &OsStr, file_name: &OsStr) -> bool {
 /// A temporary file holding the complete new contents of `target`, flushed to disk.
 /// Dropped without `rename` or `keep`, it is removed.
 #[derive(Debug)]
-pub struct Temporary {
+pub(crate) struct Temporary {
     path: PathBuf,
     target: PathBuf,
     armed: bool,
@@ -54,7 +54,7 @@ pub struct Temporary {
 impl Temporary {
     /// Writes `contents` to a new temporary file beside `target` and fsyncs it. The file
     /// gets `target`'s permissions (and, where allowed, its owner) when `target` exists.
-    pub fn create(target: &Path, contents: &[u8]) -> std::io::Result<Temporary> {
+    pub(crate) fn create(target: &Path, contents: &[u8]) -> std::io::Result<Temporary> {
         let (dir, file_name) = split(target)?;
         let path = dir.join(temporary_name(file_name, std::process::id()));
         let mut file = match create_new(&path) {
@@ -81,25 +81,25 @@ impl Temporary {
     }
 
     /// The temporary file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The file it will replace.
-    pub fn target(&self) -> &Path {
+    pub(crate) fn target(&self) -> &Path {
         &self.target
     }
 
     /// Renames the temporary file over its target. The folder is not synced: call
     /// `sync_dir` once after the last rename of a set.
-    pub fn rename(mut self) -> std::io::Result<()> {
+    pub(crate) fn rename(mut self) -> std::io::Result<()> {
         std::fs::rename(&self.path, &self.target)?;
         self.armed = false;
         Ok(())
     }
 
     /// Leaves the temporary file on disk when this is dropped (a journal names it).
-    pub fn keep(mut self) -> (PathBuf, PathBuf) {
+    pub(crate) fn keep(mut self) -> (PathBuf, PathBuf) {
         self.armed = false;
         (
             std::mem::take(&mut self.path),
@@ -119,7 +119,7 @@ impl Drop for Temporary {
 
 /// Replaces the file at `path` with `contents` in one step (or creates it), refusing a
 /// symbolic link or anything else that is not a regular file.
-pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+pub(crate) fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
             return Err(refusal(
@@ -142,7 +142,7 @@ pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// Flushes a folder's entries (new names, renames, removals) to disk.
 #[cfg(unix)]
-pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
@@ -154,7 +154,7 @@ pub fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 }
 
 /// An error the caller shows as the reason a path was refused.
-pub fn refusal(message: &str) -> std::io::Error {
+pub(crate) fn refusal(message: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::PermissionDenied, message.to_string())
 }
 

@@ -25,7 +25,7 @@ pub struct Drift {
 
 impl Drift {
     /// What is wrong with the file, for messages: "is missing" or "is out of date".
-    pub fn what(&self) -> &'static str {
+    pub(crate) fn what(&self) -> &'static str {
         if self.missing {
             "is missing"
         } else {
@@ -69,7 +69,7 @@ fn read_bounded(path: &Path, expected: usize) -> std::io::Result<Vec<u8>> {
 /// throughout took 18 s, and 400 KB 71 s (issue 21, defect 6). Past this, the diff
 /// shows the first lines of the change and says how many more differ: the file is out
 /// of date either way, and `build` rewrites it.
-pub const MAX_DIFF_LINES: usize = 2_000;
+pub(crate) const MAX_DIFF_LINES: usize = 2_000;
 
 /// A unified diff from `actual` (on disk) to `expected`, in time linear in their size
 /// (cut as `MAX_DIFF_LINES` says, deterministically: no clock decides where).

@@ -18,13 +18,17 @@
 //! which makes its code a lint id (`lint:`, `lintAllow`, the JSON Schema's enum), and a
 //! rule whose findings are warnings says `severity = "warning"` the same way.
 
+// The variants' docs are what users read (docs/rules.md, `explain --rule`), copied onto
+// `Rule` by strum: backticks added for clippy would change that text.
+#![allow(clippy::doc_markdown)]
+
 use std::sync::Arc;
 
 use miette::{NamedSource, SourceSpan};
 use strum::{EnumMessage as _, EnumProperty as _, VariantArray as _};
 
 /// A byte range in the manifest, as miette wants it.
-pub type Span = SourceSpan;
+pub(crate) type Span = SourceSpan;
 
 /// One problem in a manifest. Every variant is one rule; its code is stable, is the
 /// variant's name in kebab-case, and is what the test case file
@@ -1656,12 +1660,12 @@ impl Diagnostics {
 /// Where the next file of a multi-file base document starts in the spans' offsets, after
 /// a file that starts at `start` and has `len` bytes: one past its end, so that a span
 /// at the very end of a file still says which file it is in.
-pub fn next_start(start: usize, len: usize) -> usize {
+pub(crate) fn next_start(start: usize, len: usize) -> usize {
     start + len + 1
 }
 
 /// The first label's offset of a diagnostic.
-pub fn first_offset(d: &Diagnostic) -> Option<usize> {
+pub(crate) fn first_offset(d: &Diagnostic) -> Option<usize> {
     use miette::Diagnostic as _;
     d.labels()
         .and_then(|mut labels| labels.next())
@@ -1669,7 +1673,7 @@ pub fn first_offset(d: &Diagnostic) -> Option<usize> {
 }
 
 /// "did you mean `x`?" for a misspelt word among the known ones, or the list of known ones.
-pub fn suggest<'a>(found: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn suggest<'a>(found: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     let known: Vec<&str> = known.into_iter().collect();
     let best = known
         .iter()

@@ -7,7 +7,7 @@
 //! reads as "a hour"); it is right for the names and acronyms connector prose meets.
 
 /// "a" or "an", then the phrase.
-pub fn with_article(phrase: &str) -> String {
+pub(crate) fn with_article(phrase: &str) -> String {
     format!("{} {phrase}", article(phrase))
 }
 
@@ -55,7 +55,7 @@ const LIMIT_WORDS: [&str; 12] = [
 
 /// Whether the text bounds what the call does ("Read-only", "cannot", "does not", …),
 /// matching whole words only: "only" must not match "commonly".
-pub fn states_limit(description: &str) -> bool {
+pub(crate) fn states_limit(description: &str) -> bool {
     let lower = description.to_lowercase();
     LIMIT_WORDS.iter().any(|w| {
         lower.match_indices(w).any(|(i, _)| {
@@ -69,13 +69,12 @@ pub fn states_limit(description: &str) -> bool {
 
 /// The text split into sentences (each with its closing punctuation and no surrounding
 /// space): at `.`, `!` or `?` followed by whitespace.
-pub fn sentences(text: &str) -> Vec<&str> {
+pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let bytes = text.as_bytes();
     for (i, c) in text.char_indices() {
-        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1).is_some_and(|b| b.is_ascii_whitespace())
-        {
+        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace) {
             let sentence = text[start..=i].trim();
             if !sentence.is_empty() {
                 out.push(sentence);
@@ -91,7 +90,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
 }
 
 /// At most `max` characters: whole sentences if they fit, else whole words, with "…".
-pub fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }

@@ -13,7 +13,7 @@ use std::path::Path;
 const STARTER: &str = include_str!("../templates/init.yaml");
 
 /// The starter manifest for a service called `name`.
-pub fn starter(name: &str) -> String {
+pub(crate) fn starter(name: &str) -> String {
     let quote = |s: &str| serde_json::to_string(s).expect("a string always serialises");
     let description = format!(
         "{name} connects an AI assistant to the person's {name} account: it can read their \

@@ -239,7 +239,7 @@ fn is_system(real: &Path) -> bool {
 /// Reads a file a manifest names (`path`, shown as `shown`): it must lead, once every
 /// symlink is resolved, to a regular file inside `scope` (`Scope::check`) of at most
 /// `max_bytes` bytes of UTF-8.
-pub fn read_named(
+pub(crate) fn read_named(
     path: &Path,
     shown: &str,
     scope: &Scope,
@@ -260,7 +260,7 @@ pub fn read_manifest(path: &Path, max_bytes: u64) -> Result<String, InputError> 
 
 /// Reads `path`, named `shown` in errors: a regular file (or a symlink to one) of at
 /// most `max_bytes` bytes of UTF-8. For a path the person gave on the command line.
-pub fn read_file(
+pub(crate) fn read_file(
     path: &Path,
     shown: &str,
     max_bytes: u64,
@@ -396,7 +396,7 @@ fn kind_of(t: FileType) -> &'static str {
 
 /// `a/b/../c` → `a/c`, without touching the disk: how messages name a file the
 /// manifest names relative to itself (`.` for the folder itself).
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for part in path.components() {

@@ -11,7 +11,8 @@ use crate::model::{Connector, Idempotency, Method, Operation, Unsupported};
 use crate::render::mcp::ToolWeight;
 // The lints are rules (`diagnostics::Rule`); a manifest's levels and settings are
 // validated settings: they live in the model.
-pub use crate::model::{DEFAULT_DESCRIPTION_MAX, Level, Lint, LintConfig};
+pub(crate) use crate::model::Level;
+pub use crate::model::Lint;
 
 /// Catch-all verbs that say nothing about what a call does, in both the third person
 /// ("Manages videos") and the imperative ("Manage videos"). A specific verb with its
@@ -72,7 +73,7 @@ pub fn run(
             out.push(Finding {
                 diagnostic,
                 severity,
-                source: Default::default(),
+                source: crate::diagnostics::Source::default(),
             });
         };
         let origin = &op.origin;

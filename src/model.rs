@@ -60,7 +60,10 @@ impl Document {
 
 /// The value a local reference (`#/a/b`, segments percent- and `~`-escaped) points at
 /// in the document whose top level is `root`, if it resolves.
-pub fn resolve_local<'a>(root: &'a Map<String, Value>, reference: &str) -> Option<&'a Value> {
+pub(crate) fn resolve_local<'a>(
+    root: &'a Map<String, Value>,
+    reference: &str,
+) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
     let mut segments = pointer.split('/');
     if segments.next() != Some("") {
@@ -84,7 +87,7 @@ pub fn resolve_local<'a>(root: &'a Map<String, Value>, reference: &str) -> Optio
 pub enum OpenapiVersion {
     V30,
     V31,
-    /// Read, and written out as 3.1 (`validate/v32.rs`).
+    /// Read, and written out as 3.1 (`validate/base/v32.rs`).
     V32,
 }
 
@@ -116,10 +119,6 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The files this target writes, in the order `render` adds them.
     pub fn files(self) -> &'static [&'static str] {
         match self {
@@ -132,12 +131,12 @@ impl Target {
 }
 
 // The generated files' names, each spelled once (`Target::files` groups them).
-pub const OPENAPI_JSON: &str = "openapi.json";
-pub const LLMS_TXT: &str = "llms.txt";
-pub const DESCRIPTIONS_MD: &str = "descriptions.md";
-pub const MCP_TOOLS_JSON: &str = "mcp-tools.json";
-pub const OPENAPI_OPENAI_JSON: &str = "openapi.openai.json";
-pub const OPENAPI_30_JSON: &str = "openapi.3.0.json";
+pub(crate) const OPENAPI_JSON: &str = "openapi.json";
+pub(crate) const LLMS_TXT: &str = "llms.txt";
+pub(crate) const DESCRIPTIONS_MD: &str = "descriptions.md";
+pub(crate) const MCP_TOOLS_JSON: &str = "mcp-tools.json";
+pub(crate) const OPENAPI_OPENAI_JSON: &str = "openapi.openai.json";
+pub(crate) const OPENAPI_30_JSON: &str = "openapi.3.0.json";
 
 /// Where an operation's parts are in the manifest, so findings made after validation
 /// (lints, target constraints) can point at the YAML node at fault without reading the
@@ -204,9 +203,9 @@ pub struct Auth {
 }
 
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
-/// with every run of other characters as one `_` (VidGen → `VIDGEN_TOKEN`, "Print Shop"
+/// with every run of other characters as one `_` (`VidGen` → `VIDGEN_TOKEN`, "Print Shop"
 /// → `PRINT_SHOP_TOKEN`).
-pub fn credential_env(service: &str) -> String {
+pub(crate) fn credential_env(service: &str) -> String {
     let mut out = String::new();
     for c in service.chars() {
         if c.is_ascii_alphanumeric() {
@@ -226,10 +225,10 @@ pub fn credential_env(service: &str) -> String {
 }
 
 /// The `auth.scheme` names of an inline manifest.
-pub const AUTH_SCHEMES: [&str; 3] = ["bearer", "apiKey", "basic"];
+pub(crate) const AUTH_SCHEMES: [&str; 3] = ["bearer", "apiKey", "basic"];
 
 /// Where an inline manifest's API key may go.
-pub const API_KEY_LOCATIONS: [&str; 2] = ["header", "query"];
+pub(crate) const API_KEY_LOCATIONS: [&str; 2] = ["header", "query"];
 
 /// The kind of credential, and where an API key goes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -272,11 +271,6 @@ pub enum Method {
 }
 
 impl Method {
-    /// Lower case, as OpenAPI path items key them.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// Upper case, as people and HTTP write them.
     pub fn upper(self) -> &'static str {
         match self {
@@ -309,12 +303,6 @@ pub enum SpendKind {
     Money,
 }
 
-impl SpendKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Whose money a paid operation moves.
 #[derive(
     Debug,
@@ -339,12 +327,6 @@ pub enum Payer {
     Customer,
 }
 
-impl Payer {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// What an async operation hands back while its work goes on.
 #[derive(
     Debug,
@@ -365,12 +347,6 @@ pub enum Returns {
     /// A change to something that exists (a cancel, a refund) which settles in the
     /// background: polling shows the result, calling again does not make it faster.
     Change,
-}
-
-impl Returns {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// How the provider recognises a repeat of an operation, so that a retry after a
@@ -437,19 +413,12 @@ pub enum KeyLocation {
     Body,
 }
 
-impl KeyLocation {
-    /// As OpenAPI's `in` and the `x-idempotency` hint write it.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Why `name` cannot be a retry key's name at `location`, or `None` when it can. The name
 /// reaches the model's text (`llms.txt`, every description) as a code span, so it is one
 /// plain token: a header name is RFC 7230 token characters (without the backtick); a
 /// query parameter or body field has no whitespace, backtick, control, bidirectional or
 /// invisible character.
-pub fn key_name_problem(location: KeyLocation, name: &str) -> Option<String> {
+pub(crate) fn key_name_problem(location: KeyLocation, name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("it is empty".to_string());
     }
@@ -654,7 +623,7 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub const HINT_KEYS: [&str; 13] = [
+pub(crate) const HINT_KEYS: [&str; 13] = [
     "x-openai-isConsequential",
     "x-long-running",
     "x-poll-operationId",
@@ -671,11 +640,11 @@ pub const HINT_KEYS: [&str; 13] = [
 ];
 
 /// The header name every idempotent retry carries.
-pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+pub(crate) const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 
 /// A media type's essence, `type/subtype` in lower case, without its parameters
 /// (`Application/JSON; charset=utf-8` → `application/json`).
-pub fn media_essence(media: &str) -> String {
+pub(crate) fn media_essence(media: &str) -> String {
     media
         .split(';')
         .next()
@@ -685,12 +654,12 @@ pub fn media_essence(media: &str) -> String {
 }
 
 /// A JSON pointer segment: `~` → `~0`, `/` → `~1`.
-pub fn escape(segment: &str) -> String {
+pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// A pointer's segment back to the key it names (a reference's percent-encoding too).
-pub fn unescape(segment: &str) -> String {
+pub(crate) fn unescape(segment: &str) -> String {
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
     decoded.replace("~1", "/").replace("~0", "~")
 }
@@ -702,7 +671,7 @@ pub fn unescape(segment: &str) -> String {
 /// hold unencoded (no query, fragment, whitespace, backtick, control, bidirectional or
 /// invisible character: everything outside ASCII is refused), has no empty segment,
 /// and each `{name}` is a letter or `_` followed by letters, digits, `_`, `-` or `.`.
-pub fn path_template(path: &str) -> Result<Vec<String>, String> {
+pub(crate) fn path_template(path: &str) -> Result<Vec<String>, String> {
     if !path.starts_with('/') {
         return Err("it must start with `/`".to_string());
     }
@@ -766,8 +735,16 @@ fn is_path_char(c: char) -> bool {
 // ---- Lints: which ones exist, their levels, and a manifest's settings. ----
 
 /// A fixed list of names (strum's `VariantArray` and `EnumString` over one spelling
-/// per variant): every name in declaration order, and the variant a name spells.
+/// per variant): every name in declaration order, the variant a name spells, and a
+/// variant's name.
 pub trait Names: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr {
+    /// The one spelling strum declares for the variant (`serialize_all` on the enum):
+    /// `Method` lower case as OpenAPI path items key it, `KeyLocation` as OpenAPI's `in`
+    /// writes it.
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+
     fn names() -> impl Iterator<Item = &'static str> {
         Self::VARIANTS.iter().map(|v| (*v).into())
     }
@@ -784,11 +761,11 @@ impl<T: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr> Nam
 pub use crate::diagnostics::{Level, Rule as Lint};
 
 /// OpenAI GPT Actions cut operation descriptions at 300 characters.
-pub const DEFAULT_DESCRIPTION_MAX: usize = 300;
+pub(crate) const DEFAULT_DESCRIPTION_MAX: usize = 300;
 
 /// The `mcp-tool-too-large` default: 8,000 bytes of compact JSON, about 2,000 tokens at
 /// the usual four bytes of JSON per token.
-pub const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
+pub(crate) const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
 
 /// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
 #[derive(Debug, Clone)]

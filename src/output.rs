@@ -56,8 +56,6 @@
 mod journal;
 mod owner;
 
-pub use owner::FILE_NAME as OWNER_FILE;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -75,7 +73,7 @@ pub struct OutputError {
 }
 
 /// The environment variable of the test hook (module doc).
-pub const PAUSE_AT: &str = "CONNECTORGEN_PAUSE_AT";
+pub(crate) const PAUSE_AT: &str = "CONNECTORGEN_PAUSE_AT";
 
 /// Writes every output into `dir` (created if missing), all or nothing.
 pub fn write_all(dir: &Path, outputs: &Outputs) -> Result<(), OutputError> {
@@ -276,7 +274,7 @@ fn lexical(path: &Path) -> PathBuf {
 /// The journal in `dir` when a build into it was interrupted between its first and last
 /// rename: its files may be a mix of two builds until the next build finishes the set.
 /// Reads no file and writes nothing (`check` calls it).
-pub fn interrupted(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn interrupted(dir: &Path) -> Option<PathBuf> {
     journal::present(dir).then(|| dir.join(journal::FILE_NAME))
 }
 
@@ -313,14 +311,11 @@ fn resolve(root: &Path, name: &str) -> std::io::Result<PathBuf> {
         return Ok(path);
     }
     let link = std::fs::read_link(&path)?;
-    let real = match path.canonicalize() {
-        Ok(real) => real,
-        Err(_) => {
-            return Err(refusal(&format!(
-                "it is a symbolic link to {}, which does not exist; remove the link",
-                link.display()
-            )));
-        }
+    let Ok(real) = path.canonicalize() else {
+        return Err(refusal(&format!(
+            "it is a symbolic link to {}, which does not exist; remove the link",
+            link.display()
+        )));
     };
     if !real.starts_with(root) {
         return Err(refusal(&format!(
@@ -489,7 +484,7 @@ mod tests {
         write_all(dir.path(), &outputs("v1")).unwrap();
         let mut expected: Vec<&str> = kept.to_vec();
         expected.extend(["descriptions.md", "llms.txt", "openapi.json"]);
-        expected.sort();
+        expected.sort_unstable();
         assert_eq!(names(dir.path()), expected);
         for name in kept {
             assert_eq!(read(dir.path(), name), "mine");

@@ -27,13 +27,13 @@ use crate::runtime::credential::Credential;
 use crate::runtime::request::{self, Target};
 
 /// The credential sent by the 401 check: no provider issues it.
-pub const BAD_CREDENTIAL: &str = "connectorgen-probe-invalid-credential";
+pub(crate) const BAD_CREDENTIAL: &str = "connectorgen-probe-invalid-credential";
 
 /// How many times the poll check polls one job.
-pub const POLLS: u32 = 3;
+pub(crate) const POLLS: u32 = 3;
 
 /// The most characters of a provider's body quoted in evidence.
-pub const EVIDENCE_CHARS: usize = 200;
+pub(crate) const EVIDENCE_CHARS: usize = 200;
 
 /// The checks, in the order they run. Each variant's doc says what a pass proves.
 #[derive(
@@ -93,7 +93,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Outcome::Passed => "passed",
             Outcome::Failed(_) => "failed",
@@ -130,7 +130,7 @@ impl ProbeReport {
             .any(|r| matches!(r.outcome, Outcome::Failed(_)))
     }
 
-    pub fn count(&self, word: &str) -> usize {
+    pub(crate) fn count(&self, word: &str) -> usize {
         self.results
             .iter()
             .filter(|r| r.outcome.word() == word)

@@ -17,8 +17,8 @@
 //! declares elicitation, else with a one-time confirmation value the model relays.
 
 mod handler;
-pub mod log;
-pub mod reply;
+pub(crate) mod log;
+pub(crate) mod reply;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,7 +34,7 @@ use crate::runtime::credential::Credential;
 use crate::runtime::ledger::SqliteLedger;
 use crate::runtime::state;
 
-pub use handler::Server;
+pub(crate) use handler::Server;
 
 /// How `serve` runs.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
 }
 
 /// The server for a connector, ready to attach to a transport.
-pub fn prepare(
+pub(crate) fn prepare(
     analysis: &Analysis,
     config: &Config,
     clock: Arc<dyn Clock>,

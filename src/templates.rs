@@ -19,40 +19,30 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::suggest;
 use crate::input::{Scope, What, read_named};
 
-/// One template: its file name, its embedded source, and what it receives.
-pub struct Template {
+/// One template: its file name and its embedded source (what it receives:
+/// docs/templates.md).
+pub(crate) struct Template {
     pub name: &'static str,
     pub source: &'static str,
-    pub variables: &'static str,
 }
 
 /// Every template connectorgen renders, in the order they are documented.
-pub const TEMPLATES: [Template; 4] = [
+pub(crate) const TEMPLATES: [Template; 4] = [
     Template {
         name: "description.j2",
         source: include_str!("../templates/description.j2"),
-        variables: "`operation`: the operation (id, method, path, pathParams, summary, description, \
-input, query, output, spends {kind, note}, async {pollWith, typicalSeconds}, idempotency, \
-retry {rule, name, send, required, checkWith, headerDropped}). \
-Renders the text the model reads as the operation's description (every target).",
     },
     Template {
         name: "description.compact.j2",
         source: include_str!("../templates/description.compact.j2"),
-        variables: "`operation`, as above. Renders only the cost, polling and retry sentences, in \
-short form, for the openai target when the full text does not fit.",
     },
     Template {
         name: "llms.txt.j2",
         source: include_str!("../templates/llms.txt.j2"),
-        variables: "`service` (name, title, version, description, publicUrl, dashboardUrl), \
-`tokenPrefix` (or none), `operations` (each operation as above plus `modelDescription` and \
-`idempotencyKey`: whether it has a retry key), `manifest` (file name).",
     },
     Template {
         name: "descriptions.md.j2",
         source: include_str!("../templates/descriptions.md.j2"),
-        variables: "the same variables as llms.txt.j2.",
     },
 ];
 
@@ -72,7 +62,7 @@ pub struct Limits {
 /// Fuel every run gets, whatever the manifest's size: far more than the default
 /// templates need for the bundled examples (under 1,000), small enough that a runaway
 /// template stops within a second and about 200 MB (docs/guarantees.md).
-pub const BASE_FUEL: u64 = 4_000_000;
+pub(crate) const BASE_FUEL: u64 = 4_000_000;
 
 /// Fuel added per this many bytes of manifest. The default templates use 0.13 to 0.15
 /// fuel per manifest byte on the synthetic bench manifests (13.3 M for 100,000
@@ -83,7 +73,7 @@ pub const MANIFEST_BYTES_PER_FUEL: u64 = 2;
 
 /// The default `--max-template-output`: the largest file the default templates write for
 /// 100,000 operations is 30 MB (descriptions.md).
-pub const DEFAULT_MAX_OUTPUT: u64 = 256 << 20;
+pub(crate) const DEFAULT_MAX_OUTPUT: u64 = 256 << 20;
 
 impl Limits {
     /// The limits for a manifest of `manifest_bytes` bytes: `fuel` and `max_output`
@@ -98,7 +88,7 @@ impl Limits {
 }
 
 /// Template name → source, as a run will use them.
-pub type Sources = BTreeMap<String, String>;
+pub(crate) type Sources = BTreeMap<String, String>;
 
 /// The embedded defaults.
 pub fn defaults() -> Sources {

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Whether `c` must not reach a terminal raw. Tab and newline are layout and stay.
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
         // Arabic letter mark, left-to-right and right-to-left marks
@@ -26,7 +26,7 @@ pub fn is_unsafe(c: char) -> bool {
 }
 
 /// `text` with each unsafe character written as `\u{1b}` (lowercase hex, Rust's form).
-pub fn escape(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
@@ -56,7 +56,7 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 }
 
 /// Appends `c`, escaped when it is unsafe.
-pub fn push(out: &mut String, c: char) {
+pub(crate) fn push(out: &mut String, c: char) {
     if is_unsafe(c) {
         let _ = write!(out, "\\u{{{:x}}}", c as u32);
     } else {
@@ -64,12 +64,12 @@ pub fn push(out: &mut String, c: char) {
     }
 }
 
-/// Serialised JSON with the unsafe characters serde_json leaves raw (DEL, C1, bidi,
+/// Serialised JSON with the unsafe characters `serde_json` leaves raw (DEL, C1, bidi,
 /// U+2028/2029) written as `\uXXXX`: the document parses to the same values, and
-/// printing it cannot drive a terminal. serde_json already escapes the C0 controls,
+/// printing it cannot drive a terminal. `serde_json` already escapes the C0 controls,
 /// and these characters can only occur inside JSON strings, so replacing them in the
 /// text is exact.
-pub fn json_ascii_controls(json: String) -> String {
+pub(crate) fn json_ascii_controls(json: String) -> String {
     if !json.chars().any(is_unsafe) {
         return json;
     }
@@ -85,7 +85,7 @@ pub fn json_ascii_controls(json: String) -> String {
 }
 
 /// At most `max` characters of `text`, with `…` standing for the rest.
-pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn clip(text: &str, max: usize) -> Cow<'_, str> {
     match text.char_indices().nth(max) {
         None => Cow::Borrowed(text),
         Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),

@@ -12,7 +12,7 @@
 //! compares every HTTP fact outside schemas exactly: parameter names, locations,
 //! styles, `explode`, `required`; body and response media types with their
 //! `encoding`; status codes; response headers; security; servers. A 3.2 base is
-//! written as 3.1 (`validate/v32.rs`): the same facts are compared once its 3.2-only
+//! written as 3.1 (`validate/base/v32.rs`): the same facts are compared once its 3.2-only
 //! keys are read back from their `x-` names and its `components.mediaTypes` written in.
 
 use std::collections::BTreeSet;
@@ -114,7 +114,7 @@ fn content_facts(value: &Value) -> Value {
     }
 }
 
-/// The keys `validate/v32.rs` writes with `x-` before them, back as 3.2 names them.
+/// The keys `validate/base/v32.rs` writes with `x-` before them, back as 3.2 names them.
 fn without_x_32(value: &Value) -> Value {
     const MOVED: [&str; 6] = [
         "summary",
@@ -324,7 +324,7 @@ fn exposed_operations_keep_the_base_http() {
                 if exact {
                     assert_eq!(ours[key], theirs[key], "{at}: `{key}`");
                 } else if base.version == OpenapiVersion::V32 {
-                    // 3.2 → 3.1 (validate/v32.rs): 3.2-only keys become `x-` keys, and
+                    // 3.2 → 3.1 (validate/base/v32.rs): 3.2-only keys become `x-` keys, and
                     // media types from `components.mediaTypes` are written in place.
                     assert_eq!(
                         content_facts(&without_x_32(&ours[key])),

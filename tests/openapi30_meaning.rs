@@ -19,8 +19,8 @@ const FORMS: [&str; 9] = [
     r##"{ "anyOf": [{ "$ref": "#/components/schemas/Code" }, { "$ref": "#/components/schemas/Count" }, { "type": "null" }] }"##,
     r##"{ "oneOf": [{ "$ref": "#/components/schemas/Code" }, { "$ref": "#/components/schemas/Shared" }, { "type": "null" }] }"##,
     r##"{ "anyOf": [{ "$ref": "#/components/schemas/Either" }, { "type": "null" }] }"##,
-    r##"{ "anyOf": [{ "type": "string", "maxLength": 3 }, { "type": "null" }] }"##,
-    r##"{ "type": ["integer", "null"], "minimum": 2 }"##,
+    r#"{ "anyOf": [{ "type": "string", "maxLength": 3 }, { "type": "null" }] }"#,
+    r#"{ "type": ["integer", "null"], "minimum": 2 }"#,
     r##"{ "oneOf": [{ "allOf": [{ "$ref": "#/components/schemas/Code" }], "description": "A code." }, { "type": "null" }] }"##,
     r##"{ "type": "object", "properties": { "code": { "oneOf": [{ "$ref": "#/components/schemas/Code" }, { "type": "null" }] } } }"##,
 ];

@@ -32,16 +32,16 @@ use crate::model::{escape, unescape};
 
 /// Files a document may have besides its root: the largest published multi-file
 /// document we know (a cloud provider's) has about 2,900.
-pub const MAX_FILES: usize = 10_000;
+pub(crate) const MAX_FILES: usize = 10_000;
 
 /// Files in one chain of references (the root refers to a file, which refers to a
 /// file, …): real documents nest a handful deep.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// Nodes copied into place (path items, operations, extensions) at most, in all: a file
 /// copied into two places that copies another into two places, and so on, doubles at
 /// every level.
-pub const MAX_COPIED_NODES: usize = 4_000_000;
+pub(crate) const MAX_COPIED_NODES: usize = 4_000_000;
 
 /// How deep a node copied into place may sit in the bundled document: every later stage
 /// walks it recursively.
@@ -85,7 +85,7 @@ impl RefReader {
 
 /// One file of a document, as findings show it.
 #[derive(Debug)]
-pub struct SourceFile {
+pub(crate) struct SourceFile {
     pub name: String,
     pub text: Arc<String>,
     /// Where the file starts in the document's span space: spans into file `k` are
@@ -175,7 +175,7 @@ impl RefProblem {
 
 /// The document with its files bundled in.
 #[derive(Debug)]
-pub struct Bundled {
+pub(crate) struct Bundled {
     pub root: Value,
     /// The root first, then every other file that was read, in the order first met.
     pub files: Vec<SourceFile>,
@@ -189,7 +189,7 @@ pub struct Bundled {
 
 /// Bundles the files `root` (the text of `file`) refers to. Without `reader`, no file is
 /// read and every reference to another file stays as it is (`RefProblem::NotRead`).
-pub fn bundle(mut root: Value, file: SourceFile, reader: Option<&RefReader>) -> Bundled {
+pub(crate) fn bundle(mut root: Value, file: SourceFile, reader: Option<&RefReader>) -> Bundled {
     let mut b = Bundler::new(file, reader);
     if !has_file_refs(&root) {
         return b.finish(root);
@@ -513,13 +513,12 @@ impl<'a> Bundler<'a> {
             self.problems.insert(at, problem);
             return;
         }
-        let mut copy = match self.value_at(target, &pointer) {
-            Some(v) => v.clone(),
-            None => {
-                let problem = self.missing(target, &pointer);
-                self.problems.insert(at, problem);
-                return;
-            }
+        let mut copy = if let Some(v) = self.value_at(target, &pointer) {
+            v.clone()
+        } else {
+            let problem = self.missing(target, &pointer);
+            self.problems.insert(at, problem);
+            return;
         };
         let next = if target == file { depth } else { depth + 1 };
         self.mounts.insert(out.clone(), (target, pointer.clone()));
@@ -789,7 +788,7 @@ impl<'a> Bundler<'a> {
 
 /// Reads a file the document refers to, as the bundler does (and `--watch` again): within
 /// `scope`, at most `max_bytes`, named in errors by its lexically shortened path.
-pub fn read_file(path: &Path, scope: &Scope, max_bytes: u64) -> Result<String, InputError> {
+pub(crate) fn read_file(path: &Path, scope: &Scope, max_bytes: u64) -> Result<String, InputError> {
     let shown = input::normalize(path).display().to_string();
     input::read_named(path, &shown, scope, max_bytes, What::DocumentFile)
 }

@@ -17,7 +17,7 @@ use crate::model::escape;
 
 /// What the specification says the object at a place is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     PathItem,
     Operation,
     Parameter,
@@ -37,7 +37,7 @@ pub enum Kind {
 /// One object of the document: its pointer, its kind, and whether it is written as a
 /// Reference Object (`$ref`; a Schema Object with `$ref` is still a schema).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
+pub(crate) struct Place {
     pub pointer: String,
     pub kind: Kind,
     pub reference: bool,
@@ -50,7 +50,7 @@ const PATH_ITEM_METHODS: [&str; 9] = [
 ];
 
 /// Every object of a whole document, in document order.
-pub fn document(root: &Value) -> Vec<Place> {
+pub(crate) fn document(root: &Value) -> Vec<Place> {
     let mut w = Walker::default();
     let Some(root) = root.as_object() else {
         return w.out;
@@ -68,14 +68,14 @@ pub fn document(root: &Value) -> Vec<Place> {
 }
 
 /// Every object of one Operation Object whose pointer is `at`, itself included.
-pub fn operation(op: &Value, at: &str) -> Vec<Place> {
+pub(crate) fn operation(op: &Value, at: &str) -> Vec<Place> {
     let mut w = Walker::default();
     w.visit(op, at, Kind::Operation);
     w.out
 }
 
 /// The pointers of the outermost Schema Objects of `places`.
-pub fn schemas(places: &[Place]) -> impl Iterator<Item = &str> {
+pub(crate) fn schemas(places: &[Place]) -> impl Iterator<Item = &str> {
     places
         .iter()
         .filter(|p| p.kind == Kind::Schema)

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 /// `s` as a YAML scalar that reads back as exactly `s`: plain when it is a simple name or
 /// relative path that no YAML reader takes for anything but a string, else quoted.
-pub fn scalar(s: &str) -> String {
+pub(crate) fn scalar(s: &str) -> String {
     const NOT_STRINGS: [&str; 9] = ["true", "false", "null", "yes", "no", "on", "off", "y", "n"];
     let first_ok = s
         .chars()
@@ -27,7 +27,7 @@ pub fn scalar(s: &str) -> String {
 /// not printable in YAML, that some reader takes for a line break, or that is invisible
 /// (bidirectional controls, zero-width and tag characters) is escaped, so the text
 /// reads back exactly and a reviewer sees what it holds.
-pub fn yaml_quote(s: &str) -> String {
+pub(crate) fn yaml_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -177,7 +177,7 @@ pub struct RawErrors {
 }
 
 /// `lint:` — lint id → setting, in the order written.
-pub type RawLints = IndexMap<Spanned<String>, Spanned<RawLintSetting>>;
+pub(crate) type RawLints = IndexMap<Spanned<String>, Spanned<RawLintSetting>>;
 
 /// One entry of `lint:`: a bare level, or a mapping for lints that take options.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -620,7 +620,5 @@ mod names;
 mod yaml;
 
 pub use names::*;
-pub use yaml::{
-    alias_expansion_budget, parse, parse_fast, parse_plain, parse_value, parse_with,
-    parser_options, span, span_at, span_of,
-};
+pub use yaml::{parse, parse_fast, parse_plain, parse_value, parse_with, parser_options};
+pub(crate) use yaml::{span, span_of};

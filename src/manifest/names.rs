@@ -55,7 +55,7 @@ names!(
     PayerName => Payer::names()
 );
 /// `confirm:` — a flag, or the condition under which a call cannot be undone.
-pub struct ConfirmSetting;
+pub(crate) struct ConfirmSetting;
 
 impl JsonSchema for ConfirmSetting {
     fn schema_name() -> Cow<'static, str> {
@@ -88,7 +88,7 @@ names!(
     ReturnsName => Returns::names()
 );
 /// `idempotency:` — a short form, or a mapping naming the provider's key.
-pub struct IdempotencySetting;
+pub(crate) struct IdempotencySetting;
 
 impl JsonSchema for IdempotencySetting {
     fn schema_name() -> Cow<'static, str> {
@@ -177,7 +177,7 @@ names!(
 
 /// `lint:` — one optional key per lint id, whose value is a `RawLintSetting`; only the
 /// lints that take `max` accept it.
-pub struct LintTable;
+pub(crate) struct LintTable;
 
 impl JsonSchema for LintTable {
     fn schema_name() -> Cow<'static, str> {
@@ -191,7 +191,7 @@ impl JsonSchema for LintTable {
             match lint {
                 Lint::DescriptionTooLong => {}
                 Lint::McpToolTooLarge => {
-                    default_max(&mut setting, crate::model::DEFAULT_MCP_TOOL_MAX)
+                    default_max(&mut setting, crate::model::DEFAULT_MCP_TOOL_MAX);
                 }
                 _ => forbid_max(&mut setting),
             }

@@ -31,7 +31,7 @@ const TEXT_PER_EXPANDED_EVENT: usize = 160;
 /// The alias-expansion budget for a manifest of `len` bytes: the parser events that
 /// aliases may replay in all (`--max-alias-expansion`, else a quarter of the file size
 /// and at least `MIN_ALIAS_EXPANSION`).
-pub fn alias_expansion_budget(len: usize, max_alias_expansion: Option<usize>) -> usize {
+pub(crate) fn alias_expansion_budget(len: usize, max_alias_expansion: Option<usize>) -> usize {
     max_alias_expansion.unwrap_or((len / 4).max(MIN_ALIAS_EXPANSION))
 }
 
@@ -132,21 +132,22 @@ pub fn parse_value(text: &str) -> Result<serde_json::Value, Box<Diagnostic>> {
 }
 
 /// The byte range a location covers, for labels.
-pub fn span_of(loc: &Location) -> Span {
+pub(crate) fn span_of(loc: &Location) -> Span {
     let span = loc.span();
-    let offset = span.byte_offset().unwrap_or(0) as usize;
-    let len = span.byte_len().unwrap_or(0) as usize;
+    // Offsets into a text held in memory fit in usize.
+    let offset = usize::try_from(span.byte_offset().unwrap_or(0)).unwrap_or(usize::MAX);
+    let len = usize::try_from(span.byte_len().unwrap_or(0)).unwrap_or(0);
     Span::from((offset, len))
 }
 
 /// The span of a spanned value (where it is referenced, i.e. where an alias was used).
-pub fn span<T>(s: &Spanned<T>) -> Span {
+pub(crate) fn span<T>(s: &Spanned<T>) -> Span {
     span_of(&s.referenced)
 }
 
 /// The byte position of a 1-based line and column (in characters), for parser errors
 /// that carry no byte offset (the scanner's, e.g. a flow collection nested too deep).
-pub fn span_at(text: &str, line: u64, column: u64) -> Span {
+pub(crate) fn span_at(text: &str, line: u64, column: u64) -> Span {
     let skip = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
     let start: usize = text.split_inclusive('\n').take(skip).map(str::len).sum();
     let nth = usize::try_from(column.saturating_sub(1)).unwrap_or(usize::MAX);

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::atomic_file::{self, Temporary};
 
 /// The journal's file name in the output folder.
-pub const FILE_NAME: &str = ".connectorgen-journal.json";
+pub(super) const FILE_NAME: &str = ".connectorgen-journal.json";
 
 /// What the first line says a journal is, so that a stray file of the same name is not
 /// mistaken for one.
@@ -34,6 +34,10 @@ const MAX_BYTES: u64 = 1 << 20;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "the file's first key says what it is"
+)]
 struct Journal {
     journal: String,
     version: u32,
@@ -49,13 +53,13 @@ struct Rename {
 
 /// A journal on disk, to be removed once every rename it lists is done.
 #[derive(Debug)]
-pub struct Written {
+pub(super) struct Written {
     root: PathBuf,
 }
 
 impl Written {
     /// Removes the journal: the set it describes is complete.
-    pub fn remove(self) -> std::io::Result<()> {
+    pub(super) fn remove(self) -> std::io::Result<()> {
         std::fs::remove_file(self.root.join(FILE_NAME))?;
         atomic_file::sync_dir(&self.root)
     }
@@ -63,7 +67,7 @@ impl Written {
 
 /// Writes the journal of `renames` (temporary file, output; both inside `root`) into
 /// `root`, durably, replacing any earlier one.
-pub fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Written> {
+pub(super) fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Written> {
     let relative = |path: &Path| -> std::io::Result<String> {
         let inside = path.strip_prefix(root).map_err(|_| invalid("outside"))?;
         let parts: Option<Vec<&str>> = inside
@@ -99,7 +103,7 @@ pub fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Wri
 
 /// Whether a journal is in `dir`: a build into it was interrupted between its first and
 /// last rename, and its files may be a mix of two builds. Reads nothing, writes nothing.
-pub fn present(dir: &Path) -> bool {
+pub(super) fn present(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join(FILE_NAME)).is_ok()
 }
 
@@ -108,7 +112,11 @@ pub fn present(dir: &Path) -> bool {
 /// then the journal is removed. A temporary file that is gone was already renamed.
 /// Returns whether there was a journal. `pause` is called after each rename (the test
 /// hook of `output`).
-pub fn recover(root: &Path, targets: &[PathBuf], pause: impl Fn(&str)) -> std::io::Result<bool> {
+pub(super) fn recover(
+    root: &Path,
+    targets: &[PathBuf],
+    pause: impl Fn(&str),
+) -> std::io::Result<bool> {
     let path = root.join(FILE_NAME);
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(meta) => meta,

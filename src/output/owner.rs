@@ -18,19 +18,19 @@
 use std::path::{Component, Path, PathBuf};
 
 /// The record's file name in the output folder.
-pub const FILE_NAME: &str = ".connectorgen-manifest";
+pub(crate) const FILE_NAME: &str = ".connectorgen-manifest";
 
 /// No record of ours comes near this: a larger file is not one.
 const MAX_BYTES: u64 = 4096;
 
 /// The record for `manifest` (canonical) written into `root` (canonical).
-pub fn record(root: &Path, manifest: &Path) -> String {
+pub(super) fn record(root: &Path, manifest: &Path) -> String {
     format!("{}\n", relative(root, manifest))
 }
 
 /// The manifest, other than `manifest` (canonical), that the record in `root` names and
 /// that still exists, as a path relative to `root` and as its canonical path.
-pub fn other_owner(root: &Path, manifest: &Path) -> Option<String> {
+pub(super) fn other_owner(root: &Path, manifest: &Path) -> Option<String> {
     let path = root.join(FILE_NAME);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > MAX_BYTES {

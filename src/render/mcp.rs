@@ -2,8 +2,8 @@
 //! tool with the request mapping that turns its calls back into HTTP requests.
 //!
 //! Takes: the validated connector and each operation's model-facing description.
-//! Returns: the JSON text (or, for `serve`, each tool's definition and `RequestMapping`),
-//! each tool's weight for the `mcp-tool-too-large` lint, and findings: errors for names
+//! Returns: the JSON text (`serve` reads each tool's `RequestMapping` back from it:
+//! `mapping::read_tools`), each tool's weight for the `mcp-tool-too-large` lint, and findings: errors for names
 //! no client accepts (`mcp-tool-name`), `args:`/`fixed:` keys that name no input and
 //! `args:` names that collide, a warning for each `pattern` left out
 //! (`mcp-pattern-dropped`), and `mcp-output-too-large` when the file would pass its bound.
@@ -38,19 +38,20 @@ use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Connector, Document, IdempotencyKey, KeyLocation, Method, Operation};
 use document::{Defs, pick_media, resolved};
 use inputs::{Input, input_schema};
-use mapping::{Location, RequestMapping};
+use mapping::Location;
 
-pub use schema::{ToolWeight, weight};
+pub use schema::ToolWeight;
+pub(crate) use schema::weight;
 
 /// The argument that carries the `Idempotency-Key` header.
-pub const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
+pub(crate) const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
 
 /// What the tool description's retry sentence names for `op`'s `key`, as `(name, send)`:
-/// the argument the tool's request mapping sends the key in (`the \`x\` argument`);
+/// the argument the tool's request mapping sends the key in (``the `x` argument``);
 /// or, when the tool takes the body as one argument (its schema has no top-level
 /// `properties`, and the key was found through `allOf`), the key's field of that
-/// argument (`the \`x\` field of the \`body\` argument`). Names are code-span safe.
-pub fn key_sentence(
+/// argument (``the `x` field of the `body` argument``). Names are code-span safe.
+pub(crate) fn key_sentence(
     connector: &Connector,
     op: &Operation,
     key: &IdempotencyKey,
@@ -86,7 +87,7 @@ pub fn key_sentence(
 /// `payPalRequestId`). The tool description's retry sentence names this argument. (A
 /// name changed by `args:` or by a collision suffix is not followed here: the mapping's
 /// `idempotency.argument` is the final word, and `key_sentence` follows it.)
-pub fn key_argument_name(key: &IdempotencyKey) -> String {
+pub(crate) fn key_argument_name(key: &IdempotencyKey) -> String {
     if key.location != KeyLocation::Header {
         return arguments::safe_name(&key.name);
     }
@@ -124,7 +125,7 @@ fn key_argument_description(key: &IdempotencyKey) -> String {
 
 /// The longest tool name: Claude Desktop, the Claude connector directory and VS Code cap
 /// tool names at 64 characters (the MCP spec allows 128).
-pub const TOOL_NAME_MAX: usize = 64;
+pub(crate) const TOOL_NAME_MAX: usize = 64;
 
 /// `mcp-tools.json` may be at most this many times the connector's own size (the compact
 /// JSON of its OpenAPI document around the operations, and the operations), plus
@@ -135,27 +136,19 @@ pub const OUTPUT_FACTOR: usize = 32;
 
 /// Bytes allowed beyond `OUTPUT_FACTOR` times the input, so small connectors, whose
 /// tools carry fixed text (annotations, mapping), are never refused.
-pub const OUTPUT_SLACK: usize = 1024 * 1024;
-
-/// One tool: its definition as `mcp-tools.json` holds it (with the mapping under
-/// `_meta`), and the mapping itself.
-#[derive(Debug, Clone)]
-pub struct Tool {
-    pub definition: Value,
-    pub mapping: RequestMapping,
-}
+pub(crate) const OUTPUT_SLACK: usize = 1024 * 1024;
 
 /// Everything the mcp target makes of a connector.
-pub struct Rendered {
+pub(crate) struct Rendered {
     pub text: String,
     pub weights: Vec<ToolWeight>,
     pub findings: Vec<Finding>,
 }
 
-pub fn render(connector: &Connector, descriptions: &[String]) -> Rendered {
+pub(crate) fn render(connector: &Connector, descriptions: &[String]) -> Rendered {
     let (tools, weights, findings) = build(connector, descriptions);
     let mut text = String::from("[");
-    for (i, (_, pretty)) in tools.iter().enumerate() {
+    for (i, pretty) in tools.iter().enumerate() {
         text.push_str(if i == 0 { "\n" } else { ",\n" });
         // The array's pretty form is each tool's pretty form indented by two spaces
         // (strings hold no raw newlines).
@@ -175,14 +168,9 @@ pub fn render(connector: &Connector, descriptions: &[String]) -> Rendered {
     }
 }
 
-/// Each operation's tool, in manifest order, and the findings of building them. This
-/// is what `mcp-tools.json` holds, for callers that execute tool calls.
-pub fn tools(connector: &Connector, descriptions: &[String]) -> (Vec<Tool>, Vec<Finding>) {
-    let (tools, _, findings) = build(connector, descriptions);
-    (tools.into_iter().map(|(t, _)| t).collect(), findings)
-}
-
-type Built = (Vec<(Tool, String)>, Vec<ToolWeight>, Vec<Finding>);
+/// Each tool's pretty JSON, in manifest order, their weights and the findings of
+/// building them.
+type Built = (Vec<String>, Vec<ToolWeight>, Vec<Finding>);
 
 /// The most bytes `mcp-tools.json` may have for this connector, and the connector's own
 /// size it is a multiple of: `OUTPUT_FACTOR` × input + `OUTPUT_SLACK`.
@@ -201,7 +189,7 @@ fn build(connector: &Connector, descriptions: &[String]) -> Built {
     let mut tools = Vec::new();
     let mut weights = Vec::new();
     for (index, (op, description)) in connector.operations.iter().zip(descriptions).enumerate() {
-        let (definition, mapping) = tool(connector, op, description, &mut findings);
+        let definition = tool(connector, op, description, &mut findings);
         let pretty =
             serde_json::to_string_pretty(&definition).expect("in-memory JSON always serialises");
         // Two spaces of indent per line in the file.
@@ -219,13 +207,7 @@ fn build(connector: &Connector, descriptions: &[String]) -> Built {
             break;
         }
         weights.push(schema::weight(index, &definition));
-        tools.push((
-            Tool {
-                definition,
-                mapping,
-            },
-            pretty,
-        ));
+        tools.push(pretty);
     }
     (tools, weights, findings)
 }
@@ -265,7 +247,7 @@ fn tool(
     op: &Operation,
     description: &str,
     findings: &mut Vec<Finding>,
-) -> (Value, RequestMapping) {
+) -> Value {
     check_name(op, findings);
     let doc = &connector.document;
     let mut defs = Defs::default();
@@ -296,7 +278,7 @@ fn tool(
     tool.insert("_meta".into(), Value::Object(meta));
     let mut tool = Value::Object(tool);
     schema::clean(&mut tool, op, findings);
-    (tool, mapping)
+    tool
 }
 
 /// A tool name over `TOOL_NAME_MAX` or outside `[A-Za-z0-9_-]` is an error.
@@ -398,10 +380,10 @@ fn idempotency_argument(
 /// Stripe's PaymentIntent alone reaches 400 schemas (630 KB), and eleven tools carrying
 /// it made a 9 MB answer. Past this size the tool has no `outputSchema`, which MCP
 /// allows: results then arrive as unstructured content.
-pub const OUTPUT_SCHEMA_MAX: usize = 128 * 1024;
+pub(crate) const OUTPUT_SCHEMA_MAX: usize = 128 * 1024;
 
 /// The `_meta` key of a success response schema whose root is not `type: object`.
-pub const OUTPUT_SCHEMA_META_KEY: &str = "dev.connectorgen/outputSchema";
+pub(crate) const OUTPUT_SCHEMA_META_KEY: &str = "dev.connectorgen/outputSchema";
 
 /// The success response's JSON schema, when it fits `OUTPUT_SCHEMA_MAX`, and whether its
 /// root is `type: object`. Only such a schema goes in `outputSchema`: the 2025 revisions

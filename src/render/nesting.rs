@@ -17,14 +17,14 @@
 /// The deepest an expression may nest. A debug build with a 2 MiB stack (a test
 /// thread's) compiled 1,000 levels of each construct and overflowed at 2,000; the default
 /// templates nest at most a few levels.
-pub const MAX_DEPTH: usize = 256;
+pub(super) const MAX_DEPTH: usize = 256;
 
 /// Words that are operators in minijinja's expression grammar.
 const WORD_OPERATORS: [&str; 7] = ["not", "and", "or", "is", "in", "if", "else"];
 
 /// Where (a byte offset into `source`) an expression first nests deeper than
 /// `MAX_DEPTH`.
-pub fn too_deep(source: &str) -> Option<usize> {
+pub(super) fn too_deep(source: &str) -> Option<usize> {
     let bytes = source.as_bytes();
     let mut i = 0;
     while let Some(open) = find(bytes, i, b"{") {

@@ -31,11 +31,11 @@ pub const PARAMETER_MAX: usize = 700;
 
 /// The generated sentences may take at most this much of an operation's 300 characters,
 /// so that the author's own words (at least their limit sentence) always have room.
-pub const NOTICE_MAX: usize = DESCRIPTION_MAX - 2 - PROSE_MIN;
+pub(crate) const NOTICE_MAX: usize = DESCRIPTION_MAX - 2 - PROSE_MIN;
 /// What the author's prose always keeps of the budget.
 const PROSE_MIN: usize = 60;
 
-pub fn render(
+pub(crate) fn render(
     connector: &Connector,
     base: Option<&Base>,
     descriptions: &[String],
@@ -133,7 +133,7 @@ fn notice_cause(op: &Operation) -> (crate::diagnostics::Span, &'static str) {
 /// will not do comes first in the budget, then the other sentences in their order as
 /// long as they fit (the kept ones stay in the author's order); a sentence too long
 /// for what is left is cut at a word, with "…".
-pub fn fit_prose(text: &str, max: usize) -> String {
+pub(crate) fn fit_prose(text: &str, max: usize) -> String {
     let len = |s: &str| s.chars().count();
     if len(text) <= max {
         return text.to_string();
@@ -286,7 +286,7 @@ fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<F
             Level::Deny => Severity::Error,
         };
         findings.push(Finding {
-            source: Default::default(),
+            source: crate::diagnostics::Source::default(),
             diagnostic: Diagnostic::OpenaiHeaderKey {
                 id: op.id.clone(),
                 header: key.name.clone(),
@@ -386,7 +386,7 @@ fn warning(
         _ => Severity::Warning,
     };
     findings.push(Finding {
-        source: Default::default(),
+        source: crate::diagnostics::Source::default(),
         diagnostic: Diagnostic::OpenaiDescriptionShortened {
             id: op.id.clone(),
             what,

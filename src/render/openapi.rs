@@ -15,10 +15,11 @@ use indexmap::IndexMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::model::Names as _;
 use crate::model::{Connector, HINT_KEYS, Operation, Payer};
 
 /// Renders the OpenAPI document. `descriptions[i]` is operation i's model-facing text.
-pub fn render(connector: &Connector, descriptions: &[String]) -> String {
+pub(super) fn render(connector: &Connector, descriptions: &[String]) -> String {
     super::json_text(&Doc {
         connector,
         descriptions,
@@ -26,7 +27,7 @@ pub fn render(connector: &Connector, descriptions: &[String]) -> String {
 }
 
 /// The same document as a JSON value, for the targets that rewrite it.
-pub fn document(connector: &Connector, descriptions: &[String]) -> Value {
+pub(super) fn document(connector: &Connector, descriptions: &[String]) -> Value {
     serde_json::to_value(Doc {
         connector,
         descriptions,

@@ -128,7 +128,7 @@ impl Converter<'_> {
                 }
                 "examples" => match value.as_array() {
                     Some(list) if !list.is_empty() => {
-                        let kept = if map.contains_key("example") { 0 } else { 1 };
+                        let kept = usize::from(!map.contains_key("example"));
                         if list.len() > kept {
                             self.report(
                                 &here,
@@ -282,9 +282,12 @@ impl Converter<'_> {
                 // 3.0 reads `nullable` only beside `type`: each branch says it.
                 let any: Vec<Value> = many
                     .iter()
-                    .map(|t| match nullable {
-                        true => json!({ "type": t, "nullable": true }),
-                        false => json!({ "type": t }),
+                    .map(|t| {
+                        if nullable {
+                            json!({ "type": t, "nullable": true })
+                        } else {
+                            json!({ "type": t })
+                        }
                     })
                     .collect();
                 out.insert(TYPE_UNION.into(), Value::Array(any));
@@ -346,28 +349,25 @@ fn nullable_union(
         .map(|s| type_of(s, types))
         .reduce(|a, b| if a == b { a } else { None })
         .flatten();
-    match rest.as_slice() {
-        [inner] => {
-            if let Some(inner) = own_type(inner)
-                && inner.keys().all(|k| !out.contains_key(k))
-            {
-                out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
-                out.insert("nullable".into(), json!(true));
-                return Some(out);
-            }
+    if let [inner] = rest.as_slice() {
+        if let Some(inner) = own_type(inner)
+            && inner.keys().all(|k| !out.contains_key(k))
+        {
+            out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
+            out.insert("nullable".into(), json!(true));
+            return Some(out);
         }
-        _ => {
-            let mut branches: Vec<Value> = rest.iter().map(|s| (*s).clone()).collect();
-            let typed = branches.iter_mut().enumerate().all(|(i, branch)| {
-                if key == "oneOf" && i > 0 {
-                    return true;
-                }
-                nullable_branch(branch).map(|b| *branch = b).is_some()
-            });
-            if typed {
-                out.insert(key.into(), Value::Array(branches));
-                return Some(out);
+    } else {
+        let mut branches: Vec<Value> = rest.iter().map(|s| (*s).clone()).collect();
+        let typed = branches.iter_mut().enumerate().all(|(i, branch)| {
+            if key == "oneOf" && i > 0 {
+                return true;
             }
+            nullable_branch(branch).map(|b| *branch = b).is_some()
+        });
+        if typed {
+            out.insert(key.into(), Value::Array(branches));
+            return Some(out);
         }
     }
     let only_null = match common {
@@ -445,7 +445,7 @@ fn ref_with_siblings(map: &Map<String, Value>) -> Option<Map<String, Value>> {
     Some(out)
 }
 
-pub fn render(
+pub(super) fn render(
     connector: &Connector,
     base: Option<&Base>,
     descriptions: &[String],
@@ -610,13 +610,12 @@ fn document_finding(
     construct: String,
     severity: Severity,
 ) -> Finding {
-    let (id, span, source) = match base {
-        Some(base) => ("document".to_string(), base.span(pointer), Source::Base),
-        None => {
-            let first = connector.operations.first();
-            let span = first.map_or(Span::from((0, 0)), |op| op.origin.entry);
-            ("document".to_string(), span, Source::Manifest)
-        }
+    let (id, span, source) = if let Some(base) = base {
+        ("document".to_string(), base.span(pointer), Source::Base)
+    } else {
+        let first = connector.operations.first();
+        let span = first.map_or(Span::from((0, 0)), |op| op.origin.entry);
+        ("document".to_string(), span, Source::Manifest)
     };
     Finding {
         diagnostic: Diagnostic::Openapi30Unsupported {

@@ -23,7 +23,7 @@ use crate::model::{
 use crate::templates::{Limits, Sources};
 
 /// The template environment, built once per run.
-pub struct Prose {
+pub(super) struct Prose {
     /// In a cell only so each render can be given the fuel the earlier ones left.
     env: RefCell<Environment<'static>>,
     /// Kept so an error can show the template's own line.
@@ -64,7 +64,7 @@ struct TemplateOperation<'a> {
 /// cannot send the key (GPT Actions send no custom header) or names it otherwise (an
 /// MCP argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
+pub(super) enum Flavour {
     /// openapi.json, openapi.3.0.json, descriptions.md, llms.txt.
     Document,
     Mcp,
@@ -118,17 +118,16 @@ impl<'a> Retry<'a> {
             Idempotency::Key(key) => {
                 // The name comes from the provider's document: inside a code span, it
                 // must not close the span and forge Markdown around it.
-                let (name, send) = match flavour {
-                    Flavour::Mcp => super::mcp::key_sentence(connector, op, key),
-                    _ => {
-                        let code = md_code(&key.name);
-                        let send = match key.location {
-                            KeyLocation::Header => format!("the `{code}` header"),
-                            KeyLocation::Query => format!("the `{code}` query parameter"),
-                            KeyLocation::Body => format!("the `{code}` body field"),
-                        };
-                        (key.name.clone(), send)
-                    }
+                let (name, send) = if flavour == Flavour::Mcp {
+                    super::mcp::key_sentence(connector, op, key)
+                } else {
+                    let code = md_code(&key.name);
+                    let send = match key.location {
+                        KeyLocation::Header => format!("the `{code}` header"),
+                        KeyLocation::Query => format!("the `{code}` query parameter"),
+                        KeyLocation::Body => format!("the `{code}` body field"),
+                    };
+                    (key.name.clone(), send)
                 };
                 Retry {
                     rule: "key",
@@ -177,10 +176,10 @@ fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> 
 
 /// The first exposed GET of each path, by path: what `check_with` looks up for every
 /// operation (a scan of the operations for each was quadratic in their number).
-pub struct GetsByPath<'a>(HashMap<&'a str, &'a str>);
+pub(super) struct GetsByPath<'a>(HashMap<&'a str, &'a str>);
 
 impl<'a> GetsByPath<'a> {
-    pub fn new(connector: &'a Connector) -> Self {
+    pub(super) fn new(connector: &'a Connector) -> Self {
         let mut map = HashMap::new();
         for o in connector
             .operations
@@ -263,7 +262,7 @@ fn short_form(idempotency: &Idempotency) -> &'static str {
 
 /// Each operation as the template value `operation`, converted once per render: the
 /// description templates and both file templates share it.
-pub fn operation_values(connector: &Connector, reads: &GetsByPath<'_>) -> Vec<Value> {
+pub(super) fn operation_values(connector: &Connector, reads: &GetsByPath<'_>) -> Vec<Value> {
     connector
         .operations
         .iter()
@@ -280,7 +279,7 @@ pub fn operation_values(connector: &Connector, reads: &GetsByPath<'_>) -> Vec<Va
 
 /// Whether `flavour` reads operation `op`'s retry rule otherwise than the documents do:
 /// GPT Actions cannot send a header key, and MCP names every key by its argument.
-pub fn differs(op: &Operation, flavour: Flavour) -> bool {
+pub(super) fn differs(op: &Operation, flavour: Flavour) -> bool {
     match flavour {
         Flavour::Document => false,
         Flavour::Mcp => op.key().is_some(),
@@ -289,7 +288,7 @@ pub fn differs(op: &Operation, flavour: Flavour) -> bool {
 }
 
 /// Operation `op` as the template value `operation` for `flavour`.
-pub fn operation_value(
+pub(super) fn operation_value(
     connector: &Connector,
     reads: &GetsByPath<'_>,
     op: &Operation,
@@ -307,7 +306,7 @@ pub fn operation_value(
 fn operation_view(op: &Value, model_description: &str, idempotency_key: bool) -> Value {
     let mut view: BTreeMap<Value, Value> = op
         .as_object()
-        .and_then(|o| o.try_iter_pairs())
+        .and_then(minijinja::value::DynObject::try_iter_pairs)
         .into_iter()
         .flatten()
         .collect();
@@ -319,7 +318,7 @@ fn operation_view(op: &Value, model_description: &str, idempotency_key: bool) ->
 impl Prose {
     /// The environment with `sources` (template name → text; see `templates.rs`), to
     /// render within `limits`.
-    pub fn new(sources: &Sources, limits: Limits) -> Result<Self, RenderError> {
+    pub(super) fn new(sources: &Sources, limits: Limits) -> Result<Self, RenderError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -410,20 +409,20 @@ impl Prose {
 
     /// The text the model reads as the operation's description. `op` is the operation's
     /// template value (`operation_values`).
-    pub fn description(&self, op: &Value) -> Result<String, RenderError> {
+    pub(super) fn description(&self, op: &Value) -> Result<String, RenderError> {
         let text = self.render("description.j2", context! { operation => op })?;
         Ok(text.trim_end().to_string())
     }
 
     /// The generated cost and polling sentences alone, in their shortest form (for
     /// targets with tight length limits); empty when the operation has neither.
-    pub fn compact_notice(&self, op: &Value) -> Result<String, RenderError> {
+    pub(super) fn compact_notice(&self, op: &Value) -> Result<String, RenderError> {
         let text = self.render("description.compact.j2", context! { operation => op })?;
         Ok(text.trim().to_string())
     }
 
     /// The context of both file templates (llms.txt and descriptions.md), built once.
-    pub fn file_context(
+    pub(super) fn file_context(
         connector: &Connector,
         op_values: &[Value],
         descriptions: &[String],
@@ -447,12 +446,12 @@ impl Prose {
     }
 
     /// `llms.txt`, from the `file_context`.
-    pub fn llms_txt(&self, ctx: &Value) -> Result<String, RenderError> {
+    pub(super) fn llms_txt(&self, ctx: &Value) -> Result<String, RenderError> {
         self.render("llms.txt.j2", ctx.clone()).map(tidy)
     }
 
     /// `descriptions.md`, from the `file_context`.
-    pub fn descriptions_md(&self, ctx: &Value) -> Result<String, RenderError> {
+    pub(super) fn descriptions_md(&self, ctx: &Value) -> Result<String, RenderError> {
         // Not `tidy`: the fenced descriptions must stay byte-exact, blank lines included.
         let text = self.render("descriptions.md.j2", ctx.clone())?;
         Ok(format!("{}\n", text.trim_end()))
@@ -514,14 +513,14 @@ fn tidy(text: String) -> String {
 }
 
 /// Folds every run of whitespace (newlines included) into one space.
-pub fn oneline(text: &str) -> String {
+pub(super) fn oneline(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// One line of Markdown text that cannot start a block: folded to one line, and a
 /// leading character that would open a heading, quote, list, fence, table, HTML block
 /// or thematic break is backslash-escaped (valid CommonMark; it renders as itself).
-pub fn md_inline(text: &str) -> String {
+pub(super) fn md_inline(text: &str) -> String {
     let line = oneline(text);
     let mut chars = line.char_indices();
     let Some((_, first)) = chars.next() else {
@@ -543,7 +542,7 @@ pub fn md_inline(text: &str) -> String {
 }
 
 /// The text with a full stop added unless it already ends a sentence.
-pub fn sentence(text: &str) -> String {
+pub(super) fn sentence(text: &str) -> String {
     let text = text.trim_end();
     if text.is_empty() || text.ends_with(['.', '!', '?', ':', ';']) {
         text.to_string()
@@ -554,18 +553,18 @@ pub fn sentence(text: &str) -> String {
 
 /// A URL as a Markdown link destination: the parentheses that would end the link are
 /// percent-encoded (the URL means the same). Validation has refused spaces, `<` and `>`.
-pub fn md_url(url: &str) -> String {
+pub(super) fn md_url(url: &str) -> String {
     url.replace('(', "%28").replace(')', "%29")
 }
 
 /// Text for inside a one-line code span: folded, with backticks removed (they would end it).
-pub fn md_code(text: &str) -> String {
+pub(super) fn md_code(text: &str) -> String {
     oneline(text).replace('`', "'")
 }
 
 /// Verbatim text inside a backtick fence longer than any backtick run in it, so nothing
 /// in the text can close the fence early.
-pub fn fence(text: &str) -> String {
+pub(super) fn fence(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let ticks = "`".repeat((longest + 1).max(3));
     format!("{ticks}text\n{text}\n{ticks}")

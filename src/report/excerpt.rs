@@ -14,7 +14,7 @@ use miette::{MietteError, MietteSpanContents, SourceSpan, SpanContents};
 use crate::terminal;
 
 /// Lines shown above and below a value (miette's handler is set to the same).
-pub const CONTEXT_LINES: usize = 1;
+pub(super) const CONTEXT_LINES: usize = 1;
 /// Characters of one source line shown at most; a longer line is clipped (`…`).
 const LINE_CHARS: usize = 160;
 /// Characters one shown line may take once escaped (`\u{202e}` is 8 for 1): a line
@@ -32,7 +32,7 @@ const SPAN_LINES: usize = 12;
 const JOIN_GAP: usize = 8;
 /// How much of the file around a finding an excerpt may show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub(super) struct Window {
     /// Lines shown above and below a value.
     context: usize,
     /// Characters of one source line shown at most.
@@ -49,7 +49,7 @@ pub struct Window {
 
 impl Window {
     /// For the manifest and valid documents: the value's lines with one line of context.
-    pub const FULL: Window = Window {
+    pub(super) const FULL: Window = Window {
         context: CONTEXT_LINES,
         line_chars: LINE_CHARS,
         lead: LEAD_CHARS,
@@ -59,7 +59,7 @@ impl Window {
     };
     /// For a file that is not a valid document (it may be anything a path led to): the
     /// one line of the error, at most `TIGHT_CHARS` characters around it, no context.
-    pub const TIGHT: Window = Window {
+    pub(super) const TIGHT: Window = Window {
         context: 0,
         line_chars: TIGHT_CHARS,
         lead: TIGHT_CHARS / 2,
@@ -70,13 +70,13 @@ impl Window {
 }
 
 /// Characters of a line `Window::TIGHT` shows at most.
-pub const TIGHT_CHARS: usize = 80;
+pub(super) const TIGHT_CHARS: usize = 80;
 
 /// Bytes between the character-count checkpoints of `LineIndex`.
 const BLOCK: usize = 4096;
 
 /// Byte offset → line and column, answered in time independent of the file's size.
-pub struct LineIndex<'a> {
+pub(crate) struct LineIndex<'a> {
     text: &'a str,
     /// The offset spans give the text's first byte (a later file of a multi-file base
     /// document starts past the earlier ones): subtracted from every offset asked about.
@@ -91,11 +91,11 @@ pub struct LineIndex<'a> {
 /// Characters that start in `bytes` (UTF-8 continuation bytes do not): exact for any
 /// byte range, even one that cuts a character.
 fn count_chars(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
 }
 
 impl<'a> LineIndex<'a> {
-    pub fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         let starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -115,7 +115,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// The index of `text`, whose first byte spans call `start`.
-    pub fn starting_at(text: &'a str, start: usize) -> Self {
+    pub(crate) fn starting_at(text: &'a str, start: usize) -> Self {
         LineIndex {
             start,
             ..LineIndex::new(text)
@@ -123,7 +123,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// The offset spans give the text's first byte.
-    pub fn start(&self) -> usize {
+    pub(crate) fn start(&self) -> usize {
         self.start
     }
 
@@ -143,9 +143,10 @@ impl<'a> LineIndex<'a> {
     /// newline is shown only when a span points at it.
     fn last_line(&self) -> usize {
         let last = self.starts.len() - 1;
-        match self.starts[last] == self.text.len() {
-            true => last.saturating_sub(1),
-            false => last,
+        if self.starts[last] == self.text.len() {
+            last.saturating_sub(1)
+        } else {
+            last
         }
     }
 
@@ -169,7 +170,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// Byte offset → (line, column), both 1-based, columns in characters.
-    pub fn position(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn position(&self, offset: usize) -> (usize, usize) {
         let offset = offset.saturating_sub(self.start);
         (self.line_of(offset) + 1, self.column(offset) + 1)
     }
@@ -180,7 +181,7 @@ impl<'a> LineIndex<'a> {
 /// Its offsets are its own (the spans are moved into it by `Excerpt::new`); its line
 /// numbers and the header's column are those of the real file.
 #[derive(Debug)]
-pub struct Excerpt {
+pub(super) struct Excerpt {
     name: String,
     window: Window,
     text: String,
@@ -206,7 +207,7 @@ impl Excerpt {
     /// The lines around `spans` (byte offset and length into the indexed text; out of
     /// range is clamped). Returns the excerpt and each span's place in it.
     #[cfg(test)]
-    pub fn new(
+    pub(crate) fn new(
         index: &LineIndex,
         name: &str,
         spans: &[(usize, usize)],
@@ -215,7 +216,7 @@ impl Excerpt {
     }
 
     /// `new`, showing no more than `window` allows.
-    pub fn within(
+    pub(super) fn within(
         index: &LineIndex,
         name: &str,
         spans: &[(usize, usize)],
@@ -262,7 +263,7 @@ impl Excerpt {
         for (top, bottom) in ranges {
             match pieces.last_mut() {
                 Some(piece) if top <= piece.1 + 1 + window.join_gap => {
-                    piece.1 = piece.1.max(bottom)
+                    piece.1 = piece.1.max(bottom);
                 }
                 _ => pieces.push((top, bottom)),
             }

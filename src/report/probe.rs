@@ -33,7 +33,7 @@ impl ProbeText<'_> {
     }
 
     /// "3 passed, 1 failed, 2 skipped, 1 warning; 2 paid calls of 5 allowed".
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let r = self.report;
         let mut parts = vec![
             format!("{} passed", r.count("passed")),
@@ -55,6 +55,10 @@ impl ProbeText<'_> {
         )
     }
 
+    #[expect(
+        clippy::unused_self,
+        reason = "called beside the report's other methods; the span is the result's"
+    )]
     fn position(&self, lines: &LineIndex, result: &CheckResult) -> (usize, usize) {
         result
             .span

@@ -14,7 +14,7 @@ use reqwest::redirect;
 
 /// An HTTP request as the provider will receive it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpRequest {
+pub(crate) struct HttpRequest {
     pub method: http::Method,
     /// Absolute, query included, every path and query value percent-encoded.
     pub url: String,
@@ -24,7 +24,7 @@ pub struct HttpRequest {
 
 /// What the provider answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     pub status: u16,
     /// Names in lower case, in the order received.
     pub headers: Vec<(String, String)>,
@@ -32,7 +32,7 @@ pub struct HttpResponse {
 }
 
 impl HttpResponse {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -61,7 +61,7 @@ impl Default for Limits {
 
 /// Why a call has no response.
 #[derive(Debug, thiserror::Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     /// Nothing was sent.
     #[error("{0} is not one of the connector's servers; nothing was sent")]
     HostNotAllowed(String),
@@ -86,7 +86,7 @@ pub enum SendError {
 
 impl SendError {
     /// Whether the request may have reached the provider (a retry must reuse its key).
-    pub fn maybe_sent(&self) -> bool {
+    pub(crate) fn maybe_sent(&self) -> bool {
         !matches!(
             self,
             SendError::HostNotAllowed(_) | SendError::BadUrl(_) | SendError::Connect(_)
@@ -96,14 +96,14 @@ impl SendError {
 
 /// An origin the client may contact: scheme, host and port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     pub scheme: String,
     pub host: String,
     pub port: u16,
 }
 
 impl Origin {
-    pub fn of(url: &str) -> Option<Origin> {
+    pub(crate) fn of(url: &str) -> Option<Origin> {
         let url = reqwest::Url::parse(url).ok()?;
         Some(Origin {
             scheme: url.scheme().to_string(),
@@ -114,7 +114,7 @@ impl Origin {
 }
 
 #[derive(Debug, Clone)]
-pub struct Client {
+pub(crate) struct Client {
     inner: reqwest::Client,
     allowed: Vec<Origin>,
     limits: Limits,
@@ -123,7 +123,7 @@ pub struct Client {
 impl Client {
     /// A client that contacts only `allowed` (the origins of the manifest's servers and
     /// of `--base-url`).
-    pub fn new(limits: Limits, allowed: Vec<Origin>) -> Result<Client, SendError> {
+    pub(crate) fn new(limits: Limits, allowed: Vec<Origin>) -> Result<Client, SendError> {
         // rustls without a built-in provider: ring is the one compiled in. Installing
         // twice (a second client) is harmless, so the result is ignored.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -154,12 +154,8 @@ impl Client {
         })
     }
 
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
-
     /// Whether `url` is one the client will contact.
-    pub fn check(&self, url: &str) -> Result<(), SendError> {
+    pub(crate) fn check(&self, url: &str) -> Result<(), SendError> {
         let origin = Origin::of(url).ok_or_else(|| SendError::BadUrl(url.to_string()))?;
         if self.allowed.contains(&origin) {
             Ok(())
@@ -172,7 +168,7 @@ impl Client {
     }
 
     /// Sends `request` and reads the whole answer, within the limits.
-    pub async fn send(&self, request: &HttpRequest) -> Result<HttpResponse, SendError> {
+    pub(crate) async fn send(&self, request: &HttpRequest) -> Result<HttpResponse, SendError> {
         self.check(&request.url)?;
         let mut builder = self.inner.request(request.method.clone(), &request.url);
         for (name, value) in &request.headers {
@@ -185,7 +181,11 @@ impl Client {
             if e.is_timeout() {
                 SendError::Timeout(self.limits.total_timeout.as_secs())
             } else if e.is_redirect() {
-                SendError::Redirect(e.url().map(|u| u.to_string()).unwrap_or_default())
+                SendError::Redirect(
+                    e.url()
+                        .map(std::string::ToString::to_string)
+                        .unwrap_or_default(),
+                )
             } else if e.is_connect() {
                 SendError::Connect(e.to_string())
             } else {

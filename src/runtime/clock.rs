@@ -4,41 +4,44 @@
 //! Takes: nothing. Returns: whole seconds since the Unix epoch.
 //! Must never: be read through `SystemTime` anywhere else in the runtime.
 
+#[cfg(test)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub trait Clock: Send + Sync {
+pub(crate) trait Clock: Send + Sync {
     /// Seconds since the Unix epoch.
     fn now(&self) -> u64;
 }
 
 /// The machine's clock.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> u64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
+            .map_or(0, |d| d.as_secs())
     }
 }
 
 /// A clock that moves only when told to (tests).
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct ManualClock(AtomicU64);
+pub(crate) struct ManualClock(AtomicU64);
 
+#[cfg(test)]
 impl ManualClock {
-    pub fn at(seconds: u64) -> Self {
+    pub(crate) fn at(seconds: u64) -> Self {
         ManualClock(AtomicU64::new(seconds))
     }
 
-    pub fn advance(&self, seconds: u64) {
+    pub(crate) fn advance(&self, seconds: u64) {
         self.0.fetch_add(seconds, Ordering::SeqCst);
     }
 }
 
+#[cfg(test)]
 impl Clock for ManualClock {
     fn now(&self) -> u64 {
         self.0.load(Ordering::SeqCst)

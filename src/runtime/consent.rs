@@ -18,11 +18,11 @@ use super::clock::Clock;
 
 /// How long a confirmation value stays good: long enough for a person to read the
 /// question and answer, short enough that an old yes is not a standing permission.
-pub const TOKEN_LIFETIME_SECONDS: u64 = 600;
+pub(crate) const TOKEN_LIFETIME_SECONDS: u64 = 600;
 
 /// What a token is for, mixed into its signature so one kind cannot pass for the other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
+pub(crate) enum Purpose {
     /// A `confirmation` argument relayed by the model.
     Confirmation,
     /// The `requestState` of an elicitation (multi round-trip) call.
@@ -48,7 +48,7 @@ struct Payload {
 
 /// Why a token did not open. The model is told only that it is not good for this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Forged, damaged, or for another tool or other arguments.
     NotForThisCall,
     Expired,
@@ -56,20 +56,19 @@ pub enum Refusal {
 
 /// A token that opened: the nonce it carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opened {
+pub(crate) struct Opened {
     pub nonce: String,
 }
 
 /// An issued token and what it carries.
 #[derive(Debug, Clone)]
-pub struct Issued {
+pub(crate) struct Issued {
     pub token: String,
     pub nonce: String,
-    pub expires_at: u64,
 }
 
 #[derive(Clone)]
-pub struct Sealer {
+pub(crate) struct Sealer {
     codec: Arc<RequestStateCodec>,
     clock: Arc<dyn Clock>,
 }
@@ -82,7 +81,7 @@ impl std::fmt::Debug for Sealer {
 
 impl Sealer {
     /// `secret` must be at least 32 bytes (`state::secret` makes one).
-    pub fn new(secret: &[u8], clock: Arc<dyn Clock>) -> Result<Sealer, String> {
+    pub(crate) fn new(secret: &[u8], clock: Arc<dyn Clock>) -> Result<Sealer, String> {
         let codec = RequestStateCodec::try_new(secret.to_vec()).map_err(|e| e.to_string())?;
         Ok(Sealer {
             codec: Arc::new(codec),
@@ -90,12 +89,12 @@ impl Sealer {
         })
     }
 
-    pub fn clock(&self) -> &Arc<dyn Clock> {
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
 
     /// A fresh token for one call of `tool` with arguments hashing to `args_hash`.
-    pub fn issue(&self, purpose: Purpose, tool: &str, args_hash: &str) -> Issued {
+    pub(crate) fn issue(&self, purpose: Purpose, tool: &str, args_hash: &str) -> Issued {
         let nonce = uuid::Uuid::new_v4().simple().to_string();
         let expires_at = self.clock.now() + TOKEN_LIFETIME_SECONDS;
         let payload = Payload {
@@ -108,16 +107,12 @@ impl Sealer {
             .seal_json_with(&payload, &SealOptions::new().associated_data(&bound))
             // A two-field struct of a string and a number always serialises.
             .unwrap_or_default();
-        Issued {
-            token,
-            nonce,
-            expires_at,
-        }
+        Issued { token, nonce }
     }
 
     /// The nonce of `token`, if it was issued for this purpose, tool and arguments and
     /// has not expired.
-    pub fn open(
+    pub(crate) fn open(
         &self,
         purpose: Purpose,
         tool: &str,

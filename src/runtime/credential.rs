@@ -1,7 +1,7 @@
 //! The provider's credential: taken from an environment variable, never from a tool
 //! argument, and applied where the manifest's `auth` says it goes.
 //!
-//! Takes: a tool's mapping `credential` (render::mcp::mapping) and the value of the
+//! Takes: a tool's mapping `credential` (`render::mcp::mapping`) and the value of the
 //! variable `auth.env` names (`model::credential_env` by default). Returns: the headers or query
 //! parameters that carry the credential, and the variable's name for messages.
 //! Must never: log or echo the value (`Credential`'s `Debug` is redacted).
@@ -10,7 +10,7 @@ use crate::render::mcp::mapping::{Credential as Scheme, Location};
 
 /// Where the credential goes on a request.
 #[derive(Clone, PartialEq, Eq)]
-pub enum Placement {
+pub(crate) enum Placement {
     Header(String, String),
     Query(String, String),
     Cookie(String, String),
@@ -18,7 +18,7 @@ pub enum Placement {
 
 /// A credential ready to apply.
 #[derive(Clone)]
-pub struct Credential {
+pub(crate) struct Credential {
     pub placement: Placement,
 }
 
@@ -36,7 +36,7 @@ impl std::fmt::Debug for Credential {
 impl Credential {
     /// The credential `scheme` says, from `value` (the variable's content), or `None`
     /// when the tool takes none.
-    pub fn new(scheme: &Scheme, value: &str) -> Option<Credential> {
+    pub(crate) fn new(scheme: &Scheme, value: &str) -> Option<Credential> {
         let value = value.trim();
         let placement = match scheme {
             Scheme::Bearer | Scheme::OAuth2 => {
@@ -58,7 +58,7 @@ impl Credential {
     }
 
     /// The secret text itself, for redacting it from anything logged.
-    pub fn secret(&self) -> &str {
+    pub(crate) fn secret(&self) -> &str {
         match &self.placement {
             Placement::Header(_, v) | Placement::Query(_, v) | Placement::Cookie(_, v) => v,
         }

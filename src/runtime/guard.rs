@@ -20,7 +20,7 @@ use super::ledger::{Decision, Entry, Found, Status};
 
 /// What the server does with a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Send: a new logical request (`retry: false`) or another attempt of one, with the
     /// entry's key either way.
     Send { entry: Entry, retry: bool },
@@ -35,7 +35,7 @@ pub enum Verdict {
 }
 
 /// What one call brings to the decision.
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// The tool needs consent and consent is enforced.
     pub needs_consent: bool,
     /// The nonce of the consent (confirmation token or elicitation) the call carries.
@@ -47,7 +47,7 @@ pub struct Call<'a> {
 }
 
 /// The ledger decision for `call` given `found`, and how to read the claim's result.
-pub fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
+pub(crate) fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
     let new = |nonce: Option<&str>| Decision::Insert {
         key: call.new_key.clone(),
         nonce: nonce.map(str::to_string),
@@ -79,7 +79,7 @@ pub fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
 
 /// How the row `claim` returns is to be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     New,
     Retry,
     Answer(Entry),
@@ -89,7 +89,7 @@ pub enum Plan {
 
 impl Plan {
     /// The verdict, given the row the ledger wrote or counted.
-    pub fn verdict(self, written: Option<Entry>) -> Option<Verdict> {
+    pub(crate) fn verdict(self, written: Option<Entry>) -> Option<Verdict> {
         Some(match self {
             Plan::New => Verdict::Send {
                 entry: written?,

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// Where a logical request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     /// Recorded, and sent or about to be: the outcome is not known (a timeout, a crash,
     /// a 5xx). A retry goes out with the same key.
     Pending,
@@ -53,7 +53,7 @@ impl Status {
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub id: i64,
     pub tool: String,
     pub args_hash: String,
@@ -73,14 +73,14 @@ pub struct Entry {
 
 impl Entry {
     /// The status as stored: `pending`, `job`, `done`, `rejected`.
-    pub fn status_name(&self) -> &'static str {
+    pub(crate) fn status_name(&self) -> &'static str {
         self.status.as_str()
     }
 }
 
 /// What `claim` looks for.
 #[derive(Debug, Clone)]
-pub struct Claim<'a> {
+pub(crate) struct Claim<'a> {
     pub tool: &'a str,
     pub args_hash: &'a str,
     /// The nonce of the consent (token or elicitation) the call comes with.
@@ -92,7 +92,7 @@ pub struct Claim<'a> {
 
 /// What `claim` found, handed to the decision.
 #[derive(Debug, Clone, Default)]
-pub struct Found {
+pub(crate) struct Found {
     /// The row sent under the call's nonce (any age).
     pub by_nonce: Option<Entry>,
     /// The newest row of this tool and these arguments in the window, rejected ones
@@ -102,7 +102,7 @@ pub struct Found {
 
 /// What the decision asks the ledger to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Record a new logical request (pending) under this key and nonce.
     Insert { key: String, nonce: Option<String> },
     /// Count another attempt of this row (sent again with its key).
@@ -113,7 +113,7 @@ pub enum Decision {
 
 /// The outcome of a sent attempt.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub status: Status,
     pub http_status: Option<u16>,
     pub job_id: Option<String>,
@@ -122,7 +122,7 @@ pub struct Outcome {
 
 #[derive(Debug, thiserror::Error)]
 #[error("ledger: {0}")]
-pub struct LedgerError(String);
+pub(crate) struct LedgerError(String);
 
 impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
@@ -131,7 +131,7 @@ impl From<rusqlite::Error> for LedgerError {
 }
 
 /// The store of tracked calls.
-pub trait Ledger: Send + Sync {
+pub(crate) trait Ledger: Send + Sync {
     /// Looks up the call and applies `decide` to what was found, as one atomic step
     /// (no other claim, in this process or another on the same store, sees a state in
     /// between). Returns the decision and the row it wrote or counted, if any; the
@@ -147,7 +147,7 @@ pub trait Ledger: Send + Sync {
 }
 
 /// The ledger in one SQLite file.
-pub struct SqliteLedger {
+pub(crate) struct SqliteLedger {
     connection: Mutex<Connection>,
 }
 
@@ -173,12 +173,13 @@ const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job
 
 impl SqliteLedger {
     /// Opens (creating) the ledger file.
-    pub fn open(path: &Path) -> Result<SqliteLedger, LedgerError> {
+    pub(crate) fn open(path: &Path) -> Result<SqliteLedger, LedgerError> {
         Self::with(Connection::open(path)?)
     }
 
     /// A ledger that lives in memory (tests).
-    pub fn in_memory() -> Result<SqliteLedger, LedgerError> {
+    #[cfg(test)]
+    pub(crate) fn in_memory() -> Result<SqliteLedger, LedgerError> {
         Self::with(Connection::open_in_memory()?)
     }
 
@@ -218,8 +219,8 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         http_status: row.get::<_, Option<u16>>(6)?,
         job_id: row.get(7)?,
         result: row.get(8)?,
-        created: row.get::<_, i64>(9)?.max(0) as u64,
-        updated: row.get::<_, i64>(10)?.max(0) as u64,
+        created: u64::try_from(row.get::<_, i64>(9)?).unwrap_or(0),
+        updated: u64::try_from(row.get::<_, i64>(10)?).unwrap_or(0),
         attempts: row.get(11)?,
     })
 }

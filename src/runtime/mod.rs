@@ -16,20 +16,20 @@
 //! provider's credential comes from), `state` (the state folder).
 
 pub mod client;
-pub mod clock;
-pub mod consent;
-pub mod credential;
-pub mod guard;
-pub mod ledger;
-pub mod request;
-pub mod state;
+pub(crate) mod clock;
+pub(crate) mod consent;
+pub(crate) mod credential;
+pub(crate) mod guard;
+pub(crate) mod ledger;
+pub(crate) mod request;
+pub(crate) mod state;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Runs one future to completion on a current-thread runtime built for it. The only
 /// place the crate builds a runtime; the generator's commands never reach it.
-pub fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output> {
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -40,7 +40,7 @@ pub fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output>
 /// The arguments' identity: SHA-256 (hex) of their canonical JSON (object keys sorted at
 /// every depth, no spaces), so the same call spelled in another key order is the same
 /// call.
-pub fn args_hash(args: &serde_json::Map<String, Value>) -> String {
+pub(crate) fn args_hash(args: &serde_json::Map<String, Value>) -> String {
     let mut text = String::new();
     canonical(&Value::Object(args.clone()), &mut text);
     let digest = Sha256::digest(text.as_bytes());

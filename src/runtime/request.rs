@@ -57,7 +57,7 @@ const RESERVED_ALLOWED: &AsciiSet = &STRICT
 
 /// Why a call cannot become a request. Nothing was sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RequestError {
+pub(crate) enum RequestError {
     #[error("missing required argument `{0}`")]
     Missing(String),
     #[error("argument `{0}` is not valid base64")]
@@ -73,7 +73,7 @@ pub enum RequestError {
 }
 
 /// One call's inputs besides the mapping and the arguments.
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     /// Replaces the mapping's first server (`--base-url`).
     pub base_url: Option<&'a str>,
     pub credential: Option<&'a Credential>,
@@ -85,7 +85,7 @@ pub struct Target<'a> {
 }
 
 /// The server URL a mapping sends to, `{variables}` replaced by their defaults.
-pub fn server_url(mapping: &RequestMapping, base_url: Option<&str>) -> Option<String> {
+pub(crate) fn server_url(mapping: &RequestMapping, base_url: Option<&str>) -> Option<String> {
     if let Some(base) = base_url {
         return Some(base.trim_end_matches('/').to_string());
     }
@@ -98,7 +98,7 @@ pub fn server_url(mapping: &RequestMapping, base_url: Option<&str>) -> Option<St
 }
 
 /// Builds the request for one call.
-pub fn build(
+pub(crate) fn build(
     mapping: &RequestMapping,
     args: &Map<String, Value>,
     target: &Target<'_>,
@@ -218,7 +218,7 @@ pub fn build(
         match &credential.placement {
             Placement::Header(name, value) => headers.push((name.clone(), value.clone())),
             Placement::Query(name, value) => {
-                query.push((encode(name, STRICT), encode(value, STRICT)))
+                query.push((encode(name, STRICT), encode(value, STRICT)));
             }
             Placement::Cookie(name, value) => cookies.push(format!("{name}={value}")),
         }

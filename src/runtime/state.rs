@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// `$XDG_STATE_HOME/connectorgen`, else `~/.local/state/connectorgen` (Linux, BSD);
 /// `~/Library/Application Support/connectorgen` (macOS);
 /// `%LOCALAPPDATA%\connectorgen` (Windows).
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if cfg!(windows) {
         return env("LOCALAPPDATA").map(|d| PathBuf::from(d).join("connectorgen"));
@@ -29,7 +29,7 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 /// Creates the folder if needed.
-pub fn ensure_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn ensure_dir(dir: &Path) -> io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -42,7 +42,7 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 
 /// The ledger file of one connector: `<dir>/<service>.ledger.sqlite3`, the service name
 /// reduced to letters, digits, `-` and `_`.
-pub fn ledger_path(dir: &Path, service: &str) -> PathBuf {
+pub(crate) fn ledger_path(dir: &Path, service: &str) -> PathBuf {
     let name: String = service
         .chars()
         .map(|c| {
@@ -58,7 +58,7 @@ pub fn ledger_path(dir: &Path, service: &str) -> PathBuf {
 
 /// The secret that signs confirmation tokens, made once per state folder (so a token
 /// issued before a restart still opens after it).
-pub fn secret(dir: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn secret(dir: &Path) -> io::Result<Vec<u8>> {
     let path = dir.join("secret");
     match std::fs::File::open(&path) {
         Ok(mut file) => {

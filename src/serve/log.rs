@@ -10,19 +10,19 @@ use serde_json::{Map, Value};
 
 /// Replaces each of the secrets with `[redacted]` wherever it appears.
 #[derive(Debug, Clone, Default)]
-pub struct Redactor {
+pub(crate) struct Redactor {
     secrets: Vec<String>,
 }
 
 impl Redactor {
-    pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
+    pub(crate) fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
         let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 4).collect();
         // Longest first, so a secret that contains another is replaced whole.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         Redactor { secrets }
     }
 
-    pub fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         let mut out = text.to_string();
         for secret in &self.secrets {
             out = out.replace(secret.as_str(), "[redacted]");
@@ -46,7 +46,7 @@ impl Redactor {
     }
 
     /// Writes one line: `{"event": event, ...fields}`.
-    pub fn line(&self, event: &str, fields: Value) {
+    pub(crate) fn line(&self, event: &str, fields: Value) {
         let mut map = Map::new();
         map.insert("event".into(), Value::String(event.into()));
         if let Value::Object(fields) = self.value(fields) {

@@ -15,11 +15,15 @@ use crate::runtime::client::{HttpResponse, SendError};
 use crate::runtime::ledger::{Entry, Status};
 
 /// The `_meta` key of serve's own machine-readable facts on a result.
-pub const META_KEY: &str = "dev.connectorgen/serve";
+pub(crate) const META_KEY: &str = "dev.connectorgen/serve";
 
 /// The most of a provider's error body quoted back to the model.
 const ERROR_BODY_MAX: usize = 4096;
 
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "every caller sets `CallToolResult::meta`, an Option"
+)]
 fn meta(value: Value) -> Option<MetaObject> {
     let mut map = Map::new();
     map.insert(META_KEY.into(), value);
@@ -27,7 +31,7 @@ fn meta(value: Value) -> Option<MetaObject> {
 }
 
 /// What the person is asked, in the manifest's words.
-pub fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool) -> String {
+pub(crate) fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool) -> String {
     let mut parts = Vec::new();
     if second {
         parts.push(format!(
@@ -72,7 +76,7 @@ pub fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool)
 
 /// Why the person is asked (again).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// A new request that needs their yes.
     Fresh,
     /// The confirmation the call carried was used by a request the provider refused.
@@ -85,7 +89,7 @@ pub enum Why {
 
 /// The tool error that asks the model to get the person's yes and repeat the call with
 /// the token.
-pub fn consent_required(
+pub(crate) fn consent_required(
     op: &Operation,
     question: &str,
     token: &str,
@@ -120,7 +124,7 @@ pub fn consent_required(
 }
 
 /// The person said no (or closed the question).
-pub fn declined(op: &Operation) -> CallToolResult {
+pub(crate) fn declined(op: &Operation) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
         "NOT SENT: the person did not agree to {}. Nothing was charged or changed. Do not retry \
          unless they ask for it.",
@@ -131,7 +135,7 @@ pub fn declined(op: &Operation) -> CallToolResult {
 }
 
 /// An identical call is out at the provider right now.
-pub fn in_flight(op: &Operation) -> CallToolResult {
+pub(crate) fn in_flight(op: &Operation) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
         "NOT SENT: the identical {} call is being sent right now. Wait for its answer instead of \
          calling again.",
@@ -142,13 +146,13 @@ pub fn in_flight(op: &Operation) -> CallToolResult {
 }
 
 /// The poll hint of an async operation: which tool, and the job id to give it.
-pub struct Poll<'a> {
+pub(crate) struct Poll<'a> {
     pub tool: &'a str,
     pub param: &'a str,
 }
 
 /// This exact call already started a job or succeeded: the stored answer, not sent again.
-pub fn already(
+pub(crate) fn already(
     op: &Operation,
     entry: &Entry,
     poll: Option<&Poll<'_>>,
@@ -201,7 +205,7 @@ pub fn already(
 }
 
 /// A request that could not be sent or got no answer.
-pub fn send_failed(op: &Operation, error: &SendError, retry_safe: bool) -> CallToolResult {
+pub(crate) fn send_failed(op: &Operation, error: &SendError, retry_safe: bool) -> CallToolResult {
     let advice = if !error.maybe_sent() {
         "Nothing reached the provider."
     } else if retry_safe {
@@ -221,7 +225,7 @@ pub fn send_failed(op: &Operation, error: &SendError, retry_safe: bool) -> CallT
 /// The provider's answer as a tool result: JSON as `structuredContent` with a text
 /// copy, text as text, anything else as an embedded resource; a status of 400 or more
 /// is a tool error carrying the status and the body.
-pub fn answer(
+pub(crate) fn answer(
     op: &Operation,
     response: &HttpResponse,
     uri: &str,

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use super::Validator;
-use super::lower::Errors;
+use super::inline::lower::Errors;
+use super::inline::refs;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
 use crate::model::{AUTH_SCHEMES, AuthScheme};
@@ -49,7 +50,7 @@ impl Validator {
                 ("name", &raw.name),
             ] {
                 if let Some(v) = value {
-                    self.push(Diagnostic::InlineKeyWithBase {
+                    self.findings.push(Diagnostic::InlineKeyWithBase {
                         key: match key {
                             "scheme" => "auth.scheme",
                             "in" => "auth.in",
@@ -75,10 +76,10 @@ impl Validator {
         });
         let env = raw.env.as_ref().and_then(|e| {
             let name = e.value.trim();
-            if super::operation::is_env_name(name) {
+            if super::safety::is_env_name(name) {
                 Some(name.to_string())
             } else {
-                self.push(Diagnostic::InvalidAuthEnv {
+                self.findings.push(Diagnostic::InvalidAuthEnv {
                     name: name.to_string(),
                     span: span(e),
                 });
@@ -97,7 +98,7 @@ impl Validator {
         let raw = &a.value;
         let name = raw.scheme.as_ref().map_or("bearer", |s| s.value.trim());
         if !AUTH_SCHEMES.contains(&name) {
-            self.push(Diagnostic::InvalidAuth {
+            self.findings.push(Diagnostic::InvalidAuth {
                 reason: format!(
                     "`{name}` is not a scheme; {}",
                     suggest(name, AUTH_SCHEMES.iter().copied())
@@ -109,7 +110,7 @@ impl Validator {
         if name != "apiKey" {
             for (key, value) in [("in", &raw.in_), ("name", &raw.name)] {
                 if let Some(v) = value {
-                    self.push(Diagnostic::InvalidAuth {
+                    self.findings.push(Diagnostic::InvalidAuth {
                         reason: format!("`{key}` applies to `scheme: apiKey` only, not `{name}`"),
                         span: span(v),
                     });
@@ -121,7 +122,7 @@ impl Validator {
             "apiKey" => {
                 let location = raw.in_.as_ref().map_or("header", |l| l.value.trim());
                 if !matches!(location, "header" | "query") {
-                    self.push(Diagnostic::InvalidAuth {
+                    self.findings.push(Diagnostic::InvalidAuth {
                         reason: format!(
                             "an API key goes in the `header` or the `query`, not `{location}`"
                         ),
@@ -143,7 +144,7 @@ impl Validator {
                     && n.chars()
                         .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c));
                 if !valid {
-                    self.push(Diagnostic::InvalidAuth {
+                    self.findings.push(Diagnostic::InvalidAuth {
                         reason: format!("`{n}` is not a header or query parameter name"),
                         span: span(key_name),
                     });
@@ -190,7 +191,7 @@ impl Validator {
                 {
                     out.push(text.to_string());
                 }
-                _ => self.push(Diagnostic::InvalidTokenPrefix {
+                _ => self.findings.push(Diagnostic::InvalidTokenPrefix {
                     prefix: match v {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
@@ -205,25 +206,25 @@ impl Validator {
     /// In base mode the provider's document says what these keys would: refuse them.
     pub(super) fn no_inline_document_keys(&mut self, raw: &RawManifest) {
         if let Some(s) = &raw.schemas {
-            self.push(Diagnostic::InlineKeyWithBase {
+            self.findings.push(Diagnostic::InlineKeyWithBase {
                 key: "schemas",
                 span: span(s),
             });
         }
         if let Some(s) = raw.servers.as_ref().and_then(|s| s.first()) {
-            self.push(Diagnostic::InlineKeyWithBase {
+            self.findings.push(Diagnostic::InlineKeyWithBase {
                 key: "servers",
                 span: span(s),
             });
         }
         if let Some(e) = &raw.errors {
-            self.push(Diagnostic::InlineKeyWithBase {
+            self.findings.push(Diagnostic::InlineKeyWithBase {
                 key: "errors",
                 span: span(e),
             });
         }
         if let Some(t) = &raw.tags {
-            self.push(Diagnostic::InlineKeyWithBase {
+            self.findings.push(Diagnostic::InlineKeyWithBase {
                 key: "tags",
                 span: span(t),
             });
@@ -248,14 +249,14 @@ impl Validator {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
             if !valid_name {
-                self.push(Diagnostic::InvalidSchema {
+                self.findings.push(Diagnostic::InvalidSchema {
                     key: "schemas",
                     span: at,
                 });
                 continue;
             }
             if reserve_problem && name == "Problem" {
-                self.push(Diagnostic::InvalidOpenapiFragment {
+                self.findings.push(Diagnostic::InvalidOpenapiFragment {
                     key: "Problem".to_string(),
                     reason: "connectorgen's default error responses use `#/components/schemas/Problem`: rename the schema, or declare the provider's own `errors:`".to_string(),
                     span: at,
@@ -269,7 +270,7 @@ impl Validator {
             }
         }
         for (schema, at) in out.values().zip(spans) {
-            self.refs(schema, &out, at);
+            refs(&mut self.findings, schema, &out, at);
         }
         out
     }
@@ -301,7 +302,7 @@ impl Validator {
             return Errors::Problem;
         };
         let at = span(raw);
-        let before = self.errors();
+        let before = self.findings.errors();
         let content_type = match &raw.value.content_type {
             Some(t) => self.media_type(t, "errors.contentType"),
             None => Some("application/json".to_string()),
@@ -337,7 +338,7 @@ impl Validator {
                     let valid = text == "default"
                         || text.parse::<u16>().is_ok_and(|c| (400..=599).contains(&c));
                     if !valid {
-                        self.push(Diagnostic::InvalidStatus {
+                        self.findings.push(Diagnostic::InvalidStatus {
                             status: text,
                             expected: "an error status, 400 to 599, or `default`",
                             span: span(status),
@@ -348,7 +349,7 @@ impl Validator {
                 }
             }
         }
-        match (content_type, schema, self.errors() == before) {
+        match (content_type, schema, self.findings.errors() == before) {
             (Some(content_type), Some(schema), true) => Errors::Provider {
                 content_type,
                 schema,
@@ -364,7 +365,7 @@ impl Validator {
         if raw.value.is_object() {
             Some(raw.value.clone())
         } else {
-            self.push(Diagnostic::WrongType {
+            self.findings.push(Diagnostic::WrongType {
                 message: format!("`{key}` must be a mapping"),
                 span: span(raw),
                 help: Some(format!(

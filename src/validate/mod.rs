@@ -9,41 +9,44 @@
 //! is not a free read, a GET that spends or starts a job, a body on a GET. Defaults are
 //! applied here, once, after checking, and nowhere else.
 //!
-//! Both kinds of manifest end in the same model: `operation.rs` checks and lowers an
-//! inline operation, `overlay.rs` lays the safety layer over a base operation; the rules
-//! that compare operations (ids, routes, poll targets) and the targets' naming rules are
-//! here, written once for both.
+//! Both kinds of manifest end in the same model, by mode: `inline/` checks and lowers
+//! the operations a manifest writes out, `base/` lays the safety layer over the
+//! provider's operations and keeps the document around them. Both call `safety/` for
+//! the safety keys (`spends`, `async`, `confirm`, `idempotency`, the poll targets) and
+//! for the one constructor of the model's `Operation`. Here: the driver, `validate`, and
+//! the rules that compare operations (ids, routes; poll targets in `safety/jobs.rs`) and
+//! the targets' naming rules, written once for both. `findings.rs` is the list of
+//! findings, `settings.rs` the manifest-wide settings (`targets:`, `lint:`, and what
+//! inline operations are checked against), `document.rs` the manifest-wide keys
+//! (`auth:`, and in inline mode `schemas:`, `servers:`, `errors:`), `syntax.rs` the
+//! leaf checks both modes share (ids, paths, URLs).
 
-mod base_schema;
+mod base;
 mod document;
-mod examples;
-mod fragment;
-mod http;
-mod idempotency;
-mod lower;
-mod operation;
-mod overlay;
-mod schemas;
-mod servers;
+mod findings;
+mod inline;
+mod safety;
 mod settings;
 mod syntax;
-mod titles;
-mod upgrade;
-mod v32;
 
 use std::collections::HashMap;
 
 use serde_saphyr::Spanned;
 
+use base::{document as base_document, servers, upgrade};
+use findings::Findings;
+use inline::lower;
+use settings::Settings;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
-pub use idempotency::{base_candidates, declared_key};
-pub use overlay::{first_server, server_url};
+pub use base::service::{first_server, server_url};
+pub use safety::idempotency::{base_candidates, declared_key};
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;
-use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
+use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::manifest::{RawManifest, RawOperation, RawService, span};
+use crate::model::Names as _;
 use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
 
 /// Checks a raw manifest and builds the model from it. Each valid inline JSON Schema is
@@ -64,7 +67,7 @@ pub fn validate(
             root,
             "add `version: 1` at the top",
         ),
-        Some(ver) if ver.value != 1 => v.push(Diagnostic::UnsupportedVersion {
+        Some(ver) if ver.value != 1 => v.findings.push(Diagnostic::UnsupportedVersion {
             found: ver.value.to_string(),
             span: span(ver),
         }),
@@ -102,7 +105,7 @@ pub fn validate(
     if let Some(AuthScheme::ApiKey { location, name }) = &credential.scheme
         && location == "header"
     {
-        v.api_key_header = Some(name.clone());
+        v.settings.api_key_header = Some(name.clone());
     }
     let mut servers = Vec::new();
     let mut contact = None;
@@ -111,17 +114,15 @@ pub fn validate(
     if base.is_some() {
         v.no_inline_document_keys(raw);
     } else {
-        v.errors = v.error_model(&mut raw.errors);
+        v.settings.error_responses = v.error_model(&mut raw.errors);
         // Shared schemas first: the errors' and operations' references resolve against them.
-        let reserve = matches!(v.errors, lower::Errors::Problem);
-        v.shared = v.shared_schemas(&mut raw.schemas, reserve);
+        let reserve = matches!(v.settings.error_responses, lower::Errors::Problem);
+        v.settings.shared = v.shared_schemas(&mut raw.schemas, reserve);
         if let Some(errors) = &raw.errors
             && let (Some(schema), lower::Errors::Provider { schema: body, .. }) =
-                (&errors.value.schema, &v.errors)
+                (&errors.value.schema, &v.settings.error_responses)
         {
-            let (body, shared) = (body.clone(), std::mem::take(&mut v.shared));
-            v.refs(&body, &shared, span(schema));
-            v.shared = shared;
+            inline::refs(&mut v.findings, body, &v.settings.shared, span(schema));
         }
         servers = v.servers(raw.servers.as_deref().unwrap_or_default());
         tags = v.tag_descriptions(&raw.tags);
@@ -143,7 +144,8 @@ pub fn validate(
         }
         Some(ops) => {
             if ops.value.is_empty() {
-                v.push(Diagnostic::NoOperations { span: span(ops) });
+                v.findings
+                    .push(Diagnostic::NoOperations { span: span(ops) });
             }
             match base {
                 Some(base) => v.base_operations(&ops.value, base),
@@ -158,7 +160,7 @@ pub fn validate(
     v.ids_for_targets(&checked, &targets);
 
     let mut operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
-    link_lists(&mut operations);
+    safety::link_lists(&mut operations);
     // In base mode the document is built (and its references checked) even when
     // `service` has problems, so that every problem is reported at once.
     let built = match base {
@@ -176,7 +178,7 @@ pub fn validate(
             if public_url_given {
                 servers::replace(&mut document, &mut operations);
             } else if let Some(warning) = servers::mixed(&document, &operations) {
-                v.problems.push(warning);
+                v.findings.add(warning);
             }
             if base.version == crate::model::OpenapiVersion::V30 {
                 upgrade::to_31(
@@ -186,9 +188,9 @@ pub fn validate(
             }
             v.drop_invalid_examples(base, &mut document.root, &mut operations);
             v.repair_duplicate_titles(base, &mut document.root, &mut operations);
-            let scheme = overlay::auth_scheme(&document);
+            let scheme = base_document::auth_scheme(&document);
             let client_credentials =
-                scheme == AuthScheme::OAuth2 && overlay::client_credentials_only(&document);
+                scheme == AuthScheme::OAuth2 && base_document::client_credentials_only(&document);
             let auth = Auth {
                 scheme,
                 token_prefixes: credential.token_prefixes,
@@ -223,13 +225,13 @@ pub fn validate(
                     contact,
                     license,
                     tags,
-                    schemas: std::mem::take(&mut v.shared),
-                    errors: &v.errors,
+                    schemas: std::mem::take(&mut v.settings.shared),
+                    errors: &v.settings.error_responses,
                 };
                 let document = lower::document(around, &operations);
                 for (reference, at) in std::mem::take(&mut v.fragment_refs) {
                     if document.resolve(&reference).is_none() {
-                        v.push(Diagnostic::UnresolvedRef {
+                        v.findings.push(Diagnostic::UnresolvedRef {
                             reference,
                             reason: "an `openapi:` fragment may point at `#/components/schemas/<name>` (from `schemas:`) or `#/components/responses/<name>` (the error responses), and nothing else is in the generated document".to_string(),
                             span: at,
@@ -242,10 +244,10 @@ pub fn validate(
         },
     };
     let (Some(service), Some((document, auth))) = (service, built) else {
-        return Err(v.problems);
+        return Err(v.findings.into_vec());
     };
-    if v.errors() > 0 {
-        return Err(v.problems);
+    if v.findings.errors() > 0 {
+        return Err(v.findings.into_vec());
     }
     let mut auth = auth;
     if auth.env.is_empty() {
@@ -262,45 +264,7 @@ pub fn validate(
         schema_spans: v.schema_spans,
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
-    Ok((connector, v.problems))
-}
-
-/// Names, for each async operation that returns a job, the free GET that lists the
-/// jobs' collection: the poll target's path without its last `/{param}`. A model that
-/// lost a job's id finds it there instead of starting the work again.
-fn link_lists(operations: &mut [Operation]) {
-    let lists: HashMap<&str, &str> = operations
-        .iter()
-        .filter(|o| o.method == Method::Get && o.spends.is_none() && o.async_.is_none())
-        .rev() // the first one listed wins
-        .map(|o| (o.path.as_str(), o.id.as_str()))
-        .collect();
-    // By id, the first one listed: a search per async operation was quadratic (25,000
-    // async operations of 100,000 took seconds).
-    let by_id: HashMap<&str, &Operation> = operations
-        .iter()
-        .rev()
-        .map(|o| (o.id.as_str(), o))
-        .collect();
-    let found: Vec<Option<String>> = operations
-        .iter()
-        .map(|op| {
-            let a = op.async_.as_ref()?;
-            if a.returns != crate::model::Returns::Job {
-                return None;
-            }
-            let target = by_id.get(a.poll_with.as_str())?;
-            let (collection, last) = target.path.rsplit_once('/')?;
-            let names_one = last.starts_with('{') && last.ends_with('}');
-            let list = lists.get(collection).filter(|_| names_one)?;
-            Some((*list).to_string())
-        })
-        .collect();
-    for (op, list) in operations.iter_mut().zip(found) {
-        if let Some(a) = &mut op.async_ {
-            a.list_with = list;
-        }
-    }
+    Ok((connector, v.findings.into_vec()))
 }
 
 /// Where the connector's OpenAPI document is, unless `specUrl` says: beside the API.
@@ -308,15 +272,12 @@ fn default_spec_url(public_url: &str) -> String {
     format!("{public_url}/openapi.json")
 }
 
+/// What one validation carries from check to check: the findings, the manifest-wide
+/// settings the operations are checked against, and what has been seen so far.
 #[derive(Default)]
 struct Validator {
-    problems: Vec<Finding>,
-    /// Inline mode: `schemas:`, against which the author's `$ref`s resolve.
-    shared: serde_json::Map<String, serde_json::Value>,
-    /// Inline mode: the error responses every operation gets.
-    errors: lower::Errors,
-    /// The header an inline API key travels in, which no operation may declare again.
-    api_key_header: Option<String>,
+    findings: Findings,
+    settings: Settings,
     /// Where the schemas already checked against the meta-schema are defined.
     checked: std::collections::HashSet<usize>,
     /// Where each of `schemas:` is defined.
@@ -335,7 +296,15 @@ struct Checked<'a> {
     poll: Option<(String, Span)>,
 }
 
-impl Checked<'_> {
+impl<'a> Checked<'a> {
+    fn new(op: Operation, raw: &'a Spanned<RawOperation>) -> Self {
+        Checked {
+            op,
+            raw,
+            poll: poll_of(&raw.value),
+        }
+    }
+
     /// From the raw fields, so a target whose `spends` block is itself invalid still counts.
     fn spends(&self) -> bool {
         self.raw.value.spends.is_some()
@@ -352,25 +321,8 @@ fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {
 }
 
 impl Validator {
-    /// How many errors were found so far (warnings do not stop anything).
-    fn errors(&self) -> usize {
-        self.problems
-            .iter()
-            .filter(|f| f.severity == crate::diagnostics::Severity::Error)
-            .count()
-    }
-
-    fn push(&mut self, d: Diagnostic) {
-        self.problems.push(Finding::error(d));
-    }
-
-    /// A problem inside the base document (its span points into that file).
-    fn push_base(&mut self, d: Diagnostic) {
-        self.problems.push(Finding::error(d).in_base());
-    }
-
     fn missing(&mut self, key: &'static str, context: &'static str, at: Span, help: &str) {
-        self.push(Diagnostic::MissingKey {
+        self.findings.push(Diagnostic::MissingKey {
             key,
             context,
             span: at,
@@ -399,7 +351,7 @@ impl Validator {
     fn non_empty(&mut self, s: &Spanned<String>, key: &'static str, help: &str) -> Option<String> {
         let trimmed = s.value.trim();
         if trimmed.is_empty() {
-            self.push(Diagnostic::EmptyText {
+            self.findings.push(Diagnostic::EmptyText {
                 key,
                 span: span(s),
                 help: help.to_string(),
@@ -495,7 +447,7 @@ impl Validator {
         match checked {
             Ok(url) => Some(url),
             Err(reason) => {
-                self.push(Diagnostic::BadUrl {
+                self.findings.push(Diagnostic::BadUrl {
                     key,
                     reason,
                     span: span(value),
@@ -515,7 +467,7 @@ impl Validator {
         let mut shapes: HashMap<String, &str> = HashMap::with_capacity(checked.len());
         for c in checked {
             match ids.get(c.op.id.as_str()) {
-                Some(first) => self.push(Diagnostic::DuplicateOperationId {
+                Some(first) => self.findings.push(Diagnostic::DuplicateOperationId {
                     id: c.op.id.clone(),
                     span: c.op.origin.id,
                     first: *first,
@@ -531,7 +483,7 @@ impl Validator {
             let shape = path_shape(&c.op.path);
             let path_span = c.op.origin.path;
             match shapes.get(&shape) {
-                Some(literal) if *literal != c.op.path => self.push(Diagnostic::InvalidPath {
+                Some(literal) if *literal != c.op.path => self.findings.push(Diagnostic::InvalidPath {
                     path: c.op.path.clone(),
                     reason: format!(
                         "another operation declares the same path as `{literal}`; use the same parameter names"
@@ -544,7 +496,7 @@ impl Validator {
                 }
             }
             match routes.get(&(c.op.method, shape.clone())) {
-                Some(first) => self.push(Diagnostic::DuplicateRoute {
+                Some(first) => self.findings.push(Diagnostic::DuplicateRoute {
                     method: c.op.method.upper().to_string(),
                     path: c.op.path.clone(),
                     span: path_span,
@@ -555,47 +507,7 @@ impl Validator {
                 }
             }
         }
-
-        let by_id: HashMap<&str, usize> = checked
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.op.id.as_str(), i))
-            .rev() // the first declaration wins, as for duplicate-id reporting
-            .collect();
-        for c in checked {
-            let Some((poll_with, at)) = &c.poll else {
-                continue;
-            };
-            let at = *at;
-            let Some(&t) = by_id.get(poll_with.as_str()) else {
-                self.push(Diagnostic::UnknownPollTarget {
-                    target: poll_with.clone(),
-                    span: at,
-                    help: suggest(poll_with, checked.iter().map(|c| c.op.id.as_str())),
-                });
-                continue;
-            };
-            let target = &checked[t];
-            let reason = if target.op.id == c.op.id {
-                Some("an operation cannot poll itself; that would resubmit the job")
-            } else if target.op.method != Method::Get {
-                Some("it is not a `get`")
-            } else if target.spends() {
-                Some("it spends")
-            } else if target.is_async() {
-                Some("it is itself async")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                self.push(Diagnostic::UnsafePollTarget {
-                    target: poll_with.clone(),
-                    reason,
-                    span: at,
-                    target_span: Some(target.op.origin.id),
-                });
-            }
-        }
+        self.poll_targets(checked);
     }
 
     /// Every chosen target can call every operation by its id.
@@ -612,7 +524,7 @@ impl Validator {
                             target.as_str()
                         )
                     };
-                    self.push(Diagnostic::IdNotForTarget {
+                    self.findings.push(Diagnostic::IdNotForTarget {
                         id: c.op.id.clone(),
                         by: format!("by the {} target", target.as_str()),
                         reason: reason.to_string(),

@@ -1,15 +1,30 @@
-//! Manifest-wide settings: `targets:` and `lint:`.
+//! Manifest-wide settings: `targets:` and `lint:`, and `Settings`, what the manifest-wide
+//! keys say that each inline operation is checked against.
 //!
 //! Takes: the raw settings. Returns (through `Validator`): the targets in a fixed order
 //! and the lint configuration, reporting unknown names with a did-you-mean.
+//! Must never: hold a finding (those are `findings.rs`).
 
 use serde_saphyr::Spanned;
 
 use super::Validator;
+use super::inline::lower::Errors;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::manifest::{RawLintSetting, RawLints, span};
 use crate::model::{Level, Lint, LintConfig};
 use crate::model::{Names as _, Target};
+
+/// What the manifest-wide keys say that inline operations are checked against, set
+/// once before the operations are read (`validate/document.rs` checks the keys).
+#[derive(Default)]
+pub(super) struct Settings {
+    /// Inline mode: `schemas:`, against which the author's `$ref`s resolve.
+    pub shared: serde_json::Map<String, serde_json::Value>,
+    /// Inline mode: the error responses every operation gets (`errors:`).
+    pub error_responses: Errors,
+    /// The header an inline API key travels in, which no operation may declare again.
+    pub api_key_header: Option<String>,
+}
 
 impl Validator {
     /// `targets:` — known names, at least one; kept in a fixed order without repeats so
@@ -19,7 +34,7 @@ impl Validator {
             return vec![Target::Muse];
         };
         if raw.value.is_empty() {
-            self.push(Diagnostic::UnknownTarget {
+            self.findings.push(Diagnostic::UnknownTarget {
                 target: String::new(),
                 span: span(raw),
                 help: "list at least one target, e.g. `targets: [muse]`".to_string(),
@@ -31,7 +46,7 @@ impl Validator {
             .filter_map(|t| {
                 let found = Target::named(t.value.trim());
                 if found.is_none() {
-                    self.push(Diagnostic::UnknownTarget {
+                    self.findings.push(Diagnostic::UnknownTarget {
                         target: t.value.clone(),
                         span: span(t),
                         help: suggest(t.value.trim(), Target::names()),
@@ -48,14 +63,13 @@ impl Validator {
     pub(super) fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
         let found = Lint::lint_from_id(id.value.trim());
         if let Some(lint) = found.filter(|l| l.is_retired()) {
-            self.problems
-                .push(Finding::warning(Diagnostic::RetiredLint {
-                    id: lint.code().to_string(),
-                    span: span(id),
-                }));
+            self.findings.add(Finding::warning(Diagnostic::RetiredLint {
+                id: lint.code().to_string(),
+                span: span(id),
+            }));
         }
         if found.is_none() {
-            self.push(Diagnostic::UnknownLint {
+            self.findings.push(Diagnostic::UnknownLint {
                 id: id.value.clone(),
                 span: span(id),
                 help: suggest(id.value.trim(), Lint::lints().map(Lint::code)),
@@ -67,7 +81,7 @@ impl Validator {
     pub(super) fn lint_level(&mut self, id: &str, level: &str, at: Span) -> Option<Level> {
         let found = Level::named(level.trim());
         if found.is_none() {
-            self.push(Diagnostic::InvalidLintSetting {
+            self.findings.push(Diagnostic::InvalidLintSetting {
                 id: id.to_string(),
                 reason: format!(
                     "`{level}` is not a level; {}",
@@ -124,7 +138,7 @@ impl Validator {
                         ),
                     };
                     if let Some(reason) = reason {
-                        self.push(Diagnostic::InvalidLintSetting {
+                        self.findings.push(Diagnostic::InvalidLintSetting {
                             id: id.value.clone(),
                             reason,
                             span: at,

@@ -12,17 +12,17 @@ use std::time::{Duration, Instant};
 /// and runaway templates are stopped is a measured figure, stated in
 /// docs/guarantees.md, not a timed test that would flake when CI shares the machine. Memory
 /// bounds, which are deterministic, are enforced with `ulimit -v` instead.
-pub const NO_HANG: Duration = Duration::from_secs(30);
+pub(crate) const NO_HANG: Duration = Duration::from_secs(30);
 
-/// The binary with colour left to the test (NO_COLOR removed from the environment).
-pub fn bin() -> Command {
+/// The binary with colour left to the test (`NO_COLOR` removed from the environment).
+pub(crate) fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_connectorgen"));
     cmd.env_remove("NO_COLOR");
     cmd
 }
 
 /// The binary with colour off, so assertions can read diagnostics.
-pub fn plain() -> Command {
+pub(crate) fn plain() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_connectorgen"));
     cmd.env("NO_COLOR", "1");
     cmd
@@ -30,7 +30,7 @@ pub fn plain() -> Command {
 
 /// Runs to completion, or fails the test if it takes longer than `limit` (a hang must
 /// fail the test, not stall it). Returns the output and how long it took.
-pub fn run_within(mut cmd: Command, limit: Duration) -> (Output, Duration) {
+pub(crate) fn run_within(mut cmd: Command, limit: Duration) -> (Output, Duration) {
     let start = Instant::now();
     let mut child = ChildGuard::spawn(
         cmd.stdin(Stdio::null())
@@ -71,7 +71,7 @@ pub fn run_within(mut cmd: Command, limit: Duration) -> (Output, Duration) {
 }
 
 /// `connectorgen build ARGS` in `dir`, colour off, within a minute.
-pub fn build(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn build(dir: &Path, args: &[&str]) -> Output {
     let mut cmd = plain();
     cmd.current_dir(dir).arg("build").args(args);
     run_within(cmd, Duration::from_secs(60)).0
@@ -79,19 +79,19 @@ pub fn build(dir: &Path, args: &[&str]) -> Output {
 
 /// Diagnostic text without whitespace or miette's gutter, so a phrase can be found
 /// wherever the report wrapped it.
-pub fn squash(text: &str) -> String {
+pub(crate) fn squash(text: &str) -> String {
     text.chars()
         .filter(|c| !c.is_whitespace() && *c != '│')
         .collect()
 }
 
 /// Whether `stderr` says `phrase`, however it was wrapped.
-pub fn says(stderr: &str, phrase: &str) -> bool {
+pub(crate) fn says(stderr: &str, phrase: &str) -> bool {
     squash(stderr).contains(&squash(phrase))
 }
 
 /// Exit 2 and exactly one line on stderr, starting `error: ` and containing `expect`.
-pub fn assert_one_line_exit_2(out: &Output, expect: &str) {
+pub(crate) fn assert_one_line_exit_2(out: &Output, expect: &str) {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
@@ -103,7 +103,7 @@ pub fn assert_one_line_exit_2(out: &Output, expect: &str) {
 }
 
 /// The names in a folder, sorted.
-pub fn names(dir: &Path) -> Vec<String> {
+pub(crate) fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -119,7 +119,7 @@ pub fn names(dir: &Path) -> Vec<String> {
 /// what it reads must then be open to others (tempfile makes its folders 0700: see
 /// `open_to_others`). `Err` says why it cannot be done here, for the test to print.
 #[cfg(unix)]
-pub fn unprivileged(cmd: Command) -> Result<Command, String> {
+pub(crate) fn unprivileged(cmd: Command) -> Result<Command, String> {
     use std::os::unix::fs::MetadataExt as _;
     // Our effective user id without libc: the owner of a file we just created.
     let probe = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
@@ -159,13 +159,13 @@ pub fn unprivileged(cmd: Command) -> Result<Command, String> {
 
 /// Lets other users into `dir` (0755), for `unprivileged` commands.
 #[cfg(unix)]
-pub fn open_to_others(dir: &Path) {
+pub(crate) fn open_to_others(dir: &Path) {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Runs the binary in `dir` with colour off, and waits for it.
-pub fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     bin()
         .args(args)
         .current_dir(dir)
@@ -175,17 +175,17 @@ pub fn run(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// The repository root (examples, cases, fixtures).
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A temporary folder holding `connector.yaml` (copied from `source`, relative to the
 /// repository root) and, when `built`, its outputs.
-pub fn workspace(source: &str, built: bool) -> tempfile::TempDir {
+pub(crate) fn workspace(source: &str, built: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(root().join(source), dir.path().join("connector.yaml")).unwrap();
     if built {
@@ -202,16 +202,16 @@ pub fn workspace(source: &str, built: bool) -> tempfile::TempDir {
 ///
 /// Derefs to the `Child`; `wait_with_output` consumes the guard like
 /// `Child::wait_with_output`, and a child already reaped is not touched again.
-pub struct ChildGuard(Option<std::process::Child>);
+pub(crate) struct ChildGuard(Option<std::process::Child>);
 
 impl ChildGuard {
     /// Spawns `cmd`; panics (failing the test) if it cannot start.
-    pub fn spawn(cmd: &mut Command) -> ChildGuard {
+    pub(crate) fn spawn(cmd: &mut Command) -> ChildGuard {
         ChildGuard(Some(cmd.spawn().expect("the child process starts")))
     }
 
     /// Waits for the child to exit and collects its piped stdout and stderr.
-    pub fn wait_with_output(mut self) -> std::io::Result<Output> {
+    pub(crate) fn wait_with_output(mut self) -> std::io::Result<Output> {
         let child = self.0.take().expect("the child is still guarded");
         child.wait_with_output()
     }

@@ -1,4 +1,4 @@
-//! A minimal blocking HTTP/1.1 client over std's TcpStream, for tests that talk to the
+//! A minimal blocking HTTP/1.1 client over std's `TcpStream`, for tests that talk to the
 //! loopback servers directly (the reference provider's own tests): one request per
 //! connection (`Connection: close`), the answer read to the end. Takes a URL on
 //! 127.0.0.1; returns status, headers and body. Never follows redirects, never leaves
@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     /// Lower-cased names, in the order received.
     pub headers: Vec<(String, String)>,
@@ -18,7 +18,7 @@ pub struct Answer {
 }
 
 impl Answer {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers
             .iter()
@@ -26,13 +26,13 @@ impl Answer {
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 }
 
 /// `method url` with `headers` and `body`; `url` is `http://127.0.0.1:PORT/path?query`.
-pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+pub(crate) fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
     let rest = url
         .strip_prefix("http://")
         .unwrap_or_else(|| panic!("not an http URL: {url}"));

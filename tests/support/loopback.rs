@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-pub struct Loopback {
+pub(crate) struct Loopback {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -18,7 +18,7 @@ pub struct Loopback {
 
 impl Loopback {
     /// Binds 127.0.0.1:`port` before returning, so a client may connect at once.
-    pub fn start(port: u16, app: axum::Router) -> std::io::Result<Loopback> {
+    pub(crate) fn start(port: u16, app: axum::Router) -> std::io::Result<Loopback> {
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
@@ -52,12 +52,12 @@ impl Loopback {
         })
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// `http://127.0.0.1:PORT`, without a trailing slash.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 }

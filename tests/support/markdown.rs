@@ -9,7 +9,7 @@
 
 /// What starts each block of a Markdown file, outside fenced code.
 #[derive(Debug, Default)]
-pub struct Structure<'a> {
+pub(crate) struct Structure<'a> {
     /// ATX headings (`# …` to `###### …`), as whole lines.
     pub headings: Vec<&'a str>,
     /// Block quotes (`> …`).
@@ -64,7 +64,7 @@ fn without_line_ending(text: &str) -> &str {
 }
 
 /// Reads the block structure of `markdown`.
-pub fn structure(markdown: &str) -> Structure<'_> {
+pub(crate) fn structure(markdown: &str) -> Structure<'_> {
     let mut s = Structure::default();
     // The open fence's character and length, and where its contents start.
     let mut fence: Option<(char, usize, usize)> = None;

@@ -24,11 +24,11 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use super::provider::TOKEN;
 
 /// A bound on one protocol exchange: catches a hang, never paces anything.
-pub const NO_HANG: Duration = Duration::from_secs(60);
+pub(crate) const NO_HANG: Duration = Duration::from_secs(60);
 
 /// What the simulated person says when the server asks for consent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Accept,
     Decline,
 }
@@ -36,7 +36,7 @@ pub enum Answer {
 /// The client's side of a session: which revision it speaks and whether it can show
 /// the person a form (elicitation).
 #[derive(Debug, Clone)]
-pub struct Person {
+pub(crate) struct Person {
     /// `None`: the client declares no elicitation capability.
     pub answer: Option<Answer>,
     /// 2026-07-28 (`server/discover`, input-required results) or an earlier revision
@@ -47,13 +47,13 @@ pub struct Person {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Revision {
+pub(crate) enum Revision {
     Current,
     Earlier,
 }
 
 impl Person {
-    pub fn without_elicitation() -> Person {
+    pub(crate) fn without_elicitation() -> Person {
         Person {
             answer: None,
             revision: Revision::Earlier,
@@ -61,7 +61,7 @@ impl Person {
         }
     }
 
-    pub fn answering(answer: Answer, revision: Revision) -> Person {
+    pub(crate) fn answering(answer: Answer, revision: Revision) -> Person {
         Person {
             answer: Some(answer),
             revision,
@@ -69,8 +69,11 @@ impl Person {
         }
     }
 
-    pub fn asked(&self) -> Vec<String> {
-        self.asked.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    pub(crate) fn asked(&self) -> Vec<String> {
+        self.asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -103,7 +106,7 @@ impl ClientHandler for Person {
         };
         self.asked
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(message);
         Ok(match self.answer {
             Some(Answer::Accept) => ElicitResult::new(ElicitationAction::Accept)
@@ -114,14 +117,14 @@ impl ClientHandler for Person {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
+pub(crate) enum Transport {
     Stdio,
     Http,
 }
 
 /// How to start `connectorgen serve`.
 #[derive(Debug, Clone)]
-pub struct Serve {
+pub(crate) struct Serve {
     pub manifest: PathBuf,
     pub base_url: String,
     pub state: PathBuf,
@@ -133,7 +136,7 @@ pub struct Serve {
 
 impl Serve {
     /// `connectorgen serve MANIFEST --base-url URL --state STATE` with the provider's token.
-    pub fn new(manifest: impl AsRef<Path>, base_url: &str, state: &Path) -> Serve {
+    pub(crate) fn new(manifest: impl AsRef<Path>, base_url: &str, state: &Path) -> Serve {
         Serve {
             manifest: manifest.as_ref().to_path_buf(),
             base_url: base_url.to_string(),
@@ -144,12 +147,12 @@ impl Serve {
         }
     }
 
-    pub fn env(mut self, name: &str, value: &str) -> Serve {
+    pub(crate) fn env(mut self, name: &str, value: &str) -> Serve {
         self.env.push((name.to_string(), value.to_string()));
         self
     }
 
-    pub fn arg(mut self, arg: &str) -> Serve {
+    pub(crate) fn arg(mut self, arg: &str) -> Serve {
         self.extra.push(arg.to_string());
         self
     }
@@ -190,7 +193,7 @@ impl Serve {
     }
 
     /// Starts the server and connects `person` to it.
-    pub async fn connect(&self, transport: Transport, person: Person) -> Session {
+    pub(crate) async fn connect(&self, transport: Transport, person: Person) -> Session {
         let mut child = self
             .command(transport)
             .spawn()
@@ -210,7 +213,10 @@ impl Serve {
                 {
                     let _ = tx.send(url);
                 }
-                lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                lines
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(line);
             }
         });
         let revision = person.revision;
@@ -238,10 +244,8 @@ impl Serve {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let url = tokio::time::timeout(NO_HANG, url_rx)
                     .await
-                    .unwrap_or_else(|_| {
-                        panic!("serve --http never said where it listens: {:?}", log)
-                    })
-                    .unwrap_or_else(|_| panic!("serve --http exited: {:?}", log));
+                    .unwrap_or_else(|_| panic!("serve --http never said where it listens: {log:?}"))
+                    .unwrap_or_else(|_| panic!("serve --http exited: {log:?}"));
                 tokio::time::timeout(
                     NO_HANG,
                     person.clone().serve_with_lifecycle(
@@ -255,7 +259,7 @@ impl Serve {
         let client = match client {
             Ok(Ok(client)) => client,
             Ok(Err(e)) => panic!("no MCP session: {e}\n{log:?}"),
-            Err(_) => panic!("no MCP session within {NO_HANG:?}: {log:?}"),
+            Err(elapsed) => panic!("no MCP session within {NO_HANG:?} ({elapsed}): {log:?}"),
         };
         Session {
             client,
@@ -276,7 +280,7 @@ fn listening_url(line: &str) -> Option<String> {
 }
 
 /// A connected client and the server process it talks to; dropping it kills the server.
-pub struct Session {
+pub(crate) struct Session {
     pub client: RunningService<RoleClient, Person>,
     pub person: Person,
     log: Arc<Mutex<Vec<String>>>,
@@ -285,7 +289,7 @@ pub struct Session {
 
 impl Session {
     /// `tools/call NAME ARGS`, through rmcp's own consent rounds (elicitation).
-    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
+    pub(crate) async fn call(&self, name: &str, args: Value) -> CallToolResult {
         let arguments: Map<String, Value> = match args {
             Value::Object(map) => map,
             other => panic!("arguments must be an object: {other}"),
@@ -294,29 +298,35 @@ impl Session {
         match tokio::time::timeout(NO_HANG, self.client.call_tool(params)).await {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => panic!("tools/call {name}: {e}\nserver log: {:#?}", self.log()),
-            Err(_) => panic!("tools/call {name} hung\nserver log: {:#?}", self.log()),
+            Err(elapsed) => panic!(
+                "tools/call {name} hung ({elapsed})\nserver log: {:#?}",
+                self.log()
+            ),
         }
     }
 
     /// What the server wrote on stderr so far, one entry per line.
-    pub fn log(&self) -> Vec<String> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    pub(crate) fn log(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Ends the session and the server (a restart is `drop` then `Serve::connect`).
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         let Session {
             client,
-            mut _server,
+            _server: mut server,
             ..
         } = self;
         let _ = tokio::time::timeout(NO_HANG, client.cancel()).await;
-        let _ = _server.kill().await;
+        let _ = server.kill().await;
     }
 }
 
 /// The result's structured content, or its first text parsed as JSON.
-pub fn json_of(result: &CallToolResult) -> Value {
+pub(crate) fn json_of(result: &CallToolResult) -> Value {
     if let Some(value) = &result.structured_content {
         return value.clone();
     }
@@ -324,7 +334,7 @@ pub fn json_of(result: &CallToolResult) -> Value {
 }
 
 /// Every text block of the result, joined by newlines.
-pub fn text_of(result: &CallToolResult) -> String {
+pub(crate) fn text_of(result: &CallToolResult) -> String {
     result
         .content
         .iter()
@@ -333,12 +343,12 @@ pub fn text_of(result: &CallToolResult) -> String {
         .join("\n")
 }
 
-pub fn is_error(result: &CallToolResult) -> bool {
+pub(crate) fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
 
 /// What serve says about a result, machine-readably (`_meta["dev.connectorgen/serve"]`).
-pub fn serve_meta(result: &CallToolResult) -> Value {
+pub(crate) fn serve_meta(result: &CallToolResult) -> Value {
     result
         .meta
         .as_ref()

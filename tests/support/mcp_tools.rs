@@ -67,7 +67,7 @@ fn resolve<'a>(doc: &'a Value, value: &'a Value) -> &'a Value {
 }
 
 /// Checks `tools_text` against `openapi_text`; `name` says which build, for messages.
-pub fn check(name: &str, tools_text: &str, openapi_text: &str) {
+pub(crate) fn check(name: &str, tools_text: &str, openapi_text: &str) {
     let doc: Value = serde_json::from_str(openapi_text).expect("openapi.json is JSON");
     let tools = read_tools(tools_text).unwrap_or_else(|e| panic!("{name}: {e}"));
     for (tool, mapping) in &tools {

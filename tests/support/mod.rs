@@ -1,14 +1,14 @@
 //! Helpers the test modules share (the CLI runner, the reference provider, an MCP
 //! client, schema checks, Markdown structure). Each is used by some modules only.
 
-pub mod cli;
-pub mod http;
-pub mod loopback;
-pub mod markdown;
-pub mod mcp_client;
-pub mod mcp_tools;
-pub mod provider;
-pub mod recorder;
-pub mod refs;
-pub mod schemas;
-pub mod sets;
+pub(crate) mod cli;
+pub(crate) mod http;
+pub(crate) mod loopback;
+pub(crate) mod markdown;
+pub(crate) mod mcp_client;
+pub(crate) mod mcp_tools;
+pub(crate) mod provider;
+pub(crate) mod recorder;
+pub(crate) mod refs;
+pub(crate) mod schemas;
+pub(crate) mod sets;

@@ -32,15 +32,15 @@ use tokio::sync::watch;
 use super::loopback::Loopback;
 
 /// The credential the provider accepts by default (`Authorization: Bearer TOKEN`).
-pub const TOKEN: &str = "vg_reference_token";
+pub(crate) const TOKEN: &str = "vg_reference_token";
 
 /// How long `wait_until` waits before failing the test: a bound that catches a hang,
 /// never a pacing device (nothing waits for time to pass).
-pub const NO_HANG: Duration = Duration::from_secs(60);
+pub(crate) const NO_HANG: Duration = Duration::from_secs(60);
 
 /// How the provider checks `Authorization`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Auth {
+pub(crate) enum Auth {
     /// Only `Bearer <this>`; anything else is a 401.
     Token(String),
     /// Any request, with or without a credential (a provider that forgot to check).
@@ -51,7 +51,7 @@ pub enum Auth {
 
 /// What the provider does; every field can be changed while it runs (`Provider::set`).
 #[derive(Debug, Clone)]
-pub struct Switches {
+pub(crate) struct Switches {
     /// Treat every create as new, whatever its `Idempotency-Key` says.
     pub ignore_key: bool,
     /// Refuse (400) a create without `Idempotency-Key`.
@@ -87,7 +87,7 @@ impl Default for Switches {
 /// under `requests`, refused or not (a 401, a 429, a 400 count too): "reached the
 /// provider zero times" means `of(op) == 0`.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Per operation id.
     pub requests: BTreeMap<String, u64>,
     /// Per `Idempotency-Key` value: the creates that carried it.
@@ -110,23 +110,23 @@ pub struct Counters {
 
 impl Counters {
     /// Requests that reached operation `id`.
-    pub fn of(&self, id: &str) -> u64 {
+    pub(crate) fn of(&self, id: &str) -> u64 {
         self.requests.get(id).copied().unwrap_or(0)
     }
 
     /// Creates that carried `key`.
-    pub fn key(&self, key: &str) -> u64 {
+    pub(crate) fn key(&self, key: &str) -> u64 {
         self.keys.get(key).copied().unwrap_or(0)
     }
 
-    pub fn held(&self, id: &str) -> u64 {
+    pub(crate) fn held(&self, id: &str) -> u64 {
         self.held.get(id).copied().unwrap_or(0)
     }
 }
 
 /// One request, as the provider understood it (for evidence in a failing assertion).
 #[derive(Debug, Clone, Serialize)]
-pub struct Received {
+pub(crate) struct Received {
     pub operation: String,
     pub method: String,
     /// The path and query exactly as sent.
@@ -251,7 +251,9 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock is a bug in a test; keep serving regardless.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn changed(&self) {
@@ -260,18 +262,18 @@ impl Shared {
 }
 
 /// A running reference provider; stops when dropped.
-pub struct Provider {
+pub(crate) struct Provider {
     shared: Arc<Shared>,
     server: Loopback,
 }
 
 impl Provider {
     /// On a free port of 127.0.0.1.
-    pub fn start(switches: Switches) -> Provider {
+    pub(crate) fn start(switches: Switches) -> Provider {
         Provider::start_on(0, switches).expect("the reference provider binds 127.0.0.1")
     }
 
-    pub fn start_on(port: u16, switches: Switches) -> std::io::Result<Provider> {
+    pub(crate) fn start_on(port: u16, switches: Switches) -> std::io::Result<Provider> {
         let shared = Arc::new(Shared {
             state: Mutex::new(Inner {
                 switches,
@@ -286,30 +288,33 @@ impl Provider {
             base: Mutex::new(String::new()),
         });
         let server = Loopback::start(port, router(shared.clone()))?;
-        *shared.base.lock().unwrap_or_else(|e| e.into_inner()) = server.url();
+        *shared
+            .base
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = server.url();
         Ok(Provider { shared, server })
     }
 
     /// `http://127.0.0.1:PORT`, for `--base-url`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.server.url()
     }
 
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.server.addr().port()
     }
 
-    pub fn counters(&self) -> Counters {
+    pub(crate) fn counters(&self) -> Counters {
         self.shared.lock().counters.clone()
     }
 
     /// Every request received, oldest first.
-    pub fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.shared.lock().received.clone()
     }
 
     /// The ids of the jobs that exist, newest first (what the list operations show).
-    pub fn job_ids(&self) -> Vec<String> {
+    pub(crate) fn job_ids(&self) -> Vec<String> {
         self.shared
             .lock()
             .jobs
@@ -320,16 +325,16 @@ impl Provider {
     }
 
     /// Changes the switches; requests already being answered keep the old ones.
-    pub fn set(&self, change: impl FnOnce(&mut Switches)) {
+    pub(crate) fn set(&self, change: impl FnOnce(&mut Switches)) {
         change(&mut self.shared.lock().switches);
     }
 
-    pub fn switches(&self) -> Switches {
+    pub(crate) fn switches(&self) -> Switches {
         self.shared.lock().switches.clone()
     }
 
     /// Marks job `id` succeeded; false when there is no such job.
-    pub fn finish(&self, id: &str) -> bool {
+    pub(crate) fn finish(&self, id: &str) -> bool {
         let mut state = self.shared.lock();
         match state.jobs.iter_mut().find(|j| j.id == id) {
             Some(job) => {
@@ -343,7 +348,7 @@ impl Provider {
     /// From now until the gate is released (or dropped), every request to operation `id`
     /// is received, counted and acted on (a create makes its job), and then its response
     /// waits: a slow provider, for a client's timeout to fire without anyone sleeping.
-    pub fn hold(&self, id: &str) -> Gate {
+    pub(crate) fn hold(&self, id: &str) -> Gate {
         self.shared.holds.send_modify(|holds| {
             holds.insert(id.to_string());
         });
@@ -355,7 +360,7 @@ impl Provider {
 
     /// Waits until `ready` holds for the counters; fails the test after `NO_HANG`, with
     /// what was received. Needs a tokio runtime with timers (`#[tokio::test]` has them).
-    pub async fn wait_until(&self, what: &str, ready: impl Fn(&Counters) -> bool) {
+    pub(crate) async fn wait_until(&self, what: &str, ready: impl Fn(&Counters) -> bool) {
         let mut version = self.shared.version.subscribe();
         let waited = tokio::time::timeout(NO_HANG, async {
             loop {
@@ -378,13 +383,14 @@ impl Provider {
 }
 
 /// Holds an operation's responses while it lives; `release` (or drop) lets them go.
-pub struct Gate {
+pub(crate) struct Gate {
     shared: Arc<Shared>,
     id: String,
 }
 
 impl Gate {
-    pub fn release(self) {}
+    #[expect(clippy::unused_self, reason = "releasing is dropping the gate")]
+    pub(crate) fn release(self) {}
 }
 
 impl Drop for Gate {
@@ -672,21 +678,20 @@ async fn poll(
     let base = shared.base_url();
     let response = {
         let mut state = shared.lock();
-        let response = match admit(&mut state, op, "GET", &uri, &headers, b"") {
-            Some(refused) => refused,
-            None => {
-                if state.switches.poll_creates {
-                    let request = json!({ kind.field(): format!("made by polling {id}") });
-                    new_job(&mut state, kind, request);
+        let response = if let Some(refused) = admit(&mut state, op, "GET", &uri, &headers, b"") {
+            refused
+        } else {
+            if state.switches.poll_creates {
+                let request = json!({ kind.field(): format!("made by polling {id}") });
+                new_job(&mut state, kind, request);
+            }
+            let switches = state.switches.clone();
+            match state.jobs.iter_mut().find(|j| j.id == id && j.kind == kind) {
+                Some(job) => {
+                    job.polls += 1;
+                    ok_json(StatusCode::OK, &job.to_json(&switches, &base))
                 }
-                let switches = state.switches.clone();
-                match state.jobs.iter_mut().find(|j| j.id == id && j.kind == kind) {
-                    Some(job) => {
-                        job.polls += 1;
-                        ok_json(StatusCode::OK, &job.to_json(&switches, &base))
-                    }
-                    None => problem(StatusCode::NOT_FOUND, &format!("no job {id}")),
-                }
+                None => problem(StatusCode::NOT_FOUND, &format!("no job {id}")),
             }
         };
         answered(&mut state, response)
@@ -816,12 +821,15 @@ async fn unknown(State(shared): SharedState, uri: Uri) -> Response {
 
 impl Shared {
     fn base_url(&self) -> String {
-        self.base.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.base
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
 /// `a=1&b=x%20y` → pairs, `+` as a space (form encoding, as query strings use it).
-pub fn query_pairs(query: &str) -> Vec<(String, String)> {
+pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
     let decode = |s: &str| {
         percent_encoding::percent_decode_str(&s.replace('+', " "))
             .decode_utf8_lossy()

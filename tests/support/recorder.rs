@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use super::loopback::Loopback;
 
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub method: String,
     /// Path and query exactly as sent (percent-encoding untouched).
     pub target: String,
@@ -26,28 +26,28 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn body_text(&self) -> String {
+    pub(crate) fn body_text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
 
 type Log = Arc<Mutex<Vec<Recorded>>>;
 
-pub struct Recorder {
+pub(crate) struct Recorder {
     log: Log,
     server: Loopback,
 }
 
 impl Recorder {
     /// Answers every request with 200 and `answer` as JSON.
-    pub fn start(answer: serde_json::Value) -> Recorder {
+    pub(crate) fn start(answer: serde_json::Value) -> Recorder {
         let log: Log = Arc::default();
         let body = answer.to_string();
         let app = Router::new()
@@ -66,16 +66,19 @@ impl Recorder {
         Recorder { log, server }
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.server.url()
     }
 
-    pub fn requests(&self) -> Vec<Recorded> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The one request received; fails the test when there were none or several.
-    pub fn only(&self) -> Recorded {
+    pub(crate) fn only(&self) -> Recorded {
         let all = self.requests();
         assert_eq!(all.len(), 1, "expected exactly one request: {all:#?}");
         all.into_iter().next().unwrap_or_else(|| unreachable!())
@@ -103,7 +106,7 @@ fn record(
         })
         .collect();
     log.lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .push(Recorded {
             method: method.to_string(),
             target,

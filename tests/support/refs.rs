@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// Every reference of an OpenAPI document (`openapi.json`, `openapi.openai.json`,
 /// `openapi.3.0.json`) that resolves to nothing, with where it is written.
-pub fn dangling_in_openapi(doc: &Value) -> Vec<String> {
+pub(crate) fn dangling_in_openapi(doc: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(doc, doc, "", "#/components/schemas/", &mut out);
     out
@@ -16,7 +16,7 @@ pub fn dangling_in_openapi(doc: &Value) -> Vec<String> {
 
 /// Every reference of an `mcp-tools.json` text's tools that resolves to nothing within
 /// the schema it is written in (a tool's schemas stand alone: `#/$defs/…`).
-pub fn dangling_in_tools(tools: &Value) -> Vec<String> {
+pub(crate) fn dangling_in_tools(tools: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for (i, tool) in tools.as_array().into_iter().flatten().enumerate() {
         for part in [

@@ -23,7 +23,7 @@ fn fixture(text: &str) -> Value {
 }
 
 /// The official OpenAPI 3.1 schema.
-pub fn openapi31() -> &'static Validator {
+pub(crate) fn openapi31() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         live(
@@ -36,7 +36,7 @@ pub fn openapi31() -> &'static Validator {
 }
 
 /// The official OpenAPI 3.0 schema.
-pub fn openapi30() -> &'static Validator {
+pub(crate) fn openapi30() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         live(
@@ -50,7 +50,7 @@ pub fn openapi30() -> &'static Validator {
 }
 
 /// The `Tool` definition of the MCP schema (spec 2025-11-25).
-pub fn mcp_tool() -> &'static Validator {
+pub(crate) fn mcp_tool() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         let mut schema = fixture(include_str!("../fixtures/mcp-2025-11-25.schema.json"));
@@ -65,7 +65,7 @@ pub fn mcp_tool() -> &'static Validator {
 }
 
 /// Every validation error, one per line (empty when valid).
-pub fn errors(validator: &Validator, doc: &Value) -> String {
+pub(crate) fn errors(validator: &Validator, doc: &Value) -> String {
     validator
         .iter_errors(doc)
         .map(|e| format!("{e} at {}", e.instance_path()))

@@ -9,14 +9,14 @@ use connectorgen::generate;
 use connectorgen::render::Outputs;
 
 /// A bundled example manifest.
-pub fn example(name: &str) -> PathBuf {
+pub(crate) fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/manifests")
         .join(name)
 }
 
 /// The text of a case under tests/cases/.
-pub fn case(path: &str) -> String {
+pub(crate) fn case(path: &str) -> String {
     std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/cases")
@@ -26,7 +26,7 @@ pub fn case(path: &str) -> String {
 }
 
 /// Every output file's bytes, read back from `dir`.
-pub fn on_disk(dir: &Path, outputs: &Outputs) -> Vec<Vec<u8>> {
+pub(crate) fn on_disk(dir: &Path, outputs: &Outputs) -> Vec<Vec<u8>> {
     outputs
         .keys()
         .map(|name| std::fs::read(dir.join(name)).unwrap())
@@ -36,7 +36,7 @@ pub fn on_disk(dir: &Path, outputs: &Outputs) -> Vec<Vec<u8>> {
 /// A valid manifest whose outputs are several megabytes, so that writing them takes a
 /// while: `ops` operations with `filler` bytes of description each. `tag` makes two
 /// versions differ in every file.
-pub fn large_manifest(ops: usize, filler: usize, tag: &str) -> String {
+pub(crate) fn large_manifest(ops: usize, filler: usize, tag: &str) -> String {
     let mut yaml = format!(
         "version: 1\nservice:\n  name: Large {tag}\n  version: 1.0.0\n  description: A large connector ({tag}).\n  publicUrl: https://api.large.example\n  dashboardUrl: https://large.example/tokens\noperations:\n"
     );
@@ -50,6 +50,6 @@ pub fn large_manifest(ops: usize, filler: usize, tag: &str) -> String {
 }
 
 /// The outputs `yaml` generates (the default target).
-pub fn outputs_of(yaml: &str) -> Outputs {
+pub(crate) fn outputs_of(yaml: &str) -> Outputs {
     generate("connector.yaml", Arc::new(yaml.to_string())).expect("the manifest is valid")
 }

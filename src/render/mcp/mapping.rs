@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 /// The `_meta` key of the mapping. Its prefix `dev.connectorgen/` is connectorgen's own:
 /// MCP reserves the prefixes whose second label is `modelcontextprotocol` or `mcp`.
-pub const META_KEY: &str = "dev.connectorgen/request";
+pub(crate) const META_KEY: &str = "dev.connectorgen/request";
 
 /// How one tool's call becomes an HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,7 +78,7 @@ pub enum Location {
 }
 
 impl Location {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Location::Path => "path",
             Location::Query => "query",
@@ -215,7 +215,7 @@ pub enum Credential {
 /// Each tool of an `mcp-tools.json` text with its mapping, in file order.
 /// The tools of the `mcp-tools.json` in a build's outputs, read back with their
 /// mappings: what `serve` serves and `probe` calls, from the very text `build` writes.
-pub fn tools_in(
+pub(crate) fn tools_in(
     outputs: Option<&crate::render::Outputs>,
 ) -> Result<Vec<(serde_json::Value, RequestMapping)>, String> {
     let text = outputs

@@ -85,7 +85,7 @@ fn visit(
 
 /// Whether `pattern` compiles as an ECMAScript regular expression with the `u` flag
 /// (how Ajv, in the MCP TypeScript SDK, compiles it); the error when not.
-pub fn ecmascript_error(pattern: &str) -> Option<String> {
+pub(super) fn ecmascript_error(pattern: &str) -> Option<String> {
     regress::Regex::with_flags(pattern, "u")
         .err()
         .map(|e| e.to_string())
@@ -94,7 +94,7 @@ pub fn ecmascript_error(pattern: &str) -> Option<String> {
 /// Leaves `x-` keys and patterns no client can compile out of the tool's
 /// `inputSchema` and `outputSchema` (and the output schema kept in `_meta`), and shares
 /// identical `$defs` within each.
-pub fn clean(tool: &mut Value, op: &Operation, findings: &mut Vec<Finding>) {
+pub(super) fn clean(tool: &mut Value, op: &Operation, findings: &mut Vec<Finding>) {
     for part in [
         "/inputSchema",
         "/outputSchema",
@@ -140,7 +140,7 @@ pub fn clean(tool: &mut Value, op: &Operation, findings: &mut Vec<Finding>) {
 
 /// Leaves `example`, `examples` and `x-` keys out of an `outputSchema`, which checks a
 /// result: examples and vendor keys take no part in that.
-pub fn lighten_output(schema: &mut Value) {
+pub(super) fn lighten_output(schema: &mut Value) {
     visit(schema, &mut String::new(), &mut |map, _| {
         map.retain(|k, _| !(k.starts_with("x-") || k == "example" || k == "examples"));
     });
@@ -218,7 +218,7 @@ fn size(value: &Value) -> usize {
 }
 
 /// A tool's weight.
-pub fn weight(index: usize, tool: &Value) -> ToolWeight {
+pub(crate) fn weight(index: usize, tool: &Value) -> ToolWeight {
     let mut parts: Vec<(String, usize)> = Vec::new();
     let input = &tool["inputSchema"];
     for (name, schema) in input

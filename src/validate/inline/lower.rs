@@ -9,18 +9,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{
-    Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Returns, Service, media_essence,
-};
-
-/// What the model reads about the `Idempotency-Key` header.
-pub const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
-Send a fresh value for each new request, and the same value when retrying this request \
-(after a timeout or a network error), so the retry returns the original result instead of \
-starting or charging for a second one.";
+use crate::model::{Auth, AuthScheme, Document, Operation, Returns, Service, media_essence};
+use crate::validate::safety::idempotency_parameter;
 
 /// One parameter as written (checked).
-pub struct Param {
+pub(crate) struct Param {
     pub name: String,
     /// `path`, `query` or `header`.
     pub location: &'static str,
@@ -53,7 +46,7 @@ impl Param {
 
 /// The error responses of a manifest.
 #[derive(Default)]
-pub enum Errors {
+pub(crate) enum Errors {
     /// RFC 9457 problem details: 401 on every operation, 409 where the Idempotency-Key
     /// header is declared, 429 where it is async.
     #[default]
@@ -68,7 +61,7 @@ pub enum Errors {
 }
 
 /// The HTTP parts of one inline operation.
-pub struct Inline<'a> {
+pub(crate) struct Inline<'a> {
     pub path_params: &'a [String],
     /// `params:`: descriptions and schemas of path parameters, by name.
     pub params: Vec<Param>,
@@ -101,7 +94,7 @@ fn is_text(media: &str) -> bool {
 }
 
 /// Whether a body of this type is fields (form, multipart) or JSON: it needs `input`.
-pub fn is_structured(media: &str) -> bool {
+pub(crate) fn is_structured(media: &str) -> bool {
     let essence = media_essence(media);
     is_json(media)
         || essence == "application/x-www-form-urlencoded"
@@ -110,7 +103,7 @@ pub fn is_structured(media: &str) -> bool {
 
 /// The schema of a body nobody described: an object for JSON, text for `text/*`, bytes
 /// for anything else.
-pub fn default_schema(media: &str) -> Value {
+pub(crate) fn default_schema(media: &str) -> Value {
     if is_json(media) {
         json!({ "type": "object" })
     } else if is_text(media) {
@@ -122,7 +115,7 @@ pub fn default_schema(media: &str) -> Value {
 
 /// The Operation Object of an inline operation (without operationId, summary and
 /// description, which the renderer writes first).
-pub fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
+pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
     let Inline {
         path_params,
         mut params,
@@ -242,17 +235,6 @@ fn merge_parameters(ours: &mut Vec<Value>, theirs: Vec<Value>) {
     }
 }
 
-/// The `Idempotency-Key` header parameter connectorgen declares.
-pub fn idempotency_parameter(required: bool) -> Value {
-    json!({
-        "name": IDEMPOTENCY_HEADER,
-        "in": "header",
-        "description": IDEMPOTENCY_KEY_DESCRIPTION,
-        "required": required,
-        "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
-    })
-}
-
 fn reference(response: &str) -> Value {
     json!({ "$ref": format!("#/components/responses/{response}") })
 }
@@ -291,7 +273,7 @@ fn error_description(status: &str) -> &'static str {
 }
 
 /// Everything a manifest says about the document around its inline operations.
-pub struct Around<'a> {
+pub(crate) struct Around<'a> {
     pub service: &'a Service,
     pub auth: &'a Auth,
     /// `servers:` after `publicUrl`: (url, description).
@@ -307,7 +289,7 @@ pub struct Around<'a> {
 
 /// The document around inline operations: OpenAPI 3.1.0, the servers, the security
 /// scheme `auth:` describes, the shared schemas, and the error responses.
-pub fn document(around: Around, operations: &[Operation]) -> Document {
+pub(crate) fn document(around: Around, operations: &[Operation]) -> Document {
     let Around {
         service,
         auth,

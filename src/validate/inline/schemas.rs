@@ -12,8 +12,8 @@
 
 use serde_json::Value;
 
-use super::Validator;
 use crate::diagnostics::{Diagnostic, Finding, Span};
+use crate::validate::Validator;
 
 /// Every keyword of JSON Schema 2020-12 (core, applicator, unevaluated, validation,
 /// meta-data, format, content), the 2019-09 and draft-7 spellings a 2020-12 reader still
@@ -113,14 +113,14 @@ const MAP: [&str; 5] = [
 
 impl Validator {
     /// Checks one schema the author wrote; `key` names it in messages (`input`, …).
-    pub(super) fn check_schema(&mut self, schema: &Value, key: &str, at: Span) {
+    pub(in crate::validate) fn check_schema(&mut self, schema: &Value, key: &str, at: Span) {
         // Most schemas use only a few keywords in their plainest form: those are checked
         // here, and the meta-schema validator (compiled on first use, the largest fixed
         // cost of a small run) judges the rest, and gives every error message.
         if !plainly_valid(schema, 0)
             && let Err(e) = jsonschema::meta::validate(schema)
         {
-            self.push(Diagnostic::SchemaNotValid {
+            self.findings.push(Diagnostic::SchemaNotValid {
                 key: key.to_string(),
                 pointer: e.instance_path().to_string(),
                 message: e.to_string(),
@@ -140,8 +140,8 @@ impl Validator {
             } else {
                 "JSON Schema and OpenAPI define no such keyword, so no tool reads it: check its spelling, or use an `x-` name for an extension".to_string()
             };
-            self.problems
-                .push(Finding::warning(Diagnostic::UnknownSchemaKeyword {
+            self.findings
+                .add(Finding::warning(Diagnostic::UnknownSchemaKeyword {
                     key: key.to_string(),
                     pointer: format!("{pointer}/{keyword}"),
                     keyword,

@@ -2,7 +2,7 @@
 //! its version (3.0, 3.1 or 3.2, vendored in `src/schemas/`).
 //!
 //! Takes: the kept document's top level and the exposed operations, as copied from the
-//! base (after the repairs `overlay.rs` and `v32.rs` make, before any conversion to
+//! base (after the repairs `document.rs` and `v32.rs` make, before any conversion to
 //! another version). Returns (through `Validator`): one `base-invalid` warning per
 //! violation (at most `MAX_FINDINGS`), pointing into the base file: the outputs keep
 //! what the provider wrote, so they may fail validators there.
@@ -14,13 +14,14 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::Validator;
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding};
+use crate::model::Names as _;
 use crate::model::{OpenapiVersion, Operation};
+use crate::validate::Validator;
 
-const OPENAPI_30: &str = include_str!("../schemas/openapi-3.0.schema.json");
-const OPENAPI_32: &str = include_str!("../schemas/openapi-3.2.schema.json");
+const OPENAPI_30: &str = include_str!("../../schemas/openapi-3.0.schema.json");
+const OPENAPI_32: &str = include_str!("../../schemas/openapi-3.2.schema.json");
 
 /// At most this many findings: one wrong value can fail several branches of a schema,
 /// and a document broken throughout would bury every other finding.
@@ -36,7 +37,7 @@ fn schema(version: OpenapiVersion) -> &'static jsonschema::Validator {
     static V32: OnceLock<jsonschema::Validator> = OnceLock::new();
     let (cell, text) = match version {
         OpenapiVersion::V30 => (&V30, OPENAPI_30),
-        OpenapiVersion::V31 => (&V31, super::fragment::OPENAPI_31),
+        OpenapiVersion::V31 => (&V31, crate::validate::inline::fragment::OPENAPI_31),
         OpenapiVersion::V32 => (&V32, OPENAPI_32),
     };
     cell.get_or_init(|| {
@@ -57,7 +58,7 @@ fn name(version: OpenapiVersion) -> &'static str {
 
 impl Validator {
     /// Checks the kept document, with the exposed operations in their path items.
-    pub(super) fn check_base_schema(
+    pub(in crate::validate) fn check_base_schema(
         &mut self,
         base: &Base,
         root: &Map<String, Value>,
@@ -93,19 +94,19 @@ impl Validator {
                 help: "tell the provider; validators may refuse the outputs at the same place"
                     .to_string(),
             };
-            self.problems.push(Finding::warning(d).in_base());
+            self.findings.add(Finding::warning(d).in_base());
         }
     }
 
     /// A repair of the base document made in the outputs (`repair` says which), for
     /// what breaks the schema of its version at `pointer`.
-    pub(super) fn base_repaired(&mut self, base: &Base, pointer: &str, what: String) {
+    pub(in crate::validate) fn base_repaired(&mut self, base: &Base, pointer: &str, what: String) {
         let d = Diagnostic::BaseInvalid {
             version: name(base.version),
             what,
             span: base.span(pointer),
             help: "nothing to do: the outputs are repaired without changing any request; tell the provider".to_string(),
         };
-        self.problems.push(Finding::warning(d).in_base());
+        self.findings.add(Finding::warning(d).in_base());
     }
 }

@@ -4,7 +4,9 @@
 //! Takes: the raw `idempotency:` value, and the operation (its base Operation Object, or
 //! the lowered inline one). Returns: `Written` (checked), the key found or declared, and
 //! in base mode without `idempotency:` the key the document itself declares, with the
-//! evidence (`declared_key`, which `import` uses too).
+//! evidence (`declared_key`, which `import` uses too); the `Idempotency-Key` header
+//! connectorgen adds where a short form asks for it (`added_header`,
+//! `idempotency_parameter`), in both modes.
 //! Must never: add a second key — when a mechanism is named, the `Idempotency-Key` header
 //! is not added, and a key the operation already has is used as it is, never declared
 //! again.
@@ -14,18 +16,19 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
-use super::Validator;
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::span;
+use crate::model::Names as _;
 use crate::model::{
-    IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Unsupported, key_name_problem,
-    media_essence,
+    IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Unsupported,
+    key_name_problem, media_essence,
 };
+use crate::validate::Validator;
 
 /// `idempotency:` as written, before the operation decides what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Written {
+pub(in crate::validate) enum Written {
     /// `optional` or `required`: an `Idempotency-Key` header.
     Short {
         required: bool,
@@ -40,12 +43,84 @@ pub(super) enum Written {
     },
 }
 
+/// What the model reads about the `Idempotency-Key` header.
+pub(in crate::validate) const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
+Send a fresh value for each new request, and the same value when retrying this request \
+(after a timeout or a network error), so the retry returns the original result instead of \
+starting or charging for a second one.";
+
+/// The `Idempotency-Key` header parameter connectorgen declares.
+pub(in crate::validate) fn idempotency_parameter(required: bool) -> Value {
+    json!({
+        "name": IDEMPOTENCY_HEADER,
+        "in": "header",
+        "description": IDEMPOTENCY_KEY_DESCRIPTION,
+        "required": required,
+        "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
+    })
+}
+
+/// The `Idempotency-Key` header connectorgen adds.
+pub(in crate::validate) fn added_header(required: bool) -> Idempotency {
+    Idempotency::Key(IdempotencyKey {
+        location: KeyLocation::Header,
+        name: IDEMPOTENCY_HEADER.to_string(),
+        required,
+        added: true,
+        evidence: None,
+    })
+}
+
+/// Whether a short form (`optional`, `required`, the inline default) adds the
+/// `Idempotency-Key` header: on every non-GET that spends or is async.
+pub(in crate::validate) fn needs_idempotency_key(method: Method, spends_or_async: bool) -> bool {
+    method != Method::Get && spends_or_async
+}
+
+/// An inline operation's mechanism, from what was written (`optional` when nothing
+/// was), and whether it is a short form, whose `Idempotency-Key` header the lowering
+/// declares; a named key is declared in the lowered operation (`declare_key`).
+pub(in crate::validate) fn inline_idempotency(
+    written: Option<Written>,
+    method: Method,
+    spends_or_async: bool,
+) -> (Idempotency, bool) {
+    let written = written.unwrap_or(Written::Short { required: false });
+    let short = matches!(written, Written::Short { .. });
+    let idempotency = match written {
+        Written::Unsupported => Idempotency::Unsupported(Unsupported::Stated),
+        Written::Inherent => Idempotency::Inherent,
+        Written::Short { required } => {
+            if needs_idempotency_key(method, spends_or_async) {
+                added_header(required)
+            } else {
+                Idempotency::Unsupported(Unsupported::Unknown)
+            }
+        }
+        Written::Named {
+            location,
+            name,
+            required,
+        } => Idempotency::Key(IdempotencyKey {
+            location,
+            name,
+            required,
+            added: true,
+            evidence: None,
+        }),
+    };
+    (idempotency, short)
+}
+
 /// The mapping keys in the order of `Idempotency::MAPPING_KEYS`.
 const LOCATIONS: [KeyLocation; 3] = [KeyLocation::Header, KeyLocation::Query, KeyLocation::Body];
 
 impl Validator {
     /// `idempotency:` checked; `None` (reported) when it is no setting.
-    pub(super) fn written_idempotency(&mut self, raw: &Spanned<Value>) -> Option<Written> {
+    pub(in crate::validate) fn written_idempotency(
+        &mut self,
+        raw: &Spanned<Value>,
+    ) -> Option<Written> {
         let at = span(raw);
         let problem = |help: String| Diagnostic::UnknownIdempotency {
             value: match &raw.value {
@@ -63,7 +138,7 @@ impl Validator {
                 "inherent" => Some(Written::Inherent),
                 "unsupported" => Some(Written::Unsupported),
                 other => {
-                    self.push(problem(format!(
+                    self.findings.push(problem(format!(
                         "{} (or a mapping naming the provider's own key, e.g. `{{ header: Acme-Request-Id }}`)",
                         suggest(other, Idempotency::SHORT_FORMS)
                     )));
@@ -78,7 +153,8 @@ impl Validator {
                         match value {
                             Value::Bool(b) => required = *b,
                             _ => {
-                                self.push(problem("`required` is `true` or `false`".to_string()));
+                                self.findings
+                                    .push(problem("`required` is `true` or `false`".to_string()));
                                 return None;
                             }
                         }
@@ -89,7 +165,7 @@ impl Validator {
                             .iter()
                             .copied()
                             .chain(["required"]);
-                        self.push(problem(format!(
+                        self.findings.push(problem(format!(
                             "`{key}` is not a key of the mapping: {}",
                             suggest(key, known)
                         )));
@@ -98,7 +174,7 @@ impl Validator {
                     match value.as_str().map(str::trim) {
                         Some(name) if !name.is_empty() => {
                             if let Some(why) = key_name_problem(LOCATIONS[i], name) {
-                                self.push(problem(format!(
+                                self.findings.push(problem(format!(
                                     "`{key}` is the key's name as the provider spells it, one plain token: {why}"
                                 )));
                                 return None;
@@ -106,7 +182,7 @@ impl Validator {
                             named.push((LOCATIONS[i], name.to_string()));
                         }
                         _ => {
-                            self.push(problem(format!(
+                            self.findings.push(problem(format!(
                                 "`{key}` is the key's name as the provider spells it, a non-empty text without spaces"
                             )));
                             return None;
@@ -123,13 +199,13 @@ impl Validator {
                         })
                     }
                     _ => {
-                        self.push(problem(mapping_help.to_string()));
+                        self.findings.push(problem(mapping_help.to_string()));
                         None
                     }
                 }
             }
             _ => {
-                self.push(problem(format!(
+                self.findings.push(problem(format!(
                     "write `optional`, `required`, `inherent` or `unsupported`; {mapping_help}"
                 )));
                 None
@@ -139,7 +215,7 @@ impl Validator {
 
     /// A key the manifest names that the operation does not have: an error listing what
     /// the operation does have.
-    pub(super) fn key_not_found(
+    pub(in crate::validate) fn key_not_found(
         &mut self,
         id: &str,
         location: KeyLocation,
@@ -183,7 +259,7 @@ impl Validator {
             help.push_str(". ");
             help.push_str(extra);
         }
-        self.push(Diagnostic::IdempotencyKeyNotFound {
+        self.findings.push(Diagnostic::IdempotencyKeyNotFound {
             id: id.to_string(),
             what: format!("{} `{name}`", what(location)),
             span,
@@ -193,7 +269,7 @@ impl Validator {
 }
 
 /// The mechanism's location as prose names it.
-pub fn what(location: KeyLocation) -> &'static str {
+pub(crate) fn what(location: KeyLocation) -> &'static str {
     match location {
         KeyLocation::Header => "header",
         KeyLocation::Query => "query parameter",
@@ -231,7 +307,7 @@ fn is(candidate: &Candidate, location: KeyLocation, name: &str) -> bool {
 }
 
 /// The candidate named `location`/`name`, if the operation has it.
-pub fn find<'a>(
+pub(crate) fn find<'a>(
     candidates: &'a [Candidate],
     location: KeyLocation,
     name: &str,
@@ -261,7 +337,7 @@ pub fn base_candidates(base: &Base, path: &str, op: &Map<String, Value>) -> Vec<
 }
 
 /// As `base_candidates`, over any document (`resolve` follows its local references).
-pub fn candidates<'a>(
+pub(crate) fn candidates<'a>(
     resolve: &impl Fn(&str) -> Option<&'a Value>,
     shared: Option<&'a Value>,
     op: &'a Map<String, Value>,
@@ -470,23 +546,23 @@ fn may_be_object(schema: &Map<String, Value>) -> bool {
 }
 
 /// The header or query parameter connectorgen declares for a named key (inline mode).
-pub fn key_parameter(key: &IdempotencyKey) -> Value {
+pub(crate) fn key_parameter(key: &IdempotencyKey) -> Value {
     json!({
         "name": key.name,
         "in": key.location.as_str(),
-        "description": super::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "description": IDEMPOTENCY_KEY_DESCRIPTION,
         "required": key.required,
         "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
     })
 }
 
 /// The body property connectorgen declares for a named key (inline mode).
-pub fn key_property() -> Value {
+pub(crate) fn key_property() -> Value {
     json!({
         "type": "string",
         "minLength": 1,
         "maxLength": 255,
-        "description": super::lower::IDEMPOTENCY_KEY_DESCRIPTION,
+        "description": IDEMPOTENCY_KEY_DESCRIPTION,
     })
 }
 
@@ -495,7 +571,7 @@ impl Validator {
     /// parameter or body property when they wrote it, else declared here. `None`
     /// (reported) when a body field cannot be added (no structured body, or a body
     /// schema by reference that lacks it).
-    pub(super) fn declare_key(
+    pub(in crate::validate) fn declare_key(
         &mut self,
         id: &str,
         mut key: IdempotencyKey,
@@ -503,7 +579,7 @@ impl Validator {
         span: Span,
     ) -> Option<IdempotencyKey> {
         let found = {
-            let shared = &self.shared;
+            let shared = &self.settings.shared;
             let resolve = |reference: &str| {
                 reference
                     .strip_prefix("#/components/schemas/")
@@ -571,7 +647,7 @@ impl Validator {
     /// has (`candidates`), or, without `idempotency:`, the key its document declares,
     /// else unknown. `short_adds` says whether a short form adds the `Idempotency-Key`
     /// header where the operation has none. `None` when reported.
-    pub(super) fn base_idempotency(
+    pub(in crate::validate) fn base_idempotency(
         &mut self,
         id: &str,
         written: Option<Option<Written>>,
@@ -591,7 +667,7 @@ impl Validator {
         };
         Some(match written {
             Written::Unsupported if header.is_some() => {
-                self.push(Diagnostic::IdempotencyContradictsBase {
+                self.findings.push(Diagnostic::IdempotencyContradictsBase {
                     id: id.to_string(),
                     span,
                 });
@@ -618,7 +694,7 @@ impl Validator {
                             KeyLocation::Query => "query",
                             KeyLocation::Body => "bodyField",
                         };
-                        self.push(Diagnostic::IdempotencySecondKey {
+                        self.findings.push(Diagnostic::IdempotencySecondKey {
                             id: id.to_string(),
                             help: format!(
                                 "name the provider's key instead: `idempotency: {{ {form}: {}{} }}` (or remove `idempotency:`, whose default is that key); {}",
@@ -631,7 +707,7 @@ impl Validator {
                         });
                         return None;
                     }
-                    super::operation::added_header(required)
+                    added_header(required)
                 }
                 None => Idempotency::Unsupported(Unsupported::Unknown),
             },

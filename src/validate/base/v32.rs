@@ -18,18 +18,18 @@
 //! - a `querystring` parameter, a request body described only by `itemSchema`: errors.
 //!
 //! The exposed `query` and `additionalOperations` operations are refused earlier, where
-//! the manifest names them (`overlay.rs`).
+//! the manifest names them (`operation.rs`).
 //! Must never: change a request a 3.1 reader makes, or drop a construct without a finding.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::Validator;
 use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Operation;
+use crate::validate::Validator;
 
 /// References followed at most from one media type to the one it names.
 const MAX_CHAIN: usize = 16;
@@ -58,7 +58,7 @@ impl Notes {
 
 impl Validator {
     /// Writes the kept parts of a 3.2 base document as OpenAPI 3.1.
-    pub(super) fn downgrade_32(
+    pub(in crate::validate) fn downgrade_32(
         &mut self,
         base: &Base,
         root: &mut Map<String, Value>,
@@ -127,7 +127,7 @@ impl Validator {
             } else {
                 Finding::warning(d)
             };
-            self.problems.push(finding.in_base());
+            self.findings.add(finding.in_base());
         }
     }
 }
@@ -136,7 +136,7 @@ impl Validator {
     /// In a 3.0 or 3.1 document, a media type given as a `$ref` into
     /// `components.mediaTypes` (which only 3.2 has) is written in place: a 3.0/3.1
     /// reader does not follow it, and the outputs would not validate.
-    pub(super) fn repair_media_type_refs(
+    pub(in crate::validate) fn repair_media_type_refs(
         &mut self,
         base: &Base,
         root: &mut Map<String, Value>,

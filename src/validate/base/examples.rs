@@ -12,10 +12,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::Validator;
 use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::model::{Operation, escape};
+use crate::validate::Validator;
 
 /// At most this many examples are checked per run: a document with thousands of them
 /// must not make a build slow, and the first ones show the provider what is wrong.
@@ -38,7 +38,7 @@ const LIST: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
 
 impl Validator {
     /// Removes the examples that fail their schema, in the document and the operations.
-    pub(super) fn drop_invalid_examples(
+    pub(in crate::validate) fn drop_invalid_examples(
         &mut self,
         base: &Base,
         root: &mut Map<String, Value>,

@@ -15,22 +15,23 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::Validator;
 use super::lower::Param;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawQueryParam, span};
 use crate::model::{HINT_KEYS, IDEMPOTENCY_HEADER};
+use crate::validate::Validator;
+use crate::validate::findings::Findings;
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Location {
+pub(crate) enum Location {
     Path,
     Query,
     Header,
 }
 
 impl Location {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Location::Path => "path",
             Location::Query => "query",
@@ -87,14 +88,14 @@ impl Validator {
     /// One list of parameters (`params`, `query` or `headers`), checked. `path` holds
     /// the path template's parameter names; `reserved` more header names to refuse (the
     /// API key's).
-    pub(super) fn parameters(
+    pub(in crate::validate) fn parameters(
         &mut self,
         raw: &mut [Spanned<RawQueryParam>],
         location: Location,
         path: &[String],
         reserved: Option<&str>,
     ) -> Option<Vec<Param>> {
-        let before = self.errors();
+        let before = self.findings.errors();
         let mut seen: HashSet<String> = HashSet::new();
         let mut out = Vec::with_capacity(raw.len());
         for q in raw {
@@ -165,7 +166,7 @@ impl Validator {
                         span: span(name),
                     },
                 };
-                self.push(d);
+                self.findings.push(d);
             }
             let description = q.value.description.as_ref().and_then(|d| {
                 self.non_empty(
@@ -176,7 +177,7 @@ impl Validator {
             });
             let required = match (location, q.value.required) {
                 (Location::Path, Some(false)) => {
-                    self.push(Diagnostic::InvalidParameter {
+                    self.findings.push(Diagnostic::InvalidParameter {
                         location: "path",
                         name: n.to_string(),
                         reason: "a path parameter is always required; remove `required: false`"
@@ -209,7 +210,7 @@ impl Validator {
                 });
             }
         }
-        (self.errors() == before).then_some(out)
+        (self.findings.errors() == before).then_some(out)
     }
 
     /// `style` must be one the location allows and fit the schema; `explode` needs a list
@@ -240,7 +241,7 @@ impl Validator {
                 None
             };
             if let Some(reason) = reason {
-                self.push(Diagnostic::InvalidStyle {
+                self.findings.push(Diagnostic::InvalidStyle {
                     name: name.to_string(),
                     key: location.key(),
                     reason,
@@ -251,7 +252,7 @@ impl Validator {
         if let Some(explode) = &q.value.explode
             && !matches!(kind, Some("array" | "object"))
         {
-            self.push(Diagnostic::InvalidStyle {
+            self.findings.push(Diagnostic::InvalidStyle {
                 name: name.to_string(),
                 key: location.key(),
                 reason: "`explode` only changes how a list or an object is sent; give the parameter a `type: array` or `type: object` schema, or remove `explode`".to_string(),
@@ -261,7 +262,7 @@ impl Validator {
     }
 
     /// A media type as written: `type/subtype`, with optional parameters.
-    pub(super) fn media_type(
+    pub(in crate::validate) fn media_type(
         &mut self,
         raw: &Spanned<String>,
         key: &'static str,
@@ -280,7 +281,7 @@ impl Validator {
         if valid {
             Some(value.to_string())
         } else {
-            self.push(Diagnostic::InvalidMediaType {
+            self.findings.push(Diagnostic::InvalidMediaType {
                 key,
                 value: raw.value.clone(),
                 span: span(raw),
@@ -290,11 +291,11 @@ impl Validator {
     }
 
     /// The success status: 2xx.
-    pub(super) fn status(&mut self, raw: &Spanned<i64>) -> Option<u16> {
+    pub(in crate::validate) fn status(&mut self, raw: &Spanned<i64>) -> Option<u16> {
         match u16::try_from(raw.value) {
             Ok(code @ 200..=299) => Some(code),
             _ => {
-                self.push(Diagnostic::InvalidStatus {
+                self.findings.push(Diagnostic::InvalidStatus {
                     status: raw.value.to_string(),
                     expected: "a success status, 200 to 299",
                     span: span(raw),
@@ -309,7 +310,7 @@ impl Validator {
     /// ones by name and location (`lower::operation`), so each must say both, and may not
     /// declare what connectorgen generates (a header it sets, a path parameter the path
     /// lacks). Its `$ref`s are kept to be resolved against the finished document.
-    pub(super) fn fragment(
+    pub(in crate::validate) fn fragment(
         &mut self,
         raw: &mut Spanned<Value>,
         template: &[String],
@@ -317,16 +318,16 @@ impl Validator {
     ) -> Option<Map<String, Value>> {
         let at = span(raw);
         let Value::Object(map) = std::mem::take(&mut raw.value) else {
-            self.push(Diagnostic::InvalidOpenapiFragment {
+            self.findings.push(Diagnostic::InvalidOpenapiFragment {
                 key: String::new(),
                 reason: "it must be a mapping of OpenAPI Operation Object fields".to_string(),
                 span: at,
             });
             return None;
         };
-        let before = self.errors();
+        let before = self.findings.errors();
         let refuse = |v: &mut Validator, key: &str, reason: String| {
-            v.push(Diagnostic::InvalidOpenapiFragment {
+            v.findings.push(Diagnostic::InvalidOpenapiFragment {
                 key: key.to_string(),
                 reason,
                 span: at,
@@ -361,22 +362,27 @@ impl Validator {
         each_ref_in(&map, &mut |reference| {
             refs.push((reference.to_string(), at))
         });
-        (self.errors() == before).then_some(map)
+        (self.findings.errors() == before).then_some(map)
     }
+}
 
-    /// Every `$ref` in a schema the author wrote must point at one of `schemas:` (or
-    /// inside one): inside openapi.json nothing else resolves.
-    pub(super) fn refs(&mut self, schema: &Value, schemas: &Map<String, Value>, at: Span) {
-        each_ref(schema, &mut |reference| {
-            if let Some(reason) = unresolved(reference, schemas) {
-                self.push(Diagnostic::UnresolvedRef {
-                    reference: reference.to_string(),
-                    reason,
-                    span: at,
-                });
-            }
-        });
-    }
+/// Every `$ref` in a schema the author wrote must point at one of `schemas:` (or
+/// inside one): inside openapi.json nothing else resolves.
+pub(in crate::validate) fn refs(
+    findings: &mut Findings,
+    schema: &Value,
+    schemas: &Map<String, Value>,
+    at: Span,
+) {
+    each_ref(schema, &mut |reference| {
+        if let Some(reason) = unresolved(reference, schemas) {
+            findings.push(Diagnostic::UnresolvedRef {
+                reference: reference.to_string(),
+                reason,
+                span: at,
+            });
+        }
+    });
 }
 
 /// Why a reference does not resolve against `schemas:`, if it does not.

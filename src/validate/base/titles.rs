@@ -21,11 +21,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::Validator;
 use crate::base::Base;
 use crate::base::places::{self, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Operation, escape, unescape};
+use crate::validate::Validator;
 
 /// One titled schema of a scope: where it is (a pointer into the base) and its place
 /// relative to the scope, as words (`alipay`, `mandate_data anyOf 1`).
@@ -36,7 +36,7 @@ struct Titled {
 
 impl Validator {
     /// Makes the titles of each scope distinct, in the document and the operations.
-    pub(super) fn repair_duplicate_titles(
+    pub(in crate::validate) fn repair_duplicate_titles(
         &mut self,
         base: &Base,
         root: &mut Map<String, Value>,
@@ -331,7 +331,7 @@ fn apply(value: &mut Value, at: &str, renames: &[Rename], v: &mut Validator, bas
                 renamed: r.to.clone(),
                 span: base.span(&format!("{pointer}/title")),
             };
-            v.problems.push(Finding::warning(d).in_base());
+            v.findings.add(Finding::warning(d).in_base());
         }
     }
 }

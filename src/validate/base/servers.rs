@@ -18,7 +18,7 @@ const NAMED: usize = 3;
 
 /// `publicUrl` is where every exposed operation is called: drop the servers that would
 /// say otherwise.
-pub(super) fn replace(document: &mut Document, operations: &mut [Operation]) {
+pub(in crate::validate) fn replace(document: &mut Document, operations: &mut [Operation]) {
     for op in operations {
         op.http.shift_remove("servers");
     }
@@ -34,7 +34,7 @@ pub(super) fn replace(document: &mut Document, operations: &mut [Operation]) {
 }
 
 /// Without `publicUrl`: a warning when the operations go to more than one origin.
-pub(super) fn mixed(document: &Document, operations: &[Operation]) -> Option<Finding> {
+pub(in crate::validate) fn mixed(document: &Document, operations: &[Operation]) -> Option<Finding> {
     // (origin, the operations calling it), in the order the origins are first met.
     let mut origins: Vec<(String, Vec<&Operation>)> = Vec::new();
     for op in operations {

@@ -34,7 +34,7 @@ const ANNOTATIONS: [&str; 8] = [
 ];
 
 /// Upgrades the document and the operations to OpenAPI 3.1.0 in place.
-pub fn to_31<'a>(
+pub(crate) fn to_31<'a>(
     root: &mut Map<String, Value>,
     operations: impl Iterator<Item = &'a mut Map<String, Value>>,
 ) {

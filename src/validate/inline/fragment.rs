@@ -23,14 +23,16 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use super::Validator;
-use super::syntax::check_url;
 use crate::diagnostics::{Diagnostic, Finding, Span};
+use crate::model::Names as _;
 use crate::model::{Method, escape};
+use crate::validate::Validator;
+use crate::validate::syntax::check_url;
 
 /// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in
 /// tests/fixtures/README.md).
-pub(super) const OPENAPI_31: &str = include_str!("../schemas/openapi-3.1.schema.json");
+pub(in crate::validate) const OPENAPI_31: &str =
+    include_str!("../../schemas/openapi-3.1.schema.json");
 
 /// At most this many findings from the schemas per fragment: one wrong value can fail
 /// several branches of the schema, and the first few say what is wrong.
@@ -59,14 +61,14 @@ fn operation_schema() -> &'static jsonschema::Validator {
 impl Validator {
     /// Checks an inline operation whose `openapi:` fragment (written at `at`) is merged
     /// into `http`.
-    pub(super) fn merged_fragment(
+    pub(in crate::validate) fn merged_fragment(
         &mut self,
         http: &mut Map<String, Value>,
         method: Method,
         at: Span,
     ) {
         if matches!(method, Method::Get | Method::Delete) && http.contains_key("requestBody") {
-            self.push(Diagnostic::InputNotAllowed {
+            self.findings.push(Diagnostic::InputNotAllowed {
                 key: "openapi.requestBody",
                 method: method.as_str().to_string(),
                 span: at,
@@ -82,7 +84,7 @@ impl Validator {
             }
             found += 1;
             let pointer = error.instance_path().to_string();
-            self.push(fragment_problem(
+            self.findings.push(fragment_problem(
                 &operation,
                 &pointer,
                 format!("OpenAPI 3.1 refuses it: {error}"),
@@ -100,7 +102,7 @@ impl Validator {
             if let Err(e) = jsonschema::meta::validate(schema) {
                 found += 1;
                 let inside = format!("{pointer}{}", e.instance_path());
-                self.push(fragment_problem(
+                self.findings.push(fragment_problem(
                     &operation,
                     &inside,
                     format!("not a valid JSON Schema (2020-12): {e}"),
@@ -126,7 +128,7 @@ impl Validator {
                 continue;
             };
             if let Err(reason) = check_url(url.trim()) {
-                self.push(Diagnostic::BadUrl {
+                self.findings.push(Diagnostic::BadUrl {
                     key: "openapi.servers.url",
                     reason: format!("`{}`: {reason}", url.escape_debug()),
                     span: at,
@@ -136,8 +138,8 @@ impl Validator {
         // `publicUrl` (required inline) is where the agent calls every operation, as in
         // base mode (docs/servers.md); the operation's own `servers` would win over it.
         http.shift_remove("servers");
-        self.problems
-            .push(Finding::warning(Diagnostic::FragmentServersReplaced {
+        self.findings
+            .add(Finding::warning(Diagnostic::FragmentServersReplaced {
                 span: at,
             }));
     }
@@ -277,8 +279,8 @@ mod tests {
         .cloned()
         .unwrap();
         v.merged_fragment(&mut http, Method::Post, (0, 1).into());
-        let found: Vec<_> = v
-            .problems
+        let findings = std::mem::take(&mut v.findings).into_vec();
+        let found: Vec<_> = findings
             .iter()
             .map(|f| (&f.diagnostic, f.severity))
             .collect();

@@ -1,0 +1,439 @@
+//! One inline operation: its fields checked, its defaults applied, lowered to an
+//! OpenAPI Operation Object (`lower.rs`).
+//!
+//! Takes: a raw operation, whose JSON Schemas it moves into the model (leaving `null`
+//! and the spans behind). Returns (through `Validator`): the operation model and every
+//! problem in it; cross-operation checks (ids, routes) are in `mod.rs`, poll targets in
+//! `safety/jobs.rs`. The safety-layer keys (`spends`, `async`, `confirm`, `idempotency`,
+//! `lintAllow`) are read by `safety/`, as for base-mode operations, which also builds
+//! the `Operation`.
+//! Must never: copy a schema out of the manifest (it is moved), or lower an operation
+//! that had a problem (a placeholder stands in for the cross-operation checks).
+
+use serde_saphyr::Spanned;
+
+use super::http::Location;
+use super::http::refs;
+use super::lower::{self, Param};
+use crate::diagnostics::{Diagnostic, suggest};
+use crate::manifest::{RawOperation, span, span_of};
+use crate::model::{Idempotency, Method, Names as _};
+use crate::validate::safety::{Body, Head, inline_idempotency, operation, origin};
+use crate::validate::syntax::{is_identifier, parse_path};
+use crate::validate::{Checked, Validator};
+
+/// The default media type of bodies.
+const JSON: &str = "application/json";
+
+/// An inline operation's plain HTTP keys, checked.
+struct HttpKeys {
+    input_type: Option<String>,
+    input_required: bool,
+    output_type: Option<String>,
+    status: u16,
+    deprecated: bool,
+    tags: Vec<String>,
+}
+
+/// The keys that name and describe an inline operation, checked (`None` when reported).
+struct Named {
+    id: Option<String>,
+    method: Option<Method>,
+    /// The path and its `{name}` parameters in order.
+    path: Option<(String, Vec<String>)>,
+    summary: Option<String>,
+    description: Option<String>,
+}
+
+/// The JSON Schemas taken out of an inline operation, checked (`None` when reported).
+struct Taken {
+    input: Option<serde_json::Value>,
+    output: Option<serde_json::Value>,
+    params: Option<Vec<Param>>,
+    query: Option<Vec<Param>>,
+    headers: Option<Vec<Param>>,
+    fragment: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl Validator {
+    /// Every inline operation that has a usable id, method and path.
+    pub(in crate::validate) fn inline_operations<'a>(
+        &mut self,
+        raw: &'a mut [Spanned<RawOperation>],
+    ) -> Vec<Checked<'a>> {
+        raw.iter_mut().filter_map(|op| self.operation(op)).collect()
+    }
+
+    /// One inline operation: its keys checked, its schemas taken out of the manifest, its
+    /// Operation Object generated, and the model `Operation` built by `safety/`. `None`
+    /// when it lacks a usable id, method or path (each reported).
+    fn operation<'a>(&mut self, s: &'a mut Spanned<RawOperation>) -> Option<Checked<'a>> {
+        let before = self.findings.errors();
+        let Named {
+            id,
+            method,
+            path,
+            summary,
+            description,
+        } = self.named(s);
+        // The schemas are moved into the model, not copied: after validation the raw
+        // manifest is read only for spans.
+        let template: &[String] = path.as_ref().map_or(&[], |(_, p)| p.as_slice());
+        let Taken {
+            input,
+            output,
+            params,
+            query,
+            headers,
+            fragment,
+        } = self.take_schemas(&mut s.value, method, template);
+        let s: &'a Spanned<RawOperation> = s;
+        let raw = &s.value;
+        let at = span(s);
+        let http_keys = self.http_keys(raw, method, input.is_some(), output.is_some());
+        // References in the author's schemas must resolve against `schemas:`.
+        let shared = &self.settings.shared;
+        let schemas = [
+            (input.as_ref(), raw.input.as_ref().map(span)),
+            (output.as_ref(), raw.output.as_ref().map(span)),
+        ];
+        for (schema, at) in schemas {
+            if let (Some(schema), Some(at)) = (schema, at) {
+                refs(&mut self.findings, schema, shared, at);
+            }
+        }
+        let lists = [&params, &query, &headers];
+        let raws = [&raw.params, &raw.query, &raw.headers];
+        for (list, raw_list) in lists.into_iter().zip(raws) {
+            for (p, r) in list.iter().flatten().zip(raw_list.iter().flatten()) {
+                refs(&mut self.findings, &p.schema, shared, span(r));
+            }
+        }
+
+        // An id that is missing or unusable has its own finding; name it as written.
+        let name = raw.id.as_ref().map_or("", |i| i.value.trim());
+        let safety = self.safety(raw, name, method == Some(Method::Get));
+        let origin = origin(s);
+
+        if self.findings.errors() > before {
+            // Still hand back what cross-operation checks need (id, method, path, and
+            // whether it spends or polls) so one bad field does not hide a duplicate id,
+            // a duplicate route or an unsafe poll target elsewhere.
+            return match (id, method, path) {
+                (Some(id), Some(method), Some((path, path_params))) => {
+                    let head = Head {
+                        id,
+                        method,
+                        path,
+                        path_params,
+                        origin,
+                    };
+                    Some(Checked::new(operation(head, None), s))
+                }
+                _ => None,
+            };
+        }
+        let (path, path_params) = path?;
+        let method = method?;
+        let http_keys = http_keys?;
+        let (idempotency, short) = inline_idempotency(
+            safety.idempotency.clone().flatten(),
+            method,
+            safety.spends_or_async(),
+        );
+        let input = match (input, &http_keys.input_type) {
+            (Some(input), _) => Some(input),
+            (None, Some(media)) => Some(lower::default_schema(media)),
+            (None, None) => None,
+        };
+        let mut http = lower::operation(
+            lower::Inline {
+                path_params: &path_params,
+                params: params?,
+                query: query?,
+                headers: headers?,
+                input,
+                input_type: http_keys.input_type.unwrap_or_else(|| JSON.to_string()),
+                input_required: http_keys.input_required,
+                output,
+                output_type: http_keys.output_type.unwrap_or_else(|| JSON.to_string()),
+                status: http_keys.status,
+                // The `Idempotency-Key` header of the short forms; a named key is
+                // declared below, unless the author wrote it.
+                idempotency_key: idempotency.key().filter(|_| short).map(|k| k.required),
+                returns: safety.returns(),
+                deprecated: http_keys.deprecated,
+                tags: http_keys.tags,
+                fragment,
+            },
+            &self.settings.error_responses,
+        );
+        if let Some(fragment) = &raw.openapi {
+            self.merged_fragment(&mut http, method, span(fragment));
+        }
+        let idempotency = match idempotency {
+            Idempotency::Key(key) if !short => {
+                let id = id.as_deref().unwrap_or_default();
+                let span = raw.idempotency.as_ref().map_or(at, span);
+                Idempotency::Key(self.declare_key(id, key, &mut http, span)?)
+            }
+            other => other,
+        };
+        let head = Head {
+            id: id?,
+            method,
+            path,
+            path_params,
+            origin,
+        };
+        let body = Body {
+            summary: summary?,
+            description: description?,
+            http,
+            safety,
+            idempotency,
+        };
+        Some(Checked::new(operation(head, Some(body)), s))
+    }
+
+    /// The keys that name and describe an inline operation: id, method, path, summary,
+    /// description, each checked (`None` when reported).
+    fn named(&mut self, s: &Spanned<RawOperation>) -> Named {
+        let at = span(s);
+        let raw = &s.value;
+        let ctx = "an operation";
+        if let Some(name) = &raw.operation {
+            self.findings
+                .push(Diagnostic::OperationWithoutBase { span: span(name) });
+        }
+        let id = match &raw.id {
+            None => {
+                self.missing(
+                    "id",
+                    ctx,
+                    at,
+                    "add `id: someName` (the operationId the model calls)",
+                );
+                None
+            }
+            Some(id) if !is_identifier(&id.value) => {
+                self.findings.push(Diagnostic::InvalidOperationId {
+                    id: id.value.clone(),
+                    span: span(id),
+                });
+                None
+            }
+            Some(id) => Some(id.value.clone()),
+        };
+
+        let method = match &raw.method {
+            None => {
+                self.missing(
+                    "method",
+                    ctx,
+                    at,
+                    "add `method: get` (or post, put, patch, delete)",
+                );
+                None
+            }
+            Some(m) => {
+                let lower = m.value.trim().to_ascii_lowercase();
+                match Method::named(&lower) {
+                    Some(method) => Some(method),
+                    None => {
+                        self.findings.push(Diagnostic::UnknownMethod {
+                            method: m.value.clone(),
+                            span: span(m),
+                            help: suggest(&lower, Method::names()),
+                        });
+                        None
+                    }
+                }
+            }
+        };
+
+        let path = match &raw.path {
+            None => {
+                self.missing(
+                    "path",
+                    ctx,
+                    at,
+                    "add `path: /v1/things` (it starts with `/`)",
+                );
+                None
+            }
+            Some(p) => match parse_path(&p.value) {
+                Ok(params) => Some((p.value.clone(), params)),
+                Err(reason) => {
+                    self.findings.push(Diagnostic::InvalidPath {
+                        path: p.value.clone(),
+                        reason,
+                        span: span(p),
+                    });
+                    None
+                }
+            },
+        };
+
+        let summary = self.text(
+            &raw.summary,
+            "summary",
+            ctx,
+            at,
+            "write a short, specific summary, e.g. \"Generate a video from a prompt\"",
+        );
+        let description = self.text(
+            &raw.description,
+            "description",
+            ctx,
+            at,
+            "say what the call does and what it will not do, e.g. \"Read-only. This cannot move funds.\"",
+        );
+        Named {
+            id,
+            method,
+            path,
+            summary,
+            description,
+        }
+    }
+
+    /// The JSON Schemas of an inline operation (its body, its response, its parameters'
+    /// and its `openapi:` fragment), each checked and taken out of `raw`, whose spans stay.
+    fn take_schemas(
+        &mut self,
+        raw: &mut RawOperation,
+        method: Option<Method>,
+        template: &[String],
+    ) -> Taken {
+        if let (Some(input), Some(m @ (Method::Get | Method::Delete))) = (&raw.input, method) {
+            self.findings.push(Diagnostic::InputNotAllowed {
+                key: "input",
+                method: m.as_str().to_string(),
+                span: span(input),
+            });
+        }
+        let input = raw.input.as_mut().and_then(|i| self.schema(i, "input"));
+        let output = raw.output.as_mut().and_then(|o| self.schema(o, "output"));
+        let api_key = self.settings.api_key_header.clone();
+        let params = self.parameters(
+            raw.params.as_deref_mut().unwrap_or_default(),
+            Location::Path,
+            template,
+            None,
+        );
+        let query = self.parameters(
+            raw.query.as_deref_mut().unwrap_or_default(),
+            Location::Query,
+            template,
+            None,
+        );
+        let headers = self.parameters(
+            raw.headers.as_deref_mut().unwrap_or_default(),
+            Location::Header,
+            template,
+            api_key.as_deref(),
+        );
+        let fragment = raw
+            .openapi
+            .as_mut()
+            .and_then(|f| self.fragment(f, template, api_key.as_deref()));
+        Taken {
+            input,
+            output,
+            params,
+            query,
+            headers,
+            fragment,
+        }
+    }
+
+    /// The plain HTTP keys of an inline operation: media types, status, deprecation,
+    /// tags. `has_input`/`has_output` say whether `input`/`output` were given.
+    fn http_keys(
+        &mut self,
+        raw: &RawOperation,
+        method: Option<Method>,
+        has_input: bool,
+        has_output: bool,
+    ) -> Option<HttpKeys> {
+        let before = self.findings.errors();
+        let input_type = raw
+            .input_type
+            .as_ref()
+            .and_then(|t| self.media_type(t, "inputType"));
+        let body_refused = matches!(method, Some(Method::Get | Method::Delete));
+        if let (Some(t), Some(m), true) = (&raw.input_type, method, body_refused) {
+            self.findings.push(Diagnostic::InputNotAllowed {
+                key: "inputType",
+                method: m.as_str().to_string(),
+                span: span(t),
+            });
+        }
+        // On a get or delete the body itself is refused above: asking for its `input`
+        // as well would contradict that finding.
+        if let (Some(media), false, false) = (&input_type, has_input, body_refused)
+            && lower::is_structured(media)
+        {
+            self.missing(
+                "input",
+                "an operation",
+                raw.input_type.as_ref().map_or((0, 0).into(), span),
+                "a JSON, form or multipart body needs `input`: the JSON Schema of its fields",
+            );
+        }
+        let output_type = raw
+            .output_type
+            .as_ref()
+            .and_then(|t| self.media_type(t, "outputType"));
+        let status = match &raw.status {
+            Some(s) => self.status(s),
+            None => Some(200),
+        };
+        if let (Some(204), true) = (status, has_output) {
+            self.findings.push(Diagnostic::InvalidStatus {
+                status: "204".to_string(),
+                expected: "a status whose response has a body; 204 (No Content) has none: remove `output`, or answer 200",
+                span: raw.status.as_ref().map_or((0, 0).into(), span),
+            });
+        }
+        let tags = raw
+            .tags
+            .iter()
+            .flatten()
+            .filter_map(|t| self.non_empty(t, "tags", "name the tag, or remove it"))
+            .collect();
+        (self.findings.errors() == before).then_some(HttpKeys {
+            input_type: raw.input_type.as_ref().and(input_type),
+            input_required: raw.input_required.as_ref().is_none_or(|r| r.value),
+            output_type: raw.output_type.as_ref().and(output_type),
+            status: status.unwrap_or(200),
+            deprecated: raw.deprecated.as_ref().is_some_and(|d| d.value),
+            tags,
+        })
+    }
+
+    /// The schema, taken out of `s` (which keeps its span) when it is one.
+    pub(in crate::validate) fn schema(
+        &mut self,
+        s: &mut Spanned<serde_json::Value>,
+        key: &'static str,
+    ) -> Option<serde_json::Value> {
+        match &s.value {
+            serde_json::Value::Object(_) | serde_json::Value::Bool(_) => {
+                // Checked where it is defined: a schema reused through a YAML alias is
+                // one schema, reported once.
+                if !self.checked.contains(&span_of(&s.defined).offset()) {
+                    self.checked.insert(span_of(&s.defined).offset());
+                    self.check_schema(&s.value, key, span_of(&s.defined));
+                }
+                Some(std::mem::take(&mut s.value))
+            }
+            _ => {
+                self.findings
+                    .push(Diagnostic::InvalidSchema { key, span: span(s) });
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The safety layer both modes share, and the one constructor of the model's `Operation`.
+//!
+//! Takes: the safety keys of one raw operation (`spends`, `async`, `confirm`,
+//! `idempotency`, `lintAllow`, and what the agent's call carries: `args`, `fixed`,
+//! `probe`), and from each mode the parts it finds its own way (id, method, path, text,
+//! the Operation Object). Returns (through `Validator`): `Safety`, the keys checked, and
+//! from both together the model `Operation` (`operation`). `spends.rs`, `jobs.rs`
+//! (`async`, and the poll targets across operations), `inputs.rs` (`args`, `fixed`,
+//! `probe`) and `idempotency.rs` (the retry keys) hold each part.
+//! Must never: let a GET spend, start a job or ask for a yes; depend on the mode beyond
+//! what the caller hands in; build an `Operation` anywhere but `operation`.
+
+pub(super) mod idempotency;
+mod inputs;
+mod jobs;
+mod spends;
+
+use serde_json::{Map, Value};
+use serde_saphyr::Spanned;
+
+use crate::diagnostics::{Diagnostic, Span};
+use crate::manifest::{RawConfirm, RawOperation, RawSpends, span, span_of};
+use crate::model::{
+    ArgName, Async, Fixed, Idempotency, Lint, Method, Operation, Origin, ProbeInput, Returns,
+    Spends, Unsupported,
+};
+use crate::validate::Validator;
+
+pub(in crate::validate) use idempotency::{
+    Written, idempotency_parameter, inline_idempotency, needs_idempotency_key,
+};
+pub(in crate::validate) use inputs::is_env_name;
+pub(in crate::validate) use jobs::link_lists;
+
+/// The safety layer of one operation, as written (both modes read it the same way).
+#[derive(Default)]
+pub(in crate::validate) struct Safety {
+    pub spends: Option<Option<Spends>>,
+    pub async_: Option<Option<Async>>,
+    /// `None` when the written value is not a known setting (already reported).
+    pub idempotency: Option<Option<Written>>,
+    /// `confirm` as written (`{ when: … }` is `true`).
+    pub confirm: Option<bool>,
+    /// `confirm.when`, checked.
+    pub confirm_when: Option<String>,
+    pub lint_allow: Vec<Lint>,
+    pub args: Vec<ArgName>,
+    pub fixed: Vec<Fixed>,
+    pub probe: Option<ProbeInput>,
+}
+
+impl Safety {
+    /// Whether a call of `method` needs the person's yes because it cannot be undone
+    /// (`confirm`, default true on DELETE), and whether OpenAI should treat it as
+    /// consequential (its own default, true on every method but GET, unless the author
+    /// wrote `confirm: false`).
+    pub(super) fn confirm(&self, method: Method) -> (bool, bool) {
+        let confirm = self.confirm.unwrap_or(method == Method::Delete) && method != Method::Get;
+        let consequential = method != Method::Get && self.confirm != Some(false);
+        (confirm, consequential)
+    }
+
+    /// Whether `spends` and `async` are both checked and one of them is given: the
+    /// operations whose retry must not repeat the work.
+    pub(super) fn spends_or_async(&self) -> bool {
+        matches!(self.spends, Some(Some(_))) || matches!(self.async_, Some(Some(_)))
+    }
+
+    /// What `async.returns` says, when `async` is given and valid.
+    pub(super) fn returns(&self) -> Option<Returns> {
+        self.async_.as_ref()?.as_ref().map(|a| a.returns)
+    }
+}
+
+/// What names and places an operation: each mode finds these its own way.
+pub(in crate::validate) struct Head {
+    pub id: String,
+    pub method: Method,
+    pub path: String,
+    pub path_params: Vec<String>,
+    pub origin: Origin,
+}
+
+/// The rest of an operation without problems: its text, its Operation Object, its
+/// safety layer and the retry key the mode resolved.
+pub(in crate::validate) struct Body {
+    pub summary: String,
+    pub description: String,
+    pub http: Map<String, Value>,
+    pub safety: Safety,
+    pub idempotency: Idempotency,
+}
+
+impl Body {
+    /// For an operation with problems elsewhere: nothing spends, polls, confirms or is
+    /// consequential, so it is enough for the cross-operation checks; never rendered.
+    fn placeholder() -> Body {
+        Body {
+            summary: String::new(),
+            description: String::new(),
+            http: Map::new(),
+            safety: Safety {
+                confirm: Some(false),
+                ..Safety::default()
+            },
+            idempotency: Idempotency::Unsupported(Unsupported::Unknown),
+        }
+    }
+}
+
+/// The model's `Operation`, the one place both modes build it: `body` is `None` for an
+/// operation with problems elsewhere (a placeholder, never rendered). The defaults of
+/// the safety layer are applied here: `confirm` (and its `when`) and `consequential`
+/// from the method.
+pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operation {
+    let Head {
+        id,
+        method,
+        path,
+        path_params,
+        origin,
+    } = head;
+    let Body {
+        summary,
+        description,
+        http,
+        safety,
+        idempotency,
+    } = body.unwrap_or_else(Body::placeholder);
+    let (confirm, consequential) = safety.confirm(method);
+    Operation {
+        id,
+        method,
+        path,
+        path_params,
+        summary,
+        description,
+        http,
+        spends: safety.spends.flatten(),
+        async_: safety.async_.flatten(),
+        idempotency,
+        confirm,
+        confirm_when: safety.confirm_when.filter(|_| confirm),
+        consequential,
+        lint_allow: safety.lint_allow,
+        args: safety.args,
+        fixed: safety.fixed,
+        probe: safety.probe,
+        origin,
+    }
+}
+
+impl Validator {
+    /// `spends`, `async`, `confirm`, `idempotency` and `lintAllow` of one operation
+    /// (`name`: its id as findings name it); `is_get` says whether the first two and
+    /// `confirm: true` are forbidden.
+    pub(in crate::validate) fn safety(
+        &mut self,
+        raw: &RawOperation,
+        name: &str,
+        is_get: bool,
+    ) -> Safety {
+        if let (Some(c), true) = (&raw.confirm, is_get)
+            && c.value.value()
+        {
+            self.findings.push(Diagnostic::GetWithSideEffect {
+                id: name.to_string(),
+                what: "need the person's yes before each call (`confirm: true`)",
+                key: "confirm",
+                span: span(c),
+            });
+        }
+        if let (Some(c), Some(sp)) = (&raw.confirm, &raw.spends)
+            && !c.value.value()
+        {
+            self.findings.push(Diagnostic::ConfirmContradictsSpends {
+                span: span(c),
+                spends: span(sp),
+            });
+        }
+        if let (Some(sp), true) = (&raw.spends, is_get) {
+            self.findings.push(Diagnostic::GetWithSideEffect {
+                id: name.to_string(),
+                what: "spend the person's money",
+                key: "spends",
+                span: span(sp),
+            });
+        }
+        if let (Some(a), true) = (&raw.async_, is_get) {
+            self.findings.push(Diagnostic::GetWithSideEffect {
+                id: name.to_string(),
+                what: "start a job (be async)",
+                key: "async",
+                span: span(a),
+            });
+        }
+        let spends = raw.spends.as_ref().map(|s| self.spends(s));
+        let async_ = raw.async_.as_ref().map(|a| self.async_(a));
+        let idempotency = raw
+            .idempotency
+            .as_ref()
+            .map(|i| self.written_idempotency(i));
+        let lint_allow = raw
+            .lint_allow
+            .iter()
+            .flatten()
+            .filter_map(|id| self.lint_id(id))
+            .collect();
+        let args = self.args(raw);
+        let fixed = self.fixed(raw);
+        let probe = self.probe(raw);
+        let confirm_when = raw.confirm.as_ref().and_then(|c| self.confirm_when(c));
+        Safety {
+            spends,
+            async_,
+            idempotency,
+            confirm: raw.confirm.as_ref().map(|c| c.value.value()),
+            confirm_when,
+            lint_allow,
+            args,
+            fixed,
+            probe,
+        }
+    }
+
+    /// `confirm: { when: … }`: the condition, which must say something.
+    fn confirm_when(&mut self, c: &Spanned<RawConfirm>) -> Option<String> {
+        let RawConfirm::When(w) = &c.value else {
+            return None;
+        };
+        let Some(when) = &w.when else {
+            self.missing(
+                "when",
+                "`confirm`",
+                span(c),
+                "name the condition under which a call cannot be undone, e.g. `confirm: { when: \"type is rebuild or restore\" }`, or write `confirm: true`",
+            );
+            return None;
+        };
+        self.non_empty(
+            when,
+            "confirm.when",
+            "name the condition under which a call cannot be undone, e.g. `when: type is rebuild or restore`, or write `confirm: true`",
+        )
+    }
+}
+
+/// Where each part of an operation entry is (the entry itself where a part is absent).
+pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
+    let raw = &op.value;
+    let entry = span(op);
+    let at = |field: &Option<Spanned<String>>| field.as_ref().map_or(entry, span);
+    Origin {
+        entry,
+        id: id_span(op),
+        path: at(&raw.path),
+        summary: at(&raw.summary),
+        description: at(&raw.description),
+        description_from_base: false,
+        spends: raw.spends.as_ref().map(span),
+        note: spends_part(raw, |s| s.note.as_ref()),
+        when: spends_part(raw, |s| s.when.as_ref()),
+        confirm_when: raw.confirm.as_ref().and_then(|c| match &c.value {
+            RawConfirm::When(w) => w.when.as_ref().map(span),
+            RawConfirm::Flag(_) => None,
+        }),
+        poll_with: raw
+            .async_
+            .as_ref()
+            .and_then(|a| a.value.poll_with.as_ref())
+            .map(span),
+        idempotency: raw.idempotency.as_ref().map(span),
+        // Where the schemas are defined: a schema reused through a YAML alias is one
+        // schema, and findings about it point at (and are reported once for) its anchor.
+        input: raw.input.as_ref().map(|s| span_of(&s.defined)),
+        output: raw.output.as_ref().map(|s| span_of(&s.defined)),
+        query: raw
+            .query
+            .iter()
+            .flatten()
+            .map(|q| {
+                let name = q.value.name.as_ref().map(|n| n.value.clone());
+                (name.unwrap_or_default(), span_of(&q.defined))
+            })
+            .collect(),
+    }
+}
+
+/// Where a key inside `spends` is written.
+fn spends_part(
+    raw: &RawOperation,
+    part: impl Fn(&RawSpends) -> Option<&Spanned<String>>,
+) -> Option<Span> {
+    raw.spends.as_ref().and_then(|s| part(&s.value)).map(span)
+}
+
+fn id_span(op: &Spanned<RawOperation>) -> Span {
+    let raw = &op.value;
+    raw.id
+        .as_ref()
+        .or(raw.operation.as_ref())
+        .map(span)
+        .unwrap_or_else(|| span(op))
+}
