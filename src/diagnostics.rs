@@ -758,6 +758,25 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An `openapi:` fragment gives its operation `servers`: replaced by `publicUrl` in the outputs.
+    ///
+    /// `service.publicUrl` is where the agent calls every operation (docs/servers.md). By
+    /// OpenAPI's rules an operation's own `servers` would win over it, so every client
+    /// would send that operation, and the person's credential, elsewhere. As in base mode,
+    /// the outputs leave the operation's `servers` out; the URLs are still checked
+    /// (`bad-url`).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "the `openapi:` fragment gives this operation its own `servers`, which would override `publicUrl`: left out of the outputs"
+    )]
+    #[diagnostic(help(
+        "remove `servers` from the fragment; to call another host, make `publicUrl` a gateway in front of it"
+    ))]
+    FragmentServersReplaced {
+        #[label("this fragment")]
+        span: Span,
+    },
+
     /// Without `publicUrl`, the exposed operations call different hosts.
     ///
     /// Base mode without `service.publicUrl`: the exposed operations resolve to
@@ -1019,6 +1038,34 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// Schemas of the base document that client generators would give one class name: retitled in the outputs.
+    ///
+    /// Client generators (openapi-python-client among them) name a class after a
+    /// schema's `title`, within a scope: the component schemas, the schemas of one
+    /// operation, and the schemas one schema holds (its properties and
+    /// `additionalProperties`, with their `items` and `anyOf`/`oneOf` alternatives, and
+    /// those of its inline `allOf` parts). Two titles of one scope that differ only in
+    /// case and punctuation make two classes of one name, and the generator drops the
+    /// operation. A title is an annotation, so the outputs give each later schema its
+    /// place after its title (`param` → `param (alipay)`), which changes no request; the
+    /// base file is left as it is. See docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "the base document titles {count} schemas of one scope `{title}` (the first at `{first}`, the next at `{second}`): in the outputs each but the first has its place added, e.g. `{renamed}`"
+    )]
+    #[diagnostic(help(
+        "nothing to do: a title changes no request; tell the provider so its own clients get distinct names"
+    ))]
+    DuplicateTitle {
+        title: String,
+        count: usize,
+        first: String,
+        second: String,
+        renamed: String,
+        #[label("a title used before in this scope")]
+        span: Span,
+    },
+
     /// An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused.
     ///
     /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)
@@ -1261,8 +1308,9 @@ pub enum Diagnostic {
     ///
     /// The description the model reads (with the generated sentences) is longer
     /// than `max` characters (default 300, OpenAI GPT Actions' limit). It points at
-    /// the author's words that make it longest — the description, or the
-    /// `spends.note` or `spends.when` the cost sentence repeats — and its help says
+    /// the author's words that make it longest — the description, the
+    /// `spends.note` or `spends.when` the cost sentence repeats, or the `confirm.when`
+    /// the permanence sentence repeats — and its help says
     /// which (in base mode, that the text is the base document's; when the
     /// generated sentences alone are over `max`, that only raising it helps).
     #[strum_discriminants(strum(props(level = "allow")))]

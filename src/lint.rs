@@ -170,8 +170,9 @@ pub fn run(
     out
 }
 
-/// Of the author's words in the model-facing text (the description, and the note and
-/// condition the cost sentence repeats), the longest: where `description-too-long`
+/// Of the author's words in the model-facing text (the description, the note and
+/// condition the cost sentence repeats, and the condition the permanence sentence
+/// repeats), the longest: where `description-too-long`
 /// points, with help naming it. The summary is not among them: it is never part of
 /// the description.
 fn longest_part(op: &Operation, length: usize, max: usize) -> (crate::diagnostics::Span, String) {
@@ -186,6 +187,9 @@ fn longest_part(op: &Operation, length: usize, max: usize) -> (crate::diagnostic
         if let (Some(when), Some(at)) = (&s.when, op.origin.when) {
             parts.push((chars(when), at, "when"));
         }
+    }
+    if let (Some(when), Some(at)) = (&op.confirm_when, op.origin.confirm_when) {
+        parts.push((chars(when), at, "confirm.when"));
     }
     // The first of equals: the description, which the author controls most freely.
     let (size, span, part) = parts
@@ -207,6 +211,9 @@ fn longest_part(op: &Operation, length: usize, max: usize) -> (crate::diagnostic
         ),
         "when" => format!(
             "`spends.when` is {size} of the {length} characters: the cost sentence repeats it, so shorten it; the generated sentences must stay, {raise}"
+        ),
+        "confirm.when" => format!(
+            "`confirm.when` is {size} of the {length} characters: the permanence sentence repeats it, so shorten it; the generated sentences must stay, {raise}"
         ),
         _ if op.origin.description_from_base => format!(
             "the description is the base document's, {size} of the {length} characters: write a shorter `description:` on this entry (the generated sentences must stay), {raise}"

@@ -156,6 +156,8 @@ pub struct Origin {
     /// `spends.note` and `spends.when`, the author's words inside the cost sentence.
     pub note: Option<Span>,
     pub when: Option<Span>,
+    /// `confirm.when`, the author's words inside the permanence sentence.
+    pub confirm_when: Option<Span>,
     pub poll_with: Option<Span>,
     pub idempotency: Option<Span>,
     /// Inline mode: the request and response schemas and each query parameter.

@@ -24,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
+use super::places::Kind as Object;
 use super::{Syntax, parse_json, parse_yaml};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::input::{self, InputError, Scope, What};
@@ -203,6 +204,7 @@ pub(crate) fn bundle(mut root: Value, file: SourceFile, reader: Option<&RefReade
             b.taken.entry(section.clone()).or_default().extend(names);
         }
     }
+    b.adopt_root_components(&root);
     let mut out = String::new();
     b.walk(&mut root, 0, Kind::Document, &mut out, 0);
     while let Some(job) = b.queue.pop_front() {
@@ -337,6 +339,55 @@ impl<'a> Bundler<'a> {
         }
     }
 
+    /// A root component that is only a file `$ref` (`Pet: {$ref: models/pet.yaml}`) is
+    /// that file's object: it is bundled under the root's own name, and every other
+    /// reference to the same target names it, instead of the root's entry becoming an
+    /// alias of a new `pet` component. (With a key beside the `$ref`, the entry says more
+    /// than its target: it stays an alias.)
+    fn adopt_root_components(&mut self, root: &Value) {
+        let Some(components) = root.get("components").and_then(Value::as_object) else {
+            return;
+        };
+        for (section, entries) in components {
+            let Kind::Each(object) = Kind::Components.child(section) else {
+                continue;
+            };
+            let kind = Kind::Object(object);
+            let Some(section) = kind.section() else {
+                continue;
+            };
+            for (name, entry) in entries.as_object().into_iter().flatten() {
+                let Some(Value::String(reference)) = entry.get("$ref") else {
+                    continue;
+                };
+                if entry.as_object().is_none_or(|m| m.len() != 1) || reference.starts_with('#') {
+                    continue;
+                }
+                // A reference that cannot be followed is reported by the walk.
+                let Ok((target, pointer)) = self.target(reference, 0, 0) else {
+                    continue;
+                };
+                let key = (target, pointer.clone(), section);
+                if target == 0
+                    || self.assigned.contains_key(&key)
+                    || self.value_at(target, &pointer).is_none()
+                {
+                    continue;
+                }
+                let local = format!("#/components/{section}/{}", escape(name));
+                self.assigned.insert(key, local);
+                self.queue.push_back(Job {
+                    file: target,
+                    pointer,
+                    kind,
+                    section,
+                    name: name.clone(),
+                    depth: 1,
+                });
+            }
+        }
+    }
+
     /// Rewrites every reference in `value` (of `kind`, in file `file`, at bundled
     /// pointer `out`, `depth` files from the root).
     fn walk(&mut self, value: &mut Value, file: usize, kind: Kind, out: &mut String, depth: usize) {
@@ -392,7 +443,13 @@ impl<'a> Bundler<'a> {
             return;
         }
         let reference = target.clone();
-        match self.component_ref(&reference, file, Kind::Schema, "schemas", depth) {
+        match self.component_ref(
+            &reference,
+            file,
+            Kind::Object(Object::Schema),
+            "schemas",
+            depth,
+        ) {
             Ok(local) => *value = Value::String(local),
             Err(problem) => {
                 self.problems.insert(out.to_string(), problem);
@@ -780,90 +837,41 @@ fn is_url(path: &str) -> bool {
 enum Kind {
     Document,
     Components,
-    PathItem,
-    Operation,
-    Parameter,
-    Header,
-    RequestBody,
-    Response,
-    MediaType,
-    Encoding,
-    Schema,
-    Example,
-    Link,
-    SecurityScheme,
-    Callback,
+    /// An object the specification defines (a path item, a schema, …).
+    Object(Object),
     /// A discriminator (its `mapping` holds references).
     Discriminator,
     /// A discriminator's mapping: each value a reference or a schema name.
     Mapping,
     /// A map or list whose every value is of one kind (`properties`, `parameters`,
     /// `responses`, `paths`, …).
-    Each(Inner),
+    Each(Object),
     /// An enum's or a const's value: `$ref` there is data.
     Data,
     /// Anything else (`info`, `tags`, extensions): references are copied into place.
     Other,
 }
 
-/// The kinds an `Each` holds (`Kind` cannot hold itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Inner {
-    PathItem,
-    Operation,
-    Parameter,
-    Header,
-    RequestBody,
-    Response,
-    MediaType,
-    Encoding,
-    Schema,
-    Example,
-    Link,
-    SecurityScheme,
-    Callback,
-}
-
-impl Inner {
-    fn kind(self) -> Kind {
-        match self {
-            Inner::PathItem => Kind::PathItem,
-            Inner::Operation => Kind::Operation,
-            Inner::Parameter => Kind::Parameter,
-            Inner::Header => Kind::Header,
-            Inner::RequestBody => Kind::RequestBody,
-            Inner::Response => Kind::Response,
-            Inner::MediaType => Kind::MediaType,
-            Inner::Encoding => Kind::Encoding,
-            Inner::Schema => Kind::Schema,
-            Inner::Example => Kind::Example,
-            Inner::Link => Kind::Link,
-            Inner::SecurityScheme => Kind::SecurityScheme,
-            Inner::Callback => Kind::Callback,
-        }
-    }
-}
-
 impl Kind {
     /// The component section a reference to an object of this kind is named in.
     fn section(self) -> Option<&'static str> {
         Some(match self {
-            Kind::Schema => "schemas",
-            Kind::Response => "responses",
-            Kind::Parameter => "parameters",
-            Kind::RequestBody => "requestBodies",
-            Kind::Header => "headers",
-            Kind::Example => "examples",
-            Kind::Link => "links",
-            Kind::SecurityScheme => "securitySchemes",
-            Kind::Callback => "callbacks",
+            Kind::Object(Object::Schema) => "schemas",
+            Kind::Object(Object::Response) => "responses",
+            Kind::Object(Object::Parameter) => "parameters",
+            Kind::Object(Object::RequestBody) => "requestBodies",
+            Kind::Object(Object::Header) => "headers",
+            Kind::Object(Object::Example) => "examples",
+            Kind::Object(Object::Link) => "links",
+            Kind::Object(Object::SecurityScheme) => "securitySchemes",
+            Kind::Object(Object::Callback) => "callbacks",
             _ => return None,
         })
     }
 
     /// The kind of the value under `key`.
     fn child(self, key: &str) -> Kind {
-        use Inner as I;
+        use Object as I;
         let each = Kind::Each;
         match (self, key) {
             (Kind::Document, "paths" | "webhooks" | "x-webhooks") => each(I::PathItem),
@@ -882,26 +890,37 @@ impl Kind {
                 "mediaTypes" => each(I::MediaType),
                 _ => Kind::Other,
             },
-            (Kind::PathItem | Kind::Operation, "parameters") => each(I::Parameter),
-            (Kind::PathItem, "additionalOperations") => each(I::Operation),
-            (Kind::PathItem, m) if is_method(m) => Kind::Operation,
-            (Kind::Operation, "requestBody") => Kind::RequestBody,
-            (Kind::Operation, "responses") => each(I::Response),
-            (Kind::Operation, "callbacks") => each(I::Callback),
-            (Kind::Callback, _) => Kind::PathItem,
-            (Kind::Parameter | Kind::Header, "schema") => Kind::Schema,
-            (Kind::Parameter | Kind::Header | Kind::MediaType, "examples") => each(I::Example),
-            (Kind::Parameter | Kind::Header | Kind::RequestBody | Kind::Response, "content") => {
-                each(I::MediaType)
+            (Kind::Object(Object::PathItem | Object::Operation), "parameters") => {
+                each(I::Parameter)
             }
-            (Kind::Response | Kind::Encoding, "headers") => each(I::Header),
-            (Kind::Response, "links") => each(I::Link),
-            (Kind::MediaType, "schema" | "itemSchema") => Kind::Schema,
-            (Kind::MediaType, "encoding") => each(I::Encoding),
-            (Kind::Schema, k) => schema_child(k),
+            (Kind::Object(Object::PathItem), "additionalOperations") => each(I::Operation),
+            (Kind::Object(Object::PathItem), m) if is_method(m) => Kind::Object(Object::Operation),
+            (Kind::Object(Object::Operation), "requestBody") => Kind::Object(Object::RequestBody),
+            (Kind::Object(Object::Operation), "responses") => each(I::Response),
+            (Kind::Object(Object::Operation), "callbacks") => each(I::Callback),
+            (Kind::Object(Object::Callback), _) => Kind::Object(Object::PathItem),
+            (Kind::Object(Object::Parameter | Object::Header), "schema") => {
+                Kind::Object(Object::Schema)
+            }
+            (Kind::Object(Object::Parameter | Object::Header | Object::MediaType), "examples") => {
+                each(I::Example)
+            }
+            (
+                Kind::Object(
+                    Object::Parameter | Object::Header | Object::RequestBody | Object::Response,
+                ),
+                "content",
+            ) => each(I::MediaType),
+            (Kind::Object(Object::Response | Object::Encoding), "headers") => each(I::Header),
+            (Kind::Object(Object::Response), "links") => each(I::Link),
+            (Kind::Object(Object::MediaType), "schema" | "itemSchema") => {
+                Kind::Object(Object::Schema)
+            }
+            (Kind::Object(Object::MediaType), "encoding") => each(I::Encoding),
+            (Kind::Object(Object::Schema), k) => schema_child(k),
             (Kind::Discriminator, "mapping") => Kind::Mapping,
             (Kind::Each(_), k) if k.starts_with("x-") => Kind::Other,
-            (Kind::Each(inner), _) => inner.kind(),
+            (Kind::Each(inner), _) => Kind::Object(inner),
             (Kind::Data, _) => Kind::Data,
             _ => Kind::Other,
         }
@@ -910,8 +929,8 @@ impl Kind {
     /// The kind of a list's items.
     fn item(self) -> Kind {
         match self {
-            Kind::Each(inner) => inner.kind(),
-            Kind::Schema => Kind::Schema,
+            Kind::Each(inner) => Kind::Object(inner),
+            Kind::Object(Object::Schema) => Kind::Object(Object::Schema),
             Kind::Data => Kind::Data,
             _ => Kind::Other,
         }
@@ -922,7 +941,7 @@ impl Kind {
 fn schema_child(key: &str) -> Kind {
     match key {
         "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-            Kind::Each(Inner::Schema)
+            Kind::Each(Object::Schema)
         }
         // Values, not schemas: a `$ref` in `example` is copied into place (published
         // documents refer to example files so, and bundlers read them so), but one in an
@@ -933,7 +952,7 @@ fn schema_child(key: &str) -> Kind {
         "xml" | "externalDocs" => Kind::Other,
         k if k.starts_with("x-") => Kind::Other,
         // allOf, items, not, additionalProperties, …: subschemas, one or a list.
-        _ => Kind::Schema,
+        _ => Kind::Object(Object::Schema),
     }
 }
 
@@ -1022,6 +1041,52 @@ mod tests {
             read,
             ["a.yaml<paths", "Error.yaml<models", "Error.json<shared"]
         );
+    }
+
+    /// A root component that is only a file `$ref` is that file's object: bundled
+    /// under the root's name (references to the same target from other files name it
+    /// too), not as an alias of a new component.
+    #[test]
+    fn a_root_component_that_is_a_file_ref_is_bundled_as_itself() {
+        let root = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    $ref: paths/a.yaml\ncomponents:\n  schemas:\n    Pet: {$ref: models/pet.yaml}\n    Also: {$ref: models/pet.yaml}\n    Described: {$ref: models/owner.yaml, description: The owner.}\n";
+        let files = [
+            ("api.yaml", root),
+            (
+                "paths/a.yaml",
+                "get:\n  operationId: getA\n  responses:\n    '200':\n      description: ok\n      content:\n        application/json:\n          schema: {$ref: '../models/pet.yaml'}\n",
+            ),
+            (
+                "models/pet.yaml",
+                "type: object\nproperties:\n  self: {$ref: pet.yaml}\n  owner: {$ref: owner.yaml}\n",
+            ),
+            ("models/owner.yaml", "type: string\n"),
+        ];
+        let (dir, reader) = folder(&files);
+        let base = load(&dir, &reader);
+        let op = base.get("/paths/~1a/get").unwrap();
+        assert_eq!(
+            op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/Pet"
+        );
+        let schemas = base.get("/components/schemas").unwrap();
+        let names: Vec<&str> = schemas
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        // `Described` has a key beside its `$ref`: it stays an alias of its own target.
+        assert_eq!(names, ["Pet", "Also", "Described", "owner"]);
+        assert_eq!(schemas["Pet"]["type"], "object");
+        assert_eq!(
+            schemas["Pet"]["properties"]["self"]["$ref"],
+            "#/components/schemas/Pet"
+        );
+        assert_eq!(schemas["Also"]["$ref"], "#/components/schemas/Pet");
+        assert_eq!(schemas["Described"]["$ref"], "#/components/schemas/owner");
+        // Spans of the bundled component point into its file.
+        let span = base.span("/components/schemas/Pet/properties");
+        assert!(span.offset() >= crate::diagnostics::next_start(0, root.len()));
     }
 
     /// Spans of nodes copied from a file point into that file, offset past the files

@@ -116,6 +116,8 @@ const MONEY_RESOURCES: &[(&str, &str)] = &[
     ("transfers", "creates a transfer"),
     ("disbursement", "creates a disbursement"),
     ("disbursements", "creates a disbursement"),
+    // Plural only: `POST /check` is as often a verb ("check an address").
+    ("checks", "creates a check"),
 ];
 
 /// What a provider charges for sending, whatever the operation's text says: a POST to
@@ -211,7 +213,7 @@ fn reverses(op: &BaseOperation, object: &Map<String, Value>) -> bool {
     names.iter().any(|w| REVERSALS.contains(&w.as_str()))
 }
 
-/// A POST to a collection of payouts, transfers, SMS or letters, or of messages or
+/// A POST to a collection of payouts, transfers, checks, SMS or letters, or of messages or
 /// calls that its text says it sends or places.
 fn sends(op: &BaseOperation, texts: &[&str]) -> Option<Cost> {
     if op.method != "post" {
@@ -335,6 +337,17 @@ mod tests {
         assert_eq!(
             post("/v1/payouts", "p", "Create", ""),
             Some(Cost::Sends("creates a payout".to_string()))
+        );
+        // Lob's `check_create`: the text says nothing of money, but a check pays its
+        // amount out of the person's bank account (and Lob charges for printing it).
+        assert_eq!(
+            post(
+                "/v1/checks",
+                "check_create",
+                "Create",
+                "Creates a new check with the provided properties."
+            ),
+            Some(Cost::Sends("creates a check".to_string()))
         );
         assert_eq!(
             post(

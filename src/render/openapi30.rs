@@ -316,10 +316,14 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// `anyOf`/`oneOf` of one schema and `{type: "null"}` (the 3.1 way to say "or null") →
-/// that schema with `nullable: true`; a `$ref` is wrapped in `allOf` (3.0 allows no
-/// keyword beside `$ref`), as is a schema whose keywords clash with the outer ones. 3.0
-/// reads `nullable` only beside `type`, so a wrapped reference gets its target's type.
+/// `anyOf`/`oneOf` of schemas and `{type: "null"}` (the 3.1 way to say "or null") → the
+/// 3.0 form that accepts the same values. 3.0.3 reads `nullable: true` only beside
+/// `type`, and it adds null to that `type` alone: every other keyword (an `allOf`
+/// around a `$ref` included) still refuses null. So an inline schema with a type takes
+/// `nullable: true` itself (one branch: merged into the outer schema; several: each
+/// branch, the first only for `oneOf`, where a value must match exactly one); anything
+/// else (a `$ref`, a schema of no single type, keywords that clash with the outer ones)
+/// keeps its union, with `{type: "null"}` written as a schema that accepts only null.
 fn nullable_union(
     map: &Map<String, Value>,
     types: &HashMap<String, Value>,
@@ -340,63 +344,47 @@ fn nullable_union(
         .filter(|(k, _)| *k != key)
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    // 3.0 reads `nullable` only beside `type`: the branches' common type, when they agree.
     let common = rest
         .iter()
         .map(|s| type_of(s, types))
         .reduce(|a, b| if a == b { a } else { None })
         .flatten();
-    let [inner] = rest.as_slice() else {
-        // Several branches besides null: null goes into the branches (the first only for
-        // `oneOf`, where a value must match exactly one), each of which gets its type.
-        let mut branches: Vec<Value> = rest.iter().map(|s| (*s).clone()).collect();
-        let mut typed = true;
-        for (i, branch) in branches.iter_mut().enumerate() {
-            if key == "oneOf" && i > 0 {
-                continue;
-            }
-            match nullable_branch(branch, types) {
-                Some(b) => *branch = b,
-                None => typed = false,
-            }
-        }
-        if typed {
-            out.insert(key.into(), Value::Array(branches));
-        } else {
-            if let Some(t) = common
-                && !out.contains_key("type")
-            {
-                out.insert("type".into(), t);
-            }
-            out.insert(
-                key.into(),
-                Value::Array(rest.into_iter().cloned().collect()),
-            );
-            out.insert("nullable".into(), json!(true));
-        }
-        return Some(out);
-    };
-    match inner.as_object() {
-        Some(inner)
-            if !inner.contains_key("$ref") && inner.keys().all(|k| !out.contains_key(k)) =>
+    if let [inner] = rest.as_slice() {
+        if let Some(inner) = own_type(inner)
+            && inner.keys().all(|k| !out.contains_key(k))
         {
             out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
-            if let Some(t) = common
-                && !out.contains_key("type")
-            {
-                out.insert("type".into(), t);
-            }
+            out.insert("nullable".into(), json!(true));
+            return Some(out);
         }
-        _ => {
-            if let Some(t) = common
-                && !out.contains_key("type")
-            {
-                out.insert("type".into(), t);
+    } else {
+        let mut branches: Vec<Value> = rest.iter().map(|s| (*s).clone()).collect();
+        let typed = branches.iter_mut().enumerate().all(|(i, branch)| {
+            if key == "oneOf" && i > 0 {
+                return true;
             }
-            out.insert("allOf".into(), json!([inner]));
+            nullable_branch(branch).map(|b| *branch = b).is_some()
+        });
+        if typed {
+            out.insert(key.into(), Value::Array(branches));
+            return Some(out);
         }
     }
-    out.insert("nullable".into(), json!(true));
+    let only_null = match common {
+        Some(t) => json!({ "type": t, "nullable": true, "enum": [null] }),
+        None => json!({ "enum": [null] }),
+    };
+    let branches = list
+        .iter()
+        .map(|s| {
+            if is_null(s) {
+                only_null.clone()
+            } else {
+                s.clone()
+            }
+        })
+        .collect();
+    out.insert(key.into(), Value::Array(branches));
     Some(out)
 }
 
@@ -419,19 +407,24 @@ fn type_of(schema: &Value, types: &HashMap<String, Value>) -> Option<Value> {
         .flatten()
 }
 
-/// One branch of a nullable union, made to accept null itself (3.0 style), when its
-/// type is known.
-fn nullable_branch(branch: &Value, types: &HashMap<String, Value>) -> Option<Value> {
-    let t = type_of(branch, types)?;
-    let map = branch.as_object()?;
-    Some(if map.contains_key("$ref") {
-        json!({ "type": t, "nullable": true, "allOf": [branch] })
-    } else {
-        let mut out = map.clone();
-        out.entry("type").or_insert(t);
-        out.insert("nullable".into(), json!(true));
-        Value::Object(out)
+/// A schema that `nullable: true` makes accept null in 3.0: an inline one with a
+/// single `type` of its own and nothing else that refuses null whatever `nullable`
+/// says (a `$ref`, `allOf`/`anyOf`/`oneOf`, `not`).
+fn own_type(schema: &Value) -> Option<&Map<String, Value>> {
+    schema.as_object().filter(|m| {
+        m.get("type").is_some_and(Value::is_string)
+            && ["$ref", "allOf", "anyOf", "oneOf", "not"]
+                .iter()
+                .all(|k| !m.contains_key(*k))
     })
+}
+
+/// One branch of a nullable union, made to accept null itself (3.0 style), when
+/// `nullable` can say it there.
+fn nullable_branch(branch: &Value) -> Option<Value> {
+    let mut out = own_type(branch)?.clone();
+    out.insert("nullable".into(), json!(true));
+    Some(Value::Object(out))
 }
 
 /// `{$ref, description, …}` (3.1 applies keywords beside `$ref`; 3.0 ignores them) →

@@ -40,9 +40,4 @@ impl Findings {
     pub(super) fn into_vec(self) -> Vec<Finding> {
         self.list
     }
-
-    #[cfg(test)]
-    pub(super) fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
 }

@@ -187,6 +187,7 @@ pub fn validate(
                 );
             }
             v.drop_invalid_examples(base, &mut document.root, &mut operations);
+            v.repair_duplicate_titles(base, &mut document.root, &mut operations);
             let scheme = base_document::auth_scheme(&document);
             let client_credentials =
                 scheme == AuthScheme::OAuth2 && base_document::client_credentials_only(&document);

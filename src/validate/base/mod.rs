@@ -7,7 +7,8 @@
 //! `info`; `document.rs` builds the document around the operations; `official_schema.rs`
 //! checks what is kept against the official schema of its version; `v32.rs` (3.2 → 3.1)
 //! and `upgrade.rs` (3.0 → 3.1) convert it; `examples.rs` leaves out examples their own
-//! schema refuses; `servers.rs` decides where each operation is called.
+//! schema refuses; `titles.rs` makes distinct the titles generators would give one
+//! class name; `servers.rs` decides where each operation is called.
 //! Must never: change the HTTP the provider describes, beyond the edits each file names.
 
 pub(super) mod document;
@@ -16,5 +17,6 @@ mod official_schema;
 mod operation;
 pub(super) mod servers;
 pub(super) mod service;
+mod titles;
 pub(super) mod upgrade;
 mod v32;

@@ -8,8 +8,10 @@
 //! server URL that breaks the rules of `publicUrl` and `servers:` (credentials, a
 //! scheme other than https, a query; `bad-url`), an Operation Object the official
 //! OpenAPI 3.1 schema rejects, or a Schema Object the JSON Schema 2020-12 meta-schema
-//! rejects (`invalid-openapi-fragment`, naming the place inside the fragment). Server
-//! URLs are written back as `servers:` writes them (no trailing slash).
+//! rejects (`invalid-openapi-fragment`, naming the place inside the fragment). The
+//! fragment's `servers` are then left out of the operation, with a
+//! `fragment-servers-replaced` warning: `publicUrl` is where the agent calls every
+//! operation, and an operation's own servers would win over it (docs/servers.md).
 //! Must never: check an operation without a fragment (the generator's own output is
 //! proven valid by the test suite, not at run time), or let a fragment through because
 //! the operation around it is valid.
@@ -21,7 +23,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::diagnostics::{Diagnostic, Span};
+use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::model::Names as _;
 use crate::model::{Method, escape};
 use crate::validate::Validator;
@@ -113,26 +115,33 @@ impl Validator {
         }
     }
 
-    /// Each `servers[].url` follows the rules of `publicUrl` and `servers:`: the agent
-    /// sends the person's credential there.
+    /// Each `servers[].url` follows the rules of `publicUrl` and `servers:` (the author
+    /// is told of a bad URL); then the `servers` are left out, since `publicUrl` is where
+    /// the agent calls.
     fn fragment_servers(&mut self, http: &mut Map<String, Value>, at: Span) {
         let Some(Value::Array(servers)) = http.get_mut("servers") else {
             return;
         };
-        for server in servers {
-            let Some(Value::String(url)) = server.get_mut("url") else {
+        for server in servers.iter() {
+            let Some(Value::String(url)) = server.get("url") else {
                 // Not a string, or absent: the OpenAPI schema reports it.
                 continue;
             };
-            match check_url(url.trim()) {
-                Ok(checked) => *url = checked,
-                Err(reason) => self.findings.push(Diagnostic::BadUrl {
+            if let Err(reason) = check_url(url.trim()) {
+                self.findings.push(Diagnostic::BadUrl {
                     key: "openapi.servers.url",
                     reason: format!("`{}`: {reason}", url.escape_debug()),
                     span: at,
-                }),
+                });
             }
         }
+        // `publicUrl` (required inline) is where the agent calls every operation, as in
+        // base mode (docs/servers.md); the operation's own `servers` would win over it.
+        http.shift_remove("servers");
+        self.findings
+            .add(Finding::warning(Diagnostic::FragmentServersReplaced {
+                span: at,
+            }));
     }
 }
 
@@ -238,6 +247,7 @@ fn content_schemas<'a>(value: &'a Value, at: &str, out: &mut Vec<(String, &'a Va
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostics::Severity;
 
     #[test]
     fn the_vendored_schema_compiles_and_is_live() {
@@ -257,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn a_good_fragment_passes_and_its_servers_lose_a_trailing_slash() {
+    fn a_fragments_servers_are_left_out_with_a_warning() {
         let mut v = Validator::default();
         let mut http = json!({
             "servers": [{ "url": "https://eu.api.example/v1/" }],
@@ -269,8 +279,22 @@ mod tests {
         .cloned()
         .unwrap();
         v.merged_fragment(&mut http, Method::Post, (0, 1).into());
-        assert!(v.findings.is_empty(), "{:?}", v.findings.into_vec());
-        assert_eq!(http["servers"][0]["url"], "https://eu.api.example/v1");
+        let findings = std::mem::take(&mut v.findings).into_vec();
+        let found: Vec<_> = findings
+            .iter()
+            .map(|f| (&f.diagnostic, f.severity))
+            .collect();
+        assert!(
+            matches!(
+                found.as_slice(),
+                [(
+                    Diagnostic::FragmentServersReplaced { .. },
+                    Severity::Warning
+                )]
+            ),
+            "{found:?}"
+        );
+        assert!(!http.contains_key("servers"));
         assert!(http.contains_key("externalDocs") && http.contains_key("responses"));
     }
 

@@ -260,6 +260,10 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
         spends: raw.spends.as_ref().map(span),
         note: spends_part(raw, |s| s.note.as_ref()),
         when: spends_part(raw, |s| s.when.as_ref()),
+        confirm_when: raw.confirm.as_ref().and_then(|c| match &c.value {
+            RawConfirm::When(w) => w.when.as_ref().map(span),
+            RawConfirm::Flag(_) => None,
+        }),
         poll_with: raw
             .async_
             .as_ref()

@@ -1,0 +1,135 @@
+//! openapi.3.0.json means what openapi.json means: each schema accepts the same values,
+//! read as a 3.0.3 reader reads it (`nullable: true` adds null to the `type` beside it
+//! and to nothing else; every other keyword, `allOf` included, keeps refusing null).
+//!
+//! The forms are the ways real 3.1 documents say "or null" (the AssemblyAI document
+//! writes `oneOf: [{$ref}, {type: "null"}]`); each is checked on a handful of values of
+//! every JSON type.
+
+use std::sync::Arc;
+
+use connectorgen::model::Target;
+use connectorgen::{Options, analyze_with};
+use serde_json::{Map, Value, json};
+
+/// The "or null" forms, each the output of one operation.
+const FORMS: [&str; 9] = [
+    r##"{ "oneOf": [{ "$ref": "#/components/schemas/Code" }, { "type": "null" }] }"##,
+    r##"{ "anyOf": [{ "type": "null" }, { "$ref": "#/components/schemas/Shared" }], "description": "Or nothing." }"##,
+    r##"{ "anyOf": [{ "$ref": "#/components/schemas/Code" }, { "$ref": "#/components/schemas/Count" }, { "type": "null" }] }"##,
+    r##"{ "oneOf": [{ "$ref": "#/components/schemas/Code" }, { "$ref": "#/components/schemas/Shared" }, { "type": "null" }] }"##,
+    r##"{ "anyOf": [{ "$ref": "#/components/schemas/Either" }, { "type": "null" }] }"##,
+    r#"{ "anyOf": [{ "type": "string", "maxLength": 3 }, { "type": "null" }] }"#,
+    r#"{ "type": ["integer", "null"], "minimum": 2 }"#,
+    r##"{ "oneOf": [{ "allOf": [{ "$ref": "#/components/schemas/Code" }], "description": "A code." }, { "type": "null" }] }"##,
+    r##"{ "type": "object", "properties": { "code": { "oneOf": [{ "$ref": "#/components/schemas/Code" }, { "type": "null" }] } } }"##,
+];
+
+fn manifest() -> String {
+    let mut y = String::from(
+        "version: 1\nservice:\n  name: Forms\n  version: 1.0.0\n  \
+         description: Reads forms.\n  publicUrl: https://api.forms.example\n  \
+         dashboardUrl: https://forms.example/keys\n\
+         schemas:\n  \
+         Shared: {type: object, properties: {code: {type: string}}, required: [code]}\n  \
+         Code: {type: string, maxLength: 4}\n  \
+         Count: {type: integer}\n  \
+         Either: {anyOf: [{type: string}, {type: integer}]}\n\
+         operations:\n",
+    );
+    for (i, form) in FORMS.iter().enumerate() {
+        y += &format!(
+            "  - id: read{i}\n    method: get\n    path: /v1/forms{i}\n    \
+             summary: Read form {i}\n    description: Read-only. Changes nothing.\n    \
+             output: {form}\n"
+        );
+    }
+    y
+}
+
+/// A 3.0.3 schema as JSON Schema 2020-12: `type: T, nullable: true` → `type: [T, null]`;
+/// `nullable` without `type` does nothing (3.0.3, "only if type is explicitly defined
+/// within the same Schema Object").
+fn from_30(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut out: Map<String, Value> = map
+                .iter()
+                .filter(|(k, _)| *k != "nullable" && *k != "example")
+                .map(|(k, v)| (k.clone(), from_30(v)))
+                .collect();
+            if map.get("nullable") == Some(&json!(true))
+                && let Some(Value::String(t)) = map.get("type")
+            {
+                out.insert("type".into(), json!([t, "null"]));
+            }
+            Value::Object(out)
+        }
+        Value::Array(list) => Value::Array(list.iter().map(from_30).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The values of `samples` that `schema` accepts, its `#/components/…` references
+/// resolved in `doc`.
+fn accepted(doc: &Value, schema: &Value, samples: &[Value]) -> Vec<Value> {
+    let mut root = schema.as_object().cloned().unwrap_or_default();
+    root.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    root.insert("components".into(), doc["components"].clone());
+    let validator = jsonschema::validator_for(&Value::Object(root)).expect("schema compiles");
+    samples
+        .iter()
+        .filter(|v| validator.is_valid(v))
+        .cloned()
+        .collect()
+}
+
+fn output_schema(doc: &Value, i: usize) -> &Value {
+    &doc["paths"][format!("/v1/forms{i}")]["get"]["responses"]["200"]["content"]["application/json"]
+        ["schema"]
+}
+
+#[test]
+fn every_or_null_form_accepts_the_same_values_in_3_0() {
+    let options = Options {
+        targets: Some(vec![Target::Muse, Target::Openapi30]),
+        ..Options::default()
+    };
+    let analysis = analyze_with("connector.yaml", Arc::new(manifest()), &options).expect("runs");
+    let outputs = analysis.outputs.expect("the manifest is valid");
+    let v31: Value = serde_json::from_str(&outputs["openapi.json"]).unwrap();
+    let v30: Value = serde_json::from_str(&outputs["openapi.3.0.json"]).unwrap();
+    let v30 = from_30(&v30);
+    let samples = [
+        Value::Null,
+        json!("abc"),
+        json!("abcdef"),
+        json!(1),
+        json!(7),
+        json!(true),
+        json!({ "code": "x" }),
+        json!({ "code": null }),
+        json!({ "code": 1 }),
+        json!({}),
+        json!([]),
+    ];
+    let mut wrong = Vec::new();
+    for (i, form) in FORMS.iter().enumerate() {
+        let want = accepted(&v31, output_schema(&v31, i), &samples);
+        assert!(
+            want.contains(&Value::Null) || want.contains(&json!({ "code": null })),
+            "form {i} accepts null in 3.1"
+        );
+        let got = accepted(&v30, output_schema(&v30, i), &samples);
+        if got != want {
+            wrong.push(format!(
+                "form {i}: {form} became {}: accepts {got:?}, not {want:?}",
+                output_schema(&v30, i)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
