@@ -19,7 +19,7 @@ use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, span};
 use crate::model::{Method, Names as _, Origin, escape};
-use crate::validate::safety::idempotency::base_candidates;
+use crate::validate::safety::candidates::base_candidates;
 use crate::validate::safety::{
     Body, Head, idempotency_parameter, needs_idempotency_key, operation, origin,
 };

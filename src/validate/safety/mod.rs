@@ -6,10 +6,12 @@
 //! the Operation Object). Returns (through `Validator`): `Safety`, the keys checked, and
 //! from both together the model `Operation` (`operation`). `spends.rs`, `jobs.rs`
 //! (`async`, and the poll targets across operations), `inputs.rs` (`args`, `fixed`,
-//! `probe`) and `idempotency.rs` (the retry keys) hold each part.
+//! `probe`), `idempotency.rs` (the retry keys) and `candidates.rs` (the keys an
+//! operation could retry by) hold each part.
 //! Must never: let a GET spend, start a job or ask for a yes; depend on the mode beyond
 //! what the caller hands in; build an `Operation` anywhere but `operation`.
 
+pub(super) mod candidates;
 pub(super) mod idempotency;
 mod inputs;
 mod jobs;
