@@ -23,6 +23,10 @@ use provider::{Auth, Provider, Switches};
 /// placeholder.yaml, with switches that make it misbehave. `GET /_counters` shows what
 /// it received.
 #[derive(Parser)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per command-line switch"
+)]
 struct Args {
     /// Port on 127.0.0.1 (0: any free one, printed at start).
     #[arg(long, default_value_t = 0)]

@@ -208,6 +208,7 @@ fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
 }
 
+#[expect(clippy::cast_precision_loss, reason = "megabytes to one decimal")]
 fn mb(bytes: usize) -> String {
     format!("{:.1}", bytes as f64 / 1e6)
 }
@@ -251,9 +252,9 @@ fn main() -> ExitCode {
 
     let bytes = std::fs::metadata(&args.manifest).map_or(0, |m| m.len());
     println!(
-        "{}: {:.1} MB, median of {} run(s)\n",
+        "{}: {} MB, median of {} run(s)\n",
         args.manifest.display(),
-        bytes as f64 / 1e6,
+        mb(usize::try_from(bytes).unwrap_or(usize::MAX)),
         args.runs
     );
     println!("| stage | median ms | min ms | max ms | heap after MB | heap peak MB |");
@@ -275,7 +276,7 @@ fn main() -> ExitCode {
     }
     // read, parse, validate, render, lint, write, drop.
     let build: Duration = [0, 1, 2, 3, 4, 5, 7].iter().map(|&i| medians[i]).sum();
-    let check = build - medians[5] + medians[6];
+    let check = build.saturating_sub(medians[5]) + medians[6];
     let baseline = medians[8];
     println!(
         "\nbuild (sum of stage medians): {} ms = {:.2}× the baseline parse ({} ms)",

@@ -11,7 +11,7 @@
 //! or change what it keeps: validation copies the provider's HTTP description from
 //! here, with the few edits `validate/base/` lists.
 //!
-//! JSON is parsed with serde_json (a 3 MB document in milliseconds); anything else is
+//! JSON is parsed with `serde_json` (a 3 MB document in milliseconds); anything else is
 //! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).
 //! Neither keeps positions, so a pointer is located only when a finding needs it: one
 //! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
@@ -319,6 +319,10 @@ enum Syntax {
 }
 
 impl Syntax {
+    #[expect(
+        clippy::case_sensitive_file_extension_comparisons,
+        reason = "`lower` is the name lower-cased"
+    )]
     fn of(name: &str, text: &str) -> Syntax {
         let lower = name.to_ascii_lowercase();
         if lower.ends_with(".json") {
@@ -340,7 +344,7 @@ impl Syntax {
 /// Characters of a parser's message kept at most (it may quote the document).
 const MESSAGE_CHARS: usize = 200;
 
-/// The nesting serde_json allows (its recursion limit).
+/// The nesting `serde_json` allows (its recursion limit).
 const JSON_DEPTH: usize = 128;
 
 /// A JSON document → its value in the order written. A UTF-8 byte order mark is
@@ -456,7 +460,7 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
-/// The byte offset serde_json's line and column (1-based, in bytes) stand for.
+/// The byte offset `serde_json`'s line and column (1-based, in bytes) stand for.
 fn json_offset(text: &str, line: usize, column: usize) -> usize {
     let start: usize = text
         .split_inclusive('\n')
@@ -563,7 +567,7 @@ fn show(v: &Value) -> String {
     crate::terminal::clip(&text, QUOTED_CHARS).into_owned()
 }
 
-/// serde_json's message without its " at line 3 column 7" (the label shows the place).
+/// `serde_json`'s message without its " at line 3 column 7" (the label shows the place).
 fn strip_position(message: &str) -> String {
     match message.find(" at line ") {
         Some(i) => message[..i].to_string(),
@@ -794,7 +798,7 @@ mod tests {
         assert_eq!(base("api", SMALL).root, base("api.json", SMALL).root);
     }
 
-    /// Issue 21, defect 23: JSON nesting past serde_json's limit said only "recursion
+    /// Issue 21, defect 23: JSON nesting past `serde_json`'s limit said only "recursion
     /// limit exceeded"; the message gives the limit and what to do.
     #[test]
     fn json_nesting_past_the_limit_names_it() {

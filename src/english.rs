@@ -74,8 +74,7 @@ pub(crate) fn sentences(text: &str) -> Vec<&str> {
     let mut start = 0;
     let bytes = text.as_bytes();
     for (i, c) in text.char_indices() {
-        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1).is_some_and(|b| b.is_ascii_whitespace())
-        {
+        if matches!(c, '.' | '!' | '?') && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace) {
             let sentence = text[start..=i].trim();
             if !sentence.is_empty() {
                 out.push(sentence);

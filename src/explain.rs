@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::diagnostics::suggest;
+use crate::model::Names as _;
 use crate::model::{self, Connector, Idempotency, KeyLocation, Operation, Target, Unsupported};
 use crate::render::Outputs;
 use crate::terminal::escape;
@@ -54,7 +55,7 @@ pub fn list(connector: &Connector) -> String {
             };
             match &s.when {
                 Some(when) => {
-                    flags.push(format!("spends ({}{payer}, when {when})", s.kind.as_str()))
+                    flags.push(format!("spends ({}{payer}, when {when})", s.kind.as_str()));
                 }
                 None => flags.push(format!("spends ({}{payer})", s.kind.as_str())),
             }

@@ -169,7 +169,7 @@ pub(crate) fn manifest(
         .iter()
         .filter_map(|r| match r {
             Row::Listed(entry) => Some(entry),
-            _ => None,
+            Row::Skipped { .. } => None,
         })
         .collect();
     if listed.is_empty() {
@@ -365,7 +365,7 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
     rows
 }
 
-/// "post" + "/v1/jobs/{job_id}/cancel" → `postV1JobsByJobIdCancel`.
+/// `post` + `/v1/jobs/{job_id}/cancel` → `postV1JobsByJobIdCancel`.
 fn route_id(op: &BaseOperation) -> String {
     let mut id = op.method.to_string();
     for segment in op.path.split('/') {
@@ -424,21 +424,20 @@ fn service_lines(base: &Base, flags: &Flags) -> Result<Vec<String>, ImportError>
             })
             .filter(|t| !t.is_empty())
     };
-    let name = match info("title") {
-        Some(title) => title,
-        None => {
-            let stem = Path::new(&base.name)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .filter(|s| !s.trim().is_empty())
-                .unwrap_or_else(|| "API".to_string());
-            lines.push(format!(
-                "name: {}  # check: the document's info has no title",
-                scalar(&stem)
-            ));
-            lines.push(format!("title: {}", scalar(&stem)));
-            stem
-        }
+    let name = if let Some(title) = info("title") {
+        title
+    } else {
+        let stem = Path::new(&base.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "API".to_string());
+        lines.push(format!(
+            "name: {}  # check: the document's info has no title",
+            scalar(&stem)
+        ));
+        lines.push(format!("title: {}", scalar(&stem)));
+        stem
     };
     if info("version").is_none() {
         lines.push("version: \"1\"  # check: the document's info has no version".to_string());

@@ -183,7 +183,7 @@ pub fn analyze_with(
         invalid_analysis(name, &text, findings, &base_files, inputs)
     };
     if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
-        connector.targets = targets.clone();
+        connector.targets.clone_from(targets);
         connector.targets.sort();
         connector.targets.dedup();
     }
@@ -454,7 +454,7 @@ impl Input {
         let mut files = Vec::new();
         match &self.kind {
             InputKind::File { .. } | InputKind::DocumentFile { .. } => {
-                files.extend(self.path.canonicalize().ok())
+                files.extend(self.path.canonicalize().ok());
             }
             InputKind::Templates { .. } => {
                 if let Ok(entries) = std::fs::read_dir(&self.path) {
@@ -613,6 +613,5 @@ fn read_base_file(
 fn file_name(name: &str) -> String {
     std::path::Path::new(name)
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.to_string())
+        .map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned())
 }

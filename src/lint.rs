@@ -73,7 +73,7 @@ pub fn run(
             out.push(Finding {
                 diagnostic,
                 severity,
-                source: Default::default(),
+                source: crate::diagnostics::Source::default(),
             });
         };
         let origin = &op.origin;

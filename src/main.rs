@@ -1,6 +1,6 @@
 //! The `connectorgen` command line: subcommands, what goes to stdout or stderr, and exit
 //! codes. Each command's handler is a module beside this file (source, build, watch,
-//! explain_cmd, init_import, serve_probe); everything else lives in the library.
+//! `explain_cmd`, `init_import`, `serve_probe`); everything else lives in the library.
 //!
 //! Exit codes: 0 ok; 1 errors, denied warnings or (for `check`) drift — `build` then
 //! writes nothing; 2 could not run (usage, unreadable manifest, unwritable output folder,
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use connectorgen::model::Names as _;
 use connectorgen::model::Target;
 use connectorgen::report::Format;
 use connectorgen::{import, input, templates, terminal};
@@ -44,6 +45,7 @@ struct Cli {
     #[arg(short, long, global = true)]
     quiet: bool,
     /// When to colour diagnostics and diffs (NO_COLOR turns `auto` off)
+    #[expect(clippy::doc_markdown, reason = "the --help text, shown as written")]
     #[arg(long, value_enum, global = true, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     color: ColorWhen,
     #[command(subcommand)]
@@ -428,6 +430,10 @@ impl Ui {
     }
 
     /// Nothing is left to tell when stderr itself cannot be written.
+    #[expect(
+        clippy::unused_self,
+        reason = "a method beside `out`, so every write goes through the Ui"
+    )]
     fn err(&self, text: &str) {
         let _ = std::io::stderr().write_all(text.as_bytes());
     }

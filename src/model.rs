@@ -119,10 +119,6 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The files this target writes, in the order `render` adds them.
     pub fn files(self) -> &'static [&'static str] {
         match self {
@@ -205,7 +201,7 @@ pub struct Auth {
 }
 
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
-/// with every run of other characters as one `_` (VidGen → `VIDGEN_TOKEN`, "Print Shop"
+/// with every run of other characters as one `_` (`VidGen` → `VIDGEN_TOKEN`, "Print Shop"
 /// → `PRINT_SHOP_TOKEN`).
 pub(crate) fn credential_env(service: &str) -> String {
     let mut out = String::new();
@@ -273,11 +269,6 @@ pub enum Method {
 }
 
 impl Method {
-    /// Lower case, as OpenAPI path items key them.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// Upper case, as people and HTTP write them.
     pub fn upper(self) -> &'static str {
         match self {
@@ -310,12 +301,6 @@ pub enum SpendKind {
     Money,
 }
 
-impl SpendKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Whose money a paid operation moves.
 #[derive(
     Debug,
@@ -340,12 +325,6 @@ pub enum Payer {
     Customer,
 }
 
-impl Payer {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// What an async operation hands back while its work goes on.
 #[derive(
     Debug,
@@ -366,12 +345,6 @@ pub enum Returns {
     /// A change to something that exists (a cancel, a refund) which settles in the
     /// background: polling shows the result, calling again does not make it faster.
     Change,
-}
-
-impl Returns {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// How the provider recognises a repeat of an operation, so that a retry after a
@@ -436,13 +409,6 @@ pub enum KeyLocation {
     Query,
     /// A top-level property of the JSON or form body.
     Body,
-}
-
-impl KeyLocation {
-    /// As OpenAPI's `in` and the `x-idempotency` hint write it.
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// Why `name` cannot be a retry key's name at `location`, or `None` when it can. The name
@@ -767,8 +733,16 @@ fn is_path_char(c: char) -> bool {
 // ---- Lints: which ones exist, their levels, and a manifest's settings. ----
 
 /// A fixed list of names (strum's `VariantArray` and `EnumString` over one spelling
-/// per variant): every name in declaration order, and the variant a name spells.
+/// per variant): every name in declaration order, the variant a name spells, and a
+/// variant's name.
 pub trait Names: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr {
+    /// The one spelling strum declares for the variant (`serialize_all` on the enum):
+    /// `Method` lower case as OpenAPI path items key it, `KeyLocation` as OpenAPI's `in`
+    /// writes it.
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+
     fn names() -> impl Iterator<Item = &'static str> {
         Self::VARIANTS.iter().map(|v| (*v).into())
     }

@@ -311,14 +311,11 @@ fn resolve(root: &Path, name: &str) -> std::io::Result<PathBuf> {
         return Ok(path);
     }
     let link = std::fs::read_link(&path)?;
-    let real = match path.canonicalize() {
-        Ok(real) => real,
-        Err(_) => {
-            return Err(refusal(&format!(
-                "it is a symbolic link to {}, which does not exist; remove the link",
-                link.display()
-            )));
-        }
+    let Ok(real) = path.canonicalize() else {
+        return Err(refusal(&format!(
+            "it is a symbolic link to {}, which does not exist; remove the link",
+            link.display()
+        )));
     };
     if !real.starts_with(root) {
         return Err(refusal(&format!(
@@ -487,7 +484,7 @@ mod tests {
         write_all(dir.path(), &outputs("v1")).unwrap();
         let mut expected: Vec<&str> = kept.to_vec();
         expected.extend(["descriptions.md", "llms.txt", "openapi.json"]);
-        expected.sort();
+        expected.sort_unstable();
         assert_eq!(names(dir.path()), expected);
         for name in kept {
             assert_eq!(read(dir.path(), name), "mine");

@@ -64,9 +64,9 @@ pub(crate) fn push(out: &mut String, c: char) {
     }
 }
 
-/// Serialised JSON with the unsafe characters serde_json leaves raw (DEL, C1, bidi,
+/// Serialised JSON with the unsafe characters `serde_json` leaves raw (DEL, C1, bidi,
 /// U+2028/2029) written as `\uXXXX`: the document parses to the same values, and
-/// printing it cannot drive a terminal. serde_json already escapes the C0 controls,
+/// printing it cannot drive a terminal. `serde_json` already escapes the C0 controls,
 /// and these characters can only occur inside JSON strings, so replacing them in the
 /// text is exact.
 pub(crate) fn json_ascii_controls(json: String) -> String {

@@ -47,7 +47,7 @@ pub(crate) fn watch_build(ui: &Ui, common: &Common, force: bool) -> Result<ExitC
             Ok(_) => {}
             Err(Failure::Fatal(m)) => ui.err(&format!("error: {}\n", terminal::one_line(&m))),
             Err(Failure::Template(e)) => {
-                ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())))
+                ui.err(&render_template_error(&e, ui.colored(&std::io::stderr())));
             }
         }
         inputs

@@ -3,7 +3,7 @@
 //! - `examples/manifests/*.yaml` and `tests/cases/valid/*.yaml`: every output is
 //!   snapshotted as raw text, openapi.json validates against the official OpenAPI 3.1
 //!   schema, every MCP tool has client-safe names, compilable patterns and a request
-//!   mapping that rebuilds its OpenAPI operation (support/mcp_tools.rs), and a second build
+//!   mapping that rebuilds its OpenAPI operation (`support/mcp_tools.rs`), and a second build
 //!   gives identical bytes; no `$ref` or `discriminator.mapping` value of any output
 //!   points at nothing.
 //! - `tests/cases/invalid/<code>[--variant].yaml`: the uncoloured diagnostics are

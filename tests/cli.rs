@@ -155,8 +155,10 @@ fn invalid_manifest_exits_1_and_leaves_existing_outputs_untouched() {
         .lines()
         .find_map(|l| l.trim_start().split_once(" │ "))
         .filter(|(n, _)| n.parse::<usize>().is_ok())
-        .map(|(n, rest)| (n.parse::<usize>().unwrap(), rest))
-        .unwrap_or_else(|| panic!("a numbered snippet line: {stderr}"));
+        .map_or_else(
+            || panic!("a numbered snippet line: {stderr}"),
+            |(n, rest)| (n.parse::<usize>().unwrap(), rest),
+        );
     let lines: Vec<&str> = manifest.lines().collect();
     assert_eq!(
         snippet,

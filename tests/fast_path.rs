@@ -1,4 +1,4 @@
-//! A differential test of the manifest front end's JSON fast path (src/manifest/flow_json.rs):
+//! A differential test of the manifest front end's JSON fast path (`src/manifest/flow_json.rs`):
 //! over generated manifests whose schema fields are written as one-line JSON in nasty
 //! surroundings (multi-line quoted and plain scalars, block scalars with and without tags,
 //! `? ` complex keys, comments, `#` in strings, tabs, CR-LF and lone CR, a BOM, tags, flow
@@ -435,7 +435,7 @@ fn every_scalar_and_surrounding_alone() {
     let scalars = SCALARS
         .iter()
         .chain(PLAIN_SCALARS)
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .chain(edges);
     for scalar in scalars {
         let schemas = [

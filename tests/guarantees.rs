@@ -2,8 +2,8 @@
 //! it: every byte of a manifest is untrusted, and whatever it holds the run ends with a
 //! clear diagnostic or correct output, in bounded time and memory, with the files
 //! already on disk intact. docs/guarantees.md lists each promise with its test; the
-//! bounds on templates are tested in tests/bounded_templates.rs, and what happens to
-//! the files on disk in tests/nothing_lost.rs.
+//! bounds on templates are tested in `tests/bounded_templates.rs`, and what happens to
+//! the files on disk in `tests/nothing_lost.rs`.
 
 use crate::support::cli;
 use crate::support::sets;
@@ -99,7 +99,9 @@ fn rejected_within(yaml: &str, limit: Duration) -> String {
         .arg("-c")
         .arg(r#"ulimit -v 262144 && exec "$0" build bomb.yaml"#)
         .arg(env!("CARGO_BIN_EXE_connectorgen"));
-    let _timed = TIMED.lock().unwrap_or_else(|e| e.into_inner());
+    let _timed = TIMED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let (out, elapsed) = run_within(cmd, Duration::from_secs(60));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

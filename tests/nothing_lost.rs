@@ -42,7 +42,7 @@ fn failed_write_leaves_previous_outputs_intact() {
         outputs["openapi.json"].len(),
     );
     assert!(2 * small < large, "{small} {large}");
-    let blocks = (small + large) / 2 / 512;
+    let blocks = usize::midpoint(small, large) / 512;
     let mut cmd = Command::new("sh");
     cmd.current_dir(dir.path())
         .env("NO_COLOR", "1")
@@ -123,7 +123,7 @@ fn build_paused_at(dir: &Path, point: &str) -> ChildGuard {
     match rx.recv_timeout(Duration::from_secs(120)) {
         Ok(Ok(())) => child,
         Ok(Err(stderr)) => panic!("the build ended before {point}: {stderr}"),
-        Err(_) => panic!("the build did not reach {point} within 2 minutes"),
+        Err(e) => panic!("the build did not reach {point} within 2 minutes ({e})"),
     }
 }
 
@@ -191,7 +191,7 @@ fn check_after_kill(dir: &Path, fresh: &[bool], journal: bool, when: &str) {
     let all_new = fresh.iter().all(|f| *f);
     assert_eq!(
         out.status.code(),
-        Some(if all_new { 0 } else { 1 }),
+        Some(i32::from(!all_new)),
         "{when}: {stdout}"
     );
     if journal && !all_new {
@@ -209,7 +209,7 @@ fn assert_clean(out_dir: &Path, when: &str) {
         .iter()
         .chain(&USER_FILES)
         .chain(&[".connectorgen-manifest"])
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     expected.sort();
     assert_eq!(names(out_dir), expected, "{when}");

@@ -745,7 +745,7 @@ fn fixtures() -> &'static [(String, Vec<String>)] {
                     use connectorgen::model::Names as _;
                     connectorgen::model::Method::named(o.method).is_some()
                 })
-                .map(|o| o.route())
+                .map(connectorgen::base::BaseOperation::route)
                 .collect();
             (path, routes)
         })

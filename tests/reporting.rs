@@ -68,8 +68,7 @@ fn caret_column(underline: &str) -> usize {
         .chars()
         .skip(4) // the gutter's ` · ` and its padding hold no marks
         .position(|c| matches!(c, '─' | '┬' | '▲'))
-        .map(|p| p + 4)
-        .unwrap_or_else(|| panic!("no caret in {underline:?}"))
+        .map_or_else(|| panic!("no caret in {underline:?}"), |p| p + 4)
 }
 
 #[test]

@@ -660,7 +660,7 @@ fn check_retry(
         let hint = object.get("x-idempotency");
         match (mechanism, rule_applies) {
             (Ok(("header", _, _)), _) if *file == "openapi.openai.json" => {
-                prop_assert_eq!(hint, Some(&json!("none")), "{} {}", file, id)
+                prop_assert_eq!(hint, Some(&json!("none")), "{} {}", file, id);
             }
             (Ok((location, name, _)), _) => prop_assert_eq!(
                 hint.and_then(|h| h.get("name")).and_then(Value::as_str),

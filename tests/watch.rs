@@ -220,7 +220,7 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
     assert!(s.read(llms).contains("List the person's things"));
     match s.next("the watching line") {
         Line::Out(line) => assert!(line.starts_with("watching connector.yaml"), "{line}"),
-        other => panic!("{other:?}"),
+        other @ Line::Err(_) => panic!("{other:?}"),
     }
 
     // A real change of the manifest: exactly one rebuild, the next line.

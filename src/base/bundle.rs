@@ -456,13 +456,12 @@ impl<'a> Bundler<'a> {
             self.problems.insert(at, problem);
             return;
         }
-        let mut copy = match self.value_at(target, &pointer) {
-            Some(v) => v.clone(),
-            None => {
-                let problem = self.missing(target, &pointer);
-                self.problems.insert(at, problem);
-                return;
-            }
+        let mut copy = if let Some(v) = self.value_at(target, &pointer) {
+            v.clone()
+        } else {
+            let problem = self.missing(target, &pointer);
+            self.problems.insert(at, problem);
+            return;
         };
         let next = if target == file { depth } else { depth + 1 };
         self.mounts.insert(out.clone(), (target, pointer.clone()));

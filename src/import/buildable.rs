@@ -90,12 +90,11 @@ fn bisect(
     why: &mut [Option<String>],
 ) -> Result<(), ImportError> {
     let done;
-    let analysed = match known {
-        Some(a) => a,
-        None => {
-            done = analyse(base, head, entries, group)?;
-            &done
-        }
+    let analysed = if let Some(a) = known {
+        a
+    } else {
+        done = analyse(base, head, entries, group)?;
+        &done
     };
     match (analysed.errors.first(), group) {
         (None, _) => {}

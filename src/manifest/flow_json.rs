@@ -369,6 +369,10 @@ impl<'a> Reader<'a> {
 
     /// Reads a whole object, noting where the value of its top-level member `name` is
     /// when it is a collection: `Some(None)` when it has no such member.
+    #[expect(
+        clippy::option_option,
+        reason = "not an object (None) and an object without the member (Some(None)) differ"
+    )]
     fn object_member_range(&mut self, name: &str) -> Option<Option<(usize, usize)>> {
         if !self.eat(b'{') {
             return None;
@@ -442,34 +446,30 @@ impl<'a> Reader<'a> {
             }
             out.push_str(plain);
             self.pos += run;
-            match self.peek()? {
-                b'"' => {
-                    self.pos += 1;
-                    return Some(out);
-                }
-                _ => {
-                    self.pos += 1;
-                    let c = match self.peek()? {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hex = self.s.get(self.pos + 1..self.pos + 5)?;
-                            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                                return None;
-                            }
-                            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
-                            self.pos += 4;
-                            c
-                        }
-                        _ => return None,
-                    };
-                    self.pos += 1;
-                    out.push(c);
-                }
+            if self.peek()? == b'"' {
+                self.pos += 1;
+                return Some(out);
             }
+            self.pos += 1;
+            let c = match self.peek()? {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => {
+                    let hex = self.s.get(self.pos + 1..self.pos + 5)?;
+                    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return None;
+                    }
+                    let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                    self.pos += 4;
+                    c
+                }
+                _ => return None,
+            };
+            self.pos += 1;
+            out.push(c);
         }
     }
 

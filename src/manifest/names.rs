@@ -191,7 +191,7 @@ impl JsonSchema for LintTable {
             match lint {
                 Lint::DescriptionTooLong => {}
                 Lint::McpToolTooLarge => {
-                    default_max(&mut setting, crate::model::DEFAULT_MCP_TOOL_MAX)
+                    default_max(&mut setting, crate::model::DEFAULT_MCP_TOOL_MAX);
                 }
                 _ => forbid_max(&mut setting),
             }

@@ -134,8 +134,9 @@ pub fn parse_value(text: &str) -> Result<serde_json::Value, Box<Diagnostic>> {
 /// The byte range a location covers, for labels.
 pub(crate) fn span_of(loc: &Location) -> Span {
     let span = loc.span();
-    let offset = span.byte_offset().unwrap_or(0) as usize;
-    let len = span.byte_len().unwrap_or(0) as usize;
+    // Offsets into a text held in memory fit in usize.
+    let offset = usize::try_from(span.byte_offset().unwrap_or(0)).unwrap_or(usize::MAX);
+    let len = usize::try_from(span.byte_len().unwrap_or(0)).unwrap_or(0);
     Span::from((offset, len))
 }
 

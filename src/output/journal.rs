@@ -34,6 +34,10 @@ const MAX_BYTES: u64 = 1 << 20;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "the file's first key says what it is"
+)]
 struct Journal {
     journal: String,
     version: u32,

@@ -47,10 +47,10 @@ pub(crate) use schema::weight;
 pub(crate) const IDEMPOTENCY_ARGUMENT: &str = "idempotencyKey";
 
 /// What the tool description's retry sentence names for `op`'s `key`, as `(name, send)`:
-/// the argument the tool's request mapping sends the key in (`the \`x\` argument`);
+/// the argument the tool's request mapping sends the key in (``the `x` argument``);
 /// or, when the tool takes the body as one argument (its schema has no top-level
 /// `properties`, and the key was found through `allOf`), the key's field of that
-/// argument (`the \`x\` field of the \`body\` argument`). Names are code-span safe.
+/// argument (``the `x` field of the `body` argument``). Names are code-span safe.
 pub(crate) fn key_sentence(
     connector: &Connector,
     op: &Operation,

@@ -286,7 +286,7 @@ fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<F
             Level::Deny => Severity::Error,
         };
         findings.push(Finding {
-            source: Default::default(),
+            source: crate::diagnostics::Source::default(),
             diagnostic: Diagnostic::OpenaiHeaderKey {
                 id: op.id.clone(),
                 header: key.name.clone(),
@@ -386,7 +386,7 @@ fn warning(
         _ => Severity::Warning,
     };
     findings.push(Finding {
-        source: Default::default(),
+        source: crate::diagnostics::Source::default(),
         diagnostic: Diagnostic::OpenaiDescriptionShortened {
             id: op.id.clone(),
             what,

@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::model::Names as _;
 use crate::model::{Connector, HINT_KEYS, Operation, Payer};
 
 /// Renders the OpenAPI document. `descriptions[i]` is operation i's model-facing text.

@@ -128,7 +128,7 @@ impl Converter<'_> {
                 }
                 "examples" => match value.as_array() {
                     Some(list) if !list.is_empty() => {
-                        let kept = if map.contains_key("example") { 0 } else { 1 };
+                        let kept = usize::from(!map.contains_key("example"));
                         if list.len() > kept {
                             self.report(
                                 &here,
@@ -282,9 +282,12 @@ impl Converter<'_> {
                 // 3.0 reads `nullable` only beside `type`: each branch says it.
                 let any: Vec<Value> = many
                     .iter()
-                    .map(|t| match nullable {
-                        true => json!({ "type": t, "nullable": true }),
-                        false => json!({ "type": t }),
+                    .map(|t| {
+                        if nullable {
+                            json!({ "type": t, "nullable": true })
+                        } else {
+                            json!({ "type": t })
+                        }
                     })
                     .collect();
                 out.insert(TYPE_UNION.into(), Value::Array(any));
@@ -614,13 +617,12 @@ fn document_finding(
     construct: String,
     severity: Severity,
 ) -> Finding {
-    let (id, span, source) = match base {
-        Some(base) => ("document".to_string(), base.span(pointer), Source::Base),
-        None => {
-            let first = connector.operations.first();
-            let span = first.map_or(Span::from((0, 0)), |op| op.origin.entry);
-            ("document".to_string(), span, Source::Manifest)
-        }
+    let (id, span, source) = if let Some(base) = base {
+        ("document".to_string(), base.span(pointer), Source::Base)
+    } else {
+        let first = connector.operations.first();
+        let span = first.map_or(Span::from((0, 0)), |op| op.origin.entry);
+        ("document".to_string(), span, Source::Manifest)
     };
     Finding {
         diagnostic: Diagnostic::Openapi30Unsupported {

@@ -118,17 +118,16 @@ impl<'a> Retry<'a> {
             Idempotency::Key(key) => {
                 // The name comes from the provider's document: inside a code span, it
                 // must not close the span and forge Markdown around it.
-                let (name, send) = match flavour {
-                    Flavour::Mcp => super::mcp::key_sentence(connector, op, key),
-                    _ => {
-                        let code = md_code(&key.name);
-                        let send = match key.location {
-                            KeyLocation::Header => format!("the `{code}` header"),
-                            KeyLocation::Query => format!("the `{code}` query parameter"),
-                            KeyLocation::Body => format!("the `{code}` body field"),
-                        };
-                        (key.name.clone(), send)
-                    }
+                let (name, send) = if flavour == Flavour::Mcp {
+                    super::mcp::key_sentence(connector, op, key)
+                } else {
+                    let code = md_code(&key.name);
+                    let send = match key.location {
+                        KeyLocation::Header => format!("the `{code}` header"),
+                        KeyLocation::Query => format!("the `{code}` query parameter"),
+                        KeyLocation::Body => format!("the `{code}` body field"),
+                    };
+                    (key.name.clone(), send)
                 };
                 Retry {
                     rule: "key",
@@ -307,7 +306,7 @@ pub(super) fn operation_value(
 fn operation_view(op: &Value, model_description: &str, idempotency_key: bool) -> Value {
     let mut view: BTreeMap<Value, Value> = op
         .as_object()
-        .and_then(|o| o.try_iter_pairs())
+        .and_then(minijinja::value::DynObject::try_iter_pairs)
         .into_iter()
         .flatten()
         .collect();

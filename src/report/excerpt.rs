@@ -91,7 +91,7 @@ pub(crate) struct LineIndex<'a> {
 /// Characters that start in `bytes` (UTF-8 continuation bytes do not): exact for any
 /// byte range, even one that cuts a character.
 fn count_chars(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
 }
 
 impl<'a> LineIndex<'a> {
@@ -143,9 +143,10 @@ impl<'a> LineIndex<'a> {
     /// newline is shown only when a span points at it.
     fn last_line(&self) -> usize {
         let last = self.starts.len() - 1;
-        match self.starts[last] == self.text.len() {
-            true => last.saturating_sub(1),
-            false => last,
+        if self.starts[last] == self.text.len() {
+            last.saturating_sub(1)
+        } else {
+            last
         }
     }
 
@@ -262,7 +263,7 @@ impl Excerpt {
         for (top, bottom) in ranges {
             match pieces.last_mut() {
                 Some(piece) if top <= piece.1 + 1 + window.join_gap => {
-                    piece.1 = piece.1.max(bottom)
+                    piece.1 = piece.1.max(bottom);
                 }
                 _ => pieces.push((top, bottom)),
             }

@@ -147,12 +147,11 @@ pub fn findings(diagnostics: &Diagnostics, color: bool) -> String {
     let mut seen: Vec<(String, usize)> = Vec::new();
     for finding in diagnostics.items() {
         let code = finding.diagnostic.code_str();
-        let count = match seen.iter_mut().find(|(c, _)| *c == code) {
-            Some((_, count)) => count,
-            None => {
-                seen.push((code, 0));
-                &mut seen.last_mut().expect("just pushed").1
-            }
+        let count = if let Some((_, count)) = seen.iter_mut().find(|(c, _)| *c == code) {
+            count
+        } else {
+            seen.push((code, 0));
+            &mut seen.last_mut().expect("just pushed").1
         };
         *count += 1;
         if *count > DETAILED_PER_CODE {

@@ -55,6 +55,10 @@ impl ProbeText<'_> {
         )
     }
 
+    #[expect(
+        clippy::unused_self,
+        reason = "called beside the report's other methods; the span is the result's"
+    )]
     fn position(&self, lines: &LineIndex, result: &CheckResult) -> (usize, usize) {
         result
             .span

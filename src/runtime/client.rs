@@ -181,7 +181,11 @@ impl Client {
             if e.is_timeout() {
                 SendError::Timeout(self.limits.total_timeout.as_secs())
             } else if e.is_redirect() {
-                SendError::Redirect(e.url().map(|u| u.to_string()).unwrap_or_default())
+                SendError::Redirect(
+                    e.url()
+                        .map(std::string::ToString::to_string)
+                        .unwrap_or_default(),
+                )
             } else if e.is_connect() {
                 SendError::Connect(e.to_string())
             } else {

@@ -1,7 +1,7 @@
 //! The provider's credential: taken from an environment variable, never from a tool
 //! argument, and applied where the manifest's `auth` says it goes.
 //!
-//! Takes: a tool's mapping `credential` (render::mcp::mapping) and the value of the
+//! Takes: a tool's mapping `credential` (`render::mcp::mapping`) and the value of the
 //! variable `auth.env` names (`model::credential_env` by default). Returns: the headers or query
 //! parameters that carry the credential, and the variable's name for messages.
 //! Must never: log or echo the value (`Credential`'s `Debug` is redacted).

@@ -219,8 +219,8 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         http_status: row.get::<_, Option<u16>>(6)?,
         job_id: row.get(7)?,
         result: row.get(8)?,
-        created: row.get::<_, i64>(9)?.max(0) as u64,
-        updated: row.get::<_, i64>(10)?.max(0) as u64,
+        created: u64::try_from(row.get::<_, i64>(9)?).unwrap_or(0),
+        updated: u64::try_from(row.get::<_, i64>(10)?).unwrap_or(0),
         attempts: row.get(11)?,
     })
 }

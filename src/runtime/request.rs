@@ -218,7 +218,7 @@ pub(crate) fn build(
         match &credential.placement {
             Placement::Header(name, value) => headers.push((name.clone(), value.clone())),
             Placement::Query(name, value) => {
-                query.push((encode(name, STRICT), encode(value, STRICT)))
+                query.push((encode(name, STRICT), encode(value, STRICT)));
             }
             Placement::Cookie(name, value) => cookies.push(format!("{name}={value}")),
         }

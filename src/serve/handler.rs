@@ -295,7 +295,7 @@ impl Shared {
             .and_then(|r| {
                 self.client
                     .check(&r.url)
-                    .map(|_| r)
+                    .map(|()| r)
                     .map_err(|e| e.to_string())
             });
         if let Err(problem) = built {
@@ -484,7 +484,7 @@ impl Shared {
         };
         let started = std::time::Instant::now();
         let sent = self.client.send(&http).await;
-        let ms = started.elapsed().as_millis() as u64;
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let uri = http.url.split('?').next().unwrap_or_default().to_string();
         let mut fields = json!({
             "tool": op.id,
@@ -538,11 +538,7 @@ fn job_id(served: &Served, response: &HttpResponse) -> Option<String> {
         return None;
     }
     let body: Value = serde_json::from_slice(&response.body).ok()?;
-    let param = served
-        .poll
-        .as_ref()
-        .map(|(_, p)| p.as_str())
-        .unwrap_or("id");
+    let param = served.poll.as_ref().map_or("id", |(_, p)| p.as_str());
     let value = body.get(param).or_else(|| body.get("id"))?;
     match value {
         Value::String(s) => Some(s.clone()),

@@ -20,6 +20,10 @@ pub(crate) const META_KEY: &str = "dev.connectorgen/serve";
 /// The most of a provider's error body quoted back to the model.
 const ERROR_BODY_MAX: usize = 4096;
 
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "every caller sets `CallToolResult::meta`, an Option"
+)]
 fn meta(value: Value) -> Option<MetaObject> {
     let mut map = Map::new();
     map.insert(META_KEY.into(), value);

@@ -46,6 +46,7 @@ pub use syntax::{check_url, is_identifier};
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::manifest::{RawManifest, RawOperation, RawService, span};
+use crate::model::Names as _;
 use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
 
 /// Checks a raw manifest and builds the model from it. Each valid inline JSON Schema is

@@ -64,7 +64,7 @@ async fn stripe_deep_object_queries_form_bodies_and_encoded_paths() {
         &[
             (
                 "listCustomers",
-                json!({ "created": { "gt": 1700000000, "lte": 1800000000 }, "email": "a+b@x.com",
+                json!({ "created": { "gt": 1_700_000_000, "lte": 1_800_000_000 }, "email": "a+b@x.com",
                         "expand": ["data.default_source"], "limit": 3 }),
             ),
             (

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// bounds, which are deterministic, are enforced with `ulimit -v` instead.
 pub(crate) const NO_HANG: Duration = Duration::from_secs(30);
 
-/// The binary with colour left to the test (NO_COLOR removed from the environment).
+/// The binary with colour left to the test (`NO_COLOR` removed from the environment).
 pub(crate) fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_connectorgen"));
     cmd.env_remove("NO_COLOR");

@@ -1,4 +1,4 @@
-//! A minimal blocking HTTP/1.1 client over std's TcpStream, for tests that talk to the
+//! A minimal blocking HTTP/1.1 client over std's `TcpStream`, for tests that talk to the
 //! loopback servers directly (the reference provider's own tests): one request per
 //! connection (`Connection: close`), the answer read to the end. Takes a URL on
 //! 127.0.0.1; returns status, headers and body. Never follows redirects, never leaves

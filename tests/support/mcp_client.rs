@@ -70,7 +70,10 @@ impl Person {
     }
 
     pub(crate) fn asked(&self) -> Vec<String> {
-        self.asked.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -103,7 +106,7 @@ impl ClientHandler for Person {
         };
         self.asked
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(message);
         Ok(match self.answer {
             Some(Answer::Accept) => ElicitResult::new(ElicitationAction::Accept)
@@ -210,7 +213,10 @@ impl Serve {
                 {
                     let _ = tx.send(url);
                 }
-                lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                lines
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(line);
             }
         });
         let revision = person.revision;
@@ -238,10 +244,8 @@ impl Serve {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let url = tokio::time::timeout(NO_HANG, url_rx)
                     .await
-                    .unwrap_or_else(|_| {
-                        panic!("serve --http never said where it listens: {:?}", log)
-                    })
-                    .unwrap_or_else(|_| panic!("serve --http exited: {:?}", log));
+                    .unwrap_or_else(|_| panic!("serve --http never said where it listens: {log:?}"))
+                    .unwrap_or_else(|_| panic!("serve --http exited: {log:?}"));
                 tokio::time::timeout(
                     NO_HANG,
                     person.clone().serve_with_lifecycle(
@@ -255,7 +259,7 @@ impl Serve {
         let client = match client {
             Ok(Ok(client)) => client,
             Ok(Err(e)) => panic!("no MCP session: {e}\n{log:?}"),
-            Err(_) => panic!("no MCP session within {NO_HANG:?}: {log:?}"),
+            Err(elapsed) => panic!("no MCP session within {NO_HANG:?} ({elapsed}): {log:?}"),
         };
         Session {
             client,
@@ -294,24 +298,30 @@ impl Session {
         match tokio::time::timeout(NO_HANG, self.client.call_tool(params)).await {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => panic!("tools/call {name}: {e}\nserver log: {:#?}", self.log()),
-            Err(_) => panic!("tools/call {name} hung\nserver log: {:#?}", self.log()),
+            Err(elapsed) => panic!(
+                "tools/call {name} hung ({elapsed})\nserver log: {:#?}",
+                self.log()
+            ),
         }
     }
 
     /// What the server wrote on stderr so far, one entry per line.
     pub(crate) fn log(&self) -> Vec<String> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Ends the session and the server (a restart is `drop` then `Serve::connect`).
     pub(crate) async fn close(self) {
         let Session {
             client,
-            mut _server,
+            _server: mut server,
             ..
         } = self;
         let _ = tokio::time::timeout(NO_HANG, client.cancel()).await;
-        let _ = _server.kill().await;
+        let _ = server.kill().await;
     }
 }
 

@@ -251,7 +251,9 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock is a bug in a test; keep serving regardless.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn changed(&self) {
@@ -286,7 +288,10 @@ impl Provider {
             base: Mutex::new(String::new()),
         });
         let server = Loopback::start(port, router(shared.clone()))?;
-        *shared.base.lock().unwrap_or_else(|e| e.into_inner()) = server.url();
+        *shared
+            .base
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = server.url();
         Ok(Provider { shared, server })
     }
 
@@ -384,6 +389,7 @@ pub(crate) struct Gate {
 }
 
 impl Gate {
+    #[expect(clippy::unused_self, reason = "releasing is dropping the gate")]
     pub(crate) fn release(self) {}
 }
 
@@ -672,21 +678,20 @@ async fn poll(
     let base = shared.base_url();
     let response = {
         let mut state = shared.lock();
-        let response = match admit(&mut state, op, "GET", &uri, &headers, b"") {
-            Some(refused) => refused,
-            None => {
-                if state.switches.poll_creates {
-                    let request = json!({ kind.field(): format!("made by polling {id}") });
-                    new_job(&mut state, kind, request);
+        let response = if let Some(refused) = admit(&mut state, op, "GET", &uri, &headers, b"") {
+            refused
+        } else {
+            if state.switches.poll_creates {
+                let request = json!({ kind.field(): format!("made by polling {id}") });
+                new_job(&mut state, kind, request);
+            }
+            let switches = state.switches.clone();
+            match state.jobs.iter_mut().find(|j| j.id == id && j.kind == kind) {
+                Some(job) => {
+                    job.polls += 1;
+                    ok_json(StatusCode::OK, &job.to_json(&switches, &base))
                 }
-                let switches = state.switches.clone();
-                match state.jobs.iter_mut().find(|j| j.id == id && j.kind == kind) {
-                    Some(job) => {
-                        job.polls += 1;
-                        ok_json(StatusCode::OK, &job.to_json(&switches, &base))
-                    }
-                    None => problem(StatusCode::NOT_FOUND, &format!("no job {id}")),
-                }
+                None => problem(StatusCode::NOT_FOUND, &format!("no job {id}")),
             }
         };
         answered(&mut state, response)
@@ -816,7 +821,10 @@ async fn unknown(State(shared): SharedState, uri: Uri) -> Response {
 
 impl Shared {
     fn base_url(&self) -> String {
-        self.base.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.base
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 

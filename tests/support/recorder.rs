@@ -71,7 +71,10 @@ impl Recorder {
     }
 
     pub(crate) fn requests(&self) -> Vec<Recorded> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The one request received; fails the test when there were none or several.
@@ -103,7 +106,7 @@ fn record(
         })
         .collect();
     log.lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .push(Recorded {
             method: method.to_string(),
             target,

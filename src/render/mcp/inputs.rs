@@ -247,14 +247,13 @@ pub(super) fn input_schema(
             schema,
             required,
         );
-        match (p.get("schema"), content) {
-            (None, Some((media, _))) => input.content_type = Some(media.clone()),
-            _ => {
-                input.style = Some(style);
-                input.explode = Some(explode);
-                input.allow_reserved = location == "query"
-                    && p.get("allowReserved").and_then(Value::as_bool) == Some(true);
-            }
+        if let (None, Some((media, _))) = (p.get("schema"), content) {
+            input.content_type = Some(media.clone());
+        } else {
+            input.style = Some(style);
+            input.explode = Some(explode);
+            input.allow_reserved = location == "query"
+                && p.get("allowReserved").and_then(Value::as_bool) == Some(true);
         }
         inputs.push(input);
     }
@@ -440,14 +439,13 @@ pub(super) fn input_schema(
 
 /// A parameter's style and explode, OpenAPI's defaults filled in.
 fn style_of(p: &Value, location: &str) -> (String, bool) {
-    let style = p
-        .get("style")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| match location {
+    let style = p.get("style").and_then(Value::as_str).map_or_else(
+        || match location {
             "query" | "cookie" => "form".to_string(),
             _ => "simple".to_string(),
-        });
+        },
+        str::to_string,
+    );
     let explode = p
         .get("explode")
         .and_then(Value::as_bool)

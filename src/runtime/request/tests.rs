@@ -469,7 +469,7 @@ fn stripe_query_deep_objects_and_form_bodies() {
     let r = build(
         mapping_of(&tools, "listCustomers"),
         &args(
-            json!({"created": {"gte": 1700000000}, "expand": ["data.default_source"], "limit": 3}),
+            json!({"created": {"gte": 1_700_000_000}, "expand": ["data.default_source"], "limit": 3}),
         ),
         &local(None),
     )

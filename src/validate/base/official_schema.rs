@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding};
+use crate::model::Names as _;
 use crate::model::{OpenapiVersion, Operation};
 use crate::validate::Validator;
 

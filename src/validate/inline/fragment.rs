@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Span};
+use crate::model::Names as _;
 use crate::model::{Method, escape};
 use crate::validate::Validator;
 use crate::validate::syntax::check_url;

@@ -17,6 +17,7 @@ use serde_saphyr::Spanned;
 use super::candidates::{Candidate, candidates, declared_key, find};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::span;
+use crate::model::Names as _;
 use crate::model::{
     IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Unsupported,
     key_name_problem,
