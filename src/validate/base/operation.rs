@@ -27,7 +27,7 @@ use crate::validate::syntax::is_identifier;
 use crate::validate::{Checked, Validator};
 
 /// The base operation an entry names, found and usable.
-struct Found<'a, 'b> {
+struct Exposed<'a, 'b> {
     /// `operation:` as written.
     name: &'a Spanned<String>,
     found: &'b BaseOperation,
@@ -59,7 +59,7 @@ impl Validator {
         let at = span(s);
         let before = self.findings.errors();
         self.refuse_inline_keys(raw, at);
-        let Found {
+        let Exposed {
             name,
             found,
             method,
@@ -140,15 +140,15 @@ impl Validator {
             ("path", raw.path.as_ref().map(span)),
             ("input", raw.input.as_ref().map(span)),
             ("output", raw.output.as_ref().map(span)),
-            ("query", first_or(&raw.query, at)),
+            ("query", first_or(raw.query.as_ref(), at)),
             ("inputType", raw.input_type.as_ref().map(span)),
             ("inputRequired", raw.input_required.as_ref().map(span)),
             ("status", raw.status.as_ref().map(span)),
             ("outputType", raw.output_type.as_ref().map(span)),
-            ("params", first_or(&raw.params, at)),
-            ("headers", first_or(&raw.headers, at)),
+            ("params", first_or(raw.params.as_ref(), at)),
+            ("headers", first_or(raw.headers.as_ref(), at)),
             ("deprecated", raw.deprecated.as_ref().map(span)),
-            ("tags", first_or(&raw.tags, at)),
+            ("tags", first_or(raw.tags.as_ref(), at)),
             ("openapi", raw.openapi.as_ref().map(span)),
         ];
         for (key, place) in inline_keys {
@@ -167,7 +167,7 @@ impl Validator {
         at: Span,
         base: &'b Base,
         listed: &mut HashMap<String, Span>,
-    ) -> Option<Found<'a, 'b>> {
+    ) -> Option<Exposed<'a, 'b>> {
         let Some(name) = &raw.operation else {
             self.missing(
                 "operation",
@@ -259,7 +259,7 @@ impl Validator {
                 span: base.span(&pointer),
             });
         }
-        Some(Found {
+        Some(Exposed {
             name,
             found,
             method,
@@ -510,8 +510,8 @@ fn same_route(route: &str, name: &str) -> bool {
 }
 
 /// Where a list key is: its first item, else the operation (an empty list).
-fn first_or<T>(list: &Option<Vec<Spanned<T>>>, at: Span) -> Option<Span> {
-    list.as_ref().map(|l| l.first().map_or(at, span))
+fn first_or<T>(list: Option<&Vec<Spanned<T>>>, at: Span) -> Option<Span> {
+    list.map(|l| l.first().map_or(at, span))
 }
 
 #[cfg(test)]

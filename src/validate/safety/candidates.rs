@@ -157,7 +157,10 @@ fn properties<'a>(
     let mut stack: Vec<(&'a Value, usize)> = vec![(schema, 0)];
     let mut visits = 0;
     while let Some((schema, depth)) = stack.pop() {
-        if depth > 8 || visits >= PROPERTY_WALK_BUDGET || !seen.insert(schema as *const Value) {
+        if depth > 8
+            || visits >= PROPERTY_WALK_BUDGET
+            || !seen.insert(std::ptr::from_ref::<Value>(schema))
+        {
             continue;
         }
         visits += 1;

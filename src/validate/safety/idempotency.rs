@@ -148,13 +148,12 @@ impl Validator {
                 let mut required = false;
                 for (key, value) in map {
                     if key == "required" {
-                        match value {
-                            Value::Bool(b) => required = *b,
-                            _ => {
-                                self.findings
-                                    .push(problem("`required` is `true` or `false`".to_string()));
-                                return None;
-                            }
+                        if let Value::Bool(b) = value {
+                            required = *b;
+                        } else {
+                            self.findings
+                                .push(problem("`required` is `true` or `false`".to_string()));
+                            return None;
                         }
                         continue;
                     }
@@ -187,19 +186,16 @@ impl Validator {
                         }
                     }
                 }
-                match named.len() {
-                    1 => {
-                        let (location, name) = named.remove(0);
-                        Some(Written::Named {
-                            location,
-                            name,
-                            required,
-                        })
-                    }
-                    _ => {
-                        self.findings.push(problem(mapping_help.to_string()));
-                        None
-                    }
+                if named.len() == 1 {
+                    let (location, name) = named.remove(0);
+                    Some(Written::Named {
+                        location,
+                        name,
+                        required,
+                    })
+                } else {
+                    self.findings.push(problem(mapping_help.to_string()));
+                    None
                 }
             }
             _ => {
@@ -395,6 +391,10 @@ impl Validator {
     /// has (`candidates`), or, without `idempotency:`, the key its document declares,
     /// else unknown. `short_adds` says whether a short form adds the `Idempotency-Key`
     /// header where the operation has none. `None` when reported.
+    #[expect(
+        clippy::option_option,
+        reason = "`idempotency:` absent, written but invalid (reported), or valid"
+    )]
     pub(in crate::validate) fn base_idempotency(
         &mut self,
         id: &str,
@@ -463,19 +463,20 @@ impl Validator {
                 location,
                 name,
                 required,
-            } => match find(candidates, location, &name) {
-                Some(own) => Idempotency::Key(IdempotencyKey {
-                    location,
-                    name: own.name.clone(),
-                    required: required || own.required,
-                    added: false,
-                    evidence: None,
-                }),
-                None => {
+            } => {
+                if let Some(own) = find(candidates, location, &name) {
+                    Idempotency::Key(IdempotencyKey {
+                        location,
+                        name: own.name.clone(),
+                        required: required || own.required,
+                        added: false,
+                        evidence: None,
+                    })
+                } else {
                     self.key_not_found(id, location, &name, candidates, span, None);
                     return None;
                 }
-            },
+            }
         })
     }
 }

@@ -36,6 +36,10 @@ pub(in crate::validate) use jobs::link_lists;
 
 /// The safety layer of one operation, as written (both modes read it the same way).
 #[derive(Default)]
+#[expect(
+    clippy::option_option,
+    reason = "each key absent, written but invalid (reported: `Some(None)`), or valid"
+)]
 pub(in crate::validate) struct Safety {
     pub spends: Option<Option<Spends>>,
     pub async_: Option<Option<Async>>,
@@ -297,6 +301,5 @@ fn id_span(op: &Spanned<RawOperation>) -> Span {
     raw.id
         .as_ref()
         .or(raw.operation.as_ref())
-        .map(span)
-        .unwrap_or_else(|| span(op))
+        .map_or_else(|| span(op), span)
 }
