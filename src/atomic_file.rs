@@ -149,7 +149,7 @@ pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
 /// Elsewhere a folder cannot be opened to be synced; renames are as durable as the
 /// platform makes them.
 #[cfg(not(unix))]
-pub fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 

@@ -56,7 +56,7 @@ impl BaseOperation {
 
     /// Why the path cannot be a URL path, if it cannot: the rules of an inline path
     /// (`model::path_template`), so both modes accept the same paths.
-    pub fn path_problem(&self) -> Option<String> {
+    pub(crate) fn path_problem(&self) -> Option<String> {
         crate::model::path_template(&self.path).err()
     }
 }
@@ -237,7 +237,7 @@ impl Base {
     }
 
     /// The path item of `path` (a `paths` key as written), if it is a mapping.
-    pub fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
+    pub(crate) fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
         self.root.get("paths")?.get(path)?.as_object()
     }
 
@@ -285,7 +285,7 @@ impl Base {
 
     /// Why the reference at `pointer` (of a `$ref` value, or of a discriminator
     /// mapping's value) was left as written, when it names another file.
-    pub fn ref_problem(&self, pointer: &str) -> Option<&RefProblem> {
+    pub(crate) fn ref_problem(&self, pointer: &str) -> Option<&RefProblem> {
         self.problems.get(pointer)
     }
 
@@ -299,7 +299,7 @@ impl Base {
     }
 
     /// The bytes of every file of the document together.
-    pub fn total_bytes(&self) -> usize {
+    pub(crate) fn total_bytes(&self) -> usize {
         self.files.iter().map(|f| f.text.len()).sum()
     }
 

@@ -1140,9 +1140,11 @@ pub enum Diagnostic {
     /// A short form of `idempotency` on a base operation that declares another
     /// retry key.
     ///
-    /// Base mode: `idempotency: optional` or `required` (an `Idempotency-Key`
-    /// header) on an operation whose document declares another retry key:
-    /// connectorgen would add a second key. `body field `idempotency_key``.
+    /// Base mode: `idempotency: optional` or `required` (short for an
+    /// `Idempotency-Key` header) on an operation whose document already declares
+    /// another retry key, such as a body field `idempotency_key`: connectorgen would
+    /// add a second key, and an agent could send the one the provider ignores. Name
+    /// the document's key with the mapping form instead (the help line gives it).
     #[error(
         "`{id}` already has a retry key, the {what}: `idempotency: optional` or `required` would add an Idempotency-Key header beside it"
     )]
@@ -1159,7 +1161,9 @@ pub enum Diagnostic {
     ///
     /// `idempotency:` names a header, query parameter or body field the operation
     /// does not have (base mode), or a body field connectorgen cannot add (inline).
-    /// `header `X``, `query parameter `x``, `body field `x``.
+    /// The message says which kind of key it looked for (the header `X-Request-Id`,
+    /// the query parameter `request_id`, the body field `idempotency_key`) and the help
+    /// line offers the nearest name or lists the keys the operation has.
     #[error("`{id}` has no {what} to carry the retry key")]
     IdempotencyKeyNotFound {
         id: String,
@@ -1384,7 +1388,7 @@ impl Diagnostic {
     /// Whether this finding is about a file that did not prove to be a document (it does
     /// not parse, or is not OpenAPI): the path that led to it may lead anywhere, so the
     /// report shows only a tight excerpt around the error.
-    pub fn in_unproven_file(&self) -> bool {
+    pub(crate) fn in_unproven_file(&self) -> bool {
         matches!(
             self,
             Diagnostic::BaseSyntax { .. } | Diagnostic::BaseNotOpenapi { .. }
@@ -1399,12 +1403,12 @@ impl Rule {
     }
 
     /// The rule with this code, lint or not.
-    pub fn from_code(code: &str) -> Option<Rule> {
+    pub(crate) fn from_code(code: &str) -> Option<Rule> {
         code.parse().ok()
     }
 
     /// The lint with this id: a rule that declares a level.
-    pub fn lint_from_id(id: &str) -> Option<Rule> {
+    pub(crate) fn lint_from_id(id: &str) -> Option<Rule> {
         Rule::from_code(id).filter(|r| r.is_lint())
     }
 
@@ -1418,7 +1422,7 @@ impl Rule {
     }
 
     /// A lint's default level; `None` for a rule that is not a lint.
-    pub fn lint_level(self) -> Option<Level> {
+    pub(crate) fn lint_level(self) -> Option<Level> {
         self.get_str("level")
             .map(|l| l.parse().expect("a lint declares allow, warn or deny"))
     }
@@ -1443,7 +1447,7 @@ impl Rule {
 
     /// The rest of the declaration's doc (empty when the summary says it all), as
     /// written: paragraphs and line breaks kept.
-    pub fn explanation(self) -> &'static str {
+    pub(crate) fn explanation(self) -> &'static str {
         let doc = self.get_documentation().unwrap_or_default();
         doc.split_once("\n\n")
             .map_or("", |(_, rest)| rest.trim_end())
@@ -1512,7 +1516,7 @@ impl Finding {
     }
 
     /// This finding, pointing into the base document.
-    pub fn in_base(self) -> Self {
+    pub(crate) fn in_base(self) -> Self {
         Finding {
             source: Source::Base,
             ..self
@@ -1550,14 +1554,9 @@ impl Diagnostics {
         }
     }
 
-    /// The same findings, with the base document their `Source::Base` spans point into.
-    pub fn with_base(self, name: &str, text: Arc<String>) -> Self {
-        self.with_base_files(vec![(name.to_string(), text)])
-    }
-
     /// The same findings, with the files of a multi-file base document (the root first):
     /// a `Source::Base` span points into the file whose range of offsets holds it.
-    pub fn with_base_files(mut self, files: Vec<(String, Arc<String>)>) -> Self {
+    pub(crate) fn with_base_files(mut self, files: Vec<(String, Arc<String>)>) -> Self {
         let mut start = 0;
         self.base = Vec::with_capacity(files.len());
         for (name, text) in files {
@@ -1582,19 +1581,8 @@ impl Diagnostics {
         &self.text
     }
 
-    pub fn source(&self) -> &NamedSource<Arc<String>> {
-        &self.source
-    }
-
-    /// The base document's root file's name and text, when findings may point into it.
-    pub fn base_file(&self) -> Option<(&str, &str)> {
-        self.base
-            .first()
-            .map(|(source, _)| (source.name(), source.inner().as_str()))
-    }
-
     /// Every file of the base document: name, text, and where its offsets start.
-    pub fn base_files(&self) -> impl Iterator<Item = (&str, &str, usize)> {
+    pub(crate) fn base_files(&self) -> impl Iterator<Item = (&str, &str, usize)> {
         self.base
             .iter()
             .map(|(source, start)| (source.name(), source.inner().as_str(), *start))

@@ -87,20 +87,6 @@ pub enum InputError {
     },
 }
 
-impl InputError {
-    /// The same error, naming the file as `shown` (the path as messages spell it).
-    pub fn shown_as(mut self, shown: &str) -> InputError {
-        let (InputError::Io { path, .. }
-        | InputError::NotRegular { path, .. }
-        | InputError::Outside { path, .. }
-        | InputError::System { path, .. }
-        | InputError::TooLarge { path, .. }
-        | InputError::NotUtf8 { path, .. }) = &mut self;
-        *path = shown.to_string();
-        self
-    }
-}
-
 /// What a file is for, as messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum What {
@@ -170,7 +156,7 @@ impl Scope {
 
     /// The same scope, its first folder called `first` in messages ("the document's
     /// folder").
-    pub fn calling_first(mut self, first: &'static str) -> Scope {
+    pub(crate) fn calling_first(mut self, first: &'static str) -> Scope {
         self.first = first;
         self
     }

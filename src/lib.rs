@@ -373,7 +373,7 @@ impl Input {
     }
 
     /// A file the manifest names, read within `scope`, and what reading it gave.
-    pub fn named_file<E: std::fmt::Display>(
+    pub(crate) fn named_file<E: std::fmt::Display>(
         path: PathBuf,
         max_bytes: u64,
         scope: Arc<input::Scope>,
@@ -390,7 +390,7 @@ impl Input {
     }
 
     /// A file the base document refers to, and what reading it gave.
-    pub fn document_file<T: std::hash::Hash, E: std::fmt::Display>(
+    pub(crate) fn document_file<T: std::hash::Hash, E: std::fmt::Display>(
         path: PathBuf,
         max_bytes: u64,
         scope: Arc<input::Scope>,

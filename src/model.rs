@@ -53,7 +53,7 @@ impl Document {
     }
 
     /// The path item keys shared by the operations of `path` (`parameters`, `servers`, …).
-    pub fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
+    pub(crate) fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
         self.root.get("paths")?.get(path)?.as_object()
     }
 }
@@ -471,10 +471,11 @@ impl Idempotency {
 
     /// The short forms of `idempotency:` that name no mechanism (an `Idempotency-Key`
     /// header for the first two) and `inherent`.
-    pub const SHORT_FORMS: [&'static str; 4] = ["optional", "required", "unsupported", "inherent"];
+    pub(crate) const SHORT_FORMS: [&'static str; 4] =
+        ["optional", "required", "unsupported", "inherent"];
 
     /// The keys of the mapping form that name a key, in `KeyLocation` order.
-    pub const MAPPING_KEYS: [&'static str; 3] = ["header", "query", "bodyField"];
+    pub(crate) const MAPPING_KEYS: [&'static str; 3] = ["header", "query", "bodyField"];
 
     /// The key, if the operation has one.
     pub fn key(&self) -> Option<&IdempotencyKey> {
@@ -485,7 +486,7 @@ impl Idempotency {
     }
 
     /// Whether a retry of the operation is known to be safe: a required key, or inherent.
-    pub fn required_or_inherent(&self) -> bool {
+    pub(crate) fn required_or_inherent(&self) -> bool {
         match self {
             Idempotency::Key(key) => key.required,
             Idempotency::Inherent => true,
@@ -493,7 +494,7 @@ impl Idempotency {
         }
     }
 
-    pub fn is_unsupported(&self) -> bool {
+    pub(crate) fn is_unsupported(&self) -> bool {
         matches!(self, Idempotency::Unsupported(_))
     }
 }

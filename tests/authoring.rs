@@ -1,5 +1,6 @@
-//! The author's day as CLI cases: init, explain, schema, templates, completions, and
-//! the global flags (`build --watch` is in watch.rs). Each asserts the exit code and the output.
+//! The author's day where it needs code: a path of any length, templates edited between
+//! builds, the committed schema, completions, the version, colour, FIFOs (`build
+//! --watch` is in watch.rs). init, explain and every `--help` are files in tests/cmd/.
 
 use crate::support::cli;
 
@@ -15,96 +16,6 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .expect("the binary runs")
-}
-
-#[test]
-fn init_writes_a_starter_that_builds_and_checks_clean() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = run(dir.path(), &["init", "--name", "Acme: \"Rockets\" #1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("yaml-language-server"),
-        "init output names the schema line"
-    );
-    let manifest = std::fs::read_to_string(dir.path().join("connector.yaml")).unwrap();
-    assert!(manifest.starts_with("# yaml-language-server: $schema=connector.schema.json\n"));
-    let built = run(dir.path(), &["build"]);
-    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
-    assert!(
-        built.stderr.is_empty(),
-        "no warnings: {}",
-        text(&built.stderr)
-    );
-    let llms = std::fs::read_to_string(dir.path().join("generated/llms.txt")).unwrap();
-    assert!(
-        llms.starts_with("# Acme: \"Rockets\" #1 Connector\n"),
-        "the name survives quoting"
-    );
-    let checked = run(dir.path(), &["check", "--deny-warnings"]);
-    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
-
-    // A second init refuses and leaves the file alone; --force replaces it.
-    std::fs::write(dir.path().join("connector.yaml"), "mine").unwrap();
-    let again = run(dir.path(), &["init"]);
-    assert_eq!(again.status.code(), Some(2));
-    assert_eq!(
-        text(&again.stderr),
-        "error: connector.yaml already exists; use --force to overwrite it\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("connector.yaml")).unwrap(),
-        "mine"
-    );
-    assert_eq!(
-        run(dir.path(), &["init", "--force", "-q"]).status.code(),
-        Some(0)
-    );
-    assert_ne!(
-        std::fs::read_to_string(dir.path().join("connector.yaml")).unwrap(),
-        "mine"
-    );
-}
-
-#[test]
-fn explain_shows_what_each_target_reads() {
-    let video = root().join("examples/manifests/video.yaml");
-    let video = video.to_str().unwrap();
-    let out = run(
-        &root(),
-        &[
-            "explain",
-            "createVideo",
-            video,
-            "--target",
-            "muse,mcp,openai,openapi30",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    insta::assert_snapshot!("explain-createVideo", text(&out.stdout));
-    // The retry mechanism and each target's retry rule: a header key of the provider's
-    // own name, which the openai target cannot send.
-    let paypal = root().join("examples/manifests/paypal.yaml");
-    let out = run(
-        &root(),
-        &[
-            "explain",
-            "createPayout",
-            paypal.to_str().unwrap(),
-            "--allow-read",
-            root().join("examples/specs").to_str().unwrap(),
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    insta::assert_snapshot!("explain-createPayout", text(&out.stdout));
-    let out = run(&root(), &["explain", "--list", video]);
-    assert_eq!(out.status.code(), Some(0));
-    insta::assert_snapshot!("explain-list", text(&out.stdout));
-    let out = run(&root(), &["explain", "createVidoe", video]);
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        text(&out.stderr),
-        "error: no operation `createVidoe` in this manifest; did you mean `createVideo`?\n"
-    );
 }
 
 /// Issue 21, defect 3: the path column was as wide as the longest path, and `format!`
@@ -130,65 +41,14 @@ fn explain_list_bounds_its_columns_for_a_path_of_any_length() {
     );
 }
 
-/// `explain --list --stats`: each MCP tool's size and heaviest parts, and the total; the
-/// AssemblyAI example's is the size docs/mcp.md's weight section quotes.
-#[test]
-fn explain_stats_weigh_each_tool() {
-    let example = root().join("examples/manifests/assemblyai.yaml");
-    let example = example.to_str().unwrap();
-    let specs = root().join("examples/specs");
-    let specs = specs.to_str().unwrap();
-    let out = run(
-        &root(),
-        &[
-            "explain",
-            "--list",
-            "--stats",
-            example,
-            "--allow-read",
-            specs,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    insta::assert_snapshot!("explain-stats-assemblyai", text(&out.stdout));
-    let out = run(
-        &root(),
-        &[
-            "explain",
-            "--list",
-            "--stats",
-            example,
-            "--target",
-            "muse",
-            "--allow-read",
-            specs,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        text(&out.stderr),
-        "error: no mcp-tools.json in this build: add `mcp` to `targets`, or pass `--target mcp`\n"
-    );
-}
-
 #[test]
 fn templates_export_then_override() {
     let dir = workspace("examples/manifests/placeholder.yaml", false);
     let p = dir.path();
+    // What export writes and its refusals, a broken template and a file that is no
+    // template are tests/cmd/templates.trycmd.
     let out = run(p, &["templates", "export", "tpl"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(std::fs::read_dir(p.join("tpl")).unwrap().count(), 4);
-    assert_eq!(
-        run(p, &["templates", "export", "tpl"]).status.code(),
-        Some(2),
-        "no overwrite"
-    );
-    assert_eq!(
-        run(p, &["templates", "export", "tpl", "--force"])
-            .status
-            .code(),
-        Some(0)
-    );
 
     // Exported defaults give the same bytes as the embedded ones.
     assert_eq!(run(p, &["build", "--out", "a"]).status.code(), Some(0));
@@ -234,30 +94,6 @@ fn templates_export_then_override() {
             .unwrap()
             .contains("## Getting connected")
     );
-
-    // A broken template: exit 1, a diagnostic at the template's own line, nothing written.
-    std::fs::write(
-        p.join("tpl/descriptions.md.j2"),
-        "# Title\n\n{% for op in operations %}\n{{ op.id }\n",
-    )
-    .unwrap();
-    std::fs::remove_dir_all(p.join("generated")).unwrap();
-    let out = run(p, &["build", "--color", "never"]);
-    assert_eq!(out.status.code(), Some(1));
-    insta::assert_snapshot!("broken-template", text(&out.stderr));
-    assert!(!p.join("generated").exists());
-
-    // A file that is no template is refused, with a did-you-mean.
-    std::fs::remove_file(p.join("tpl/descriptions.md.j2")).unwrap();
-    std::fs::write(p.join("tpl/llms.j2"), "x").unwrap();
-    let out = run(p, &["build", "--templates", "tpl"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr)
-            .contains("llms.j2 is not a template connectorgen knows; did you mean `llms.txt.j2`?"),
-        "{}",
-        text(&out.stderr)
-    );
 }
 
 #[test]
@@ -279,14 +115,12 @@ fn completions_for_every_shell() {
             "{shell}"
         );
     }
-    assert_eq!(
-        run(&root(), &["completions", "tcsh"]).status.code(),
-        Some(2)
-    );
 }
 
+/// The version names the commit it was built from, so it cannot be a case file (every
+/// `--help` is one: tests/cmd/help.trycmd).
 #[test]
-fn version_and_help_with_examples_everywhere() {
+fn version_names_the_commit() {
     let out = run(&root(), &["--version"]);
     // Built from this git checkout (as tests always are), the version names its commit.
     let head = Command::new("git")
@@ -303,40 +137,14 @@ fn version_and_help_with_examples_everywhere() {
             text(&head.stdout).trim()
         )
     );
-    for sub in [
-        vec!["--help"],
-        vec!["build", "--help"],
-        vec!["check", "--help"],
-        vec!["explain", "--help"],
-        vec!["init", "--help"],
-        vec!["import", "--help"],
-        vec!["schema", "--help"],
-        vec!["templates", "export", "--help"],
-        vec!["completions", "--help"],
-    ] {
-        let out = run(&root(), &sub);
-        assert_eq!(out.status.code(), Some(0), "{sub:?}");
-        let help = text(&out.stdout);
-        assert!(
-            help.contains("Examples:") && help.contains("Exit codes:"),
-            "{sub:?}:\n{help}"
-        );
-    }
 }
 
+/// Colour goes by `--color` and `NO_COLOR`, whatever the output is (escape sequences are
+/// code's to assert: `--quiet` is in tests/cmd/build-warnings.trycmd).
 #[test]
-fn quiet_and_color_are_honoured() {
+fn color_is_honoured() {
     let dir = workspace("tests/cases/lint/vague-summary.yaml", false);
     let p = dir.path();
-    let out = run(p, &["build", "-q"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        out.stdout.is_empty() && out.stderr.is_empty(),
-        "quiet: no success line, no warnings"
-    );
-    let out = run(p, &["check", "--quiet"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty());
     let out = run(p, &["build", "--color", "always"]);
     assert!(
         text(&out.stderr).contains('\u{1b}'),

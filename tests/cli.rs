@@ -1,5 +1,6 @@
-//! The `connectorgen` binary as a user runs it: exit codes, what it prints, and what
-//! it leaves on disk.
+//! What of the binary needs code around it: file modes and the exact listing of what a
+//! build leaves, two builds compared, the README's quickstart run as written; and the
+//! runner of the CLI cases as files (tests/cmd/: arguments, exit code, output, files).
 
 use crate::support::cli;
 
@@ -57,172 +58,6 @@ fn build_writes_three_files_beside_the_manifest_and_says_so() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("generated/.connectorgen-manifest")).unwrap(),
         "../connector.yaml\n"
-    );
-}
-
-#[test]
-fn a_folder_holding_another_manifests_outputs_is_refused_unless_forced() {
-    let dir = tempfile::tempdir().unwrap();
-    for name in ["a.yaml", "b.yaml"] {
-        std::fs::copy(example("placeholder.yaml"), dir.path().join(name)).unwrap();
-    }
-    let first = connectorgen(dir.path(), &["build", "a.yaml"]);
-    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
-    let before = std::fs::read(dir.path().join("generated/openapi.json")).unwrap();
-    // Make b's outputs differ, so a replacement would show.
-    let b = std::fs::read_to_string(dir.path().join("b.yaml")).unwrap();
-    std::fs::write(
-        dir.path().join("b.yaml"),
-        b.replacen("A template connector.", "Connector B.", 1),
-    )
-    .unwrap();
-
-    // Both share the default `generated/`: the second is refused, naming both and the fix.
-    let second = connectorgen(dir.path(), &["build", "b.yaml"]);
-    assert_eq!(second.status.code(), Some(2), "{}", text(&second.stderr));
-    assert_eq!(
-        text(&second.stderr),
-        "error: could not write to generated: it holds the outputs of another manifest, a.yaml; \
-         building b.yaml there would replace them. Give each manifest its own folder: \
-         `connectorgen build b.yaml --out <folder>` (or --force to make this folder b.yaml's)\n"
-    );
-    assert_eq!(
-        std::fs::read(dir.path().join("generated/openapi.json")).unwrap(),
-        before,
-        "nothing was written"
-    );
-    // Rebuilding the owner is fine; `--out` gives the other its own folder.
-    let again = connectorgen(dir.path(), &["build", "a.yaml"]);
-    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
-    let own = connectorgen(dir.path(), &["build", "b.yaml", "--out", "generated-b"]);
-    assert_eq!(own.status.code(), Some(0), "{}", text(&own.stderr));
-    // `check` does not count the record as drift.
-    let check = connectorgen(dir.path(), &["check", "a.yaml"]);
-    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
-
-    // --force takes the folder over; then the first manifest is the one refused.
-    let forced = connectorgen(dir.path(), &["build", "b.yaml", "--force"]);
-    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("generated/.connectorgen-manifest")).unwrap(),
-        "../b.yaml\n"
-    );
-    let back = connectorgen(dir.path(), &["build", "a.yaml"]);
-    assert_eq!(back.status.code(), Some(2), "{}", text(&back.stderr));
-    assert!(text(&back.stderr).contains("another manifest, b.yaml;"));
-
-    // A record naming a manifest that is gone (renamed) is taken over without a word.
-    std::fs::rename(dir.path().join("b.yaml"), dir.path().join("c.yaml")).unwrap();
-    let renamed = connectorgen(dir.path(), &["build", "a.yaml"]);
-    assert_eq!(renamed.status.code(), Some(0), "{}", text(&renamed.stderr));
-}
-
-#[test]
-fn out_flag_chooses_the_folder_and_creates_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let manifest = example("bank.yaml");
-    let out = connectorgen(
-        dir.path(),
-        &["build", manifest.to_str().unwrap(), "--out", "a/b"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(dir.path().join("a/b/llms.txt").is_file());
-}
-
-#[test]
-fn invalid_manifest_exits_1_and_leaves_existing_outputs_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    let generated = dir.path().join("generated");
-    std::fs::create_dir(&generated).unwrap();
-    std::fs::write(generated.join("openapi.json"), "previous").unwrap();
-    let manifest = std::fs::read_to_string(example("video.yaml"))
-        .unwrap()
-        .replace("pollWith: getVideo", "pollWith: getVidoe");
-    std::fs::write(dir.path().join("connector.yaml"), &manifest).unwrap();
-    // Where the misspelt name is, counted here from the text itself (1-based).
-    let offset = manifest.find("getVidoe").unwrap();
-    let line = manifest[..offset].matches('\n').count() + 1;
-    let column = offset - manifest[..offset].rfind('\n').map_or(0, |n| n + 1) + 1;
-    let out = connectorgen(dir.path(), &["build"]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains("unknown-poll-target"), "{stderr}");
-    assert!(
-        stderr.contains(&format!("[connector.yaml:{line}:{column}]")),
-        "names file, line {line} and column {column}: {stderr}"
-    );
-    let (number, snippet) = stderr
-        .lines()
-        .find_map(|l| l.trim_start().split_once(" │ "))
-        .filter(|(n, _)| n.parse::<usize>().is_ok())
-        .map_or_else(
-            || panic!("a numbered snippet line: {stderr}"),
-            |(n, rest)| (n.parse::<usize>().unwrap(), rest),
-        );
-    let lines: Vec<&str> = manifest.lines().collect();
-    assert_eq!(
-        snippet,
-        lines[number - 1],
-        "snippet lines carry their real numbers: {stderr}"
-    );
-    assert!(stderr.contains("did you mean `getVideo`?"), "{stderr}");
-    assert!(!stderr.contains('\u{1b}'), "NO_COLOR is honoured");
-    assert!(out.stdout.is_empty());
-    assert_eq!(
-        std::fs::read_to_string(generated.join("openapi.json")).unwrap(),
-        "previous"
-    );
-    assert_eq!(
-        std::fs::read_dir(&generated).unwrap().count(),
-        1,
-        "nothing else written"
-    );
-}
-
-#[test]
-fn unreadable_input_exits_2_with_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("latin1.yaml"),
-        b"version: 1\nname: caf\xe9\n",
-    )
-    .unwrap();
-    std::fs::create_dir(dir.path().join("folder.yaml")).unwrap();
-    for (args, expect) in [
-        (vec!["build"], "cannot read connector.yaml"),
-        (vec!["build", "missing.yaml"], "cannot read missing.yaml"),
-        (
-            vec!["build", "folder.yaml"],
-            "folder.yaml is not a regular file",
-        ),
-        (
-            vec!["build", "latin1.yaml"],
-            "latin1.yaml is not UTF-8 text (invalid byte at line 2, column 10)",
-        ),
-    ] {
-        let out = connectorgen(dir.path(), &args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = text(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.starts_with("error: ") && stderr.contains(expect),
-            "{stderr}"
-        );
-    }
-}
-
-#[test]
-fn unwritable_output_exits_2() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("generated"), "a file, not a folder").unwrap();
-    std::fs::copy(example("video.yaml"), dir.path().join("connector.yaml")).unwrap();
-    let out = connectorgen(dir.path(), &["build"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = text(&out.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("could not create the output folder generated"),
-        "{stderr}"
     );
 }
 
@@ -326,13 +161,16 @@ fn readme_quickstart_runs_as_written() {
 }
 
 /// The CLI cases as data: each `tests/cmd/*.trycmd` file holds commands with their
-/// exit code and output (stdout and stderr together). `TRYCMD=overwrite cargo test
-/// --test integration cli::cli_cases` rewrites the expected output after a deliberate
-/// change: read the diff before committing it.
+/// exit code and output (stdout and stderr together), each `*.toml` one command whose
+/// `.stdout` and `.stderr` are compared byte for byte; `NAME.in/` is the folder they run
+/// in, `NAME.out/` the files they must leave (CONTRIBUTING.md, "Adding a test case").
+/// `TRYCMD=overwrite cargo test --test integration cli::cli_cases` rewrites the expected
+/// output after a deliberate change: read the diff before committing it.
 #[test]
 fn cli_cases() {
     trycmd::TestCases::new()
         .register_bin("connectorgen", trycmd::cargo::cargo_bin!("connectorgen"))
         .env("NO_COLOR", "1")
-        .case("tests/cmd/*.trycmd");
+        .case("tests/cmd/*.trycmd")
+        .case("tests/cmd/*.toml");
 }

@@ -5,7 +5,8 @@
 //!   document is copied into a temporary `specs/`, imported into `connectors/`, and the
 //!   written manifest is snapshotted, checked against the manifest's JSON Schema, built,
 //!   checked (exit 0: lint warnings are allowed) and imported again to the same bytes.
-//! - Refusals, flags, diagnostics and hostile text as single tests below.
+//! - Files left on disk, symlinks, hostile text and names, and every bundled document as
+//!   single tests below; the refusals, flags and diagnostics are tests/cmd/import*.
 
 use crate::support::cli;
 
@@ -202,151 +203,6 @@ fn an_existing_file_is_kept_without_force() {
     assert_eq!(names, ["connector.yaml"]);
 }
 
-#[cfg(unix)]
-#[test]
-fn symlinks_folders_and_the_document_itself_are_refused_even_with_force() {
-    use std::os::unix::fs::symlink;
-    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
-    let p = dir.path();
-    let force = ["--force".to_string()];
-    let elsewhere = p.join("elsewhere.yaml");
-    std::fs::write(&elsewhere, "theirs").unwrap();
-    symlink(&elsewhere, p.join("connectors/connector.yaml")).unwrap();
-    let out = import(p, &spec, &force);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr),
-        "error: connectors/connector.yaml is a symbolic link; import neither replaces a link nor writes through it: give the path of a regular file\n"
-    );
-    assert!(
-        std::fs::symlink_metadata(p.join("connectors/connector.yaml"))
-            .unwrap()
-            .is_symlink()
-    );
-    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs");
-    // A dangling link too.
-    std::fs::remove_file(p.join("connectors/connector.yaml")).unwrap();
-    symlink(p.join("nowhere.yaml"), p.join("connectors/connector.yaml")).unwrap();
-    assert_eq!(import(p, &spec, &[]).status.code(), Some(2));
-    assert!(!p.join("nowhere.yaml").exists());
-
-    std::fs::remove_file(p.join("connectors/connector.yaml")).unwrap();
-    std::fs::create_dir(p.join("connectors/connector.yaml")).unwrap();
-    let out = import(p, &spec, &force);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("is not a regular file"));
-
-    let before = std::fs::read(p.join(&spec)).unwrap();
-    let out = run(p, &["import", &spec, "-o", &spec, "--force"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr),
-        format!(
-            "error: {spec} is the OpenAPI document itself; write the manifest somewhere else\n"
-        )
-    );
-    assert_eq!(std::fs::read(p.join(&spec)).unwrap(), before);
-}
-
-#[test]
-fn the_dashboard_url_comes_from_the_document_or_the_flag() {
-    // jobs.yaml has neither info.contact.url nor externalDocs.url.
-    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
-    let p = dir.path();
-    let out = import(p, &spec, &[]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = text(&out.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.starts_with("error: ") && stderr.contains("pass --dashboard-url https://"),
-        "{stderr}"
-    );
-    assert!(!p.join("connectors/connector.yaml").exists());
-
-    let bad = [
-        "--dashboard-url".to_string(),
-        "http://jobs.example/keys".to_string(),
-    ];
-    let out = import(p, &spec, &bad);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr),
-        "error: --dashboard-url http://jobs.example/keys is not usable: plain http is allowed only for localhost and 127.0.0.1\n"
-    );
-
-    // The flag wins over the document's contact URL, and carries no `check:` note.
-    let (dir, spec) = workspace("examples/specs/assemblyai/openapi.yml");
-    let flag = [
-        "--dashboard-url".to_string(),
-        "https://www.assemblyai.com/app/api-keys".to_string(),
-    ];
-    let out = import(dir.path(), &spec, &flag);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let written = std::fs::read_to_string(dir.path().join("connectors/connector.yaml")).unwrap();
-    assert!(written.contains("\n  dashboardUrl: \"https://www.assemblyai.com/app/api-keys\"\n"));
-}
-
-#[test]
-fn a_document_that_is_not_openapi_3_gets_builds_diagnostic() {
-    for (spec, place, code) in [
-        (
-            "tests/cases/specs/swagger.yaml",
-            "swagger.yaml:1:10",
-            "base-not-openapi",
-        ),
-        (
-            "tests/cases/specs/broken.json",
-            "broken.json:5:37",
-            "base-syntax",
-        ),
-    ] {
-        let (dir, copied) = workspace(spec);
-        let out = import(dir.path(), &copied, &[]);
-        assert_eq!(out.status.code(), Some(1), "{spec}");
-        let stderr = text(&out.stderr);
-        assert!(
-            stderr.contains(place) && stderr.contains(code),
-            "{spec}:\n{stderr}"
-        );
-        assert!(!dir.path().join("connectors/connector.yaml").exists());
-    }
-}
-
-#[test]
-fn unreadable_too_large_and_empty_documents() {
-    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
-    let p = dir.path();
-    let out = import(p, "specs/missing.yaml", &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).starts_with("error: cannot read specs/missing.yaml"));
-    // A folder is not "a YAML manifest" here: SPEC is the OpenAPI document.
-    let out = import(p, "specs", &[]);
-    assert_eq!(
-        text(&out.stderr),
-        "error: specs is not a regular file (it is a folder); give the path of the provider's OpenAPI document (JSON or YAML)\n"
-    );
-    let small = ["--max-bytes".to_string(), "1K".to_string()];
-    let out = import(p, &spec, &small);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("--max-bytes"),
-        "{}",
-        text(&out.stderr)
-    );
-
-    std::fs::write(
-        p.join("specs/head-only.yaml"),
-        "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    head: {responses: {'200': {description: ok}}}\n",
-    )
-    .unwrap();
-    let out = import(p, "specs/head-only.yaml", &[]);
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        text(&out.stderr),
-        "error: specs/head-only.yaml has no operation an agent can call (GET, POST, PUT, PATCH or DELETE)\n"
-    );
-}
-
 /// Every value in the written manifest reads back as exactly what the document says,
 /// and no text from the document becomes a key.
 #[test]
@@ -429,27 +285,6 @@ fn the_document_is_found_from_wherever_the_manifest_goes() {
     let folder = original.parent().unwrap().to_str().unwrap();
     let built = run(p, &["build", "abs.yaml", "-q", "--allow-read", folder]);
     assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
-}
-
-/// Issue 21, defect 12: the one-line error printed a server variable's default from the
-/// document with its line breaks, so the provider's document could write a line of its
-/// own, such as a GitHub Actions workflow command. The error stays one line, escaped.
-#[test]
-fn an_error_quoting_the_document_stays_one_line() {
-    let (dir, _) = workspace("tests/cases/specs/jobs.yaml");
-    let p = dir.path();
-    std::fs::write(
-        p.join("specs/forged.yaml"),
-        "openapi: 3.1.0\ninfo: {title: T, version: '1'}\nservers:\n  - url: 'https://{host}/v1'\n    variables:\n      host:\n        default: \"x\\n::error title=forged::the build is broken\\n\\e]0;t\\a\"\npaths:\n  /a:\n    get: {operationId: getA, responses: {'200': {description: ok}}}\n",
-    )
-    .unwrap();
-    let out = import(p, "specs/forged.yaml", &[]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    assert!(stderr.contains("x\\u{a}::error title=forged"), "{stderr}");
-    assert!(!stderr.contains('\u{1b}'), "{stderr}");
 }
 
 /// Issue 21, defect 18: import wrote `openapi: " api.json"` for a document whose name
@@ -649,25 +484,4 @@ fn collect_documents(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
             out.push(path);
         }
     }
-}
-
-/// One spelling for the output option across commands: `import --out FILE`, as on
-/// `build` and `check`; `-o` and the older `--output` stay accepted.
-#[test]
-fn out_is_the_spelling_and_output_an_alias() {
-    let (dir, spec) = workspace("tests/cases/specs/jobs.yaml");
-    let p = dir.path();
-    let url = "--dashboard-url=https://example.com/keys";
-    for (flag, file) in [
-        ("--out", "a.yaml"),
-        ("-o", "b.yaml"),
-        ("--output", "c.yaml"),
-    ] {
-        let out = run(p, &["import", &spec, flag, file, url]);
-        assert_eq!(out.status.code(), Some(0), "{flag}: {}", text(&out.stderr));
-        assert!(p.join(file).is_file(), "{flag}");
-    }
-    let out = run(p, &["build", "a.yaml", "-o", "built"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(p.join("built/openapi.json").is_file());
 }

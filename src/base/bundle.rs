@@ -117,7 +117,7 @@ pub struct Read {
 
 /// Why a reference was not followed.
 #[derive(Debug, Clone)]
-pub enum RefProblem {
+pub(crate) enum RefProblem {
     /// The run reads no files (fuzzing, `Base::parse`).
     NotRead,
     Url,
@@ -136,7 +136,7 @@ pub enum RefProblem {
 
 impl RefProblem {
     /// The finding for `reference`, at `span`.
-    pub fn diagnostic(&self, reference: &str, span: Span) -> Diagnostic {
+    pub(crate) fn diagnostic(&self, reference: &str, span: Span) -> Diagnostic {
         let reference = reference.to_string();
         match self.clone() {
             RefProblem::NotRead => Diagnostic::BaseRefUnreadable {
