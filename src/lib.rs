@@ -46,7 +46,7 @@
 //! `templates::{MANIFEST_BYTES_PER_FUEL, Limits::for_manifest}`; `render::render`,
 //! `render::mcp::{OUTPUT_FACTOR, output_limit, mapping}`, `render::openai::{DESCRIPTION_MAX,
 //! PARAMETER_MAX}`; `input::decode`; `model::Method::named`. `validate` is `pub` for
-//! `examples/stages.rs`, and exempt from clippy pedantic while it is being reorganised.
+//! `examples/stages.rs`.
 
 mod arguments;
 mod atomic_file;
@@ -71,8 +71,6 @@ pub mod schema;
 pub mod serve;
 pub mod templates;
 pub mod terminal;
-// validate/ passes unreachable_pub; clippy pedantic follows once it is on for the crate.
-#[allow(clippy::pedantic)]
 pub mod validate;
 
 use std::path::PathBuf;

@@ -22,6 +22,10 @@ pub(super) struct Credential {
     /// `None` in base mode, where the document's security schemes decide.
     pub scheme: Option<AuthScheme>,
     pub token_prefixes: Vec<String>,
+    #[expect(
+        clippy::struct_field_names,
+        reason = "the name of model::Auth's field it becomes"
+    )]
     pub credential_name: Option<String>,
     /// `auth.env`, when given and a variable name.
     pub env: Option<String>,
@@ -162,7 +166,7 @@ impl Validator {
     /// `tags:`: each tag's description, in order.
     pub(super) fn tag_descriptions(
         &mut self,
-        raw: &Option<Spanned<indexmap::IndexMap<String, Spanned<String>>>>,
+        raw: Option<&Spanned<indexmap::IndexMap<String, Spanned<String>>>>,
     ) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for (name, description) in raw.iter().flat_map(|t| t.value.iter()) {
@@ -242,7 +246,7 @@ impl Validator {
             return out;
         };
         let mut spans = Vec::new();
-        for (name, schema) in raw.value.iter_mut() {
+        for (name, schema) in &mut raw.value {
             let at = span(schema);
             let valid_name = !name.is_empty()
                 && name
@@ -307,18 +311,17 @@ impl Validator {
             Some(t) => self.media_type(t, "errors.contentType"),
             None => Some("application/json".to_string()),
         };
-        let schema = match &mut raw.value.schema {
-            // Its references are checked once `schemas:` is known (`validate`).
-            Some(s) => self.schema(s, "errors.schema"),
-            None => {
-                self.missing(
-                    "schema",
-                    "`errors`",
-                    at,
-                    "give the JSON Schema of the provider's error body, e.g. `schema: { $ref: \"#/components/schemas/Error\" }`",
-                );
-                None
-            }
+        // Its references are checked once `schemas:` is known (`validate`).
+        let schema = if let Some(s) = &mut raw.value.schema {
+            self.schema(s, "errors.schema")
+        } else {
+            self.missing(
+                "schema",
+                "`errors`",
+                at,
+                "give the JSON Schema of the provider's error body, e.g. `schema: { $ref: \"#/components/schemas/Error\" }`",
+            );
+            None
         };
         let mut statuses = Vec::new();
         match &raw.value.statuses {
@@ -360,8 +363,8 @@ impl Validator {
     }
 
     /// `service.contact` / `service.license`: a mapping, as OpenAPI's `info` holds it.
-    pub(super) fn info_object(&mut self, raw: &Option<Spanned<Value>>, key: &str) -> Option<Value> {
-        let raw = raw.as_ref()?;
+    pub(super) fn info_object(&mut self, raw: Option<&Spanned<Value>>, key: &str) -> Option<Value> {
+        let raw = raw?;
         if raw.value.is_object() {
             Some(raw.value.clone())
         } else {

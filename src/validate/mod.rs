@@ -40,7 +40,7 @@ use settings::Settings;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
 pub use base::service::{first_server, server_url};
-pub use safety::idempotency::{base_candidates, declared_key};
+pub use safety::candidates::{base_candidates, declared_key};
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;
@@ -125,10 +125,10 @@ pub fn validate(
             inline::refs(&mut v.findings, body, &v.settings.shared, span(schema));
         }
         servers = v.servers(raw.servers.as_deref().unwrap_or_default());
-        tags = v.tag_descriptions(&raw.tags);
+        tags = v.tag_descriptions(raw.tags.as_ref());
         if let Some(s) = &raw.service {
-            contact = v.info_object(&s.value.contact, "contact");
-            license = v.info_object(&s.value.license, "license");
+            contact = v.info_object(s.value.contact.as_ref(), "contact");
+            license = v.info_object(s.value.license.as_ref(), "license");
         }
     }
 
@@ -155,8 +155,8 @@ pub fn validate(
     };
     v.cross_operation(&checked);
 
-    let lint = v.lint_config(&raw.lint);
-    let targets = v.targets(&raw.targets);
+    let lint = v.lint_config(raw.lint.as_ref());
+    let targets = v.targets(raw.targets.as_ref());
     v.ids_for_targets(&checked, &targets);
 
     let mut operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
@@ -333,7 +333,7 @@ impl Validator {
     /// A required, non-empty text; returns it trimmed.
     fn text(
         &mut self,
-        value: &Option<Spanned<String>>,
+        value: Option<&Spanned<String>>,
         key: &'static str,
         context: &'static str,
         parent: Span,
@@ -367,7 +367,7 @@ impl Validator {
         let raw = &s.value;
         let ctx = "`service`";
         let name = self.text(
-            &raw.name,
+            raw.name.as_ref(),
             "name",
             ctx,
             at,
@@ -381,21 +381,21 @@ impl Validator {
             )
         });
         let version = self.text(
-            &raw.version,
+            raw.version.as_ref(),
             "version",
             ctx,
             at,
             "give the connector's version, e.g. `version: 1.0.0`",
         );
         let description = self.text(
-            &raw.description,
+            raw.description.as_ref(),
             "description",
             ctx,
             at,
             "write one paragraph: who this connector is for and what it does",
         );
-        let public_url = self.url(&raw.public_url, "publicUrl", at);
-        let dashboard_url = self.url(&raw.dashboard_url, "dashboardUrl", at);
+        let public_url = self.url(raw.public_url.as_ref(), "publicUrl", at);
+        let dashboard_url = self.url(raw.dashboard_url.as_ref(), "dashboardUrl", at);
         let spec_url = self.spec_url(raw);
         let name = name?;
         let title = match title {
@@ -415,6 +415,10 @@ impl Validator {
     }
 
     /// `specUrl` checked, if given (`Some(None)` when it is not; `None` when it is bad).
+    #[expect(
+        clippy::option_option,
+        reason = "absent, bad (reported) or good: `?` on the outer one stops the service"
+    )]
     fn spec_url(&mut self, raw: &RawService) -> Option<Option<String>> {
         match &raw.spec_url {
             Some(url) => self.check_url(url, "specUrl").map(Some),
@@ -424,7 +428,7 @@ impl Validator {
 
     fn url(
         &mut self,
-        value: &Option<Spanned<String>>,
+        value: Option<&Spanned<String>>,
         key: &'static str,
         parent: Span,
     ) -> Option<String> {

@@ -29,7 +29,7 @@ pub(super) struct Settings {
 impl Validator {
     /// `targets:` — known names, at least one; kept in a fixed order without repeats so
     /// the outputs do not depend on how the list was written.
-    pub(super) fn targets(&mut self, raw: &Option<Spanned<Vec<Spanned<String>>>>) -> Vec<Target> {
+    pub(super) fn targets(&mut self, raw: Option<&Spanned<Vec<Spanned<String>>>>) -> Vec<Target> {
         let Some(raw) = raw else {
             return vec![Target::Muse];
         };
@@ -93,7 +93,7 @@ impl Validator {
         found
     }
 
-    pub(super) fn lint_config(&mut self, raw: &Option<Spanned<RawLints>>) -> LintConfig {
+    pub(super) fn lint_config(&mut self, raw: Option<&Spanned<RawLints>>) -> LintConfig {
         let mut config = LintConfig::default();
         let Some(raw) = raw else { return config };
         for (id, setting) in &raw.value {

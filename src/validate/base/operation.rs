@@ -15,16 +15,26 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use crate::base::Base;
+use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, span};
 use crate::model::{Method, Names as _, Origin, escape};
-use crate::validate::safety::idempotency::base_candidates;
+use crate::validate::safety::candidates::base_candidates;
 use crate::validate::safety::{
     Body, Head, idempotency_parameter, needs_idempotency_key, operation, origin,
 };
 use crate::validate::syntax::is_identifier;
 use crate::validate::{Checked, Validator};
+
+/// The base operation an entry names, found and usable.
+struct Exposed<'a, 'b> {
+    /// `operation:` as written.
+    name: &'a Spanned<String>,
+    found: &'b BaseOperation,
+    method: Method,
+    /// Its Operation Object in the base document.
+    object: &'b Map<String, Value>,
+}
 
 impl Validator {
     /// Every listed base operation that could be found and named.
@@ -48,20 +58,97 @@ impl Validator {
         let raw = &s.value;
         let at = span(s);
         let before = self.findings.errors();
+        self.refuse_inline_keys(raw, at);
+        let Exposed {
+            name,
+            found,
+            method,
+            object,
+        } = self.find_base(raw, at, base, listed)?;
+        let id = self.base_id(raw, name, found, at);
+        let (summary, description) = self.base_text(raw, found, object);
+
+        let shown = id.as_deref().unwrap_or_else(|| name.value.trim());
+        let safety = self.safety(raw, shown, method == Method::Get);
+        let idempotency = self.base_idempotency(
+            id.as_deref().unwrap_or_default(),
+            safety.idempotency.clone(),
+            &base_candidates(base, &found.path, object),
+            needs_idempotency_key(method, safety.spends_or_async()),
+            raw.idempotency.as_ref().map_or(at, span),
+        );
+        // As inline, but the HTTP parts are the base document's: findings about them
+        // point at `operation:`, where an override would go.
+        let origin = Origin {
+            path: span(name),
+            summary: raw.summary.as_ref().map_or(span(name), span),
+            description: raw.description.as_ref().map_or(span(name), span),
+            description_from_base: raw.description.is_none(),
+            input: None,
+            output: None,
+            query: Vec::new(),
+            ..origin(s)
+        };
+        let path_params = template_params(&found.path);
+        if self.findings.errors() > before {
+            return id.map(|id| {
+                let head = Head {
+                    id,
+                    method,
+                    path: found.path.clone(),
+                    path_params,
+                    origin,
+                };
+                Checked::new(operation(head, None), s)
+            });
+        }
+
+        let idempotency = idempotency?;
+        let mut http = object.clone();
+        // The provider calls these back; an agent receives no calls, as with `webhooks`.
+        http.remove("callbacks");
+        if let Some(key) = idempotency.key().filter(|k| k.added) {
+            let parameters = http
+                .entry("parameters")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(list) = parameters {
+                list.push(idempotency_parameter(key.required));
+            }
+        }
+        let head = Head {
+            id: id?,
+            method,
+            path: found.path.clone(),
+            path_params,
+            origin,
+        };
+        let body = Body {
+            summary: summary?,
+            description: description?,
+            http,
+            safety,
+            idempotency,
+        };
+        Some(Checked::new(operation(head, Some(body)), s))
+    }
+
+    /// The keys an inline operation writes, which the base document says here: each is
+    /// refused where it is written.
+    fn refuse_inline_keys(&mut self, raw: &RawOperation, at: Span) {
         let inline_keys = [
             ("method", raw.method.as_ref().map(span)),
             ("path", raw.path.as_ref().map(span)),
             ("input", raw.input.as_ref().map(span)),
             ("output", raw.output.as_ref().map(span)),
-            ("query", first_or(&raw.query, at)),
+            ("query", first_or(raw.query.as_ref(), at)),
             ("inputType", raw.input_type.as_ref().map(span)),
             ("inputRequired", raw.input_required.as_ref().map(span)),
             ("status", raw.status.as_ref().map(span)),
             ("outputType", raw.output_type.as_ref().map(span)),
-            ("params", first_or(&raw.params, at)),
-            ("headers", first_or(&raw.headers, at)),
+            ("params", first_or(raw.params.as_ref(), at)),
+            ("headers", first_or(raw.headers.as_ref(), at)),
             ("deprecated", raw.deprecated.as_ref().map(span)),
-            ("tags", first_or(&raw.tags, at)),
+            ("tags", first_or(raw.tags.as_ref(), at)),
             ("openapi", raw.openapi.as_ref().map(span)),
         ];
         for (key, place) in inline_keys {
@@ -70,6 +157,17 @@ impl Validator {
                     .push(Diagnostic::InlineKeyWithBase { key, span: place });
             }
         }
+    }
+
+    /// The base operation `operation:` names, once it is found, named once, listed once,
+    /// with a method 3.1 has and parameters a client can send (each problem reported).
+    fn find_base<'a, 'b>(
+        &mut self,
+        raw: &'a RawOperation,
+        at: Span,
+        base: &'b Base,
+        listed: &mut HashMap<String, Span>,
+    ) -> Option<Exposed<'a, 'b>> {
         let Some(name) = &raw.operation else {
             self.missing(
                 "operation",
@@ -161,8 +259,24 @@ impl Validator {
                 span: base.span(&pointer),
             });
         }
+        Some(Exposed {
+            name,
+            found,
+            method,
+            object,
+        })
+    }
 
-        let id = match (&raw.id, &found.operation_id) {
+    /// The entry's id: `id:` when written, else the base operationId (`None` when
+    /// reported).
+    fn base_id(
+        &mut self,
+        raw: &RawOperation,
+        name: &Spanned<String>,
+        found: &BaseOperation,
+        at: Span,
+    ) -> Option<String> {
+        match (&raw.id, &found.operation_id) {
             (Some(id), _) if !is_identifier(&id.value) => {
                 self.findings.push(Diagnostic::InvalidOperationId {
                     id: id.value.clone(),
@@ -192,8 +306,17 @@ impl Validator {
                 );
                 None
             }
-        };
+        }
+    }
 
+    /// The summary and description: the author's when written, else the base's (a long
+    /// `summary` is the description, and its first sentence the summary).
+    fn base_text(
+        &mut self,
+        raw: &RawOperation,
+        found: &BaseOperation,
+        object: &Map<String, Value>,
+    ) -> (Option<String>, Option<String>) {
         let text = |key: &str| {
             object
                 .get(key)
@@ -229,69 +352,7 @@ impl Validator {
                     .to_string(),
             ),
         };
-
-        let shown = id.as_deref().unwrap_or_else(|| name.value.trim());
-        let safety = self.safety(raw, shown, method == Method::Get);
-        let idempotency = self.base_idempotency(
-            id.as_deref().unwrap_or_default(),
-            safety.idempotency.clone(),
-            &base_candidates(base, &found.path, object),
-            needs_idempotency_key(method, safety.spends_or_async()),
-            raw.idempotency.as_ref().map_or(at, span),
-        );
-        // As inline, but the HTTP parts are the base document's: findings about them
-        // point at `operation:`, where an override would go.
-        let origin = Origin {
-            path: span(name),
-            summary: raw.summary.as_ref().map_or(span(name), span),
-            description: raw.description.as_ref().map_or(span(name), span),
-            description_from_base: raw.description.is_none(),
-            input: None,
-            output: None,
-            query: Vec::new(),
-            ..origin(s)
-        };
-        let path_params = template_params(&found.path);
-        if self.findings.errors() > before {
-            return id.map(|id| {
-                let head = Head {
-                    id,
-                    method,
-                    path: found.path.clone(),
-                    path_params,
-                    origin,
-                };
-                Checked::new(operation(head, None), s)
-            });
-        }
-
-        let idempotency = idempotency?;
-        let mut http = object.clone();
-        // The provider calls these back; an agent receives no calls, as with `webhooks`.
-        http.remove("callbacks");
-        if let Some(key) = idempotency.key().filter(|k| k.added) {
-            let parameters = http
-                .entry("parameters")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(list) = parameters {
-                list.push(idempotency_parameter(key.required));
-            }
-        }
-        let head = Head {
-            id: id?,
-            method,
-            path: found.path.clone(),
-            path_params,
-            origin,
-        };
-        let body = Body {
-            summary: summary?,
-            description: description?,
-            http,
-            safety,
-            idempotency,
-        };
-        Some(Checked::new(operation(head, Some(body)), s))
+        (summary, description)
     }
 }
 
@@ -449,8 +510,8 @@ fn same_route(route: &str, name: &str) -> bool {
 }
 
 /// Where a list key is: its first item, else the operation (an empty list).
-fn first_or<T>(list: &Option<Vec<Spanned<T>>>, at: Span) -> Option<Span> {
-    list.as_ref().map(|l| l.first().map_or(at, span))
+fn first_or<T>(list: Option<&Vec<Spanned<T>>>, at: Span) -> Option<Span> {
+    list.map(|l| l.first().map_or(at, span))
 }
 
 #[cfg(test)]

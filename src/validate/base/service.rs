@@ -38,9 +38,10 @@ impl Validator {
         let mut field = |value: &Option<Spanned<String>>,
                          key: &'static str,
                          default: Option<String>,
-                         help: &str| match value {
-            Some(v) => self.non_empty(v, key, help),
-            None => {
+                         help: &str| {
+            if let Some(v) = value {
+                self.non_empty(v, key, help)
+            } else {
                 if default.is_none() {
                     self.missing(key, "`service`", at, help);
                 }
@@ -86,7 +87,7 @@ impl Validator {
                 }
             },
         };
-        let dashboard_url = self.url(&raw.dashboard_url, "dashboardUrl", at);
+        let dashboard_url = self.url(raw.dashboard_url.as_ref(), "dashboardUrl", at);
         let spec_url = self.spec_url(raw);
         let public_url = public_url?;
         Some((

@@ -46,12 +46,11 @@ struct Notes {
 
 impl Notes {
     fn add(&mut self, what: String, pointer: String, error: bool) {
-        match self.by_what.get_mut(&what) {
-            Some(entry) => entry.1 += 1,
-            None => {
-                self.order.push(what.clone());
-                self.by_what.insert(what, (pointer, 1, error));
-            }
+        if let Some(entry) = self.by_what.get_mut(&what) {
+            entry.1 += 1;
+        } else {
+            self.order.push(what.clone());
+            self.by_what.insert(what, (pointer, 1, error));
         }
     }
 }

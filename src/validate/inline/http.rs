@@ -292,16 +292,15 @@ impl Validator {
 
     /// The success status: 2xx.
     pub(in crate::validate) fn status(&mut self, raw: &Spanned<i64>) -> Option<u16> {
-        match u16::try_from(raw.value) {
-            Ok(code @ 200..=299) => Some(code),
-            _ => {
-                self.findings.push(Diagnostic::InvalidStatus {
-                    status: raw.value.to_string(),
-                    expected: "a success status, 200 to 299",
-                    span: span(raw),
-                });
-                None
-            }
+        if let Ok(code @ 200..=299) = u16::try_from(raw.value) {
+            Some(code)
+        } else {
+            self.findings.push(Diagnostic::InvalidStatus {
+                status: raw.value.to_string(),
+                expected: "a success status, 200 to 299",
+                span: span(raw),
+            });
+            None
         }
     }
 
@@ -360,7 +359,7 @@ impl Validator {
         }
         let refs = &mut self.fragment_refs;
         each_ref_in(&map, &mut |reference| {
-            refs.push((reference.to_string(), at))
+            refs.push((reference.to_string(), at));
         });
         (self.findings.errors() == before).then_some(map)
     }

@@ -238,16 +238,15 @@ impl Validator {
             }
             Some(m) => {
                 let lower = m.value.trim().to_ascii_lowercase();
-                match Method::named(&lower) {
-                    Some(method) => Some(method),
-                    None => {
-                        self.findings.push(Diagnostic::UnknownMethod {
-                            method: m.value.clone(),
-                            span: span(m),
-                            help: suggest(&lower, Method::names()),
-                        });
-                        None
-                    }
+                if let Some(method) = Method::named(&lower) {
+                    Some(method)
+                } else {
+                    self.findings.push(Diagnostic::UnknownMethod {
+                        method: m.value.clone(),
+                        span: span(m),
+                        help: suggest(&lower, Method::names()),
+                    });
+                    None
                 }
             }
         };
@@ -276,14 +275,14 @@ impl Validator {
         };
 
         let summary = self.text(
-            &raw.summary,
+            raw.summary.as_ref(),
             "summary",
             ctx,
             at,
             "write a short, specific summary, e.g. \"Generate a video from a prompt\"",
         );
         let description = self.text(
-            &raw.description,
+            raw.description.as_ref(),
             "description",
             ctx,
             at,

@@ -44,20 +44,21 @@ impl Validator {
         };
         let returns = match &a.value.returns {
             None => Some(Returns::Job),
-            Some(r) => match Returns::named(r.value.trim()) {
-                Some(returns) => Some(returns),
-                None => {
+            Some(r) => {
+                if let Some(returns) = Returns::named(r.value.trim()) {
+                    Some(returns)
+                } else {
                     self.findings.push(Diagnostic::UnknownAsyncReturns {
-                        value: r.value.clone(),
-                        span: span(r),
-                        help: format!(
-                            "{} `job` is work with an id to poll; `change` is a change to something that exists which settles in the background (a cancel, a refund)",
-                            suggest(r.value.trim(), Returns::names())
-                        ),
-                    });
+                    value: r.value.clone(),
+                    span: span(r),
+                    help: format!(
+                        "{} `job` is work with an id to poll; `change` is a change to something that exists which settles in the background (a cancel, a refund)",
+                        suggest(r.value.trim(), Returns::names())
+                    ),
+                });
                     None
                 }
-            },
+            }
         };
         Some(Async {
             poll_with: poll_with?,

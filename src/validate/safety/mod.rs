@@ -6,10 +6,12 @@
 //! the Operation Object). Returns (through `Validator`): `Safety`, the keys checked, and
 //! from both together the model `Operation` (`operation`). `spends.rs`, `jobs.rs`
 //! (`async`, and the poll targets across operations), `inputs.rs` (`args`, `fixed`,
-//! `probe`) and `idempotency.rs` (the retry keys) hold each part.
+//! `probe`), `idempotency.rs` (the retry keys) and `candidates.rs` (the keys an
+//! operation could retry by) hold each part.
 //! Must never: let a GET spend, start a job or ask for a yes; depend on the mode beyond
 //! what the caller hands in; build an `Operation` anywhere but `operation`.
 
+pub(super) mod candidates;
 pub(super) mod idempotency;
 mod inputs;
 mod jobs;
@@ -34,6 +36,10 @@ pub(in crate::validate) use jobs::link_lists;
 
 /// The safety layer of one operation, as written (both modes read it the same way).
 #[derive(Default)]
+#[expect(
+    clippy::option_option,
+    reason = "each key absent, written but invalid (reported: `Some(None)`), or valid"
+)]
 pub(in crate::validate) struct Safety {
     pub spends: Option<Option<Spends>>,
     pub async_: Option<Option<Async>>,
@@ -299,6 +305,5 @@ fn id_span(op: &Spanned<RawOperation>) -> Span {
     raw.id
         .as_ref()
         .or(raw.operation.as_ref())
-        .map(span)
-        .unwrap_or_else(|| span(op))
+        .map_or_else(|| span(op), span)
 }

@@ -50,7 +50,7 @@ impl Validator {
             },
         };
         let note = self.text(
-            &s.value.note,
+            s.value.note.as_ref(),
             "note",
             ctx,
             at,
@@ -68,17 +68,18 @@ impl Validator {
         };
         let payer = match &s.value.payer {
             None => Some(Payer::Person),
-            Some(p) => match Payer::named(p.value.trim()) {
-                Some(payer) => Some(payer),
-                None => {
+            Some(p) => {
+                if let Some(payer) = Payer::named(p.value.trim()) {
+                    Some(payer)
+                } else {
                     self.findings.push(Diagnostic::UnknownPayer {
-                        payer: p.value.clone(),
-                        span: span(p),
-                        help: "write `payer: person` (the default) when the call spends the person's own money, or `payer: customer` when it moves the money of their customer, a third party".to_string(),
-                    });
+                    payer: p.value.clone(),
+                    span: span(p),
+                    help: "write `payer: person` (the default) when the call spends the person's own money, or `payer: customer` when it moves the money of their customer, a third party".to_string(),
+                });
                     None
                 }
-            },
+            }
         };
         Some(Spends {
             kind: kind?,
