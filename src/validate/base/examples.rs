@@ -204,9 +204,15 @@ fn refusal(
         return None;
     }
     *checked += 1;
-    // The schema stands beside the document's components, so that its `$ref`s resolve.
-    let root =
-        json!({ "components": components, "example-schema": schema, "$ref": "#/example-schema" });
+    // The schema stands beside the document's components, so that its `$ref`s resolve:
+    // only those it reaches when that can be told, since copying and compiling every
+    // component of a large document for each example was most of a whole-document build.
+    let mut root = Map::new();
+    let components = reached(schema, components).unwrap_or_else(|| components.clone());
+    root.insert("components".to_string(), components);
+    root.insert("example-schema".to_string(), schema.clone());
+    root.insert("$ref".to_string(), json!("#/example-schema"));
+    let root = Value::Object(root);
     let validator = jsonschema::options()
         .should_validate_formats(true)
         .with_format("url", is_web_url)
@@ -220,6 +226,62 @@ fn refusal(
     } else {
         format!("at `{place}`: {message}")
     })
+}
+
+/// The components `schema` reaches through its `$ref`s, transitively, each under its
+/// own section and name: what can change what the schema accepts. `None` when that
+/// cannot be told from the references alone — one that is not `#/components/<section>/
+/// <name>…` or names nothing, or a keyword that resolves by other means (`$id`,
+/// anchors, dynamic references) — and the caller keeps every component.
+fn reached(schema: &Value, components: &Value) -> Option<Value> {
+    const OTHER_MEANS: [&str; 5] = [
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$dynamicRef",
+        "$recursiveRef",
+    ];
+    let mut out: Map<String, Value> = Map::new();
+    let mut pending: Vec<&Value> = vec![schema];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Object(map) => {
+                if OTHER_MEANS.iter().any(|k| map.contains_key(*k)) {
+                    return None;
+                }
+                if let Some(Value::String(reference)) = map.get("$ref") {
+                    let rest = reference.strip_prefix("#/components/")?;
+                    if rest.contains('%') {
+                        return None;
+                    }
+                    let mut segments = rest.split('/');
+                    let section = unescape(segments.next()?);
+                    let name = unescape(segments.next()?);
+                    let target = components.get(&section)?.get(&name)?;
+                    let entry = out
+                        .entry(section)
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    let Value::Object(entries) = entry else {
+                        return None;
+                    };
+                    if !entries.contains_key(&name) {
+                        entries.insert(name, target.clone());
+                        pending.push(target);
+                    }
+                }
+                pending.extend(map.values());
+            }
+            Value::Array(list) => pending.extend(list),
+            _ => {}
+        }
+    }
+    Some(Value::Object(out))
+}
+
+/// A JSON pointer segment as written → the key it names (`%` escapes, which a URI
+/// fragment may hold, are left to the fallback: `reached` gives up on them).
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
 }
 
 /// The `url` format as validators check it (ajv-formats, which spectral uses; it is no
@@ -249,7 +311,61 @@ fn is_web_url(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_web_url;
+    use super::{is_web_url, reached, refusal};
+    use serde_json::json;
+
+    /// Only what the schema reaches, transitively, is copied for its validator; anything
+    /// it cannot follow keeps every component, so the verdict never changes.
+    #[test]
+    fn an_example_is_checked_against_the_components_its_schema_reaches() {
+        let components = json!({
+            "schemas": {
+                "Pet": { "type": "object", "properties": { "owner": { "$ref": "#/components/schemas/Person" } } },
+                "Person": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] },
+                "a/b": { "type": "integer" },
+                "Unused": { "type": "boolean" }
+            },
+            "parameters": { "Unused": { "name": "x", "in": "query" } }
+        });
+        let schema = json!({ "$ref": "#/components/schemas/Pet" });
+        let got = reached(&schema, &components).unwrap();
+        assert_eq!(
+            got,
+            json!({ "schemas": {
+                "Pet": components["schemas"]["Pet"],
+                "Person": components["schemas"]["Person"]
+            } })
+        );
+        let slash = json!({ "items": { "$ref": "#/components/schemas/a~1b" } });
+        assert_eq!(
+            reached(&slash, &components).unwrap(),
+            json!({ "schemas": { "a/b": { "type": "integer" } } })
+        );
+        for unsure in [
+            json!({ "$ref": "#/components/schemas/Missing" }),
+            json!({ "$ref": "#/components/schemas" }),
+            json!({ "$ref": "#/components/schemas/Pet%20s" }),
+            json!({ "$ref": "other.yaml#/Pet" }),
+            json!({ "$dynamicRef": "#meta" }),
+            json!({ "properties": { "p": { "$id": "https://x.example/p" } } }),
+        ] {
+            assert_eq!(reached(&unsure, &components), None, "{unsure}");
+        }
+        // The verdict is the one against every component.
+        let mut checked = 0;
+        let bad = json!({ "owner": {} });
+        let reason = refusal(&schema, &bad, &components, &mut checked).unwrap();
+        assert!(reason.contains("name"), "{reason}");
+        assert_eq!(
+            refusal(
+                &schema,
+                &json!({ "owner": { "name": "Ann" } }),
+                &components,
+                &mut checked
+            ),
+            None
+        );
+    }
 
     /// AssemblyAI's example `http://deleted_by_user` is refused by spectral's `url`.
     #[test]
