@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
-use crate::model::{Operation, escape};
+use crate::model::{Operation, escape, unescape};
 use crate::validate::Validator;
 
 /// At most this many examples are checked per run: a document with thousands of them
@@ -251,6 +251,7 @@ fn reached(schema: &Value, components: &Value) -> Option<Value> {
                 }
                 if let Some(Value::String(reference)) = map.get("$ref") {
                     let rest = reference.strip_prefix("#/components/")?;
+                    // Left to the fallback: how a validator decodes `%` escapes is its own.
                     if rest.contains('%') {
                         return None;
                     }
@@ -276,12 +277,6 @@ fn reached(schema: &Value, components: &Value) -> Option<Value> {
         }
     }
     Some(Value::Object(out))
-}
-
-/// A JSON pointer segment as written → the key it names (`%` escapes, which a URI
-/// fragment may hold, are left to the fallback: `reached` gives up on them).
-fn unescape(segment: &str) -> String {
-    segment.replace("~1", "/").replace("~0", "~")
 }
 
 /// The `url` format as validators check it (ajv-formats, which spectral uses; it is no
