@@ -19,7 +19,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::Syn
 
 use super::RenderError;
 use crate::model::{
-    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Unsupported,
+    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Payer, Unsupported,
 };
 use crate::templates::{Limits, Sources};
 
@@ -578,11 +578,32 @@ impl Prose {
             .zip(descriptions)
             .map(|((op, value), d)| operation_view(value, d, op.key().is_some()))
             .collect();
+        // The sections of llms.txt, picked out once here: a `selectattr` over every
+        // operation per section was most of what the template did besides printing.
+        // The same values as in `operations`, in its order.
+        let pick = |keep: &dyn Fn(&Operation) -> bool| -> Vec<Value> {
+            connector
+                .operations
+                .iter()
+                .zip(&operations)
+                .filter(|(op, _)| keep(op))
+                .map(|(_, view)| view.clone())
+                .collect()
+        };
+        let payer = |op: &Operation| op.spends.as_ref().map(|s| s.payer);
+        let async_operations = pick(&|op| op.async_.is_some());
+        let person_charges = pick(&|op| payer(op) == Some(Payer::Person));
+        let customer_charges = pick(&|op| payer(op) == Some(Payer::Customer));
+        let permanent_operations = pick(&|op| op.confirm);
         context! {
             service => Serde(&connector.service),
             auth => Serde(&connector.auth),
             tokenPrefix => Serde(&connector.auth.token_prefixes.first()),
             operations => operations,
+            asyncOperations => async_operations,
+            personCharges => person_charges,
+            customerCharges => customer_charges,
+            permanentOperations => permanent_operations,
             manifest => manifest_name,
             rateLimitHeaders => rate_limit_headers(connector),
         }
@@ -946,6 +967,46 @@ mod tests {
                 .collect();
             assert_eq!(render(&view), render(&Value::from(map)));
         }
+    }
+
+    /// The sections' lists in the file context hold what filtering `operations` in the
+    /// template gave (the default llms.txt did that before they existed, and an
+    /// override still may): the same operations, in the same order.
+    #[test]
+    fn section_lists_match_selectattr() {
+        let pairs = [
+            ("asyncOperations", r#"operations|selectattr("async")"#),
+            (
+                "personCharges",
+                r#"operations|selectattr("spends")|selectattr("spends.payer", "eq", "person")"#,
+            ),
+            (
+                "customerCharges",
+                r#"operations|selectattr("spends")|selectattr("spends.payer", "eq", "customer")"#,
+            ),
+            ("permanentOperations", r#"operations|selectattr("confirm")"#),
+        ];
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        let mut nonempty = [false; 4];
+        for path in MANIFESTS {
+            let text = std::fs::read_to_string(path).unwrap();
+            let connector = crate::load(path, std::sync::Arc::new(text)).unwrap();
+            let reads = GetsByPath::new(&connector);
+            let values = operation_values(&connector, &reads);
+            let descriptions = vec![String::new(); values.len()];
+            let ctx = Prose::file_context(&connector, &values, &descriptions, "m.yaml");
+            for (i, (list, filtered)) in pairs.iter().enumerate() {
+                let ids = |expr: &str| {
+                    let template = format!(r#"{{{{ {expr}|map(attribute="id")|join(",") }}}}"#);
+                    env.render_str(&template, ctx.clone()).unwrap()
+                };
+                let (given, picked) = (ids(list), ids(filtered));
+                assert_eq!(given, picked, "{path}: {list}");
+                nonempty[i] |= !given.is_empty();
+            }
+        }
+        assert_eq!(nonempty, [true; 4], "a list was empty in every manifest");
     }
 
     #[test]
