@@ -90,15 +90,17 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // Nearly every string (keys, names, most descriptions) has nothing to escape: a
-    // word-at-a-time check, then one copy.
-    if !may_need_escape(bytes) {
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
-    }
     let mut written = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            if !may_need_escape(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let byte = bytes[i];
         let short: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -108,7 +110,10 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
             0x0c => b"\\f",
             b'\r' => b"\\r",
             0x00..=0x1f => b"",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&bytes[written..i]);
         if short.is_empty() {
@@ -119,36 +124,25 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
         } else {
             out.extend_from_slice(short);
         }
-        written = i + 1;
+        i += 1;
+        written = i;
     }
     out.extend_from_slice(&bytes[written..]);
     out.push(b'"');
 }
 
-/// Whether any byte of `bytes` may be one JSON escapes (below 0x20, `"` or `\`), eight
-/// at a time. Never false when one is; may be true when none is (the caller then looks
-/// at each byte).
-fn may_need_escape(bytes: &[u8]) -> bool {
+/// Whether any of the eight bytes of `word` may be one JSON escapes (below 0x20, `"`
+/// or `\`). Never false when one is; may be true when none is (the bytes are then
+/// looked at one by one).
+fn may_need_escape(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     // A byte below n (n <= 0x80) borrows into its high bit: `(x - n) & !x`.
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x;
-    let word = |x: u64| {
-        let control = below(x, 0x20);
-        let quote = below(x ^ (ONES * u64::from(b'"')), 1);
-        let backslash = below(x ^ (ONES * u64::from(b'\\')), 1);
-        (control | quote | backslash) & HIGH != 0
-    };
-    let load = |chunk: &[u8]| u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-    if bytes.len() < 8 {
-        // Padded with spaces, which need no escape.
-        let mut padded = [b' '; 8];
-        padded[..bytes.len()].copy_from_slice(bytes);
-        return word(u64::from_le_bytes(padded));
-    }
-    let mut chunks = bytes.chunks_exact(8);
-    // The last eight bytes overlap the last whole chunk: no byte is left unchecked.
-    chunks.any(|c| word(load(c))) || word(load(&bytes[bytes.len() - 8..]))
+    let control = below(word, 0x20);
+    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
+    (control | quote | backslash) & HIGH != 0
 }
 
 /// Where a sequence, tuple or map is: `serde_json`'s `State` (an empty one with a known
