@@ -199,7 +199,7 @@ fn flavoured<'a>(
 }
 
 /// `value` as pretty JSON with one trailing newline, as every generated JSON file is
-/// written (`pretty`: serde_json's bytes, fewer writes). Not pre-sized on purpose:
+/// written (`pretty`: `serde_json`'s bytes, fewer writes). Not pre-sized on purpose:
 /// growing by doubling copies little (glibc moves large blocks with `mremap`);
 /// measured, sizing it was 10 M instructions more at 10,000 operations
 /// (docs/PERFORMANCE.md).

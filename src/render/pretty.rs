@@ -2,10 +2,10 @@
 //! spaces a level), with less work per line.
 //!
 //! Takes: any `Serialize` value. Returns: its pretty JSON text (no trailing newline).
-//! Must never: write other bytes than serde_json's own pretty printer (the generated
+//! Must never: write other bytes than `serde_json`'s own pretty printer (the generated
 //! files' bytes are fixed by it; the tests below compare the two).
 //!
-//! Why it exists: serde_json's `PrettyFormatter` writes the indentation of each line as
+//! Why it exists: `serde_json`'s `PrettyFormatter` writes the indentation of each line as
 //! one two-byte write per level. openapi.json at 10,000 operations has 850,000 lines at
 //! an average depth of 7.7, so that was 6.5 million writes; here each line's break,
 //! comma and indentation are one write from a buffer of spaces.
