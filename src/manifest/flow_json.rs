@@ -111,11 +111,14 @@ fn char_count(s: &str) -> usize {
 /// span of their own, are read here).
 fn counts_may_differ(text: &str) -> bool {
     let b = text.as_bytes();
+    // One character at a time: each search is a memchr.
     text.starts_with('\u{feff}')
-        || b.iter()
-            .enumerate()
-            .any(|(i, &c)| c == b'\r' && b.get(i + 1) != Some(&b'\n'))
-        || text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
+        || text
+            .match_indices('\r')
+            .any(|(i, _)| b.get(i + 1) != Some(&b'\n'))
+        || ['\u{85}', '\u{2028}', '\u{2029}']
+            .into_iter()
+            .any(|c| text.contains(c))
 }
 
 /// Replaces the one-line JSON collections at the keys that hold JSON Schemas with
@@ -235,7 +238,7 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
         if region.is_ascii() {
             out.push_str(&text[at..begin]);
             out.push_str(placeholder);
-            out.extend(std::iter::repeat_n(' ', len - placeholder.len()));
+            push_spaces(&mut out, len - placeholder.len());
         } else if last && region.is_char_boundary(head) && region[..head].is_ascii() {
             // Nothing follows the region on its line: the rest becomes a comment.
             out.push_str(&text[at..begin]);
@@ -253,6 +256,17 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
     }
     out.push_str(&text[at..]);
     Some(Substituted { text: out, values })
+}
+
+/// `n` spaces, a slice at a time (a character at a time costs more than the rest of
+/// the copy).
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
 }
 
 impl Substituted {
@@ -344,9 +358,9 @@ impl Substituted {
 /// costs the fast path.
 fn may_have_anchor(text: &str) -> bool {
     let b = text.as_bytes();
-    b.iter().enumerate().any(|(i, &c)| {
-        c == b'&'
-            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b','))
+    // `match_indices` of one character searches with memchr.
+    text.match_indices('&').any(|(i, _)| {
+        (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b','))
             && b.get(i + 1)
                 .is_some_and(|n| !matches!(n, b' ' | b'\t' | b'\n' | b'\r'))
     })
@@ -589,11 +603,19 @@ fn read_whole(s: &str) -> Option<(Value, usize)> {
 struct Reader<'a> {
     s: &'a str,
     pos: usize,
+    /// The members of the objects being read, innermost last: each object's map is
+    /// made once its members are known, at its size (a map grown member by member
+    /// reallocates and copies its entries and index).
+    members: Vec<(String, Value)>,
 }
 
 impl<'a> Reader<'a> {
     fn new(s: &'a str) -> Self {
-        Reader { s, pos: 0 }
+        Reader {
+            s,
+            pos: 0,
+            members: Vec::new(),
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -700,25 +722,32 @@ impl<'a> Reader<'a> {
 
     fn object(&mut self, depth: usize) -> Option<Map<String, Value>> {
         self.pos += 1;
-        let mut map = Map::new();
         self.spaces();
         if self.eat(b'}') {
-            return Some(map);
+            return Some(Map::new());
         }
+        let first = self.members.len();
         loop {
             self.spaces();
-            let (k, v) = self.member(depth)?;
-            if map.insert(k, v).is_some() {
-                return None;
-            }
+            // On `None` the whole read is given up: what is left on the stack is dropped
+            // with the reader.
+            let member = self.member(depth)?;
+            self.members.push(member);
             self.spaces();
             if self.eat(b'}') {
-                return Some(map);
+                break;
             }
             if !self.eat(b',') {
                 return None;
             }
         }
+        let mut map = Map::with_capacity(self.members.len() - first);
+        for (k, v) in self.members.drain(first..) {
+            if map.insert(k, v).is_some() {
+                return None;
+            }
+        }
+        Some(map)
     }
 
     /// Reads a whole object, noting where the value of its top-level member `name` is
@@ -794,9 +823,22 @@ impl<'a> Reader<'a> {
         let mut out = String::new();
         loop {
             let rest = &self.s[self.pos..];
-            let run = rest.find(['"', '\\']).unwrap_or(rest.len());
+            // Bytes, not characters: only a run with a non-ASCII byte is decoded.
+            let mut ascii = true;
+            let mut run = rest.len();
+            for (i, &b) in rest.as_bytes().iter().enumerate() {
+                match b {
+                    b'"' | b'\\' => {
+                        run = i;
+                        break;
+                    }
+                    0..0x20 | 0x7f => return None,
+                    0x80.. => ascii = false,
+                    _ => {}
+                }
+            }
             let plain = &rest[..run];
-            if plain.chars().any(refused_char) {
+            if !ascii && plain.chars().any(refused_char) {
                 return None;
             }
             out.push_str(plain);
