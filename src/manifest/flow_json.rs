@@ -2,11 +2,15 @@
 //! are also valid JSON (`output: {"type": "object", …}`, and `"schema": {…}` inside a
 //! `- {…}` query, path or header entry): most of a generated manifest's bytes. The YAML
 //! front end reads them event by event through serde; here they are read once by a small
-//! JSON reader, and the YAML parser sees a one-character placeholder instead.
+//! JSON reader, and the YAML parser sees a two-character placeholder instead. So are
+//! whole one-line `- {…}` query, path and header entries and an operation's `spends:`
+//! and `async:` written as one-line JSON: read into their raw types, each field with the
+//! location the parser would give it.
 //!
 //! Takes: the manifest text. Returns (`substitute`): the same text with each such
-//! collection replaced by the plain scalar `x` at its first byte and spaces over the rest
-//! (or, for a block mapping's value holding non-ASCII text, a comment holding the rest),
+//! collection replaced by the empty flow sequence `[]` (a typed mapping by `{}`) at its
+//! first byte and spaces over the rest (or, when nothing follows it on its line and it
+//! holds non-ASCII text, a comment holding the rest),
 //! so that every line, column, character and byte offset stays where it was and the
 //! placeholder's span is the collection's (one character at its `{` or `[`); with the
 //! values read, by byte offset. `restore` puts them back into the raw manifest.
@@ -26,9 +30,11 @@ use serde_saphyr::{Location, Spanned};
 use super::spans::Place;
 use super::{RawAsync, RawManifest, RawQueryParam, RawSpends};
 
-/// The placeholder the YAML parser reads where a collection was: a one-character plain
-/// scalar, so that its span is the collection's (one character at the `{`).
-const PLACEHOLDER: &str = "x";
+/// The placeholder the YAML parser reads where a collection was: an empty flow sequence,
+/// whose span is the collection's (one character at the `{`). Not a plain scalar such as
+/// `x`: the scanner would read the spaces after it as a scalar's possible continuation,
+/// a character at a time into a buffer.
+const PLACEHOLDER: &str = "[]";
 /// The placeholder for a mapping read into one of the manifest's own types (a whole
 /// `- {…}` query, path or header entry; `spends:`, `async:`): an empty flow mapping,
 /// which gives the type with every field unset and the mapping's span (one character at
@@ -53,7 +59,7 @@ pub(super) struct Substituted {
 
 /// What a placeholder stands for.
 enum Taken {
-    /// A JSON Schema (placeholder `x`).
+    /// A JSON Schema (placeholder `[]`).
     Schema(Value),
     /// A whole query, path or header entry, its fields' spans included (`{}`).
     Param(RawQueryParam),
@@ -315,7 +321,7 @@ impl Substituted {
 
     /// Replaces one placeholder; `false` when a placeholder is where it should not be.
     fn take(&mut self, field: &mut Spanned<Value>) -> bool {
-        if field.value.as_str() != Some(PLACEHOLDER) {
+        if !matches!(&field.value, Value::Array(items) if items.is_empty()) {
             return true;
         }
         let at = super::span_of(&field.defined).offset();
@@ -325,7 +331,7 @@ impl Substituted {
                 field.referenced == field.defined
             }
             Some(_) => false,
-            // The author's own `x`.
+            // The author's own `[]`.
             None => true,
         }
     }
@@ -347,7 +353,7 @@ impl Substituted {
                 field.value = value;
                 true
             }
-            // (A schema's `x` is never where a mapping starts.)
+            // (A schema's `[]` is never where a mapping starts.)
             _ => false,
         }
     }
