@@ -18,6 +18,7 @@
 //! node. Results are remembered per file, and after a few YAML walks of one file the
 //! full index is built once, so that many findings in one large file stay linear.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -25,18 +26,19 @@ use serde_saphyr::granit_parser::{Event, Marker, Parser};
 
 use crate::model::escape;
 
-/// Walks with the YAML parser of one file before its full index is built instead: each
-/// walk parses the text up to the node (on average half the file), the index all of it
-/// once, at about twice the cost of a parse.
-const YAML_WALKS: usize = 4;
-/// Skims of one JSON file before its full index is built: a skim reads bytes without
-/// parsing them, at a small fraction of an event parse's cost.
-const JSON_SKIMS: usize = 64;
+/// Walks with the YAML parser of one file before its full index is built instead: a
+/// walk parses the text up to its node, the index all of it (at about one and a half
+/// times a parse's cost), so after two walks the index is the cheaper way.
+const YAML_WALKS: usize = 2;
+/// The bytes all skims of one JSON file may pass over, in lengths of the file, before its
+/// full index is built instead: a skim costs a small fraction of a parse per byte, and
+/// resumes at the marks earlier skims left, so this is seldom reached.
+const JSON_SKIM_LENGTHS: usize = 4;
 
 /// What one file's lookups have found, built up as findings ask.
 #[derive(Debug, Default)]
 pub(crate) struct Spans {
-    /// In-file pointer → the range found (its own or its nearest ancestor's).
+    /// What the lookups of this file found and left.
     found: Mutex<Found>,
     /// Every node's range, once the walks of this file passed their budget.
     all: OnceLock<HashMap<String, (usize, usize)>>,
@@ -44,8 +46,15 @@ pub(crate) struct Spans {
 
 #[derive(Debug, Default)]
 struct Found {
+    /// In-file pointer → the range found (its own or its nearest ancestor's).
     ranges: HashMap<String, Option<(usize, usize)>>,
-    json_skims: usize,
+    /// For a JSON text: pointer → where its value starts, for the members and items that
+    /// skims passed on their way (the siblings of each node on a path, not what is
+    /// inside them), so that the next skim starts at the nearest one.
+    marks: HashMap<String, usize>,
+    /// The skimmer met something that is not JSON: only the YAML walk from now on.
+    not_json: bool,
+    skimmed: usize,
     yaml_walks: usize,
 }
 
@@ -63,14 +72,26 @@ impl Spans {
         if let Some(range) = found.ranges.get(pointer) {
             return *range;
         }
-        let within = found.json_skims < JSON_SKIMS && found.yaml_walks < YAML_WALKS;
-        let range = match within.then(|| skim_json(text, pointer).ok()).flatten() {
-            Some(range) => {
-                found.json_skims += 1;
-                range
+        let f = &mut *found;
+        let range = if !f.not_json && f.skimmed <= JSON_SKIM_LENGTHS * text.len() {
+            match skim_json(text, pointer, &mut f.marks) {
+                Ok((range, skimmed)) => {
+                    f.skimmed += skimmed;
+                    Some(range)
+                }
+                Err(NotJson) => {
+                    f.not_json = true;
+                    f.marks = HashMap::new();
+                    None
+                }
             }
-            None if within => {
-                found.yaml_walks += 1;
+        } else {
+            None
+        };
+        let range = match range {
+            Some(range) => range,
+            None if f.not_json && f.yaml_walks < YAML_WALKS => {
+                f.yaml_walks += 1;
                 walk_yaml(text, pointer)
             }
             None => {
@@ -154,20 +175,50 @@ impl Segment<'_> {
 struct NotJson;
 
 /// The JSON skim: the range as `locate_all` gives it when the text is JSON as far as the
-/// skim went, else `NotJson`, so that the YAML walk decides.
-fn skim_json(text: &str, pointer: &str) -> Result<Option<(usize, usize)>, NotJson> {
+/// skim went, and how many bytes it passed over; else `NotJson`, so that the YAML walk
+/// decides. Starts at the nearest of `marks` on the pointer's path, and leaves marks
+/// at the members and items it passes.
+fn skim_json(
+    text: &str,
+    pointer: &str,
+    marks: &mut HashMap<String, usize>,
+) -> Result<(Option<(usize, usize)>, usize), NotJson> {
+    let Some(segments) = segments(pointer) else {
+        return Ok((None, 0));
+    };
+    // Where the pointer's first `depth` segments end.
+    let ends: Vec<usize> = std::iter::once(0)
+        .chain(
+            pointer
+                .match_indices('/')
+                .map(|(i, _)| i)
+                .skip(1)
+                .chain(std::iter::once(pointer.len())),
+        )
+        .collect();
     let mut s = Skim {
         bytes: text.as_bytes(),
-        at: if text.starts_with('\u{feff}') { 3 } else { 0 },
+        at: 0,
     };
-    let Some(segments) = segments(pointer) else {
-        return Ok(None);
+    let resume = (1..=segments.len())
+        .rev()
+        .find_map(|k| marks.get(&pointer[..ends[k]]).map(|&at| (k, at)));
+    let mut depth = match resume {
+        Some((k, at)) => {
+            s.at = at;
+            k
+        }
+        None => {
+            s.at = if text.starts_with('\u{feff}') { 3 } else { 0 };
+            s.space();
+            if !matches!(s.byte()?, b'{' | b'[') {
+                // A document that is one scalar is not an OpenAPI document.
+                return Err(NotJson);
+            }
+            0
+        }
     };
-    s.space();
-    if !matches!(s.byte()?, b'{' | b'[') {
-        return Err(NotJson); // A document that is one scalar is not an OpenAPI document.
-    }
-    let mut depth = 0;
+    let from = s.at;
     loop {
         // `s.at` is at a value on the path, `depth` segments down.
         let start = s.at;
@@ -178,23 +229,23 @@ fn skim_json(text: &str, pointer: &str) -> Result<Option<(usize, usize)>, NotJso
         };
         let best = Some((start, len));
         let Some(&segment) = segments.get(depth) else {
-            return Ok(best);
+            return Ok((best, s.at - from));
         };
-        match open {
+        let parent = &pointer[..ends[depth]];
+        let inside = match open {
             b'{' => {
                 s.at += 1;
-                if !s.find_member(segment.raw)? {
-                    return Ok(best);
-                }
+                s.find_member(segment.raw, parent, marks)?
             }
             b'[' => {
                 s.at += 1;
-                if !s.find_item(segment)? {
-                    return Ok(best);
-                }
+                s.find_item(segment, parent, marks)?
             }
             // A scalar has nothing below it.
-            _ => return Ok(best),
+            _ => false,
+        };
+        if !inside {
+            return Ok((best, s.at - from));
         }
         depth += 1;
     }
@@ -222,9 +273,15 @@ impl Skim<'_> {
         }
     }
 
-    /// Just past the opening `{`: moves to the value of the member named `segment` and
-    /// returns true, or past the closing `}` and returns false.
-    fn find_member(&mut self, segment: &str) -> Result<bool, NotJson> {
+    /// Just past the opening `{` of the object at `parent`: moves to the value of the
+    /// member named `segment` and returns true, or past the closing `}` and returns
+    /// false; marks where each member it passes starts.
+    fn find_member(
+        &mut self,
+        segment: &str,
+        parent: &str,
+        marks: &mut HashMap<String, usize>,
+    ) -> Result<bool, NotJson> {
         self.space();
         if self.byte()? == b'}' {
             self.at += 1;
@@ -239,7 +296,10 @@ impl Skim<'_> {
             }
             self.at += 1;
             self.space();
-            if key_names(&self.bytes[key.0..key.1], segment)? {
+            let name = key_segment(&self.bytes[key.0..key.1])?;
+            let here = name == segment;
+            marks.entry(format!("{parent}/{name}")).or_insert(self.at);
+            if here {
                 return Ok(true);
             }
             self.value()?;
@@ -249,9 +309,15 @@ impl Skim<'_> {
         }
     }
 
-    /// Just past the opening `[`: moves to item `segment` and returns true, or past the
-    /// closing `]` and returns false.
-    fn find_item(&mut self, segment: Segment<'_>) -> Result<bool, NotJson> {
+    /// Just past the opening `[` of the array at `parent`: moves to item `segment` and
+    /// returns true, or past the closing `]` and returns false; marks where each item
+    /// it passes starts.
+    fn find_item(
+        &mut self,
+        segment: Segment<'_>,
+        parent: &str,
+        marks: &mut HashMap<String, usize>,
+    ) -> Result<bool, NotJson> {
         self.space();
         if self.byte()? == b']' {
             self.at += 1;
@@ -260,6 +326,7 @@ impl Skim<'_> {
         let mut index = 0;
         loop {
             self.space();
+            marks.entry(format!("{parent}/{index}")).or_insert(self.at);
             if segment.names_index(index) {
                 return Ok(true);
             }
@@ -359,15 +426,21 @@ fn literal_byte(b: u8) -> bool {
     matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'a'..=b'z')
 }
 
-/// Whether a key as written between its quotes names `segment`: `None` when its escapes
-/// are not JSON's.
-fn key_names(raw: &[u8], segment: &str) -> Result<bool, NotJson> {
+/// A key as written between its quotes → the pointer segment that names it (`~0`, `~1`
+/// escaped); `NotJson` when its escapes are not JSON's.
+fn key_segment(raw: &[u8]) -> Result<Cow<'_, str>, NotJson> {
     let raw = std::str::from_utf8(raw).map_err(|_| NotJson)?;
-    if !raw.contains('\\') {
-        return Ok(names(segment, raw));
-    }
-    let key: String = serde_json::from_str(&format!("\"{raw}\"")).map_err(|_| NotJson)?;
-    Ok(names(segment, &key))
+    let key: Cow<'_, str> = if raw.contains('\\') {
+        let decoded: String = serde_json::from_str(&format!("\"{raw}\"")).map_err(|_| NotJson)?;
+        Cow::Owned(decoded)
+    } else {
+        Cow::Borrowed(raw)
+    };
+    Ok(if key.contains(['~', '/']) {
+        Cow::Owned(escape(&key))
+    } else {
+        key
+    })
 }
 
 /// One open collection of the YAML walk.
@@ -540,6 +613,11 @@ fn advance_frames(frames: &mut [Frame]) {
 mod tests {
     use super::*;
 
+    /// A skim from the start of the text.
+    fn skim(text: &str, pointer: &str) -> Result<Option<(usize, usize)>, NotJson> {
+        skim_json(text, pointer, &mut HashMap::new()).map(|(range, _)| range)
+    }
+
     /// Files of every kind the lookups meet: provider documents in JSON and YAML, and
     /// the manifests of the test cases (block and flow style, anchors, aliases, merge
     /// keys, block scalars, quoted and numeric keys).
@@ -628,9 +706,19 @@ mod tests {
                 );
                 checked += 1;
             }
+            // And as `Base::span` asks, with what is remembered, the budgets, the full index.
+            let spans = Spans::default();
             for pointer in asked(&all, all.len().div_ceil(1000)) {
                 let want = nearest(&all, &pointer);
-                let skimmed = skim_json(&text, &pointer);
+                assert_eq!(spans.locate(&text, &pointer), want, "{name}: {pointer:?}");
+            }
+            // One file's marks, left by the lookups before, as `Spans` keeps them.
+            let mut marks = HashMap::new();
+            for pointer in asked(&all, all.len().div_ceil(1000)) {
+                let want = nearest(&all, &pointer);
+                let skimmed = skim_json(&text, &pointer, &mut marks).map(|(r, _)| r);
+                let fresh = skim_json(&text, &pointer, &mut HashMap::new()).map(|(r, _)| r);
+                assert_eq!(skimmed, fresh, "{name}: skim of {pointer:?} from a mark");
                 if is_json {
                     assert_eq!(skimmed, Ok(want), "{name}: skim of {pointer:?}");
                 } else {
@@ -658,7 +746,7 @@ mod tests {
         assert_eq!(all.len(), 18, "{all:?}");
         for pointer in asked(&all, 1) {
             assert_eq!(
-                skim_json(text, &pointer),
+                skim(text, &pointer),
                 Ok(nearest(&all, &pointer)),
                 "{pointer:?}"
             );
@@ -669,11 +757,8 @@ mod tests {
             );
         }
         // An index is written without sign or leading zero.
-        assert_eq!(skim_json(text, "/a/01"), Ok(all.get("/a").copied()));
-        assert_eq!(
-            skim_json(text, "/A"),
-            Ok(Some((text.find("true").unwrap(), 4)))
-        );
+        assert_eq!(skim(text, "/a/01"), Ok(all.get("/a").copied()));
+        assert_eq!(skim(text, "/A"), Ok(Some((text.find("true").unwrap(), 4))));
     }
 
     /// What is not JSON is left to the YAML walk, and a text no parser reads gives what
@@ -686,7 +771,7 @@ mod tests {
             "{\"a\": [1, 2], # a comment\n \"b\": 1}",
             "openapi: 3.1.0\n",
         ] {
-            assert_eq!(skim_json(text, "/b"), Err(NotJson), "{text}");
+            assert_eq!(skim(text, "/b"), Err(NotJson), "{text}");
         }
         let broken = "a:\n  b: 1\n  c: [1, 2\nd: 3\n";
         let all = locate_all(broken);
@@ -698,7 +783,7 @@ mod tests {
             );
         }
         assert_eq!(walk_yaml("", "/a"), None);
-        assert_eq!(skim_json("", "/a"), Err(NotJson));
+        assert_eq!(skim("", "/a"), Err(NotJson));
     }
 
     /// Many lookups in one file: remembered, then answered from the full index, all
@@ -711,7 +796,7 @@ mod tests {
         ] {
             let all = locate_all(text);
             let spans = Spans::default();
-            for round in 0..(JSON_SKIMS + 2) {
+            for round in 0..200 {
                 for pointer in ["/a/0", "/a/2", "/b/c", "/b/x", "", &format!("/a/{round}")] {
                     assert_eq!(
                         spans.locate(text, pointer),
