@@ -74,16 +74,13 @@ impl Spans {
         }
         let f = &mut *found;
         let range = if !f.not_json && f.skimmed <= JSON_SKIM_LENGTHS * text.len() {
-            match skim_json(text, pointer, &mut f.marks) {
-                Ok((range, skimmed)) => {
-                    f.skimmed += skimmed;
-                    Some(range)
-                }
-                Err(NotJson) => {
-                    f.not_json = true;
-                    f.marks = HashMap::new();
-                    None
-                }
+            if let Ok((range, skimmed)) = skim_json(text, pointer, &mut f.marks) {
+                f.skimmed += skimmed;
+                Some(range)
+            } else {
+                f.not_json = true;
+                f.marks = HashMap::new();
+                None
             }
         } else {
             None
@@ -203,20 +200,17 @@ fn skim_json(
     let resume = (1..=segments.len())
         .rev()
         .find_map(|k| marks.get(&pointer[..ends[k]]).map(|&at| (k, at)));
-    let mut depth = match resume {
-        Some((k, at)) => {
-            s.at = at;
-            k
+    let mut depth = if let Some((k, at)) = resume {
+        s.at = at;
+        k
+    } else {
+        s.at = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        s.space();
+        if !matches!(s.byte()?, b'{' | b'[') {
+            // A document that is one scalar is not an OpenAPI document.
+            return Err(NotJson);
         }
-        None => {
-            s.at = if text.starts_with('\u{feff}') { 3 } else { 0 };
-            s.space();
-            if !matches!(s.byte()?, b'{' | b'[') {
-                // A document that is one scalar is not an OpenAPI document.
-                return Err(NotJson);
-            }
-            0
-        }
+        0
     };
     let from = s.at;
     loop {
