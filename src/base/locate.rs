@@ -13,10 +13,12 @@
 //! A finding inside a 3 MB provider document used to pay for an index of every node of
 //! the file (a `String` pointer and a map entry per node, after a full parse). Now a
 //! lookup walks the text towards the pointer and stops there: a JSON text is skimmed
-//! byte by byte, skipping the subtrees off the path without reading them; anything else
-//! (or JSON the skimmer does not take) is walked with the YAML event parser, up to the
-//! node. Results are remembered per file, and after a few YAML walks of one file the
-//! full index is built once, so that many findings in one large file stay linear.
+//! byte by byte, skipping the subtrees off the path without reading them, and starting
+//! at the nearest member or item an earlier skim passed; anything else (or JSON the
+//! skimmer does not take) is walked with the YAML event parser, up to the node. Results
+//! are remembered per file; after one YAML walk of a file, or once the skims of a JSON
+//! file passed over four times its length, the full index is built once instead, so
+//! that many findings in one large file stay linear.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -28,8 +30,9 @@ use crate::model::escape;
 
 /// Walks with the YAML parser of one file before its full index is built instead: a
 /// walk parses the text up to its node, the index all of it (at about one and a half
-/// times a parse's cost), so after two walks the index is the cheaper way.
-const YAML_WALKS: usize = 2;
+/// times a parse's cost). One walk serves the usual case (a finding or two in a large
+/// document) and costs a file with many findings at most one parse more.
+const YAML_WALKS: usize = 1;
 /// The bytes all skims of one JSON file may pass over, in lengths of the file, before its
 /// full index is built instead: a skim costs a small fraction of a parse per byte, and
 /// resumes at the marks earlier skims left, so this is seldom reached.
@@ -571,17 +574,23 @@ pub(crate) fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
                 (Some(Frame::Seq(i)), Some(parent)) => format!("{parent}/{i}"),
                 _ => String::new(),
             };
-            places.entry(here.clone()).or_insert((start, end - start));
+            let range = (start, end - start);
+            // Only a collection's pointer is needed again (its children's start with it).
             match event {
                 Event::MappingStart(..) => {
+                    places.entry(here.clone()).or_insert(range);
                     frames.push(Frame::Map(None));
                     pointers.push(here);
                 }
                 Event::SequenceStart(..) => {
+                    places.entry(here.clone()).or_insert(range);
                     frames.push(Frame::Seq(0));
                     pointers.push(here);
                 }
-                _ => advance_frames(&mut frames),
+                _ => {
+                    places.entry(here).or_insert(range);
+                    advance_frames(&mut frames);
+                }
             }
             continue;
         }
