@@ -13,8 +13,8 @@
 //!
 //! JSON is parsed with `serde_json` (a 3 MB document in milliseconds); anything else is
 //! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).
-//! Neither keeps positions, so a pointer is located only when a finding needs it: one
-//! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
+//! Neither keeps positions, so a pointer is located only when a finding needs it, by
+//! walking the text towards it (`locate.rs`), remembered afterwards.
 
 pub(crate) mod bundle;
 mod locate;
