@@ -13,10 +13,11 @@
 //!
 //! JSON is parsed with `serde_json` (a 3 MB document in milliseconds); anything else is
 //! read as YAML with the manifest's parser settings (strict booleans, `010` stays text).
-//! Neither keeps positions, so a pointer is located only when a finding needs it: one
-//! pass of the YAML event parser over the text (JSON is YAML), remembered afterwards.
+//! Neither keeps positions, so a pointer is located only when a finding needs it, by
+//! walking the text towards it (`locate.rs`), remembered afterwards.
 
 pub(crate) mod bundle;
+mod locate;
 pub(crate) mod places;
 
 use std::collections::HashMap;
@@ -253,16 +254,9 @@ impl Base {
     pub fn span(&self, pointer: &str) -> Span {
         let (file, in_file) = self.place(pointer);
         let source = &self.files[file];
-        let places = source.places.get_or_init(|| locate_all(&source.text));
-        let mut pointer = in_file.as_str();
-        loop {
-            if let Some(&(offset, len)) = places.get(pointer) {
-                return Span::from((source.start + offset, len));
-            }
-            match pointer.rfind('/') {
-                Some(i) => pointer = &pointer[..i],
-                None => return Span::from((source.start, 0)),
-            }
+        match source.spans.locate(&source.text, &in_file) {
+            Some((offset, len)) => Span::from((source.start + offset, len)),
+            None => Span::from((source.start, 0)),
         }
     }
 
@@ -572,90 +566,6 @@ fn strip_position(message: &str) -> String {
     match message.find(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
-    }
-}
-
-/// One open collection while walking the events.
-enum Frame {
-    /// A mapping, and the key whose value comes next (None: a key comes next).
-    Map(Option<String>),
-    /// A sequence, and the index of the next item.
-    Seq(usize),
-}
-
-/// Every node's JSON pointer → its byte range, from one pass of the YAML event parser
-/// (which reads JSON too). A document the parser rejects gives what was seen before the
-/// error: locations are a convenience for messages, never a reason to fail.
-fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
-    use serde_saphyr::granit_parser::{Event, Parser};
-
-    let mut places = HashMap::new();
-    let mut frames: Vec<Frame> = Vec::new();
-    // The pointer of each open collection, parallel to `frames`.
-    let mut pointers: Vec<String> = Vec::new();
-    let byte = |m: &serde_saphyr::granit_parser::Marker| {
-        m.byte_offset().unwrap_or_else(|| {
-            // Character index → byte offset, for inputs without byte offsets.
-            text.char_indices()
-                .nth(m.index())
-                .map_or(text.len(), |(i, _)| i)
-        })
-    };
-    let mut parser = Parser::new_from_str(text);
-    while let Some(Ok((event, span))) = parser.next_event() {
-        let start = byte(&span.start);
-        let end = byte(&span.end).max(start);
-        // A scalar in key position names the next value; anything else is a node.
-        if let (Event::Scalar(key, ..), Some(Frame::Map(next @ None))) = (&event, frames.last_mut())
-        {
-            *next = Some(key.to_string());
-            continue;
-        }
-        let is_node = matches!(
-            event,
-            Event::Scalar(..)
-                | Event::MappingStart(..)
-                | Event::SequenceStart(..)
-                | Event::Alias(..)
-        );
-        if is_node {
-            let here = match (frames.last_mut(), pointers.last()) {
-                (None, _) => String::new(),
-                (Some(Frame::Map(key)), Some(parent)) => {
-                    format!("{parent}/{}", escape(key.as_deref().unwrap_or_default()))
-                }
-                (Some(Frame::Seq(i)), Some(parent)) => format!("{parent}/{i}"),
-                _ => String::new(),
-            };
-            places.entry(here.clone()).or_insert((start, end - start));
-            match event {
-                Event::MappingStart(..) => {
-                    frames.push(Frame::Map(None));
-                    pointers.push(here);
-                }
-                Event::SequenceStart(..) => {
-                    frames.push(Frame::Seq(0));
-                    pointers.push(here);
-                }
-                _ => advance(&mut frames),
-            }
-            continue;
-        }
-        if matches!(event, Event::MappingEnd | Event::SequenceEnd) {
-            frames.pop();
-            pointers.pop();
-            advance(&mut frames);
-        }
-    }
-    places
-}
-
-/// A value ended: the parent mapping expects a key next, the parent sequence an item.
-fn advance(frames: &mut [Frame]) {
-    match frames.last_mut() {
-        Some(Frame::Map(key)) => *key = None,
-        Some(Frame::Seq(i)) => *i += 1,
-        None => {}
     }
 }
 

@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -92,8 +92,8 @@ pub(crate) struct SourceFile {
     /// offset by the lengths of the files before it (plus one each), so one `Span`
     /// says which file it points into (`Diagnostics::with_base_files`).
     pub start: usize,
-    /// Pointer → byte range in `text`, built on first use.
-    pub(super) places: OnceLock<HashMap<String, (usize, usize)>>,
+    /// Where the nodes asked for are in `text`, found on first use.
+    pub(super) spans: super::locate::Spans,
 }
 
 impl SourceFile {
@@ -102,7 +102,7 @@ impl SourceFile {
             name: name.to_string(),
             text,
             start,
-            places: OnceLock::new(),
+            spans: super::locate::Spans::default(),
         }
     }
 }
