@@ -135,43 +135,19 @@ impl Drop for Temporary {
 /// Flushes every temporary file given (contents and metadata: `fsync`) and returns
 /// once all are on disk, or with the first error.
 ///
-/// The flushes run side by side, one thread each: a journaling file system then
-/// commits them together (ext4 and XFS group the fsyncs that wait at once into one
-/// journal commit), where one after the other each waits for a commit of its own.
-/// Where a thread cannot be started, that file is flushed on this one.
+/// A set is written in full before any of it is flushed, so the file system can write
+/// its files out together rather than a file and a journal commit at a time. (Flushing
+/// them side by side, a thread each, was measured too: at 10 operations its threads
+/// cost more than the waits they saved; docs/PERFORMANCE.md, round six.)
 pub(crate) fn sync_all<'a>(
     temporaries: impl IntoIterator<Item = &'a mut Temporary>,
 ) -> std::io::Result<()> {
-    let files: Vec<File> = temporaries
-        .into_iter()
-        .filter_map(|t| t.unsynced.take())
-        .collect();
-    let Some((first, rest)) = files.split_first() else {
-        return Ok(());
-    };
-    std::thread::scope(|scope| {
-        let spawned: Vec<_> = rest
-            .iter()
-            .map(|file| {
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, || file.sync_all())
-                    .map_err(|_| file)
-            })
-            .collect();
-        let mut result = first.sync_all();
-        for flush in spawned {
-            let flushed = match flush {
-                Ok(thread) => thread
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("a flush panicked"))),
-                Err(file) => file.sync_all(),
-            };
-            if result.is_ok() {
-                result = flushed;
-            }
+    for temporary in temporaries {
+        if let Some(file) = temporary.unsynced.take() {
+            file.sync_all()?;
         }
-        result
-    })
+    }
+    Ok(())
 }
 
 /// Replaces the file at `path` with `contents` in one step (or creates it), refusing a
@@ -280,7 +256,7 @@ mod tests {
         }
     }
 
-    /// A set written unflushed, flushed at once (one thread per file), then renamed;
+    /// A set written unflushed, then flushed, then renamed;
     /// one dropped before it was renamed leaves nothing behind.
     #[test]
     fn a_set_flushed_at_once_is_renamed_whole() {

@@ -15,8 +15,8 @@
 //!   folder flushed (`journal`), the temporary files are renamed over the outputs one
 //!   after the other, the folder is flushed, and the journal is removed. A rename
 //!   replaces a file in one step, so a reader sees the old file or the new one, never a
-//!   mix of the two. Four waits for the disk in all (docs/guarantees.md says why each
-//!   is needed and why the journal's removal need not be flushed).
+//!   mix of the two. Eight flushes in all (docs/guarantees.md says why each is needed
+//!   and why the journal's removal need not be flushed).
 //! - **Interrupted sets are finished.** A build killed (or a rename failing) between the
 //!   first and the last rename leaves some outputs new and some old, and the journal.
 //!   The next build first finishes those renames (the temporary files are complete:
@@ -205,9 +205,10 @@ pub fn write_all_sparing(
         .map(|t| (t.path().to_path_buf(), t.target().to_path_buf()))
         .collect();
     let mut journal = journal::prepare(&root, &renames).map_err(fail("write", &journal_shown))?;
-    // The files and the journal's contents are flushed together (one journal commit of
-    // the file system, not one each), then their names, before the journal is put in
-    // place: it names the temporary files, so they must be on disk first.
+    // The files and the journal's contents are flushed once all are written (the file
+    // system commits them together, not one at a time), then their names, before the
+    // journal is put in place: it names the temporary files, so they must be on disk
+    // first.
     atomic_file::sync_all(temporaries.iter_mut().chain([&mut journal.temporary]))
         .map_err(fail("write", dir))?;
     for folder in &folders {
