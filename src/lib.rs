@@ -14,7 +14,8 @@
 //!
 //! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
 //!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
-//!    client-safe MCP argument names);
+//!    client-safe MCP argument names), `subschemas` (which JSON Schema keywords hold
+//!    schemas);
 //! 2. `model`: the validated connector, lint settings included;
 //! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
 //!    JSON Schema offers;
@@ -39,8 +40,8 @@
 //! (Cargo.toml's `[lints]`) keeps it so, so that rustc reports what nothing uses as dead
 //! code. A `pub mod` below is one whose items outsiders name; inside it, an item is `pub`
 //! because an outsider calls it or because it is part of the type of one that is
-//! (`Connector`'s fields, `manifest::parse`'s raw types). `arguments`, `atomic_file` and
-//! `english` are private. `pub` for tests, examples or fuzz alone, not the binary:
+//! (`Connector`'s fields, `manifest::parse`'s raw types). `arguments`, `atomic_file`,
+//! `english` and `subschemas` are private. `pub` for tests, examples or fuzz alone, not the binary:
 //! `generate`, `generate_with`, `GenerateError`, `load`; `manifest::{parse, parse_fast,
 //! parse_plain, parse_with, parse_value, parser_options}`; `report::DETAILED_PER_CODE`;
 //! `templates::{MANIFEST_BYTES_PER_FUEL, Limits::for_manifest}`; `render::render`,
@@ -69,6 +70,7 @@ pub mod rules;
 pub mod runtime;
 pub mod schema;
 pub mod serve;
+mod subschemas;
 pub mod templates;
 pub mod terminal;
 pub mod validate;

@@ -14,34 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Operation, escape};
-
-/// Keywords whose value is one schema.
-const ONE: [&str; 12] = [
-    "additionalProperties",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-    "additionalItems",
-    "items",
-];
-
-/// Keywords whose value maps names to schemas.
-const MAP: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-
-/// Keywords whose value is a list of schemas (`items` too, in its old array form).
-const LIST: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+use crate::subschemas::{self, Holds};
 
 /// Calls `f` on every schema object within `schema` (itself first), with its JSON
 /// pointer, before descending into it.
@@ -57,27 +30,28 @@ fn visit(
     let len = pointer.len();
     for (key, child) in map.iter_mut() {
         let key_ptr = format!("/{}", escape(key));
-        if ONE.contains(&key.as_str()) && child.is_object() {
-            pointer.push_str(&key_ptr);
-            visit(child, pointer, f);
-        } else if MAP.contains(&key.as_str())
-            && let Value::Object(entries) = child
-        {
-            for (name, sub) in entries.iter_mut() {
+        match (subschemas::holds(key, child), child) {
+            (Some(Holds::Schema), child) => {
                 pointer.push_str(&key_ptr);
-                pointer.push('/');
-                pointer.push_str(&escape(name));
-                visit(sub, pointer, f);
-                pointer.truncate(len);
+                visit(child, pointer, f);
             }
-        } else if LIST.contains(&key.as_str())
-            && let Value::Array(list) = child
-        {
-            for (i, sub) in list.iter_mut().enumerate() {
-                pointer.push_str(&format!("{key_ptr}/{i}"));
-                visit(sub, pointer, f);
-                pointer.truncate(len);
+            (Some(Holds::Map), Value::Object(entries)) => {
+                for (name, sub) in entries.iter_mut() {
+                    pointer.push_str(&key_ptr);
+                    pointer.push('/');
+                    pointer.push_str(&escape(name));
+                    visit(sub, pointer, f);
+                    pointer.truncate(len);
+                }
             }
+            (Some(Holds::List), Value::Array(list)) => {
+                for (i, sub) in list.iter_mut().enumerate() {
+                    pointer.push_str(&format!("{key_ptr}/{i}"));
+                    visit(sub, pointer, f);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
         }
         pointer.truncate(len);
     }

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::model::{Operation, escape, unescape};
+use crate::subschemas::{self, Holds};
 use crate::validate::Validator;
 
 /// At most this many examples are checked per run: a document with thousands of them
@@ -23,18 +24,6 @@ const MAX_CHECKED: usize = 2_000;
 
 /// Characters of a validator's message kept.
 const MESSAGE_CHARS: usize = 160;
-
-/// Keywords of a schema whose value is one schema, a map of them, or a list of them.
-const ONE: [&str; 6] = [
-    "items",
-    "additionalProperties",
-    "not",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-];
-const MAP: [&str; 3] = ["properties", "patternProperties", "$defs"];
-const LIST: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
 
 impl Validator {
     /// Removes the examples that fail their schema, in the document and the operations.
@@ -133,21 +122,22 @@ fn schema_examples(
     }
     for (key, child) in map.iter_mut() {
         let here = format!("{at}/{}", escape(key));
-        if ONE.contains(&key.as_str()) {
-            schema_examples(child, &here, components, checked, dropped);
-        } else if MAP.contains(&key.as_str())
-            && let Value::Object(entries) = child
-        {
-            for (name, sub) in entries.iter_mut() {
-                let here = format!("{here}/{}", escape(name));
-                schema_examples(sub, &here, components, checked, dropped);
+        match (subschemas::holds(key, child), child) {
+            (Some(Holds::Schema), child) => {
+                schema_examples(child, &here, components, checked, dropped);
             }
-        } else if LIST.contains(&key.as_str())
-            && let Value::Array(list) = child
-        {
-            for (i, sub) in list.iter_mut().enumerate() {
-                schema_examples(sub, &format!("{here}/{i}"), components, checked, dropped);
+            (Some(Holds::Map), Value::Object(entries)) => {
+                for (name, sub) in entries.iter_mut() {
+                    let here = format!("{here}/{}", escape(name));
+                    schema_examples(sub, &here, components, checked, dropped);
+                }
             }
+            (Some(Holds::List), Value::Array(list)) => {
+                for (i, sub) in list.iter_mut().enumerate() {
+                    schema_examples(sub, &format!("{here}/{i}"), components, checked, dropped);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -306,7 +296,7 @@ fn is_web_url(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_web_url, reached, refusal};
+    use super::{is_web_url, reached, refusal, schema_examples};
     use serde_json::json;
 
     /// Only what the schema reaches, transitively, is copied for its validator; anything
@@ -360,6 +350,39 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// A wrong example is found in every kind of sub-schema (`crate::subschemas`), not
+    /// only in properties and `items`: `then`, `dependentSchemas`, `contentSchema`, the
+    /// older `definitions` and list-form `items` were once skipped. Data is not walked.
+    #[test]
+    fn examples_are_checked_in_every_sub_schema() {
+        let wrong = json!({ "type": "integer", "example": "seven" });
+        let mut schema = json!({
+            "if": { "required": ["a"] },
+            "then": wrong,
+            "dependentSchemas": { "a": wrong },
+            "contentSchema": wrong,
+            "definitions": { "d": wrong },
+            "items": [wrong],
+            "default": { "type": "integer", "example": "data, not a schema" }
+        });
+        let (mut checked, mut dropped) = (0, Vec::new());
+        schema_examples(&mut schema, "/s", &json!({}), &mut checked, &mut dropped);
+        let mut places: Vec<&str> = dropped.iter().map(|(p, _)| p.as_str()).collect();
+        places.sort_unstable();
+        assert_eq!(
+            places,
+            [
+                "/s/contentSchema/example",
+                "/s/definitions/d/example",
+                "/s/dependentSchemas/a/example",
+                "/s/items/0/example",
+                "/s/then/example",
+            ]
+        );
+        assert!(schema["default"].get("example").is_some());
+        assert!(schema["then"].get("example").is_none());
     }
 
     /// AssemblyAI's example `http://deleted_by_user` is refused by spectral's `url`.

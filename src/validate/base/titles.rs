@@ -25,6 +25,7 @@ use crate::base::Base;
 use crate::base::places::{self, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Operation, escape, unescape};
+use crate::subschemas::{self, Holds};
 use crate::validate::Validator;
 
 /// One titled schema of a scope: where it is (a pointer into the base) and its place
@@ -197,25 +198,6 @@ fn named(value: &Value, pointer: &str, label: &str, out: &mut Vec<Titled>) {
     }
 }
 
-/// Keywords whose value is one schema, a map of schemas, or a list of them.
-const ONE: [&str; 8] = [
-    "items",
-    "additionalProperties",
-    "not",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contentSchema",
-];
-const MAP: [&str; 4] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "dependentSchemas",
-];
-const LIST: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
-
 /// The pointers of the schemas directly inside a schema, each with whether it is an
 /// `allOf` part.
 fn subschemas(schema: &Value, pointer: &str) -> Vec<(String, bool)> {
@@ -224,21 +206,18 @@ fn subschemas(schema: &Value, pointer: &str) -> Vec<(String, bool)> {
     };
     let mut out = Vec::new();
     for (key, child) in map {
-        if ONE.contains(&key.as_str()) && child.is_object() {
-            out.push((format!("{pointer}/{key}"), false));
-        } else if MAP.contains(&key.as_str())
-            && let Value::Object(entries) = child
-        {
-            out.extend(
+        match (subschemas::holds(key, child), child) {
+            (Some(Holds::Schema), _) => out.push((format!("{pointer}/{key}"), false)),
+            (Some(Holds::Map), Value::Object(entries)) => out.extend(
                 entries
                     .keys()
                     .map(|name| (format!("{pointer}/{key}/{}", escape(name)), false)),
-            );
-        } else if LIST.contains(&key.as_str())
-            && let Value::Array(list) = child
-        {
-            let part = key == "allOf";
-            out.extend((0..list.len()).map(|i| (format!("{pointer}/{key}/{i}"), part)));
+            ),
+            (Some(Holds::List), Value::Array(list)) => {
+                let part = key == "allOf";
+                out.extend((0..list.len()).map(|i| (format!("{pointer}/{key}/{i}"), part)));
+            }
+            _ => {}
         }
     }
     out

@@ -19,6 +19,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::base::places;
+use crate::subschemas::{self, Holds};
 
 /// Keywords that describe a schema rather than constrain it: they stay on the outer
 /// schema when its constraints move into an `anyOf`.
@@ -67,25 +68,10 @@ fn schema(value: &mut Value) {
         return;
     };
     for (key, child) in map.iter_mut() {
-        match key.as_str() {
-            "properties" | "patternProperties" | "definitions" | "$defs" => {
-                if let Value::Object(props) = child {
-                    props.values_mut().for_each(schema);
-                }
-            }
-            "items"
-            | "not"
-            | "additionalProperties"
-            | "contains"
-            | "propertyNames"
-            | "if"
-            | "then"
-            | "else" => schema(child),
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                if let Value::Array(list) = child {
-                    list.iter_mut().for_each(schema);
-                }
-            }
+        match (subschemas::holds(key, child), child) {
+            (Some(Holds::Schema), child) => schema(child),
+            (Some(Holds::Map), Value::Object(entries)) => entries.values_mut().for_each(schema),
+            (Some(Holds::List), Value::Array(list)) => list.iter_mut().for_each(schema),
             _ => {}
         }
     }

@@ -13,6 +13,7 @@
 use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, Finding, Span};
+use crate::subschemas::{self, Holds};
 use crate::validate::Validator;
 
 /// Every keyword of JSON Schema 2020-12 (core, applicator, unevaluated, validation,
@@ -85,30 +86,6 @@ const KEYWORDS: [&str; 66] = [
     "xml",
     "externalDocs",
     "example",
-];
-
-/// Keywords whose value is a schema, a list of schemas, or a map of them.
-const ONE: [&str; 12] = [
-    "not",
-    "if",
-    "then",
-    "else",
-    "items",
-    "contains",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-    "additionalItems",
-];
-const LIST: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
-const MAP: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
 ];
 
 impl Validator {
@@ -228,30 +205,36 @@ fn unknown_keywords<'a>(
     };
     for (key, value) in map {
         let k = key.as_str();
-        if ONE.contains(&k) {
-            path.push(k);
-            unknown_keywords(value, path, out);
-            path.pop();
-        } else if LIST.contains(&k) {
-            for (i, s) in value.as_array().into_iter().flatten().enumerate() {
+        match (subschemas::holds(k, value), value) {
+            (Some(Holds::Schema), _) => {
                 path.push(k);
-                path.push(INDEXES.get(i).copied().unwrap_or("…"));
-                unknown_keywords(s, path, out);
-                path.truncate(path.len() - 2);
+                unknown_keywords(value, path, out);
+                path.pop();
             }
-        } else if MAP.contains(&k) {
-            for (name, s) in value.as_object().into_iter().flatten() {
-                path.push(k);
-                path.push(name);
-                unknown_keywords(s, path, out);
-                path.truncate(path.len() - 2);
+            (Some(Holds::List), Value::Array(list)) => {
+                for (i, s) in list.iter().enumerate() {
+                    path.push(k);
+                    path.push(INDEXES.get(i).copied().unwrap_or("…"));
+                    unknown_keywords(s, path, out);
+                    path.truncate(path.len() - 2);
+                }
             }
-        } else if !k.starts_with("x-") && !KEYWORDS.contains(&k) {
-            let pointer: String = path
-                .iter()
-                .map(|segment| format!("/{}", crate::model::escape(segment)))
-                .collect();
-            out.push((pointer, key.clone(), value.is_null()));
+            (Some(Holds::Map), Value::Object(map)) => {
+                for (name, s) in map {
+                    path.push(k);
+                    path.push(name);
+                    unknown_keywords(s, path, out);
+                    path.truncate(path.len() - 2);
+                }
+            }
+            _ if !k.starts_with("x-") && !KEYWORDS.contains(&k) => {
+                let pointer: String = path
+                    .iter()
+                    .map(|segment| format!("/{}", crate::model::escape(segment)))
+                    .collect();
+                out.push((pointer, key.clone(), value.is_null()));
+            }
+            _ => {}
         }
     }
 }
