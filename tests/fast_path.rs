@@ -223,6 +223,93 @@ const FIELDS: &[&str] = &[
     "{i}params:\n{i}  - {\"name\": \"id\", \"schema\": {S}}",
 ];
 
+/// Whole `- {…}` entries and an operation's `spends:` and `async:` as one-line JSON, which
+/// the fast path reads into the manifest's types with each field's span: `{D}` is a
+/// string-like scalar, `{B}` a boolean-like one, `{N}` a number-like one (each of them
+/// also of the wrong type, `null`, or a collection), `{S}` a schema.
+const TYPED_FIELDS: &[&str] = &[
+    "{i}query:\n{i}  - {\"name\": \"q\", \"description\": {D}, \"required\": {B}, \"schema\": {S}}{T}",
+    "{i}query:\n{i}  - {\"name\": {D}, \"style\": {D}, \"explode\": {B}, \"schema\": {S}}{T}",
+    "{i}params:\n{i}  - {\"name\": \"id\", \"description\": {D}}{T}\n{i}  - {\"name\": \"é\", \"required\": {B}}",
+    "{i}headers:\n{i}  - {\"name\": \"X-A\", \"description\": {D}, \"schema\": {S}, \"extra\": 1}",
+    "{i}query:\n{i}  - {\"description\": {D}, \"required\": null}\n{i}  - {}",
+    "{i}query:\n{i}  - {\"name\": \"q\", \"name\": {D}}",
+    "{i}query:\n{i}  - {\"name\": \"q\"}\n{i}  - {\"name\": \"q\", \"description\": {D}}{T}",
+    "{i}query:\n{i}  - {\"name\": \"q\", \"schema\": {S}, \"description\": {D}} # c",
+    "{i}query:\n{i}- {\"name\": \"q\", \"description\": {D}}",
+    "{i}query:\n{i}  - {\"name\": \"q\",\n{i}     \"description\": {D}}",
+    "{i}query:\n{i}  - {\"name\": \"q\", \"description\": {D}}\n{i}    schema: {S}",
+    "{i}description: \"one\n{i}query:\n{i}  - {\"name\": \"q\", \"description\": {D}}\n{i}  two\"",
+    "{i}spends: {\"kind\": \"credits\", \"note\": {D}}{T}",
+    "{i}spends: {\"kind\": {D}, \"note\": \"n\", \"when\": {D}, \"payer\": \"customer\"}{T}",
+    "{i}spends: {\"kind\": \"money\", \"note\": {B}}",
+    "{i}spends:\n{i}  {\"kind\": \"credits\", \"note\": {D}}",
+    "{i}spends: !!map {\"kind\": \"credits\", \"note\": {D}}",
+    "{i}description: \"one\n{i}spends: {\"kind\": \"credits\", \"note\": {D}}\n{i}  two\"",
+    "{i}description: |\n{i}  spends: {\"kind\": \"credits\", \"note\": {D}}",
+    "{i}async: {\"pollWith\": \"op0\", \"typicalSeconds\": {N}}{T}",
+    "{i}async: {\"pollWith\": {D}, \"returns\": {D}}{T}",
+    "{i}async: {\"pollWith\": \"op0\", \"typicalSeconds\": {N}, \"x\": 1}",
+    "{i}async: {\"pollWith\": \"op0\", \"pollWith\": {D}}",
+    "{i}input:\n{i}  type: object\n{i}  properties:\n{i}    spends: {\"kind\": \"credits\", \"note\": {D}}",
+    // Line breaks that only the parser sees before a typed field: every later line and
+    // character count would be off.
+    "{i}summary: \"a\rb\"\n{i}spends: {\"kind\": \"credits\", \"note\": {D}}",
+    "{i}summary: \"a\u{85}b\u{2028}c\u{2029}\"\n{i}query:\n{i}  - {\"name\": \"q\", \"description\": {D}}",
+];
+const STRINGS: &[&str] = &[
+    "\"d\"",
+    "\"\"",
+    "\"café – “x” 日本語\"",
+    "\"a #b\"",
+    "\"\\u00e9\\n\\\"\"",
+    "\"x\"",
+    "\"{}\"",
+    "\"\u{85}\"",
+    "\"\\/\"",
+    "1",
+    "true",
+    "null",
+    "[\"a\"]",
+    "{}",
+];
+const BOOLS: &[&str] = &["true", "false", "\"true\"", "null", "1", "yes", "True"];
+const NUMBERS: &[&str] = &[
+    "1",
+    "90",
+    "-1",
+    "0",
+    "-0",
+    "5.0",
+    "1e3",
+    "9223372036854775807",
+    "99999999999999999999",
+    "\"5\"",
+    "null",
+];
+
+/// A typed field with its scalars filled in (`{S}` and `{T}` are left for `Case::yaml`).
+fn typed_field() -> impl Strategy<Value = String> {
+    (
+        pick(TYPED_FIELDS),
+        pick(STRINGS),
+        pick(STRINGS),
+        pick(BOOLS),
+        pick(NUMBERS),
+    )
+        .prop_map(|(t, d1, d2, b, n)| fill(&t, &d1, &d2, &b, &n))
+}
+
+/// `template` with its first `{D}` as `d1` and the others as `d2`, `{B}` as `b`, `{N}` as
+/// `n`.
+fn fill(template: &str, d1: &str, d2: &str, b: &str, n: &str) -> String {
+    template
+        .replacen("{D}", d1, 1)
+        .replace("{D}", d2)
+        .replace("{B}", b)
+        .replace("{N}", n)
+}
+
 /// Where operations are: the list's indentation and the text after each dash.
 const LAYOUTS: &[(&str, &str)] = &[("  ", "- "), ("", "- "), ("    ", "-   "), (" ", "- ")];
 
@@ -257,6 +344,7 @@ fn field() -> impl Strategy<Value = (String, Vec<String>, String)> {
             6 => pick(&FIELDS[..2]),
             1 => pick(FIELDS),
             1 => pick(&FIELDS[FIELDS.len() - 9..]),
+            4 => typed_field(),
         ],
         prop::collection::vec(schema(), 2),
         prop_oneof![3 => Just(String::new()), 1 => pick(TRAILS)],
@@ -457,6 +545,37 @@ fn every_scalar_and_surrounding_alone() {
                     .replace('\n', eol);
                     taken += usize::from(agree(&text));
                 }
+            }
+        }
+    }
+    // Each typed field with every string, boolean and number in turn.
+    for (k, template) in TYPED_FIELDS.iter().enumerate() {
+        let n = |list: &[&'static str], i: usize| list[(i + k) % list.len()];
+        let fills = (0..STRINGS.len())
+            .map(|i| {
+                fill(
+                    template,
+                    STRINGS[i],
+                    n(STRINGS, i + 1),
+                    n(BOOLS, i),
+                    n(NUMBERS, i),
+                )
+            })
+            .chain((0..BOOLS.len()).map(|i| fill(template, "\"d\"", "\"e\"", BOOLS[i], "1")))
+            .chain(
+                (0..NUMBERS.len()).map(|i| fill(template, "\"d\"", "\"e\"", "true", NUMBERS[i])),
+            );
+        for (i, field) in fills.enumerate() {
+            let text = format!(
+                "version: 1\noperations:\n  - id: op0\n    method: post\n    path: /a\n{}\n",
+                field
+                    .replace("{i}", "    ")
+                    .replace("{T}", TRAILS[i % TRAILS.len()])
+                    .replace("{S}", "{\"type\": \"string\", \"default\": 1.5}")
+            );
+            taken += usize::from(agree(&text));
+            if i % 3 == 0 {
+                taken += usize::from(agree(&text.replace('\n', "\r\n")));
             }
         }
     }

@@ -2,11 +2,15 @@
 //! are also valid JSON (`output: {"type": "object", …}`, and `"schema": {…}` inside a
 //! `- {…}` query, path or header entry): most of a generated manifest's bytes. The YAML
 //! front end reads them event by event through serde; here they are read once by a small
-//! JSON reader, and the YAML parser sees a one-character placeholder instead.
+//! JSON reader, and the YAML parser sees a two-character placeholder instead. So are
+//! whole one-line `- {…}` query, path and header entries and an operation's `spends:`
+//! and `async:` written as one-line JSON: read into their raw types, each field with the
+//! location the parser would give it.
 //!
 //! Takes: the manifest text. Returns (`substitute`): the same text with each such
-//! collection replaced by the plain scalar `x` at its first byte and spaces over the rest
-//! (or, for a block mapping's value holding non-ASCII text, a comment holding the rest),
+//! collection replaced by the empty flow sequence `[]` (a typed mapping by `{}`) at its
+//! first byte and spaces over the rest (or, when nothing follows it on its line and it
+//! holds non-ASCII text, a comment holding the rest),
 //! so that every line, column, character and byte offset stays where it was and the
 //! placeholder's span is the collection's (one character at its `{` or `[`); with the
 //! values read, by byte offset. `restore` puts them back into the raw manifest.
@@ -21,13 +25,21 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
-use super::{RawManifest, RawQueryParam};
+use super::spans::Place;
+use super::{RawAsync, RawManifest, RawQueryParam, RawSpends};
 
-/// The placeholder the YAML parser reads where a collection was: a one-character plain
-/// scalar, so that its span is the collection's (one character at the `{`).
-const PLACEHOLDER: &str = "x";
+/// The placeholder the YAML parser reads where a collection was: an empty flow sequence,
+/// whose span is the collection's (one character at the `{`). Not a plain scalar such as
+/// `x`: the scanner would read the spaces after it as a scalar's possible continuation,
+/// a character at a time into a buffer.
+const PLACEHOLDER: &str = "[]";
+/// The placeholder for a mapping read into one of the manifest's own types (a whole
+/// `- {…}` query, path or header entry; `spends:`, `async:`): an empty flow mapping,
+/// which gives the type with every field unset and the mapping's span (one character at
+/// its `{`), so that `restore` can fill it in.
+const TYPED_PLACEHOLDER: &str = "{}";
 /// Collections nested deeper than this are left to the YAML parser, which owns the
 /// nesting-depth limit and its message.
 const MAX_JSON_DEPTH: usize = 20;
@@ -42,7 +54,77 @@ pub(super) struct Substituted {
     /// What the YAML parser reads.
     pub text: String,
     /// Byte offset of each placeholder → the value written there.
-    values: HashMap<usize, Value>,
+    values: HashMap<usize, Taken>,
+}
+
+/// What a placeholder stands for.
+enum Taken {
+    /// A JSON Schema (placeholder `[]`).
+    Schema(Value),
+    /// A whole query, path or header entry, its fields' spans included (`{}`).
+    Param(RawQueryParam),
+    /// An operation's `spends:` (`{}`).
+    Spends(RawSpends),
+    /// An operation's `async:` (`{}`).
+    Async(RawAsync),
+}
+
+/// Where the current line is, for the locations of what the reader takes itself.
+struct Line<'a> {
+    /// 1-based.
+    number: usize,
+    /// Byte offset of its first byte.
+    byte: usize,
+    /// Characters before it.
+    chars: usize,
+    /// The line without its line break.
+    body: &'a str,
+}
+
+impl Line<'_> {
+    /// The place of `body[begin..end]`; a collection's place is its first character, as
+    /// the parser gives it.
+    fn place(&self, begin: usize, end: usize, collection: bool) -> Option<Location> {
+        let column = char_count(self.body.get(..begin)?);
+        let (char_len, byte_len) = if collection {
+            (1, 1)
+        } else {
+            (char_count(self.body.get(begin..end)?), end - begin)
+        };
+        Place {
+            line: self.number,
+            column,
+            char_offset: self.chars + column,
+            char_len,
+            byte_offset: self.byte + begin,
+            byte_len,
+        }
+        .location()
+    }
+}
+
+fn char_count(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+/// Whether the parser may count lines or characters otherwise than `substitute` does: a
+/// byte order mark, a lone carriage return, or a character YAML 1.1 took for a line
+/// break. Such a text keeps its mappings for the parser (only schemas, which carry no
+/// span of their own, are read here).
+fn counts_may_differ(text: &str) -> bool {
+    let b = text.as_bytes();
+    // One character at a time: each search is a memchr.
+    text.starts_with('\u{feff}')
+        || text
+            .match_indices('\r')
+            .any(|(i, _)| b.get(i + 1) != Some(&b'\n'))
+        || ['\u{85}', '\u{2028}', '\u{2029}']
+            .into_iter()
+            .any(|c| text.contains(c))
 }
 
 /// Replaces the one-line JSON collections at the keys that hold JSON Schemas with
@@ -51,17 +133,30 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
     if may_have_anchor(text) {
         return None;
     }
-    // (offset, length, value, whether it is a block mapping's value).
-    let mut regions: Vec<(usize, usize, Value, bool)> = Vec::new();
+    // (offset, length, value, whether nothing but spaces follows it on its line).
+    let mut regions: Vec<(usize, usize, Taken, bool)> = Vec::new();
+    let typed = !counts_may_differ(text);
     // (column, key) of the block mapping keys that contain the current line.
     let mut stack: Vec<(usize, String)> = Vec::new();
     // While inside a block scalar: the indentation its lines must exceed.
     let mut block_scalar: Option<usize> = None;
     let mut start = 0;
-    for line in text.split_inclusive('\n') {
+    let mut chars = 0;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
         let offset = start;
         start += line.len();
+        let line_chars = chars;
+        // Only what the typed entries' locations need.
+        if typed {
+            chars += char_count(line);
+        }
         let body = line.trim_end_matches(['\n', '\r']);
+        let at = Line {
+            number: number + 1,
+            byte: offset,
+            chars: line_chars,
+            body,
+        };
         let indent = body.len() - body.trim_start_matches(' ').len();
         let rest = &body[indent..];
         if rest.is_empty() || rest.starts_with('#') {
@@ -93,10 +188,15 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
                 stack.pop();
             }
         }
-        if dash && content.starts_with('{') {
-            if let Some(r) = entry_schema(content, content_col, &stack) {
-                regions.push((offset + r.0, r.1, r.2, false));
+        if dash && content.starts_with('{') && is_entry_place(content_col, &stack) {
+            if let Some((len, param)) = typed.then(|| whole_entry(&at, content_col)).flatten() {
+                regions.push((offset + content_col, len, Taken::Param(param), true));
+            } else if let Some(r) = entry_schema(content, content_col) {
+                regions.push((offset + r.0, r.1, Taken::Schema(r.2), false));
             }
+            continue;
+        }
+        if dash && content.starts_with('{') {
             continue;
         }
         let Some((key, value)) = plain_key(content) else {
@@ -115,7 +215,13 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
             && let Some((v, len)) = read_whole(value)
             && len >= MIN_LEN
         {
-            regions.push((offset + value_col, len, v, true));
+            regions.push((offset + value_col, len, Taken::Schema(v), true));
+        } else if typed
+            && value.starts_with('{')
+            && content_col <= MAX_INDENT
+            && let Some((len, taken)) = operation_mapping(&at, &stack, key, value_col)
+        {
+            regions.push((offset + value_col, len, taken, true));
         }
         stack.push((content_col, key.to_string()));
     }
@@ -125,20 +231,26 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
     let mut out = String::with_capacity(text.len());
     let mut values = HashMap::with_capacity(regions.len());
     let mut at = 0;
-    for (begin, len, value, block) in regions {
+    for (begin, len, value, last) in regions {
         let region = &text[begin..begin + len];
+        let placeholder = match value {
+            Taken::Schema(_) => PLACEHOLDER,
+            _ => TYPED_PLACEHOLDER,
+        };
+        // `placeholder #`: what a comment after the placeholder must start with.
+        let head = placeholder.len() + 2;
         // Spans count characters as well as bytes: what replaces a region keeps both
         // counts, so every later location is exactly where it was.
         if region.is_ascii() {
             out.push_str(&text[at..begin]);
-            out.push_str(PLACEHOLDER);
-            out.extend(std::iter::repeat_n(' ', len - PLACEHOLDER.len()));
-        } else if block && region.is_char_boundary(3) && region[..3].is_ascii() {
-            // Nothing follows a block value on its line: the rest becomes a comment.
+            out.push_str(placeholder);
+            push_spaces(&mut out, len - placeholder.len());
+        } else if last && region.is_char_boundary(head) && region[..head].is_ascii() {
+            // Nothing follows the region on its line: the rest becomes a comment.
             out.push_str(&text[at..begin]);
-            out.push_str(PLACEHOLDER);
+            out.push_str(placeholder);
             out.push_str(" #");
-            out.push_str(&region[3..]);
+            out.push_str(&region[head..]);
         } else {
             continue;
         }
@@ -150,6 +262,17 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
     }
     out.push_str(&text[at..]);
     Some(Substituted { text: out, values })
+}
+
+/// `n` spaces, a slice at a time (a character at a time costs more than the rest of
+/// the copy).
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
 }
 
 impl Substituted {
@@ -164,11 +287,27 @@ impl Substituted {
                 for field in [&mut op.input, &mut op.output].into_iter().flatten() {
                     ok &= self.take(field);
                 }
+                if let Some(spends) = &mut op.spends {
+                    ok &= self.take_typed(spends, |t| match t {
+                        Taken::Spends(s) => Some(s),
+                        _ => None,
+                    });
+                }
+                if let Some(a) = &mut op.async_ {
+                    ok &= self.take_typed(a, |t| match t {
+                        Taken::Async(a) => Some(a),
+                        _ => None,
+                    });
+                }
                 for list in [&mut op.query, &mut op.params, &mut op.headers]
                     .into_iter()
                     .flatten()
                 {
                     for q in list {
+                        ok &= self.take_typed(q, |t| match t {
+                            Taken::Param(p) => Some(p),
+                            _ => None,
+                        });
                         let RawQueryParam { schema, .. } = &mut q.value;
                         if let Some(s) = schema {
                             ok &= self.take(s);
@@ -182,17 +321,40 @@ impl Substituted {
 
     /// Replaces one placeholder; `false` when a placeholder is where it should not be.
     fn take(&mut self, field: &mut Spanned<Value>) -> bool {
-        if field.value.as_str() != Some(PLACEHOLDER) {
+        if !matches!(&field.value, Value::Array(items) if items.is_empty()) {
             return true;
         }
         let at = super::span_of(&field.defined).offset();
         match self.values.remove(&at) {
-            Some(value) => {
+            Some(Taken::Schema(value)) => {
                 field.value = value;
                 field.referenced == field.defined
             }
-            // The author's own `x`.
+            Some(_) => false,
+            // The author's own `[]`.
             None => true,
+        }
+    }
+
+    /// Fills in a mapping the parser read from a `{}` placeholder; `false` when what was
+    /// put there is of another kind, or the mapping is not the placeholder's (fields
+    /// set, or reached through an alias).
+    fn take_typed<T: Blank>(
+        &mut self,
+        field: &mut Spanned<T>,
+        kind: impl FnOnce(Taken) -> Option<T>,
+    ) -> bool {
+        let at = super::span_of(&field.defined).offset();
+        let Some(taken) = self.values.remove(&at) else {
+            return true;
+        };
+        match kind(taken) {
+            Some(value) if field.value.is_blank() && field.referenced == field.defined => {
+                field.value = value;
+                true
+            }
+            // (A schema's `[]` is never where a mapping starts.)
+            _ => false,
         }
     }
 }
@@ -202,9 +364,9 @@ impl Substituted {
 /// costs the fast path.
 fn may_have_anchor(text: &str) -> bool {
     let b = text.as_bytes();
-    b.iter().enumerate().any(|(i, &c)| {
-        c == b'&'
-            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b','))
+    // `match_indices` of one character searches with memchr.
+    text.match_indices('&').any(|(i, _)| {
+        (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b','))
             && b.get(i + 1)
                 .is_some_and(|n| !matches!(n, b' ' | b'\t' | b'\n' | b'\r'))
     })
@@ -232,15 +394,11 @@ fn is_schema_place(stack: &[(usize, String)], key: &str) -> bool {
     }
 }
 
-/// In a `- {…}` entry of a query, path or header list: the one-line JSON object's
-/// `"schema"` member, as (offset in the line, length, value).
-fn entry_schema(
-    content: &str,
-    content_col: usize,
-    stack: &[(usize, String)],
-) -> Option<(usize, usize, Value)> {
-    if content_col > MAX_INDENT
-        || !matches!(
+/// Whether a `- {…}` entry at `content_col`, under the keys on `stack`, is an entry of an
+/// operation's query, path or header list.
+fn is_entry_place(content_col: usize, stack: &[(usize, String)]) -> bool {
+    content_col <= MAX_INDENT
+        && matches!(
             stack
                 .iter()
                 .map(|(_, k)| k.as_str())
@@ -248,10 +406,187 @@ fn entry_schema(
                 .as_slice(),
             ["operations", "query" | "params" | "headers"]
         )
-        || stack[0].0 != 0
-    {
+        && stack[0].0 == 0
+}
+
+/// A types the `{}` placeholder stands for: what the parser reads from `{}`.
+trait Blank {
+    /// Every field unset.
+    fn is_blank(&self) -> bool;
+}
+
+impl Blank for RawQueryParam {
+    fn is_blank(&self) -> bool {
+        let RawQueryParam {
+            name,
+            description,
+            required,
+            schema,
+            style,
+            explode,
+        } = self;
+        name.is_none()
+            && description.is_none()
+            && required.is_none()
+            && schema.is_none()
+            && style.is_none()
+            && explode.is_none()
+    }
+}
+
+impl Blank for RawSpends {
+    fn is_blank(&self) -> bool {
+        let RawSpends {
+            kind,
+            note,
+            when,
+            payer,
+        } = self;
+        kind.is_none() && note.is_none() && when.is_none() && payer.is_none()
+    }
+}
+
+impl Blank for RawAsync {
+    fn is_blank(&self) -> bool {
+        let RawAsync {
+            poll_with,
+            typical_seconds,
+            returns,
+        } = self;
+        poll_with.is_none() && typical_seconds.is_none() && returns.is_none()
+    }
+}
+
+/// One member of a one-line JSON object, with where its value is in the line.
+struct Member {
+    key: String,
+    /// The value's byte range in the line.
+    begin: usize,
+    end: usize,
+    value: Value,
+}
+
+impl Member {
+    fn spanned<T>(&self, at: &Line, value: T) -> Option<Spanned<T>> {
+        let collection = matches!(self.value, Value::Object(_) | Value::Array(_));
+        let loc = at.place(self.begin, self.end, collection)?;
+        Some(Spanned::new(value, loc, loc))
+    }
+
+    fn string(self, at: &Line) -> Option<Spanned<String>> {
+        let Value::String(s) = &self.value else {
+            return None;
+        };
+        let s = s.clone();
+        self.spanned(at, s)
+    }
+
+    fn bool(&self, at: &Line) -> Option<Spanned<bool>> {
+        self.spanned(at, self.value.as_bool()?)
+    }
+}
+
+/// The one-line JSON object starting at byte `col` of the line, followed by nothing but
+/// spaces: its members (no key twice), and its length in bytes.
+fn object_members(at: &Line, col: usize) -> Option<(Vec<Member>, usize)> {
+    let mut r = Reader::new(at.body);
+    r.pos = col;
+    let members = r.members()?;
+    let len = r.pos - col;
+    r.at_end().then_some((members, len))
+}
+
+/// A whole `- {…}` query, path or header entry read into its type, every field as the
+/// parser would give it; `None` when it holds anything else (an unknown key, a value of
+/// another type, a `null`): the parser then reads it and says what is wrong.
+fn whole_entry(at: &Line, col: usize) -> Option<(usize, RawQueryParam)> {
+    let (members, len) = object_members(at, col)?;
+    let mut p = RawQueryParam {
+        name: None,
+        description: None,
+        required: None,
+        schema: None,
+        style: None,
+        explode: None,
+    };
+    for m in members {
+        match m.key.as_str() {
+            "name" => p.name = Some(m.string(at)?),
+            "description" => p.description = Some(m.string(at)?),
+            "required" => p.required = Some(m.value.as_bool()?),
+            // A collection, as for the schemas read alone: a scalar schema is rare, and
+            // `null` would be no schema at all to the parser.
+            "schema" if matches!(m.value, Value::Object(_) | Value::Array(_)) => {
+                let loc = at.place(m.begin, m.end, true)?;
+                p.schema = Some(Spanned::new(m.value, loc, loc));
+            }
+            "style" => p.style = Some(m.string(at)?),
+            "explode" => p.explode = Some(m.bool(at)?),
+            _ => return None,
+        }
+    }
+    Some((len, p))
+}
+
+/// An operation's `spends:` or `async:` written as one-line JSON, read into its type
+/// (`None` when it holds anything else, as for `whole_entry`).
+fn operation_mapping(
+    at: &Line,
+    stack: &[(usize, String)],
+    key: &str,
+    col: usize,
+) -> Option<(usize, Taken)> {
+    if !matches!(stack, [(0, k)] if k == "operations") {
         return None;
     }
+    match key {
+        "spends" => {
+            let (members, len) = object_members(at, col)?;
+            let mut s = RawSpends {
+                kind: None,
+                note: None,
+                when: None,
+                payer: None,
+            };
+            for m in members {
+                match m.key.as_str() {
+                    "kind" => s.kind = Some(m.string(at)?),
+                    "note" => s.note = Some(m.string(at)?),
+                    "when" => s.when = Some(m.string(at)?),
+                    "payer" => s.payer = Some(m.string(at)?),
+                    _ => return None,
+                }
+            }
+            Some((len, Taken::Spends(s)))
+        }
+        "async" => {
+            let (members, len) = object_members(at, col)?;
+            let mut a = RawAsync {
+                poll_with: None,
+                typical_seconds: None,
+                returns: None,
+            };
+            for m in members {
+                match m.key.as_str() {
+                    "pollWith" => a.poll_with = Some(m.string(at)?),
+                    "typicalSeconds" => {
+                        // An integer as written: `5.0` is not one to the parser.
+                        let n = m.value.as_i64()?;
+                        a.typical_seconds = Some(m.spanned(at, n)?);
+                    }
+                    "returns" => a.returns = Some(m.string(at)?),
+                    _ => return None,
+                }
+            }
+            Some((len, Taken::Async(a)))
+        }
+        _ => None,
+    }
+}
+
+/// In a `- {…}` entry of a query, path or header list: the one-line JSON object's
+/// `"schema"` member, as (offset in the line, length, value).
+fn entry_schema(content: &str, content_col: usize) -> Option<(usize, usize, Value)> {
     let mut r = Reader::new(content);
     let schema = r.object_member_range("schema")?;
     if !r.at_end() {
@@ -274,11 +609,19 @@ fn read_whole(s: &str) -> Option<(Value, usize)> {
 struct Reader<'a> {
     s: &'a str,
     pos: usize,
+    /// The members of the objects being read, innermost last: each object's map is
+    /// made once its members are known, at its size (a map grown member by member
+    /// reallocates and copies its entries and index).
+    members: Vec<(String, Value)>,
 }
 
 impl<'a> Reader<'a> {
     fn new(s: &'a str) -> Self {
-        Reader { s, pos: 0 }
+        Reader {
+            s,
+            pos: 0,
+            members: Vec::new(),
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -343,27 +686,74 @@ impl<'a> Reader<'a> {
         Some((key, self.value(depth)?))
     }
 
-    fn object(&mut self, depth: usize) -> Option<Map<String, Value>> {
-        self.pos += 1;
-        let mut map = Map::new();
+    /// A whole object's top-level members, each with its value's range; `None` for a
+    /// key written twice, as for any object.
+    fn members(&mut self) -> Option<Vec<Member>> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        let mut members: Vec<Member> = Vec::new();
         self.spaces();
         if self.eat(b'}') {
-            return Some(map);
+            return Some(members);
         }
         loop {
             self.spaces();
-            let (k, v) = self.member(depth)?;
-            if map.insert(k, v).is_some() {
+            let key = self.string()?;
+            if !self.s[self.pos..].starts_with(": ") || key == "<<" {
                 return None;
             }
+            self.pos += 2;
+            self.spaces();
+            let begin = self.pos;
+            let value = self.value(1)?;
+            if members.iter().any(|m| m.key == key) {
+                return None;
+            }
+            members.push(Member {
+                key,
+                begin,
+                end: self.pos,
+                value,
+            });
             self.spaces();
             if self.eat(b'}') {
-                return Some(map);
+                return Some(members);
             }
             if !self.eat(b',') {
                 return None;
             }
         }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Map<String, Value>> {
+        self.pos += 1;
+        self.spaces();
+        if self.eat(b'}') {
+            return Some(Map::new());
+        }
+        let first = self.members.len();
+        loop {
+            self.spaces();
+            // On `None` the whole read is given up: what is left on the stack is dropped
+            // with the reader.
+            let member = self.member(depth)?;
+            self.members.push(member);
+            self.spaces();
+            if self.eat(b'}') {
+                break;
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+        }
+        let mut map = Map::with_capacity(self.members.len() - first);
+        for (k, v) in self.members.drain(first..) {
+            if map.insert(k, v).is_some() {
+                return None;
+            }
+        }
+        Some(map)
     }
 
     /// Reads a whole object, noting where the value of its top-level member `name` is
@@ -439,9 +829,22 @@ impl<'a> Reader<'a> {
         let mut out = String::new();
         loop {
             let rest = &self.s[self.pos..];
-            let run = rest.find(['"', '\\']).unwrap_or(rest.len());
+            // Bytes, not characters: only a run with a non-ASCII byte is decoded.
+            let mut ascii = true;
+            let mut run = rest.len();
+            for (i, &b) in rest.as_bytes().iter().enumerate() {
+                match b {
+                    b'"' | b'\\' => {
+                        run = i;
+                        break;
+                    }
+                    0..0x20 | 0x7f => return None,
+                    0x80.. => ascii = false,
+                    _ => {}
+                }
+            }
             let plain = &rest[..run];
-            if plain.chars().any(refused_char) {
+            if !ascii && plain.chars().any(refused_char) {
                 return None;
             }
             out.push_str(plain);
@@ -663,6 +1066,34 @@ mod tests {
         assert!(
             taken >= 3,
             "the JSON-flow cases take the fast path ({taken})"
+        );
+    }
+
+    /// Whole `- {…}` entries, `spends:` and `async:` are read here, into the manifest's
+    /// types with every field's span; what they cannot hold is left to the parser.
+    #[test]
+    fn whole_entries_and_operation_mappings_are_read_into_their_types() {
+        let text = "version: 1\noperations:\n  - id: a\n    method: post\n    path: /a/{id}\n    description: \"日本語 – “x”\"\n    query:\n      - {\"name\": \"l\\u00e9é\", \"description\": \"Only “fr-CA” – café.\", \"required\": false, \"explode\": true, \"style\": \"form\", \"schema\": {\"type\": \"string\"}}\n      - {\"name\": \"b\", \"required\": true}\n      - {\"name\": \"c\", \"required\": null, \"schema\": {\"type\": \"integer\"}}\n    params:\n      - {\"name\": \"id\", \"description\": \"\"}\n    headers:\n      - {\"name\": \"X-A\", \"required\": null}\n    spends: {\"kind\": \"credits\", \"note\": \"Costs 1 “credit”.\", \"when\": \"a\", \"payer\": \"customer\"}\n    async: {\"pollWith\": \"b\", \"typicalSeconds\": 90, \"returns\": \"job\"}\n  - id: b\n    spends: {\"kind\": \"credits\", \"note\": null}\n    async: {\"pollWith\": \"b\", \"typicalSeconds\": null}\n";
+        let sub = substitute(text).unwrap();
+        let count = |f: fn(&Taken) -> bool| sub.values.values().filter(|t| f(t)).count();
+        assert_eq!(count(|t| matches!(t, Taken::Param(_))), 3);
+        assert_eq!(count(|t| matches!(t, Taken::Spends(_))), 1);
+        assert_eq!(count(|t| matches!(t, Taken::Async(_))), 1);
+        // The entry with a `null` keeps its schema on the fast path.
+        assert_eq!(count(|t| matches!(t, Taken::Schema(_))), 1);
+        assert_eq!(fast(text), slow(text));
+        // The same over CR-LF line breaks.
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(substitute(&crlf).unwrap().values.len(), 6);
+        assert_eq!(fast(&crlf), slow(&crlf));
+        // A lone CR counts as a line break to the parser: nothing is read with a span.
+        let cr = format!("{text}\r");
+        assert!(
+            substitute(&cr)
+                .unwrap()
+                .values
+                .values()
+                .all(|t| matches!(t, Taken::Schema(_)))
         );
     }
 

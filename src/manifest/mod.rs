@@ -617,6 +617,7 @@ pub struct RawAsync {
 
 mod flow_json;
 mod names;
+mod spans;
 mod yaml;
 
 pub use names::*;

@@ -190,8 +190,7 @@ fn build(connector: &Connector, descriptions: &[String]) -> Built {
     let mut weights = Vec::new();
     for (index, (op, description)) in connector.operations.iter().zip(descriptions).enumerate() {
         let definition = tool(connector, op, description, &mut findings);
-        let pretty =
-            serde_json::to_string_pretty(&definition).expect("in-memory JSON always serialises");
+        let pretty = super::pretty::to_string(&definition);
         // Two spaces of indent per line in the file.
         total = total
             .saturating_add(pretty.len())

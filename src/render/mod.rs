@@ -13,6 +13,7 @@ mod nesting;
 pub mod openai;
 mod openapi;
 mod openapi30;
+mod pretty;
 mod prose;
 
 use std::borrow::Cow;
@@ -198,12 +199,12 @@ fn flavoured<'a>(
 }
 
 /// `value` as pretty JSON with one trailing newline, as every generated JSON file is
-/// written. Not pre-sized on purpose: growing by doubling copies little (glibc moves
-/// large blocks with `mremap`), while `to_writer_pretty` into a sized `Vec` then needs a
-/// UTF-8 check to become a `String`; measured, that was 10 M instructions more at
-/// 10,000 operations (docs/PERFORMANCE.md).
+/// written (`pretty`: `serde_json`'s bytes, fewer writes). Not pre-sized on purpose:
+/// growing by doubling copies little (glibc moves large blocks with `mremap`);
+/// measured, sizing it was 10 M instructions more at 10,000 operations
+/// (docs/PERFORMANCE.md).
 fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("in-memory JSON always serialises");
+    let mut text = pretty::to_string(value);
     text.push('\n');
     text
 }

@@ -19,7 +19,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::Syn
 
 use super::RenderError;
 use crate::model::{
-    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Unsupported,
+    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Payer, Unsupported,
 };
 use crate::templates::{Limits, Sources};
 
@@ -587,11 +587,32 @@ impl Prose {
             .zip(descriptions)
             .map(|((op, value), d)| operation_view(value, d, op.key().is_some()))
             .collect();
+        // The sections of llms.txt, picked out once here: a `selectattr` over every
+        // operation per section was most of what the template did besides printing.
+        // The same values as in `operations`, in its order.
+        let pick = |keep: &dyn Fn(&Operation) -> bool| -> Vec<Value> {
+            connector
+                .operations
+                .iter()
+                .zip(&operations)
+                .filter(|(op, _)| keep(op))
+                .map(|(_, view)| view.clone())
+                .collect()
+        };
+        let payer = |op: &Operation| op.spends.as_ref().map(|s| s.payer);
+        let async_operations = pick(&|op| op.async_.is_some());
+        let person_charges = pick(&|op| payer(op) == Some(Payer::Person));
+        let customer_charges = pick(&|op| payer(op) == Some(Payer::Customer));
+        let permanent_operations = pick(&|op| op.confirm);
         context! {
             service => Serde(&connector.service),
             auth => Serde(&connector.auth),
             tokenPrefix => Serde(&connector.auth.token_prefixes.first()),
             operations => operations,
+            asyncOperations => async_operations,
+            personCharges => person_charges,
+            customerCharges => customer_charges,
+            permanentOperations => permanent_operations,
             manifest => manifest_name,
             rateLimitHeaders => rate_limit_headers(connector),
         }
@@ -666,7 +687,31 @@ fn tidy(text: String) -> String {
 
 /// Folds every run of whitespace (newlines included) into one space.
 pub(super) fn oneline(text: &str) -> String {
+    // Most text is one line already: copied as it is, without splitting it into words
+    // and joining them again (the filters ran 25,000 times at 10,000 operations).
+    if is_folded(text) {
+        return text.to_string();
+    }
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `oneline` would give `text` back unchanged: no whitespace but single spaces
+/// between words (whitespace as `split_whitespace` sees it, Unicode's included).
+fn is_folded(text: &str) -> bool {
+    let mut after_space = true;
+    for c in text.chars() {
+        if c == ' ' {
+            if after_space {
+                return false;
+            }
+            after_space = true;
+        } else if c.is_whitespace() {
+            return false;
+        } else {
+            after_space = false;
+        }
+    }
+    !after_space || text.is_empty()
 }
 
 /// One line of Markdown text that cannot start a block: folded to one line, and a
@@ -717,14 +762,78 @@ pub(super) fn md_code(text: &str) -> String {
 /// Verbatim text inside a backtick fence longer than any backtick run in it, so nothing
 /// in the text can close the fence early.
 pub(super) fn fence(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let longest = longest_backtick_run(text);
     let ticks = "`".repeat((longest + 1).max(3));
     format!("{ticks}text\n{text}\n{ticks}")
+}
+
+/// The length of the longest run of backticks in `text` (a byte scan: a backtick is
+/// ASCII, never part of another character's UTF-8 bytes).
+fn longest_backtick_run(text: &str) -> usize {
+    if !text.contains('`') {
+        return 0;
+    }
+    let (mut longest, mut run) = (0, 0);
+    for &b in text.as_bytes() {
+        if b == b'`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    longest
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Text with every kind of whitespace and backtick run the fast paths of `oneline`
+    /// and `fence` must tell apart from the slow ones.
+    const TEXTS: [&str; 24] = [
+        "",
+        " ",
+        "a",
+        "one line of text",
+        " leading",
+        "trailing ",
+        "two  spaces",
+        "tab\there",
+        "new\nline",
+        "cr\rlf",
+        "vertical\u{b}tab",
+        "form\u{c}feed",
+        "nbsp\u{a0}here",
+        "next\u{85}line",
+        "ideographic\u{3000}space",
+        "line\u{2028}separator",
+        "café — “quoted” 日本語",
+        "`one` and ``two`` and ```three```",
+        "````",
+        "a`b",
+        "trailing `",
+        "\u{2003}em space first",
+        "last em space\u{2003}",
+        "mixed \t\n  runs \u{a0} here",
+    ];
+
+    #[test]
+    fn oneline_fast_path_folds_as_the_split_does() {
+        for text in TEXTS {
+            let split = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(oneline(text), split, "{text:?}");
+            assert_eq!(is_folded(text), split == text, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn backtick_runs_counted_as_the_split_does() {
+        for text in TEXTS {
+            let split = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+            assert_eq!(longest_backtick_run(text), split, "{text:?}");
+        }
+    }
 
     #[test]
     fn md_inline_neutralises_block_starts() {
@@ -867,6 +976,46 @@ mod tests {
                 .collect();
             assert_eq!(render(&view), render(&Value::from(map)));
         }
+    }
+
+    /// The sections' lists in the file context hold what filtering `operations` in the
+    /// template gave (the default llms.txt did that before they existed, and an
+    /// override still may): the same operations, in the same order.
+    #[test]
+    fn section_lists_match_selectattr() {
+        let pairs = [
+            ("asyncOperations", r#"operations|selectattr("async")"#),
+            (
+                "personCharges",
+                r#"operations|selectattr("spends")|selectattr("spends.payer", "eq", "person")"#,
+            ),
+            (
+                "customerCharges",
+                r#"operations|selectattr("spends")|selectattr("spends.payer", "eq", "customer")"#,
+            ),
+            ("permanentOperations", r#"operations|selectattr("confirm")"#),
+        ];
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        let mut nonempty = [false; 4];
+        for path in MANIFESTS {
+            let text = std::fs::read_to_string(path).unwrap();
+            let connector = crate::load(path, std::sync::Arc::new(text)).unwrap();
+            let reads = GetsByPath::new(&connector);
+            let values = operation_values(&connector, &reads);
+            let descriptions = vec![String::new(); values.len()];
+            let ctx = Prose::file_context(&connector, &values, &descriptions, "m.yaml");
+            for (i, (list, filtered)) in pairs.iter().enumerate() {
+                let ids = |expr: &str| {
+                    let template = format!(r#"{{{{ {expr}|map(attribute="id")|join(",") }}}}"#);
+                    env.render_str(&template, ctx.clone()).unwrap()
+                };
+                let (given, picked) = (ids(list), ids(filtered));
+                assert_eq!(given, picked, "{path}: {list}");
+                nonempty[i] |= !given.is_empty();
+            }
+        }
+        assert_eq!(nonempty, [true; 4], "a list was empty in every manifest");
     }
 
     #[test]

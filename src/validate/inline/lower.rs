@@ -26,7 +26,13 @@ pub(crate) struct Param {
 
 impl Param {
     fn into_value(self) -> Value {
-        let mut p = Map::new();
+        // Sized for its keys: a map grown one insert at a time is reallocated and
+        // rehashed on the way (tens of thousands of parameters in a large manifest).
+        let len = 4
+            + usize::from(self.description.is_some())
+            + usize::from(self.style.is_some())
+            + usize::from(self.explode.is_some());
+        let mut p = Map::with_capacity(len);
         p.insert("name".into(), Value::String(self.name));
         p.insert("in".into(), json!(self.location));
         if let Some(d) = self.description {
@@ -139,7 +145,7 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
     // The author's schemas are moved into place, never through `json!`: with a variable
     // in it, `json!` serialises a deep copy (9% of a build's instructions at 10,000
     // operations).
-    let mut http = Map::new();
+    let mut http = Map::with_capacity(6);
     if !op.tags.is_empty() {
         let tags = op.tags.into_iter().map(Value::String).collect();
         http.insert("tags".into(), Value::Array(tags));
@@ -148,7 +154,7 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         http.insert("parameters".into(), Value::Array(parameters));
     }
     if let Some(schema) = op.input {
-        let mut body = Map::new();
+        let mut body = Map::with_capacity(2);
         body.insert("required".into(), Value::Bool(op.input_required));
         body.insert("content".into(), content(op.input_type, schema));
         http.insert("requestBody".into(), Value::Object(body));
@@ -162,8 +168,8 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         }
         None => "Success.",
     };
-    let mut responses = Map::new();
-    let mut ok = Map::new();
+    let mut responses = Map::with_capacity(4);
+    let mut ok = Map::with_capacity(2);
     ok.insert("description".into(), Value::String(success.into()));
     if op.status != 204 {
         let schema = op.output.unwrap_or_else(|| default_schema(&op.output_type));
@@ -202,9 +208,9 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
 
 /// `{ <media>: { "schema": <schema> } }`, the schema moved in.
 fn content(media: String, schema: Value) -> Value {
-    let mut media_type = Map::new();
+    let mut media_type = Map::with_capacity(1);
     media_type.insert("schema".into(), schema);
-    let mut content = Map::new();
+    let mut content = Map::with_capacity(1);
     content.insert(media, Value::Object(media_type));
     Value::Object(content)
 }
@@ -245,7 +251,12 @@ fn merge_parameters(ours: &mut Vec<Value>, theirs: Vec<Value>) {
 }
 
 fn reference(response: &str) -> Value {
-    json!({ "$ref": format!("#/components/responses/{response}") })
+    let mut map = Map::with_capacity(1);
+    map.insert(
+        "$ref".into(),
+        Value::String(format!("#/components/responses/{response}")),
+    );
+    Value::Object(map)
 }
 
 /// The component name of the provider's error response under `status`.
