@@ -9,11 +9,14 @@
 //! How:
 //! - **All or nothing.** Every file is first written in full to a temporary file beside
 //!   its target (`atomic_file`: fsynced, mode of the file it replaces or 0666 minus
-//!   umask). A failure while writing them (full disk, I/O error) removes them and leaves
-//!   every previous output as it was. Then a journal naming every rename is written and
-//!   flushed (`journal`), the temporary files are renamed over the outputs one after the
-//!   other, the folder is flushed, and the journal is removed. A rename replaces a file
-//!   in one step, so a reader sees the old file or the new one, never a mix of the two.
+//!   umask; flushed together with the journal's contents, then the folder). A failure
+//!   while writing them (full disk, I/O error) removes them and leaves every previous
+//!   output as it was. Then the journal naming every rename is put in place and the
+//!   folder flushed (`journal`), the temporary files are renamed over the outputs one
+//!   after the other, the folder is flushed, and the journal is removed. A rename
+//!   replaces a file in one step, so a reader sees the old file or the new one, never a
+//!   mix of the two. Eight flushes in all (docs/guarantees.md says why each is needed
+//!   and why the journal's removal need not be flushed).
 //! - **Interrupted sets are finished.** A build killed (or a rename failing) between the
 //!   first and the last rename leaves some outputs new and some old, and the journal.
 //!   The next build first finishes those renames (the temporary files are complete:
@@ -193,19 +196,25 @@ pub fn write_all_sparing(
     let mut temporaries = Vec::with_capacity(targets.len());
     for (n, (shown, target, contents)) in targets.iter().enumerate() {
         let temporary =
-            Temporary::create(target, contents.as_bytes()).map_err(fail("write", shown))?;
+            Temporary::write(target, contents.as_bytes()).map_err(fail("write", shown))?;
         temporaries.push(temporary);
         pause(&format!("temporary:{}", n + 1));
-    }
-    // The temporary files' names must be on disk before a journal names them.
-    for folder in &folders {
-        atomic_file::sync_dir(folder).map_err(fail("write", dir))?;
     }
     let renames: Vec<(PathBuf, PathBuf)> = temporaries
         .iter()
         .map(|t| (t.path().to_path_buf(), t.target().to_path_buf()))
         .collect();
-    let written = journal::write(&root, &renames).map_err(fail("write", &journal_shown))?;
+    let mut journal = journal::prepare(&root, &renames).map_err(fail("write", &journal_shown))?;
+    // The files and the journal's contents are flushed once all are written (the file
+    // system commits them together, not one at a time), then their names, before the
+    // journal is put in place: it names the temporary files, so they must be on disk
+    // first.
+    atomic_file::sync_all(temporaries.iter_mut().chain([&mut journal.temporary]))
+        .map_err(fail("write", dir))?;
+    for folder in &folders {
+        atomic_file::sync_dir(folder).map_err(fail("write", dir))?;
+    }
+    let written = journal.commit().map_err(fail("write", &journal_shown))?;
     pause("journal");
 
     // From here on the journal names the temporary files: they stay on disk whatever
@@ -217,6 +226,7 @@ pub fn write_all_sparing(
         std::fs::rename(from, to).map_err(fail("replace", shown))?;
         pause(&format!("renamed:{}", n + 1));
     }
+    // Every rename on disk before the journal's removal can be.
     for folder in &folders {
         atomic_file::sync_dir(folder).map_err(fail("replace", dir))?;
     }
@@ -273,7 +283,7 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// The journal in `dir` when a build into it was interrupted between its first and last
 /// rename: its files may be a mix of two builds until the next build finishes the set.
-/// Reads no file and writes nothing (`check` calls it).
+/// Reads only the journal and writes nothing (`check` calls it).
 pub(crate) fn interrupted(dir: &Path) -> Option<PathBuf> {
     journal::present(dir).then(|| dir.join(journal::FILE_NAME))
 }
@@ -556,6 +566,38 @@ mod tests {
             !journal::recover(&root, &targets, |_| {}).unwrap(),
             "nothing left to do"
         );
+    }
+
+    /// The journal's removal is not flushed, so a crash after a build's last rename can
+    /// bring the journal back with every temporary file it names gone: that set is
+    /// whole, and `check` must not call it interrupted. One that still names a temporary
+    /// file, or that is not a journal of ours, is.
+    #[test]
+    fn a_journal_whose_renames_are_all_done_is_not_an_interrupted_set() {
+        let dir = tempfile::tempdir().unwrap();
+        write_all(dir.path(), &outputs("v1")).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let renames: Vec<(PathBuf, PathBuf)> = ["llms.txt", "openapi.json"]
+            .iter()
+            .map(|n| (root.join(format!(".{n}.9.connectorgen-tmp")), root.join(n)))
+            .collect();
+        journal::write(&root, &renames).unwrap();
+        assert!(interrupted(dir.path()).is_none(), "every rename was done");
+
+        std::fs::write(&renames[1].0, "openapi.json v2\n").unwrap();
+        assert!(interrupted(dir.path()).is_some(), "one rename is left");
+        std::fs::remove_file(&renames[1].0).unwrap();
+        std::fs::write(root.join(journal::FILE_NAME), "{}").unwrap();
+        assert!(interrupted(dir.path()).is_some(), "not a journal of ours");
+
+        // The next build removes the journal that came back, and writes its own set.
+        journal::write(&root, &renames).unwrap();
+        write_all(dir.path(), &outputs("v2")).unwrap();
+        assert_eq!(
+            names(dir.path()),
+            ["descriptions.md", "llms.txt", "openapi.json"]
+        );
+        assert_eq!(read(dir.path(), "llms.txt"), "llms.txt v2\n");
     }
 
     /// A journal can come with the folder (from a repository): one that names anything

@@ -5,7 +5,7 @@
 //! Takes: the output folder (canonical) and the renames (temporary file → output) of one
 //! build. Returns: the journal on disk (`write`), or for a folder where one was left
 //! behind, the renames completed (`recover`, given the files the current build writes)
-//! or whether one is there (`present`).
+//! or whether one says its set was interrupted (`present`).
 //! Must never: rename anything a journal names unless it is one of our temporary files
 //! (`atomic_file::is_temporary_of`) renamed over the file it was made for, in the same
 //! folder, inside the output folder, over a file the build running now writes: a
@@ -58,16 +58,36 @@ pub(super) struct Written {
 }
 
 impl Written {
-    /// Removes the journal: the set it describes is complete.
+    /// Removes the journal: the set it describes is complete. The removal is not
+    /// flushed: a crash that brings the journal back finds every temporary file it
+    /// names gone, which is a finished set (`present`, `recover`; docs/guarantees.md).
     pub(super) fn remove(self) -> std::io::Result<()> {
-        std::fs::remove_file(self.root.join(FILE_NAME))?;
-        atomic_file::sync_dir(&self.root)
+        std::fs::remove_file(self.root.join(FILE_NAME))
     }
 }
 
-/// Writes the journal of `renames` (temporary file, output; both inside `root`) into
-/// `root`, durably, replacing any earlier one.
-pub(super) fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Written> {
+/// A journal written to its temporary file but not yet in place: flushed with the
+/// outputs' temporary files (`atomic_file::sync_all` of `temporary`), it is put in
+/// place by `commit` once their names are on disk too.
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub(super) temporary: Temporary,
+    root: PathBuf,
+}
+
+impl Pending {
+    /// Renames the flushed journal into place and flushes the folder: from here on it
+    /// is on disk, and the renames it describes may begin.
+    pub(super) fn commit(self) -> std::io::Result<Written> {
+        self.temporary.rename()?;
+        atomic_file::sync_dir(&self.root)?;
+        Ok(Written { root: self.root })
+    }
+}
+
+/// Writes the journal of `renames` (temporary file, output; both inside `root`) to its
+/// temporary file in `root`, unflushed (`Pending`).
+pub(super) fn prepare(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Pending> {
     let relative = |path: &Path| -> std::io::Result<String> {
         let inside = path.strip_prefix(root).map_err(|_| invalid("outside"))?;
         let parts: Option<Vec<&str>> = inside
@@ -93,18 +113,56 @@ pub(super) fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Res
     };
     let mut text = serde_json::to_string_pretty(&journal).expect("a journal always serialises");
     text.push('\n');
-    Temporary::create(&root.join(FILE_NAME), text.as_bytes())?.rename()?;
-    // The journal must be on disk before the first rename it describes.
-    atomic_file::sync_dir(root)?;
-    Ok(Written {
+    Ok(Pending {
+        temporary: Temporary::write(&root.join(FILE_NAME), text.as_bytes())?,
         root: root.to_path_buf(),
     })
 }
 
-/// Whether a journal is in `dir`: a build into it was interrupted between its first and
-/// last rename, and its files may be a mix of two builds. Reads nothing, writes nothing.
+/// Writes the journal of `renames` into `root`, durably, replacing any earlier one
+/// (`prepare`, flushed, `commit`), for tests that set up an interrupted build.
+#[cfg(test)]
+pub(super) fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Result<Written> {
+    let mut pending = prepare(root, renames)?;
+    atomic_file::sync_all([&mut pending.temporary])?;
+    pending.commit()
+}
+
+/// Whether a journal is in `dir` that says a build into it was interrupted between its
+/// first and last rename, so that its files may be a mix of two builds: one that names
+/// a temporary file still there, or that is not a journal of ours. A journal whose
+/// every temporary file is gone was left by a crash after the last rename (its removal
+/// is not flushed): that set is whole. Reads only the journal, writes nothing.
 pub(super) fn present(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join(FILE_NAME)).is_ok()
+    let path = dir.join(FILE_NAME);
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return false;
+    };
+    let Ok(Some(journal)) = read(&path, &meta) else {
+        return true;
+    };
+    journal.renames.iter().any(|rename| {
+        plain(&rename.from).is_none_or(|from| std::fs::symlink_metadata(dir.join(from)).is_ok())
+    })
+}
+
+/// The journal at `path` (whose metadata is `meta`), if it is one connectorgen wrote.
+fn read(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<Option<Journal>> {
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path)?;
+    Ok(serde_json::from_str(&text)
+        .ok()
+        .filter(|j: &Journal| j.journal == KIND && j.version == 1))
+}
+
+/// `text` as a path relative to the output folder, if it is one: plain components
+/// only, no `..`, no root.
+fn plain(text: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(text);
+    let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
+    (plain && !text.is_empty()).then_some(path)
 }
 
 /// Finishes the renames of an interrupted build in `root` (canonical, locked): every
@@ -123,18 +181,9 @@ pub(super) fn recover(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
     };
-    if !meta.is_file() || meta.len() > MAX_BYTES {
-        return Err(invalid(
-            "it is not a journal connectorgen wrote; remove it and build again",
-        ));
-    }
-    let text = std::fs::read_to_string(&path)?;
-    let journal: Journal = serde_json::from_str(&text)
-        .ok()
-        .filter(|j: &Journal| j.journal == KIND && j.version == 1)
-        .ok_or_else(|| {
-            invalid("it is not a journal connectorgen wrote; remove it and build again")
-        })?;
+    let journal = read(&path, &meta)?.ok_or_else(|| {
+        invalid("it is not a journal connectorgen wrote; remove it and build again")
+    })?;
     let mut renames = Vec::with_capacity(journal.renames.len());
     for rename in &journal.renames {
         renames.push(checked(root, targets, rename)?);
@@ -169,19 +218,14 @@ fn checked(
     targets: &[PathBuf],
     rename: &Rename,
 ) -> std::io::Result<(PathBuf, PathBuf)> {
-    let relative = |text: &str| -> Option<PathBuf> {
-        let path = PathBuf::from(text);
-        let plain = path.components().all(|c| matches!(c, Component::Normal(_)));
-        (plain && !text.is_empty()).then_some(path)
-    };
     let bad = || {
         invalid(
             "it names a file that is not one of connectorgen's temporary files; remove it and build again",
         )
     };
     let (from, to) = (
-        relative(&rename.from).ok_or_else(bad)?,
-        relative(&rename.to).ok_or_else(bad)?,
+        plain(&rename.from).ok_or_else(bad)?,
+        plain(&rename.to).ok_or_else(bad)?,
     );
     let same_folder = from.parent() == to.parent();
     let ours = match (from.file_name(), to.file_name()) {
