@@ -15,8 +15,8 @@
 //!   folder flushed (`journal`), the temporary files are renamed over the outputs one
 //!   after the other, the folder is flushed, and the journal is removed. A rename
 //!   replaces a file in one step, so a reader sees the old file or the new one, never a
-//!   mix of the two. Eight flushes in all (docs/guarantees.md says why each is needed
-//!   and why the journal's removal need not be flushed).
+//!   mix of the two. One flush per temporary file and four of folders
+//!   (docs/guarantees.md says why each is needed).
 //! - **Interrupted sets are finished.** A build killed (or a rename failing) between the
 //!   first and the last rename leaves some outputs new and some old, and the journal.
 //!   The next build first finishes those renames (the temporary files are complete:
@@ -568,10 +568,10 @@ mod tests {
         );
     }
 
-    /// The journal's removal is not flushed, so a crash after a build's last rename can
-    /// bring the journal back with every temporary file it names gone: that set is
-    /// whole, and `check` must not call it interrupted. One that still names a temporary
-    /// file, or that is not a journal of ours, is.
+    /// A crash between a build's last rename and the journal's removal reaching the disk
+    /// leaves the journal with every temporary file it names gone: that set is whole,
+    /// and `check` must not call it interrupted. One that still names a temporary file,
+    /// or that is not a journal of ours, is.
     #[test]
     fn a_journal_whose_renames_are_all_done_is_not_an_interrupted_set() {
         let dir = tempfile::tempdir().unwrap();
@@ -598,6 +598,29 @@ mod tests {
             ["descriptions.md", "llms.txt", "openapi.json"]
         );
         assert_eq!(read(dir.path(), "llms.txt"), "llms.txt v2\n");
+    }
+
+    /// Such a finished journal names nothing left to rename, so the next build removes it
+    /// whatever files it writes itself: one with fewer targets (here only openapi.json)
+    /// is not refused as if it would replace files it does not write.
+    #[test]
+    fn a_finished_journal_does_not_stop_a_build_with_other_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        write_all(dir.path(), &outputs("v1")).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let renames: Vec<(PathBuf, PathBuf)> = ["descriptions.md", "llms.txt", "openapi.json"]
+            .iter()
+            .map(|n| (root.join(format!(".{n}.9.connectorgen-tmp")), root.join(n)))
+            .collect();
+        journal::write(&root, &renames).unwrap();
+        let only: Outputs = [("openapi.json".to_string(), "openapi.json v2\n".to_string())]
+            .into_iter()
+            .collect();
+        write_all(dir.path(), &only).unwrap();
+        assert_eq!(read(dir.path(), "openapi.json"), "openapi.json v2\n");
+        assert_eq!(read(dir.path(), "llms.txt"), "llms.txt v1\n");
+        assert!(!root.join(journal::FILE_NAME).exists());
+        assert!(interrupted(dir.path()).is_none());
     }
 
     /// A journal can come with the folder (from a repository): one that names anything

@@ -409,7 +409,7 @@ fn is_entry_place(content_col: usize, stack: &[(usize, String)]) -> bool {
         && stack[0].0 == 0
 }
 
-/// A types the `{}` placeholder stands for: what the parser reads from `{}`.
+/// A type the `{}` placeholder stands for: what the parser reads from `{}`.
 trait Blank {
     /// Every field unset.
     fn is_blank(&self) -> bool;

@@ -58,11 +58,13 @@ pub(super) struct Written {
 }
 
 impl Written {
-    /// Removes the journal: the set it describes is complete. The removal is not
-    /// flushed: a crash that brings the journal back finds every temporary file it
-    /// names gone, which is a finished set (`present`, `recover`; docs/guarantees.md).
+    /// Removes the journal, durably: the set it describes is complete. The removal is
+    /// flushed because a temporary file's name holds only the process id: a journal
+    /// that a crash brought back could name the temporary files of a later build with
+    /// the same id (a container's pid 1) and finish that build's unflushed files.
     pub(super) fn remove(self) -> std::io::Result<()> {
-        std::fs::remove_file(self.root.join(FILE_NAME))
+        std::fs::remove_file(self.root.join(FILE_NAME))?;
+        atomic_file::sync_dir(&self.root)
     }
 }
 
@@ -131,8 +133,8 @@ pub(super) fn write(root: &Path, renames: &[(PathBuf, PathBuf)]) -> std::io::Res
 /// Whether a journal is in `dir` that says a build into it was interrupted between its
 /// first and last rename, so that its files may be a mix of two builds: one that names
 /// a temporary file still there, or that is not a journal of ours. A journal whose
-/// every temporary file is gone was left by a crash after the last rename (its removal
-/// is not flushed): that set is whole. Reads only the journal, writes nothing.
+/// every temporary file is gone was left by a crash after the last rename and before
+/// its removal was on disk: that set is whole. Reads only the journal, writes nothing.
 pub(super) fn present(dir: &Path) -> bool {
     let path = dir.join(FILE_NAME);
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
@@ -141,8 +143,17 @@ pub(super) fn present(dir: &Path) -> bool {
     let Ok(Some(journal)) = read(&path, &meta) else {
         return true;
     };
-    journal.renames.iter().any(|rename| {
-        plain(&rename.from).is_none_or(|from| std::fs::symlink_metadata(dir.join(from)).is_ok())
+    !finished(dir, &journal)
+}
+
+/// Whether every temporary file `journal` names is gone from `dir`: its renames were
+/// all done (a crash came between the last one and the journal's removal), so its set
+/// is whole. A name that is not a plain relative path counts as not gone.
+fn finished(dir: &Path, journal: &Journal) -> bool {
+    journal.renames.iter().all(|rename| {
+        plain(&rename.from).is_some_and(|from| {
+            matches!(std::fs::symlink_metadata(dir.join(from)), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        })
     })
 }
 
@@ -212,7 +223,8 @@ pub(super) fn recover(
 }
 
 /// One rename of a journal, as paths, if it is one a build of ours could have made and
-/// replaces one of `targets`, the files the build running now writes.
+/// replaces one of `targets`, the files the build running now writes (or names a
+/// temporary file that is gone: nothing is left to rename).
 fn checked(
     root: &Path,
     targets: &[PathBuf],
@@ -241,7 +253,11 @@ fn checked(
     if !folder.starts_with(root) {
         return Err(bad());
     }
-    if !targets.contains(&to) {
+    // A temporary file that is gone was renamed already: nothing of this build's is at
+    // stake, so a journal that a crash kept after its set was finished does not stop a
+    // build that writes other files.
+    let gone = matches!(std::fs::symlink_metadata(&from), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    if !gone && !targets.contains(&to) {
         return Err(invalid(&format!(
             "it would replace {}, which this build does not write; if a build with other outputs was interrupted, remove the journal and build again",
             rename.to
