@@ -106,13 +106,16 @@ impl Temporary {
     /// Renames the temporary file over its target. The folder is not synced: call
     /// `sync_dir` once after the last rename of a set.
     pub(crate) fn rename(mut self) -> std::io::Result<()> {
-        debug_assert!(self.unsynced.is_none(), "renamed before it was flushed");
+        // A caller that skipped `sync_all` still renames only what is on disk.
+        self.flush()?;
         std::fs::rename(&self.path, &self.target)?;
         self.armed = false;
         Ok(())
     }
 
     /// Leaves the temporary file on disk when this is dropped (a journal names it).
+    /// Infallible on purpose: its caller has already named the file in a journal, after
+    /// `sync_all`, so there is nothing left to flush and no error it could act on.
     pub(crate) fn keep(mut self) -> (PathBuf, PathBuf) {
         debug_assert!(self.unsynced.is_none(), "kept before it was flushed");
         self.armed = false;
@@ -120,6 +123,17 @@ impl Temporary {
             std::mem::take(&mut self.path),
             std::mem::take(&mut self.target),
         )
+    }
+}
+
+impl Temporary {
+    /// Flushes the file if `sync_all` has not: a no-op for every caller that keeps the
+    /// order, so that a rename or a journal never names a file that is not on disk.
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.unsynced.take() {
+            Some(file) => file.sync_all(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -143,9 +157,7 @@ pub(crate) fn sync_all<'a>(
     temporaries: impl IntoIterator<Item = &'a mut Temporary>,
 ) -> std::io::Result<()> {
     for temporary in temporaries {
-        if let Some(file) = temporary.unsynced.take() {
-            file.sync_all()?;
-        }
+        temporary.flush()?;
     }
     Ok(())
 }
@@ -254,6 +266,18 @@ mod tests {
         ] {
             assert!(!is_temporary_of(OsStr::new(theirs), name), "{theirs}");
         }
+    }
+
+    /// A file written without `sync_all` is flushed by `rename` itself (in every build,
+    /// not only where a debug assertion would catch the caller's slip).
+    #[test]
+    fn a_rename_flushes_what_was_not_flushed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.txt");
+        let temporary = Temporary::write(&target, b"new").unwrap();
+        assert!(temporary.unsynced.is_some());
+        temporary.rename().unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
     }
 
     /// A set written unflushed, then flushed, then renamed;
