@@ -543,7 +543,8 @@ enum Frame {
 /// Every node's JSON pointer → its byte range, from one pass of the YAML event parser
 /// (which reads JSON too). A document the parser rejects gives what was seen before the
 /// error: locations are a convenience for messages, never a reason to fail.
-pub(crate) fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
+/// `pub` for the fuzz target's oracle of `Base::span`.
+pub fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
     let mut places = HashMap::new();
     let mut frames: Vec<Frame> = Vec::new();
     // The pointer of each open collection, parallel to `frames`.
