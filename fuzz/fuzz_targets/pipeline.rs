@@ -248,11 +248,12 @@ fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
     ops
 }
 
-const LLMS_SECTIONS: [&str; 7] = [
+const LLMS_SECTIONS: [&str; 8] = [
     "## Setup",
     "## Operations",
     "## Waiting on work",
     "## Spending the person's money",
+    "## Spending a customer's money",
     "## Actions that cannot be undone",
     "## Rules for the assistant",
     "## Docs",
@@ -281,7 +282,7 @@ fn check_llms(llms: &str, ops: &[(String, String)]) {
     assert!(
         sections.len() >= 4
             && sections[..2] == LLMS_SECTIONS[..2]
-            && sections[sections.len() - 2..] == LLMS_SECTIONS[5..]
+            && sections[sections.len() - 2..] == LLMS_SECTIONS[6..]
             && sections.iter().all(|h| known.any(|k| k == h)),
         "forged sections {sections:?}:\n{llms}"
     );
