@@ -18,6 +18,7 @@
 
 pub(crate) mod bundle;
 mod locate;
+pub use locate::locate_all;
 pub(crate) mod places;
 
 use std::collections::HashMap;

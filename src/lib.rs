@@ -46,7 +46,7 @@
 //! parse_plain, parse_with, parse_value, parser_options}`; `report::DETAILED_PER_CODE`;
 //! `templates::{MANIFEST_BYTES_PER_FUEL, Limits::for_manifest}`; `render::render`,
 //! `render::mcp::{OUTPUT_FACTOR, output_limit, mapping}`, `render::openai::{DESCRIPTION_MAX,
-//! PARAMETER_MAX}`; `input::decode`; `model::Method::named`. `validate` is `pub` for
+//! PARAMETER_MAX}`; `input::decode`; `base::locate_all`; `model::Method::named`. `validate` is `pub` for
 //! `examples/stages.rs`.
 
 mod arguments;

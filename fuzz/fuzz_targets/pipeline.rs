@@ -11,8 +11,11 @@
 //! catch the last two), fail to render a template, or break a promise of the outputs:
 //! openapi.json is JSON, every file ends in exactly one newline, a second run gives the
 //! same bytes, the same raw manifest, findings and outputs without the JSON fast path
-//! of the manifest front end (`parse_plain`, `Options::plain_parse`), and user text adds
-//! no heading, quote, list item, fence or HTML block to llms.txt or descriptions.md.
+//! of the manifest front end (`parse_plain`, `Options::plain_parse`), the same span for
+//! every pointer of a base document from `Base::span` (the skim, the walk, what they
+//! remember and their budgets: src/base/locate.rs) as from the full index `locate_all`,
+//! and user text adds no heading, quote, list item, fence or HTML block to llms.txt or
+//! descriptions.md.
 //! Must never read the host's files: a fuzzed `templates: /etc` or `openapi: /etc/passwd`
 //! would make a run depend on the machine (and read whatever it names), so the embedded
 //! templates are passed in as if by `--templates`, which replaces the manifest's
@@ -47,6 +50,9 @@ fuzz_target!(|data: &[u8]| {
             Err(_) => return,
         },
     };
+    if let Some((_, base)) = &base_document {
+        base_spans_agree(base);
+    }
     let text = Arc::new(text);
     let options = connectorgen::Options {
         templates: Some(connectorgen::templates::defaults()),
@@ -154,6 +160,65 @@ fn same_without_fast_path(
     );
 }
 
+/// `Base::span` (src/base/locate.rs: a JSON skim from remembered marks, a YAML walk, the
+/// full index once their budgets are spent) gives every pointer the range the full index
+/// `locate_all` gives it, else its nearest ancestor's, else the start of the file: for
+/// every node of a base document that parses, and for children of each that are not
+/// there, asked in document order, in reverse, again (remembered), and alone.
+fn base_spans_agree(text: &Arc<String>) {
+    let Ok(base) = connectorgen::base::Base::parse(BASE_NAME, text.clone()) else {
+        return;
+    };
+    let all = connectorgen::base::locate_all(text);
+    let mut nodes: Vec<&String> = all.keys().collect();
+    nodes.sort_by_key(|p| (all[*p], p.len()));
+    let mut asked = Vec::new();
+    for p in &nodes {
+        asked.push((*p).clone());
+        for child in ["/no~1such~0key", "/7", "/0", "/01", "/", "/~"] {
+            asked.push(format!("{p}{child}"));
+        }
+    }
+    asked.extend(["/".to_string(), "no-slash".to_string(), "~".to_string()]);
+    let want = |pointer: &str| {
+        let mut at = pointer;
+        loop {
+            if let Some(&range) = all.get(at) {
+                return range;
+            }
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => return (0, 0),
+            }
+        }
+    };
+    let check = |base: &connectorgen::base::Base, pointer: &str, how: &str| {
+        let span = base.span(pointer);
+        assert_eq!(
+            (span.offset(), span.len()),
+            want(pointer),
+            "{how}: Base::span({pointer:?}) differs from the full index"
+        );
+    };
+    // Alone, each from a fresh document (no marks, no budget spent): a few, spread out.
+    for pointer in asked.iter().step_by(asked.len().div_ceil(6)) {
+        let fresh = connectorgen::base::Base::parse(BASE_NAME, text.clone())
+            .expect("parsed once, parses again");
+        check(&fresh, pointer, "alone");
+    }
+    for pointer in &asked {
+        check(&base, pointer, "in document order");
+    }
+    for pointer in asked.iter().rev() {
+        check(&base, pointer, "again, in reverse");
+    }
+    let reverse = connectorgen::base::Base::parse(BASE_NAME, text.clone())
+        .expect("parsed once, parses again");
+    for pointer in asked.iter().rev() {
+        check(&reverse, pointer, "in reverse order");
+    }
+}
+
 /// Every operation's id and model-facing description in the document, sorted by id.
 fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
     let mut ops = Vec::new();
@@ -183,11 +248,12 @@ fn operations(doc: &serde_json::Value) -> Vec<(String, String)> {
     ops
 }
 
-const LLMS_SECTIONS: [&str; 7] = [
+const LLMS_SECTIONS: [&str; 8] = [
     "## Setup",
     "## Operations",
     "## Waiting on work",
     "## Spending the person's money",
+    "## Spending a customer's money",
     "## Actions that cannot be undone",
     "## Rules for the assistant",
     "## Docs",
@@ -216,7 +282,7 @@ fn check_llms(llms: &str, ops: &[(String, String)]) {
     assert!(
         sections.len() >= 4
             && sections[..2] == LLMS_SECTIONS[..2]
-            && sections[sections.len() - 2..] == LLMS_SECTIONS[5..]
+            && sections[sections.len() - 2..] == LLMS_SECTIONS[6..]
             && sections.iter().all(|h| known.any(|k| k == h)),
         "forged sections {sections:?}:\n{llms}"
     );

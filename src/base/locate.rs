@@ -399,10 +399,12 @@ impl Skim<'_> {
     }
 
     /// A number, `true`, `false` or `null` at the cursor: moves past it, returns its end.
+    /// Only when what follows can end a JSON value: YAML reads `9"x"` or `1 : 2` in a flow
+    /// sequence as one node of another extent.
     fn scalar(&mut self) -> Result<usize, NotJson> {
         if self.byte()? == b'"' {
             self.string()?;
-            return Ok(self.at);
+            return self.ended();
         }
         let start = self.at;
         while self.peek().is_some_and(literal_byte) {
@@ -412,9 +414,22 @@ impl Skim<'_> {
         let number = token
             .first()
             .is_some_and(|b| *b == b'-' || b.is_ascii_digit());
-        (number || matches!(token, b"true" | b"false" | b"null"))
-            .then_some(self.at)
-            .ok_or(NotJson)
+        if !(number || matches!(token, b"true" | b"false" | b"null")) {
+            return Err(NotJson);
+        }
+        self.ended()
+    }
+
+    /// The cursor, when the value before it is followed (past spaces) by a `,`, a
+    /// closing bracket or the end of the text.
+    fn ended(&self) -> Result<usize, NotJson> {
+        let rest = self.bytes[self.at..]
+            .iter()
+            .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+        match rest {
+            None | Some(b',' | b']' | b'}') => Ok(self.at),
+            Some(_) => Err(NotJson),
+        }
     }
 }
 
@@ -543,7 +558,8 @@ enum Frame {
 /// Every node's JSON pointer → its byte range, from one pass of the YAML event parser
 /// (which reads JSON too). A document the parser rejects gives what was seen before the
 /// error: locations are a convenience for messages, never a reason to fail.
-pub(crate) fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
+/// `pub` for the fuzz target's oracle of `Base::span`.
+pub fn locate_all(text: &str) -> HashMap<String, (usize, usize)> {
     let mut places = HashMap::new();
     let mut frames: Vec<Frame> = Vec::new();
     // The pointer of each open collection, parallel to `frames`.
@@ -762,6 +778,24 @@ mod tests {
         // An index is written without sign or leading zero.
         assert_eq!(skim(text, "/a/01"), Ok(all.get("/a").copied()));
         assert_eq!(skim(text, "/A"), Ok(Some((text.find("true").unwrap(), 4))));
+    }
+
+    /// A flow sequence YAML reads but JSON does not (`9"x"` is one plain scalar, not the
+    /// number 9 and a string): found by the fuzz target's span oracle, where the skim gave
+    /// the scalar one character.
+    #[test]
+    fn a_number_run_into_a_string_is_not_json() {
+        let text = "{\"a\": [\"id\",9\"x\"], \"b\": 1}";
+        let all = locate_all(text);
+        for pointer in ["/a/1", "/a/1/~", "/b"] {
+            let want = nearest(&all, pointer);
+            assert!(
+                matches!(skim(text, pointer), Err(NotJson)) || skim(text, pointer) == Ok(want),
+                "{pointer}: {:?} against {want:?}",
+                skim(text, pointer)
+            );
+            assert_eq!(Spans::default().locate(text, pointer), want, "{pointer}");
+        }
     }
 
     /// What is not JSON is left to the YAML walk, and a text no parser reads gives what
