@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use connectorgen::{check, input, lint, manifest, output, render, templates, validate};
+use connectorgen_core::{check, input, lint, manifest, output, render, templates, validate};
 
 /// The system allocator, counting live bytes and their high-water mark.
 struct Counting;

@@ -16,9 +16,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use connectorgen::diagnostics::Severity;
-use connectorgen::report::{Format, Report};
-use connectorgen::{Analysis, Input, check, output};
+use connectorgen_core::diagnostics::Severity;
+use connectorgen_core::report::{Format, Report};
+use connectorgen_core::{Analysis, Input, check, output};
 
 use crate::{Common, Failure, Ui, fatal, shown};
 
@@ -52,7 +52,7 @@ pub(crate) fn write_outputs(
     let errors = diagnostics.count(Severity::Error);
     let warnings = diagnostics.count(Severity::Warning);
     if errors > 0 || (warnings > 0 && (!ui.quiet || common.deny_warnings)) {
-        ui.err(&connectorgen::report::human_findings(
+        ui.err(&connectorgen_core::report::human_findings(
             diagnostics,
             ui.colored(&std::io::stderr()),
         ));

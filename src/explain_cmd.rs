@@ -13,12 +13,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use connectorgen::{explain, terminal};
+use connectorgen_core::{explain, terminal};
 
 use crate::{Failure, Source, Ui};
 
 pub(crate) fn explain_rule(ui: &Ui, code: &str) -> ExitCode {
-    match connectorgen::rules::explain(code) {
+    match connectorgen_core::rules::explain(code) {
         Ok(text) => {
             ui.out(&text);
             ExitCode::SUCCESS
@@ -46,7 +46,7 @@ pub(crate) fn run_explain(
     let manifest = manifest.unwrap_or_else(|| PathBuf::from("connector.yaml"));
     let analysis = source.analyze(&manifest)?;
     let (Some(connector), Some(outputs)) = (&analysis.connector, &analysis.outputs) else {
-        ui.err(&connectorgen::report::human_findings(
+        ui.err(&connectorgen_core::report::human_findings(
             &analysis.diagnostics,
             ui.colored(&std::io::stderr()),
         ));

@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use connectorgen::{import, init, terminal};
+use connectorgen_core::{import, init, terminal};
 
 use crate::{Failure, Ui, fatal, shown};
 
@@ -58,7 +58,7 @@ pub(crate) fn run_import(
             Ok(ExitCode::SUCCESS)
         }
         Err(import::ImportError::Invalid(diagnostics)) => {
-            ui.err(&connectorgen::report::human_findings(
+            ui.err(&connectorgen_core::report::human_findings(
                 &diagnostics,
                 ui.colored(&std::io::stderr()),
             ));

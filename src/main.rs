@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use connectorgen::model::Names as _;
-use connectorgen::model::Target;
-use connectorgen::report::Format;
-use connectorgen::{import, input, templates, terminal};
+use connectorgen_core::model::Names as _;
+use connectorgen_core::model::Target;
+use connectorgen_core::report::Format;
+use connectorgen_core::{import, input, templates, terminal};
 
 mod build;
 mod explain_cmd;
@@ -195,7 +195,7 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         #[arg(long)]
         no_consent: bool,
         /// Seconds during which an identical call is a retry of the one before
-        #[arg(long, value_name = "SECS", default_value_t = connectorgen::serve::DEFAULT_RETRY_WINDOW)]
+        #[arg(long, value_name = "SECS", default_value_t = connectorgen_runtime::serve::DEFAULT_RETRY_WINDOW)]
         retry_window: u64,
         /// Seconds to wait for a connection to the provider
         #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
@@ -370,7 +370,7 @@ enum Failure {
     /// Could not run at all (exit 2): one line.
     Fatal(String),
     /// A template failed (exit 1): shown at the template's own line.
-    Template(Box<connectorgen::render::RenderError>),
+    Template(Box<connectorgen_core::render::RenderError>),
 }
 
 fn fatal(e: impl std::fmt::Display) -> Failure {
@@ -537,14 +537,14 @@ fn main() -> ExitCode {
             max_bytes,
             allow_read,
         } => {
-            let config = connectorgen::serve::Config {
+            let config = connectorgen_runtime::serve::Config {
                 http,
                 allow_hosts: allow_host,
                 base_url,
                 state_dir: state,
                 enforce_consent: !no_consent,
                 retry_window,
-                limits: connectorgen::runtime::client::Limits {
+                limits: connectorgen_runtime::client::Limits {
                     connect_timeout: std::time::Duration::from_secs_f64(connect_timeout),
                     total_timeout: std::time::Duration::from_secs_f64(timeout),
                     max_response_bytes: usize::try_from(max_response_bytes).unwrap_or(usize::MAX),
@@ -563,20 +563,20 @@ fn main() -> ExitCode {
             max_bytes,
             allow_read,
         } => {
-            let config = connectorgen::probe::Config {
+            let config = connectorgen_runtime::probe::Config {
                 base_url,
                 operations,
                 allow_spend,
                 live,
-                limits: connectorgen::runtime::client::Limits {
+                limits: connectorgen_runtime::client::Limits {
                     total_timeout: std::time::Duration::from_secs_f64(timeout),
-                    ..connectorgen::runtime::client::Limits::default()
+                    ..connectorgen_runtime::client::Limits::default()
                 },
             };
             serve_probe::run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
         }
         Command::Schema => {
-            ui.out(&connectorgen::schema::manifest_schema());
+            ui.out(&connectorgen_core::schema::manifest_schema());
             Ok(ExitCode::SUCCESS)
         }
         Command::Templates(TemplatesCommand::Export { dir, force }) => {
@@ -610,8 +610,8 @@ fn main() -> ExitCode {
     ui.exit(code)
 }
 
-fn render_template_error(e: &connectorgen::render::RenderError, color: bool) -> String {
-    connectorgen::report::template_error(e, color)
+fn render_template_error(e: &connectorgen_core::render::RenderError, color: bool) -> String {
+    connectorgen_core::report::template_error(e, color)
 }
 
 fn seconds(text: &str) -> Result<f64, String> {

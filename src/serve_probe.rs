@@ -9,15 +9,15 @@
 //! itself is main.rs's to give.
 //!
 //! Must never send a request itself, nor read the manifest any other way than
-//! `Source::analyze`: what reaches the provider is the library's (`connectorgen::serve`,
-//! `connectorgen::probe`) to decide.
+//! `Source::analyze`: what reaches the provider is the library's (`connectorgen_runtime::serve`,
+//! `connectorgen_runtime::probe`) to decide.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use connectorgen::Analysis;
-use connectorgen::model::Target;
-use connectorgen::report::Format;
+use connectorgen_core::Analysis;
+use connectorgen_core::model::Target;
+use connectorgen_core::report::Format;
 
 use crate::{Failure, Source, Ui};
 
@@ -40,7 +40,7 @@ fn runtime_analysis(
     };
     let analysis = source.analyze(manifest)?;
     if analysis.has_errors() {
-        ui.err(&connectorgen::report::human_findings(
+        ui.err(&connectorgen_core::report::human_findings(
             &analysis.diagnostics,
             ui.colored(&std::io::stderr()),
         ));
@@ -54,12 +54,12 @@ pub(crate) fn run_serve(
     manifest: &Path,
     max_bytes: u64,
     allow_read: Vec<PathBuf>,
-    config: &connectorgen::serve::Config,
+    config: &connectorgen_runtime::serve::Config,
 ) -> Result<ExitCode, Failure> {
     let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
         return Ok(ExitCode::from(1));
     };
-    connectorgen::serve::run(&analysis, config).map_err(Failure::Fatal)?;
+    connectorgen_runtime::serve::run(&analysis, config).map_err(Failure::Fatal)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -68,14 +68,14 @@ pub(crate) fn run_probe(
     manifest: &Path,
     max_bytes: u64,
     allow_read: Vec<PathBuf>,
-    config: &connectorgen::probe::Config,
+    config: &connectorgen_runtime::probe::Config,
     format: Format,
 ) -> Result<ExitCode, Failure> {
     let Some(analysis) = runtime_analysis(ui, manifest, max_bytes, allow_read)? else {
         return Ok(ExitCode::from(1));
     };
-    let report = connectorgen::probe::run(&analysis, config).map_err(Failure::Fatal)?;
-    let text = connectorgen::report::probe::ProbeText {
+    let report = connectorgen_runtime::probe::run(&analysis, config).map_err(Failure::Fatal)?;
+    let text = connectorgen_runtime::probe::report::ProbeText {
         report: &report,
         manifest_name: analysis.diagnostics.name(),
         manifest_text: analysis.diagnostics.text(),

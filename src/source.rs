@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use connectorgen::{Analysis, Input, Options, analyze_with, input, templates};
+use connectorgen_core::{Analysis, Input, Options, analyze_with, input, templates};
 
 use crate::{Failure, Source, fatal};
 

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use connectorgen::{Input, terminal};
+use connectorgen_core::{Input, terminal};
 
 use crate::build::write_outputs;
 use crate::{Common, Failure, Ui, fatal, render_template_error, shown};

@@ -19,9 +19,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use connectorgen::base::Base;
-use connectorgen::model::OpenapiVersion;
-use connectorgen::{Options, analyze_with};
+use connectorgen_core::base::Base;
+use connectorgen_core::model::OpenapiVersion;
+use connectorgen_core::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.

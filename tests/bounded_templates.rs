@@ -208,8 +208,8 @@ const FIXED_ALLOWANCE: u64 = 10_000;
 /// spare.
 #[test]
 fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
-    use connectorgen::model::Target;
-    use connectorgen::templates::MANIFEST_BYTES_PER_FUEL;
+    use connectorgen_core::model::Target;
+    use connectorgen_core::templates::MANIFEST_BYTES_PER_FUEL;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut manifests: Vec<(String, String)> = ["examples/manifests", "tests/cases/valid"]
         .iter()
@@ -231,7 +231,7 @@ fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
             .and_then(|file| Path::new(&name).parent().map(|dir| dir.join(file.trim())))
             .and_then(|file| std::fs::metadata(file).ok())
             .map_or(0, |m| m.len());
-        let options = connectorgen::Options {
+        let options = connectorgen_core::Options {
             targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
             // The growing part, plus a fixed allowance far under `BASE_FUEL` for the
             // templates' own text (the sections every llms.txt has, whatever its size).
@@ -248,7 +248,7 @@ fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
                 .collect(),
             ..Default::default()
         };
-        let result = connectorgen::generate_with(&name, Arc::new(yaml), &options);
+        let result = connectorgen_core::generate_with(&name, Arc::new(yaml), &options);
         assert!(result.is_ok(), "{name}: {:?}", result.err());
     }
 }

@@ -16,9 +16,9 @@ use crate::support::mcp_tools as mcp;
 use crate::support::refs;
 use crate::support::schemas;
 
-use connectorgen::diagnostics::{Rule, Severity};
-use connectorgen::model::Target;
-use connectorgen::{GenerateError, Options, generate_with};
+use connectorgen_core::diagnostics::{Rule, Severity};
+use connectorgen_core::model::Target;
+use connectorgen_core::{GenerateError, Options, generate_with};
 use strum::VariantArray as _;
 
 fn read(path: &Path) -> (String, Arc<String>) {
@@ -58,7 +58,7 @@ fn check_valid(group: &str, path: &Path) {
         Ok(outputs) => outputs,
         Err(GenerateError::Invalid(d)) => panic!(
             "{name} should be valid:\n{}",
-            connectorgen::report::human_findings(&d, false)
+            connectorgen_core::report::human_findings(&d, false)
         ),
         Err(e) => panic!("{name}: {e}"),
     };
@@ -180,7 +180,10 @@ fn invalid_cases() {
             codes.iter().any(|c| c == code),
             "{name}: expected a `{code}` diagnostic, got {codes:?}"
         );
-        insta::assert_snapshot!(connectorgen::report::human_findings(&diagnostics, false));
+        insta::assert_snapshot!(connectorgen_core::report::human_findings(
+            &diagnostics,
+            false
+        ));
     });
 }
 
@@ -190,7 +193,8 @@ fn invalid_cases() {
 fn lint_cases() {
     insta::glob!("cases/lint", "*.yaml", |path| {
         let (name, text) = read(path);
-        let analysis = connectorgen::analyze_with(&name, text, &beside(path)).expect("renders");
+        let analysis =
+            connectorgen_core::analyze_with(&name, text, &beside(path)).expect("renders");
         assert!(
             analysis.outputs.is_some(),
             "{name} must be a valid manifest"
@@ -216,7 +220,7 @@ fn lint_cases() {
             found.iter().any(|(c, s)| c == code && *s == expected),
             "{name}: expected `{code}` as {expected:?}, got {found:?}"
         );
-        insta::assert_snapshot!(connectorgen::report::human_findings(
+        insta::assert_snapshot!(connectorgen_core::report::human_findings(
             &analysis.diagnostics,
             false
         ));
@@ -225,7 +229,7 @@ fn lint_cases() {
 
 /// A finding's code: its rule's (the variant's name). A leftover miette `code(…)` on a
 /// variant must say the same.
-fn code_of(d: &connectorgen::diagnostics::Diagnostic) -> String {
+fn code_of(d: &connectorgen_core::diagnostics::Diagnostic) -> String {
     use miette::Diagnostic as _;
     if let Some(printed) = d.code() {
         assert_eq!(
@@ -239,7 +243,7 @@ fn code_of(d: &connectorgen::diagnostics::Diagnostic) -> String {
 
 /// A finding of a rule that is not a lint has the severity its declaration states
 /// (`error` unless it says `severity = "warning"`); a lint's follows its level.
-fn assert_declared_severity(name: &str, finding: &connectorgen::diagnostics::Finding) {
+fn assert_declared_severity(name: &str, finding: &connectorgen_core::diagnostics::Finding) {
     let rule = Rule::from(&finding.diagnostic);
     let expected = match rule.severity() {
         _ if rule.is_lint() => return,
@@ -289,7 +293,7 @@ fn every_rule_has_an_invalid_case() {
 #[test]
 fn rules_doc_is_current() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
-    let generated = connectorgen::rules::markdown();
+    let generated = connectorgen_core::rules::markdown();
     if std::env::var_os("UPDATE_DOCS").is_some() {
         std::fs::write(&path, &generated).unwrap();
     }
@@ -307,12 +311,12 @@ fn rules_doc_is_current() {
 /// the largest ratio is below 8, a quarter of the factor.
 #[test]
 fn mcp_tools_stay_within_their_bound() {
-    use connectorgen::render::mcp::{OUTPUT_FACTOR, output_limit};
+    use connectorgen_core::render::mcp::{OUTPUT_FACTOR, output_limit};
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for entry in std::fs::read_dir(root.join("examples/manifests")).unwrap() {
         let path = entry.unwrap().path();
         let (name, text) = read(&path);
-        let analysis = connectorgen::analyze_with(&name, text, &all_targets(&path)).unwrap();
+        let analysis = connectorgen_core::analyze_with(&name, text, &all_targets(&path)).unwrap();
         let connector = analysis.connector.expect("valid");
         let (limit, input) = output_limit(&connector);
         let size = analysis.outputs.unwrap()["mcp-tools.json"].len();

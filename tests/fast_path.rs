@@ -16,9 +16,9 @@
 
 use std::sync::Arc;
 
-use connectorgen::manifest::{parse_fast, parse_plain, parse_with};
-use connectorgen::model::Target;
-use connectorgen::{Options, analyze_with};
+use connectorgen_core::manifest::{parse_fast, parse_plain, parse_with};
+use connectorgen_core::model::Target;
+use connectorgen_core::{Options, analyze_with};
 use proptest::prelude::*;
 use strum::VariantArray;
 

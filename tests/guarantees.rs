@@ -523,7 +523,7 @@ fn fifos_folders_and_devices_named_by_a_manifest_are_refused_without_hanging() {
 /// The jobs document as JSON, for a base named `openapi.json`.
 fn jobs_json() -> String {
     let yaml = std::fs::read_to_string(cli::root().join("tests/cases/specs/jobs.yaml")).unwrap();
-    connectorgen::manifest::parse_value(&yaml)
+    connectorgen_core::manifest::parse_value(&yaml)
         .unwrap()
         .to_string()
 }
@@ -767,12 +767,12 @@ fn mcp_parameters_merge_in_one_pass() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
     let manifest = "version: 1\nopenapi: api.json\nservice:\n  dashboardUrl: https://big.example/keys\ntargets: [mcp]\nlint: { mcp-tool-too-large: allow }\noperations:\n  - operation: listThings\n    description: Read-only. Lists things. Cannot change them.\n";
-    let options = connectorgen::Options {
+    let options = connectorgen_core::Options {
         manifest_dir: Some(dir.path().to_path_buf()),
         ..Default::default()
     };
     let analysis =
-        connectorgen::analyze_with("big.yaml", std::sync::Arc::new(manifest.into()), &options)
+        connectorgen_core::analyze_with("big.yaml", std::sync::Arc::new(manifest.into()), &options)
             .unwrap();
     assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
     let outputs = analysis.outputs.unwrap();

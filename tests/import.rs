@@ -67,7 +67,7 @@ fn import(dir: &Path, spec: &str, extra: &[String]) -> Output {
 fn manifest_validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
-        let schema: Value = serde_json::from_str(&connectorgen::schema::manifest_schema())
+        let schema: Value = serde_json::from_str(&connectorgen_core::schema::manifest_schema())
             .expect("the schema is JSON");
         jsonschema::validator_for(&schema).expect("the schema compiles")
     })
@@ -75,7 +75,7 @@ fn manifest_validator() -> &'static jsonschema::Validator {
 
 /// The written manifest as the manifest parser reads it.
 fn read_manifest(text: &str) -> Value {
-    connectorgen::manifest::parse_value(text).unwrap_or_else(|e| panic!("not YAML: {e}"))
+    connectorgen_core::manifest::parse_value(text).unwrap_or_else(|e| panic!("not YAML: {e}"))
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use connectorgen::{Options, analyze_with};
+use connectorgen_core::{Options, analyze_with};
 use serde_json::Value;
 
 fn root() -> PathBuf {

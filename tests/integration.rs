@@ -18,7 +18,7 @@ mod nothing_lost;
 mod openapi30_meaning;
 mod properties;
 mod reporting;
-#[path = "runtime/main.rs"]
+#[cfg(feature = "runtime")]
 mod runtime;
 mod safety_properties;
 mod schema;

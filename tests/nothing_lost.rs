@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cli::{ChildGuard, assert_one_line_exit_2, build, names, plain as bin, run_within, text};
-use connectorgen::render::Outputs;
+use connectorgen_core::render::Outputs;
 use sets::{example, large_manifest, on_disk, outputs_of};
 
 // ---- Nothing lost ---------------------------------------------------------------------

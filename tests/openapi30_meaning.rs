@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use connectorgen::model::Target;
-use connectorgen::{Options, analyze_with};
+use connectorgen_core::model::Target;
+use connectorgen_core::{Options, analyze_with};
 use serde_json::{Map, Value, json};
 
 /// The "or null" forms, each the output of one operation.

@@ -24,9 +24,9 @@ use crate::support::schemas;
 
 use std::sync::Arc;
 
-use connectorgen::model::Target;
-use connectorgen::render::Outputs;
-use connectorgen::{GenerateError, Options, generate_with};
+use connectorgen_core::model::Target;
+use connectorgen_core::render::Outputs;
+use connectorgen_core::{GenerateError, Options, generate_with};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -544,7 +544,7 @@ fn build(yaml: &str) -> Outputs {
         Err(GenerateError::Invalid(d)) => {
             panic!(
                 "a valid manifest was rejected:\n{}\n{yaml}",
-                connectorgen::report::human_findings(&d, false)
+                connectorgen_core::report::human_findings(&d, false)
             )
         }
         Err(e) => panic!("{e}\n{yaml}"),
@@ -735,17 +735,17 @@ fn fixtures() -> &'static [(String, Vec<String>)] {
         .map(|file| {
             let path = format!("{root}/{file}");
             let text = std::fs::read_to_string(&path).expect("fixture is readable");
-            let base =
-                connectorgen::base::Base::parse(&path, Arc::new(text)).expect("fixture parses");
+            let base = connectorgen_core::base::Base::parse(&path, Arc::new(text))
+                .expect("fixture parses");
             // The methods connectorgen exposes (a HEAD or OPTIONS is refused by name).
             let routes = base
                 .operations
                 .iter()
                 .filter(|o| {
-                    use connectorgen::model::Names as _;
-                    connectorgen::model::Method::named(o.method).is_some()
+                    use connectorgen_core::model::Names as _;
+                    connectorgen_core::model::Method::named(o.method).is_some()
                 })
-                .map(connectorgen::base::BaseOperation::route)
+                .map(connectorgen_core::base::BaseOperation::route)
                 .collect();
             (path, routes)
         })
@@ -790,7 +790,7 @@ proptest! {
             Err(GenerateError::Invalid(d)) => {
                 return Err(TestCaseError::fail(format!(
                     "{yaml}\n{}",
-                    connectorgen::report::human_findings(&d, false)
+                    connectorgen_core::report::human_findings(&d, false)
                 )))
             }
             Err(e) => return Err(TestCaseError::fail(format!("{e}\n{yaml}"))),

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 
 use cli::{bin, run, text, workspace};
-use connectorgen::report::DETAILED_PER_CODE;
+use connectorgen_core::report::DETAILED_PER_CODE;
 use serde_json::{Value, json};
 
 /// The service block every generated manifest here shares (valid, lint-clean).

@@ -28,9 +28,9 @@ use crate::support::schemas;
 
 use std::sync::Arc;
 
-use connectorgen::model::Target;
-use connectorgen::render::openai::{DESCRIPTION_MAX, PARAMETER_MAX};
-use connectorgen::{Options, analyze_with};
+use connectorgen_core::model::Target;
+use connectorgen_core::render::openai::{DESCRIPTION_MAX, PARAMETER_MAX};
+use connectorgen_core::{Options, analyze_with};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -334,7 +334,7 @@ fn holds(value: &Value, key: &str) -> bool {
 }
 
 /// The manifest of `spec` analysed with every target.
-fn analyze(spec: &Spec) -> Result<connectorgen::Analysis, TestCaseError> {
+fn analyze(spec: &Spec) -> Result<connectorgen_core::Analysis, TestCaseError> {
     let yaml = spec.yaml();
     let options = Options {
         targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
@@ -345,7 +345,7 @@ fn analyze(spec: &Spec) -> Result<connectorgen::Analysis, TestCaseError> {
     if analysis.outputs.is_none() {
         return Err(TestCaseError::fail(format!(
             "a valid manifest was rejected:\n{}\n{yaml}",
-            connectorgen::report::human_findings(&analysis.diagnostics, false)
+            connectorgen_core::report::human_findings(&analysis.diagnostics, false)
         )));
     }
     Ok(analysis)
@@ -360,8 +360,8 @@ fn check(spec: &Spec) -> Result<(), TestCaseError> {
 /// ones to show the checks are live).
 fn verify(
     spec: &Spec,
-    analysis: &connectorgen::Analysis,
-    outputs: &connectorgen::render::Outputs,
+    analysis: &connectorgen_core::Analysis,
+    outputs: &connectorgen_core::render::Outputs,
 ) -> Result<(), TestCaseError> {
     let yaml = spec.yaml();
     let connector = analysis.connector.as_ref().unwrap();
@@ -371,7 +371,7 @@ fn verify(
         .diagnostics
         .items()
         .iter()
-        .filter(|f| f.severity == connectorgen::diagnostics::Severity::Error)
+        .filter(|f| f.severity == connectorgen_core::diagnostics::Severity::Error)
         .map(|f| (f.diagnostic.code_str(), f.diagnostic.to_string()))
         .collect();
     let unsupported = spec.ops.iter().any(|o| {

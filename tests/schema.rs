@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use connectorgen::schema::manifest_schema;
+use connectorgen_core::schema::manifest_schema;
 
 /// Invalid cases the schema rejects: their problem is one of shape.
 const REJECTED: &[&str] = &[
@@ -292,7 +292,7 @@ fn validator() -> &'static jsonschema::Validator {
 /// The YAML as connectorgen reads it (strict booleans, `010` and `1_000` kept as strings,
 /// the same depth and alias budgets): the parser options of a run, not a copy of them.
 fn yaml_to_json(text: &str) -> Result<serde_json::Value, String> {
-    let options = connectorgen::manifest::parser_options(text.len(), None);
+    let options = connectorgen_core::manifest::parser_options(text.len(), None);
     serde_saphyr::from_str_with_options(text, options).map_err(|e| e.to_string())
 }
 
@@ -328,7 +328,7 @@ fn every_valid_manifest_validates() {
     .flat_map(|dir| yaml_files(&root().join(dir)))
     .collect();
     // The `connectorgen init` starter, whose placeholders are plain strings.
-    files.push(root().join("templates/init.yaml"));
+    files.push(root().join("crates/connectorgen-core/templates/init.yaml"));
     assert!(files.len() > 10, "found the manifests");
     let mut failures = Vec::new();
     for path in &files {
@@ -462,10 +462,10 @@ operations:
     for (what, from, to) in variants {
         let text = MINIMAL.replacen(from, to, 1);
         assert_ne!(text, MINIMAL, "{what}: the variant applies");
-        if let Err(d) = connectorgen::load("variant.yaml", std::sync::Arc::new(text.clone())) {
+        if let Err(d) = connectorgen_core::load("variant.yaml", std::sync::Arc::new(text.clone())) {
             panic!(
                 "{what}: connectorgen rejects it:\n{}",
-                connectorgen::report::human_findings(&d, false)
+                connectorgen_core::report::human_findings(&d, false)
             );
         }
         let doc = yaml_to_json(&text).unwrap();

@@ -5,9 +5,9 @@ use crate::support::markdown;
 
 use std::sync::Arc;
 
-use connectorgen::generate;
-use connectorgen::model::Returns;
-use connectorgen::render::Outputs;
+use connectorgen_core::generate;
+use connectorgen_core::model::Returns;
+use connectorgen_core::render::Outputs;
 use serde_json::Value;
 
 fn build(file: &str) -> Outputs {
@@ -178,7 +178,7 @@ fn sections_appear_only_when_needed() {
     );
     // The openai target fits a parameter description into OpenAI's 700 characters.
     let openai: Value = serde_json::from_str(
-        &connectorgen::generate_with(
+        &connectorgen_core::generate_with(
             "every-option.yaml",
             Arc::new(
                 std::fs::read_to_string(
@@ -187,9 +187,9 @@ fn sections_appear_only_when_needed() {
                 )
                 .unwrap(),
             ),
-            &connectorgen::Options {
-                targets: Some(vec![connectorgen::model::Target::Openai]),
-                ..connectorgen::Options::default()
+            &connectorgen_core::Options {
+                targets: Some(vec![connectorgen_core::model::Target::Openai]),
+                ..connectorgen_core::Options::default()
             },
         )
         .unwrap()["openapi.openai.json"],
@@ -388,9 +388,9 @@ fn model_texts(outputs: &Outputs, id: &str, next: Option<&str>) -> Vec<(String, 
 
 #[test]
 fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
-    let options = connectorgen::Options {
-        targets: Some(<connectorgen::model::Target as strum::VariantArray>::VARIANTS.to_vec()),
-        ..connectorgen::Options::default()
+    let options = connectorgen_core::Options {
+        targets: Some(<connectorgen_core::model::Target as strum::VariantArray>::VARIANTS.to_vec()),
+        ..connectorgen_core::Options::default()
     };
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
@@ -399,7 +399,7 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let options = connectorgen::Options {
+            let options = connectorgen_core::Options {
                 manifest_dir: path.parent().map(std::path::Path::to_path_buf),
                 // The documents are in `specs/` beside the manifests' folder.
                 allow_read: path
@@ -409,7 +409,8 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                     .collect(),
                 ..options.clone()
             };
-            let analysis = connectorgen::analyze_with(&name, Arc::new(text), &options).unwrap();
+            let analysis =
+                connectorgen_core::analyze_with(&name, Arc::new(text), &options).unwrap();
             assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
             let (Some(connector), Some(outputs)) = (analysis.connector, analysis.outputs) else {
                 panic!("{name} must build");
@@ -421,7 +422,9 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                 for (file, text) in texts {
                     // Whose money: the person's own, or their customer's (`spends.payer`).
                     let payer = match op.spends.as_ref().map(|s| s.payer) {
-                        Some(connectorgen::model::Payer::Customer) => "MOVES THE CUSTOMER'S MONEY",
+                        Some(connectorgen_core::model::Payer::Customer) => {
+                            "MOVES THE CUSTOMER'S MONEY"
+                        }
                         _ => "COSTS THE PERSON",
                     };
                     if let Some(spends) = &op.spends {
@@ -527,7 +530,7 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
                         checked += 1;
                     }
                     if file == "openapi.openai.json" {
-                        let limit = connectorgen::render::openai::DESCRIPTION_MAX;
+                        let limit = connectorgen_core::render::openai::DESCRIPTION_MAX;
                         assert!(
                             text.chars().count() <= limit,
                             "{name} {} fits OpenAI's limit",
@@ -546,13 +549,13 @@ fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
 
 #[test]
 fn mcp_annotations_follow_the_documented_mapping() {
-    let options = connectorgen::Options {
-        targets: Some(vec![connectorgen::model::Target::Mcp]),
-        ..connectorgen::Options::default()
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        ..connectorgen_core::Options::default()
     };
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cases/valid/every-option.yaml");
-    let outputs = connectorgen::generate_with(
+    let outputs = connectorgen_core::generate_with(
         "every-option.yaml",
         Arc::new(std::fs::read_to_string(path).unwrap()),
         &options,
@@ -633,10 +636,10 @@ fn mcp_annotations_follow_the_documented_mapping() {
 }
 
 /// Builds a manifest with every target, reading files it names beside it.
-fn build_all(file: &str) -> (connectorgen::model::Connector, Outputs) {
+fn build_all(file: &str) -> (connectorgen_core::model::Connector, Outputs) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
-    let options = connectorgen::Options {
-        targets: Some(<connectorgen::model::Target as strum::VariantArray>::VARIANTS.to_vec()),
+    let options = connectorgen_core::Options {
+        targets: Some(<connectorgen_core::model::Target as strum::VariantArray>::VARIANTS.to_vec()),
         manifest_dir: path.parent().map(std::path::Path::to_path_buf),
         // The documents are in `specs/` beside the manifests' folder.
         allow_read: path
@@ -644,10 +647,10 @@ fn build_all(file: &str) -> (connectorgen::model::Connector, Outputs) {
             .map(|d| d.join("../specs"))
             .into_iter()
             .collect(),
-        ..connectorgen::Options::default()
+        ..connectorgen_core::Options::default()
     };
     let text = std::fs::read_to_string(&path).unwrap();
-    let analysis = connectorgen::analyze_with(file, Arc::new(text), &options).unwrap();
+    let analysis = connectorgen_core::analyze_with(file, Arc::new(text), &options).unwrap();
     assert!(!analysis.has_errors(), "{file}: {:?}", analysis.diagnostics);
     (analysis.connector.unwrap(), analysis.outputs.unwrap())
 }
@@ -834,7 +837,7 @@ fn explain_shows_confirm_change_and_when_in_every_target() {
         ("deleteCustomer", "PERMANENT"),
     ];
     for (id, sentence) in cases {
-        let text = connectorgen::explain::explain(&connector, &outputs, id).unwrap();
+        let text = connectorgen_core::explain::explain(&connector, &outputs, id).unwrap();
         for title in [
             "muse: openapi.json, description:",
             "openai: openapi.openai.json, description:",
@@ -851,13 +854,13 @@ fn explain_shows_confirm_change_and_when_in_every_target() {
         assert!(llms.contains(&format!("`{id}`")), "{id}: {text}");
     }
     let change =
-        connectorgen::explain::explain(&connector, &outputs, "cancelPaymentIntent").unwrap();
+        connectorgen_core::explain::explain(&connector, &outputs, "cancelPaymentIntent").unwrap();
     assert!(change.contains("x-async-returns: \"change\""));
     assert!(change.contains("destructiveHint: true"));
     assert!(change.contains(
         "- `cancelPaymentIntent` starts a change that settles in the background; poll `getPaymentIntent` until it shows the result."
     ));
-    let list = connectorgen::explain::list(&connector);
+    let list = connectorgen_core::explain::list(&connector);
     assert!(
         list.contains("spends (money, when confirm is true)"),
         "{list}"
@@ -898,12 +901,13 @@ fn base_credentials_are_not_arguments_and_stale_hints_are_dropped() {
     });
     std::fs::write(dir.path().join("api.json"), base.to_string()).unwrap();
     let manifest = "version: 1\nopenapi: api.json\nservice:\n  dashboardUrl: https://things.example/keys\ntargets: [muse, mcp]\noperations:\n  - operation: listThings\n    summary: List the person's things\n    description: Read-only. Lists things. Cannot change them.\n";
-    let options = connectorgen::Options {
+    let options = connectorgen_core::Options {
         manifest_dir: Some(dir.path().to_path_buf()),
-        ..connectorgen::Options::default()
+        ..connectorgen_core::Options::default()
     };
     let analysis =
-        connectorgen::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options).unwrap();
+        connectorgen_core::analyze_with("m.yaml", Arc::new(manifest.to_string()), &options)
+            .unwrap();
     assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
     let outputs = analysis.outputs.unwrap();
 

@@ -252,7 +252,9 @@ fn watch_rebuilds_once_per_real_change_and_never_otherwise() {
 
     // A real change in the folder the manifest's `templates:` names.
     s.write_what_changes_nothing("wrote thrice");
-    let template = std::fs::read_to_string(root().join("templates/llms.txt.j2")).unwrap();
+    let template =
+        std::fs::read_to_string(root().join("crates/connectorgen-core/templates/llms.txt.j2"))
+            .unwrap();
     save(
         &dir.join("tpl/llms.txt.j2"),
         template + "\nA custom closing line.\n",
@@ -283,7 +285,7 @@ fn watch_never_rebuilds_from_its_own_output() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let yaml = std::fs::read_to_string(root().join("tests/cases/specs/jobs.yaml")).unwrap();
-    let document = connectorgen::manifest::parse_value(&yaml)
+    let document = connectorgen_core::manifest::parse_value(&yaml)
         .unwrap()
         .to_string();
     std::fs::write(dir.join("openapi.json"), &document).unwrap();

@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use connectorgen::report::{Format, Report};
+use connectorgen_core::report::{Format, Report};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "../../tests/support/markdown.rs"]
@@ -40,12 +40,12 @@ fuzz_target!(|data: &[u8]| {
         None => (data, None),
     };
     // Non-UTF-8 input stops here in the CLI too (`input::read_manifest`).
-    let Ok(text) = connectorgen::input::decode(NAME, manifest.to_vec()) else {
+    let Ok(text) = connectorgen_core::input::decode(NAME, manifest.to_vec()) else {
         return;
     };
     let base_document = match base {
         None => None,
-        Some(bytes) => match connectorgen::input::decode(BASE_NAME, bytes.to_vec()) {
+        Some(bytes) => match connectorgen_core::input::decode(BASE_NAME, bytes.to_vec()) {
             Ok(base) => Some((BASE_NAME.to_string(), Arc::new(base))),
             Err(_) => return,
         },
@@ -54,15 +54,15 @@ fuzz_target!(|data: &[u8]| {
         base_spans_agree(base);
     }
     let text = Arc::new(text);
-    let options = connectorgen::Options {
-        templates: Some(connectorgen::templates::defaults()),
+    let options = connectorgen_core::Options {
+        templates: Some(connectorgen_core::templates::defaults()),
         // A fuzzed `openapi: /etc/passwd` is refused, not read; with a base document
         // after the NUL, that text is used instead, and no file is read either.
         sandbox: true,
         base_document,
-        ..connectorgen::Options::default()
+        ..connectorgen_core::Options::default()
     };
-    let analysis = match connectorgen::analyze_with(NAME, text.clone(), &options) {
+    let analysis = match connectorgen_core::analyze_with(NAME, text.clone(), &options) {
         Ok(analysis) => analysis,
         Err(e) => panic!("a template failed to render: {e}"),
     };
@@ -115,7 +115,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let again = connectorgen::analyze_with(NAME, text.clone(), &options)
+    let again = connectorgen_core::analyze_with(NAME, text.clone(), &options)
         .expect("rendered once, renders again");
     assert_eq!(
         analysis.outputs, again.outputs,
@@ -129,11 +129,11 @@ fuzz_target!(|data: &[u8]| {
 /// findings and outputs from the whole pipeline either way.
 fn same_without_fast_path(
     text: &Arc<String>,
-    options: &connectorgen::Options,
-    analysis: &connectorgen::Analysis,
+    options: &connectorgen_core::Options,
+    analysis: &connectorgen_core::Analysis,
 ) {
-    let plain = connectorgen::manifest::parse_plain(text, None);
-    if let Some(fast) = connectorgen::manifest::parse_fast(text, None) {
+    let plain = connectorgen_core::manifest::parse_plain(text, None);
+    if let Some(fast) = connectorgen_core::manifest::parse_fast(text, None) {
         match &plain {
             Ok(plain) => assert_eq!(
                 format!("{fast:?}"),
@@ -143,11 +143,11 @@ fn same_without_fast_path(
             Err(e) => panic!("the fast path took a manifest the YAML parser refuses: {e}"),
         }
     }
-    let options = connectorgen::Options {
+    let options = connectorgen_core::Options {
         plain_parse: true,
         ..options.clone()
     };
-    let slow = connectorgen::analyze_with(NAME, text.clone(), &options)
+    let slow = connectorgen_core::analyze_with(NAME, text.clone(), &options)
         .expect("rendered with the fast path, renders without it");
     assert_eq!(
         format!("{:?}", analysis.diagnostics),
@@ -166,10 +166,10 @@ fn same_without_fast_path(
 /// every node of a base document that parses, and for children of each that are not
 /// there, asked in document order, in reverse, again (remembered), and alone.
 fn base_spans_agree(text: &Arc<String>) {
-    let Ok(base) = connectorgen::base::Base::parse(BASE_NAME, text.clone()) else {
+    let Ok(base) = connectorgen_core::base::Base::parse(BASE_NAME, text.clone()) else {
         return;
     };
-    let all = connectorgen::base::locate_all(text);
+    let all = connectorgen_core::base::locate_all(text);
     let mut nodes: Vec<&String> = all.keys().collect();
     nodes.sort_by_key(|p| (all[*p], p.len()));
     let mut asked = Vec::new();
@@ -192,7 +192,7 @@ fn base_spans_agree(text: &Arc<String>) {
             }
         }
     };
-    let check = |base: &connectorgen::base::Base, pointer: &str, how: &str| {
+    let check = |base: &connectorgen_core::base::Base, pointer: &str, how: &str| {
         let span = base.span(pointer);
         assert_eq!(
             (span.offset(), span.len()),
@@ -202,7 +202,7 @@ fn base_spans_agree(text: &Arc<String>) {
     };
     // Alone, each from a fresh document (no marks, no budget spent): a few, spread out.
     for pointer in asked.iter().step_by(asked.len().div_ceil(6)) {
-        let fresh = connectorgen::base::Base::parse(BASE_NAME, text.clone())
+        let fresh = connectorgen_core::base::Base::parse(BASE_NAME, text.clone())
             .expect("parsed once, parses again");
         check(&fresh, pointer, "alone");
     }
@@ -212,7 +212,7 @@ fn base_spans_agree(text: &Arc<String>) {
     for pointer in asked.iter().rev() {
         check(&base, pointer, "again, in reverse");
     }
-    let reverse = connectorgen::base::Base::parse(BASE_NAME, text.clone())
+    let reverse = connectorgen_core::base::Base::parse(BASE_NAME, text.clone())
         .expect("parsed once, parses again");
     for pointer in asked.iter().rev() {
         check(&reverse, pointer, "in reverse order");

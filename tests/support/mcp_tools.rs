@@ -11,7 +11,7 @@
 //!   credential and the headers OpenAPI ignores), the body's media type and properties.
 #![allow(dead_code)]
 
-use connectorgen::render::mcp::mapping::{Location, RequestMapping, read_tools};
+use connectorgen_core::render::mcp::mapping::{Location, RequestMapping, read_tools};
 use serde_json::{Map, Value};
 
 /// Keys whose values are data, not schemas: a `pattern` key inside them is not a keyword.

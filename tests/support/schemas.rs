@@ -27,7 +27,9 @@ pub(crate) fn openapi31() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         live(
-            &fixture(include_str!("../../src/schemas/openapi-3.1.schema.json")),
+            &fixture(include_str!(
+                "../../crates/connectorgen-core/src/schemas/openapi-3.1.schema.json"
+            )),
             json!({ "openapi": "3.1.0", "info": { "title": "t", "version": "1" },
                 "paths": { "/a": { "get": { "operationId": "a", "responses": {} } } } }),
             "an operation with an empty responses map is not OpenAPI 3.1",
@@ -40,7 +42,7 @@ pub(crate) fn openapi30() -> &'static Validator {
     static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         live(
-            &fixture(include_str!("../../src/schemas/openapi-3.0.schema.json")),
+            &fixture(include_str!("../../crates/connectorgen-core/src/schemas/openapi-3.0.schema.json")),
             json!({ "openapi": "3.0.3", "info": { "title": "t", "version": "1" },
                 "paths": { "/a": { "get": { "responses": { "200": { "description": "ok",
                 "content": { "application/json": { "schema": { "type": "string", "nullable": "yes" } } } } } } } } }),

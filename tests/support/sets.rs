@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use connectorgen::generate;
-use connectorgen::render::Outputs;
+use connectorgen_core::generate;
+use connectorgen_core::render::Outputs;
 
 /// A bundled example manifest.
 pub(crate) fn example(name: &str) -> PathBuf {

@@ -1,0 +1,1683 @@
+//! The one diagnostic type of connectorgen, and the one declaration of every rule.
+//!
+//! Takes: problems found while parsing (`manifest/`), reading the base document
+//! (`base.rs`), validating (`validate/`), rendering (`render/`) and linting (`lint.rs`).
+//! Returns: `Diagnostic` values (one variant per rule, each with a label on the exact
+//! YAML node and a help line), `Rule` (the variants without their data: each rule's
+//! code, summary, explanation and, for a lint, its default level) and `Diagnostics`,
+//! the ordered collection of findings a run reports at once.
+//! Must never: lose a problem, or report one without a place in the file when the
+//! parser gave us one.
+//!
+//! A rule is declared once, as a variant of `Diagnostic`, and everything else reads
+//! that declaration: the code is the variant's name in kebab-case; the first paragraph
+//! of its `///` doc is the summary (SARIF's rule description, `docs/rules.md`), the
+//! rest the explanation `connectorgen explain --rule CODE` prints; `#[error]` is the
+//! message and `#[diagnostic(help(…))]` (or a `#[help]` field) the help line; a lint
+//! says its default level with `#[strum_discriminants(strum(props(level = "warn")))]`,
+//! which makes its code a lint id (`lint:`, `lintAllow`, the JSON Schema's enum), and a
+//! rule whose findings are warnings says `severity = "warning"` the same way.
+
+// The variants' docs are what users read (docs/rules.md, `explain --rule`), copied onto
+// `Rule` by strum: backticks added for clippy would change that text.
+#![allow(clippy::doc_markdown)]
+
+use std::sync::Arc;
+
+use miette::{NamedSource, SourceSpan};
+use strum::{EnumMessage as _, EnumProperty as _, VariantArray as _};
+
+/// A byte range in the manifest, as miette wants it.
+pub type Span = SourceSpan;
+
+/// One problem in a manifest. Every variant is one rule; its code is stable, is the
+/// variant's name in kebab-case, and is what the test case file
+/// `tests/cases/{invalid,lint}/<code>.yaml` is named after. `tests/cases.rs` checks
+/// that each rule has a case, and `docs/rules.md` is generated from these declarations
+/// (`tests/cases.rs` fails when it is stale).
+#[derive(Debug, thiserror::Error, miette::Diagnostic, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(Rule),
+    derive(
+        strum::VariantArray,
+        strum::IntoStaticStr,
+        strum::EnumString,
+        strum::EnumMessage,
+        strum::EnumProperty,
+        Hash,
+        PartialOrd,
+        Ord
+    ),
+    strum(serialize_all = "kebab-case")
+)]
+pub enum Diagnostic {
+    /// The file is not well-formed YAML (or a scalar could not be read).
+    #[error("invalid YAML: {message}")]
+    #[diagnostic(help(
+        "fix the YAML syntax at the marked place; quote values that contain `: ` or start with a special character"
+    ))]
+    YamlSyntax {
+        message: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// A value has the wrong YAML type (a list where a string belongs, a word where
+    /// a number belongs).
+    #[error("wrong type: {message}")]
+    WrongType {
+        message: String,
+        #[label("this value")]
+        span: Span,
+        #[help]
+        help: Option<String>,
+    },
+
+    /// A mapping holds a key the manifest format does not know.
+    #[error("unknown key `{key}`")]
+    UnknownKey {
+        key: String,
+        #[label("not a known key here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A mapping holds the same key twice; YAML forbids it and the second would
+    /// silently win elsewhere.
+    #[error("duplicate key `{key}`")]
+    #[diagnostic(help("remove one of the two; each key may appear once in a mapping"))]
+    DuplicateKey {
+        key: String,
+        #[label("second occurrence")]
+        span: Span,
+    },
+
+    /// A YAML resource limit (nesting depth, alias expansion) was exceeded.
+    ///
+    /// A YAML resource budget (nesting depth, alias expansion, node count) was
+    /// exceeded.
+    #[error("manifest exceeds a parser limit: {message}")]
+    #[diagnostic(help(
+        "anchors and aliases are fine for reuse within the budgets; the message says how to get under the limit, or which flag raises it"
+    ))]
+    YamlLimit {
+        message: String,
+        #[label("limit reached here")]
+        span: Span,
+    },
+
+    /// A required key is absent.
+    #[error("missing required key `{key}` in {context}")]
+    MissingKey {
+        key: &'static str,
+        context: &'static str,
+        #[label("add `{key}` to this mapping")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `version` names a manifest format this build does not read.
+    #[error("unsupported manifest version {found}")]
+    #[diagnostic(help("only `version: 1` exists; write `version: 1`"))]
+    UnsupportedVersion {
+        found: String,
+        #[label("expected 1")]
+        span: Span,
+    },
+
+    /// A text the model or the person reads is empty.
+    ///
+    /// A text that the model or the person reads is empty or only whitespace.
+    #[error("`{key}` must not be empty")]
+    EmptyText {
+        key: &'static str,
+        #[label("empty")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A URL is not absolute https (http only for localhost).
+    ///
+    /// A URL is not absolute https (http is allowed only for localhost and
+    /// 127.0.0.1).
+    #[error("`{key}` is not a usable URL: {reason}")]
+    #[diagnostic(help(
+        "use an absolute https URL such as `https://api.example.com`; plain http is accepted only for localhost or 127.0.0.1"
+    ))]
+    BadUrl {
+        key: &'static str,
+        reason: String,
+        #[label("this URL")]
+        span: Span,
+    },
+
+    /// The manifest lists no operations.
+    #[error("`operations` is empty")]
+    #[diagnostic(help(
+        "list at least one operation; a connector without operations gives the model nothing to do"
+    ))]
+    NoOperations {
+        #[label("no operations here")]
+        span: Span,
+    },
+
+    /// An operation id is not a valid operationId.
+    ///
+    /// An operation id is not usable by agents (1 to 128 letters, digits, `_`, `.`,
+    /// `-`).
+    #[error("invalid operation id `{id}`")]
+    #[diagnostic(help(
+        "use 1 to 128 letters, digits, `_`, `.` or `-`, starting with a letter, digit or `_`, e.g. `createVideo`"
+    ))]
+    InvalidOperationId {
+        id: String,
+        #[label("not a valid operationId")]
+        span: Span,
+    },
+
+    /// Two operations share an id.
+    #[error("duplicate operation id `{id}`")]
+    #[diagnostic(help("operation ids must be unique; rename one of them"))]
+    DuplicateOperationId {
+        id: String,
+        #[label("second use")]
+        span: Span,
+        #[label("first used here")]
+        first: Span,
+    },
+
+    /// `method` is not get, post, put, patch or delete.
+    ///
+    /// `method` is not one of get, post, put, patch, delete.
+    #[error("unknown method `{method}`")]
+    UnknownMethod {
+        method: String,
+        #[label("not a supported method")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A path is malformed or conflicts with another.
+    ///
+    /// A path does not start with `/`, has characters a URL path cannot hold, or a
+    /// malformed `{param}`.
+    #[error("invalid path `{path}`: {reason}")]
+    #[diagnostic(help(
+        "write a path such as `/v1/videos/{{id}}`: it starts with `/`, and each `{{name}}` is a whole segment named with letters, digits or `_`"
+    ))]
+    InvalidPath {
+        path: String,
+        reason: String,
+        #[label("this path")]
+        span: Span,
+    },
+
+    /// Two operations share the same method and path.
+    #[error("two operations are `{method} {path}`")]
+    #[diagnostic(help(
+        "each method + path pair may be declared once; merge the two operations or change one path"
+    ))]
+    DuplicateRoute {
+        method: String,
+        path: String,
+        #[label("second declaration")]
+        span: Span,
+        #[label("first declared here")]
+        first: Span,
+    },
+
+    /// A request body is declared on a get or delete operation.
+    ///
+    /// `input` (a request body) is given on a get or delete operation, or an
+    /// `openapi:` fragment gives it a `requestBody`. What declares the body:
+    /// `input`, `inputType` or `openapi.requestBody`.
+    #[error("`{key}` is not allowed on a {method} operation")]
+    #[diagnostic(help(
+        "GET and DELETE requests carry no JSON body: move these fields to `query` parameters or to the path"
+    ))]
+    InputNotAllowed {
+        key: &'static str,
+        method: String,
+        #[label("request body declared here")]
+        span: Span,
+    },
+
+    /// `input`, `output` or a query `schema` is not a JSON Schema.
+    ///
+    /// `input` or `output` is not a JSON Schema (a mapping or a boolean).
+    #[error("`{key}` must be a JSON Schema (a mapping)")]
+    #[diagnostic(help(
+        "write a JSON Schema object, e.g. `{{ type: object, properties: {{ name: {{ type: string }} }} }}`"
+    ))]
+    InvalidSchema {
+        key: &'static str,
+        #[label("not a schema")]
+        span: Span,
+    },
+
+    /// A query parameter name is empty, repeated or unusable.
+    ///
+    /// A query parameter name is empty, repeated, or not usable in a URL.
+    #[error("invalid query parameter `{name}`: {reason}")]
+    #[diagnostic(help(
+        "query parameter names are unique within an operation and use letters, digits, `_`, `-` or `.`"
+    ))]
+    InvalidQueryParameter {
+        name: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
+    /// A get operation spends, is async or asks for confirmation.
+    ///
+    /// `spends`, `async` or `confirm: true` is declared on a get operation.
+    #[error("`{id}`: a get operation cannot {what}")]
+    #[diagnostic(help(
+        "a GET must be free and safe to repeat: models retry and poll GETs freely. Make this operation a `post`, or remove `{key}`"
+    ))]
+    GetWithSideEffect {
+        id: String,
+        what: &'static str,
+        key: &'static str,
+        #[label("declared on a get")]
+        span: Span,
+    },
+
+    /// `spends.kind: irreversible`, which `confirm: true` replaced: `spends` is for
+    /// costs, and a permanent action may cost nothing. The new form, with the
+    /// operation's own note.
+    #[error("`spends.kind: irreversible` was replaced by `confirm: true`")]
+    SpendKindIrreversible {
+        #[label("no longer a spend kind")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `confirm: false` on an operation that spends: a cost always needs the
+    /// person's yes.
+    #[error("`confirm: false` on an operation that spends")]
+    #[diagnostic(help(
+        "a call that costs the person always needs their fresh yes, so it is never routine: remove `confirm: false` (or `spends`, if the call costs nothing)"
+    ))]
+    ConfirmContradictsSpends {
+        #[label("says no confirmation is needed")]
+        span: Span,
+        #[label("but this costs the person")]
+        spends: Span,
+    },
+
+    /// `async.returns` is not job or change.
+    #[error("unknown `async.returns` value `{value}`")]
+    UnknownAsyncReturns {
+        value: String,
+        #[label("not job or change")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `spends.kind` is not credits or money.
+    #[error("unknown spend kind `{kind}`")]
+    UnknownSpendKind {
+        kind: String,
+        #[label("not a spend kind")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `spends.payer` is not `person` or `customer`.
+    #[error("unknown payer `{payer}`")]
+    UnknownPayer {
+        payer: String,
+        #[label("not a payer")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `idempotency` is no short form and no mapping naming one key.
+    ///
+    /// `idempotency` is not optional, required, inherent or unsupported, nor a
+    /// mapping naming one key (`header`, `query` or `bodyField`, and `required`).
+    #[error("unknown idempotency `{value}`")]
+    UnknownIdempotency {
+        value: String,
+        #[label("not an idempotency setting")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `async.typicalSeconds` is not a positive number.
+    ///
+    /// `async.typicalSeconds` is zero or negative.
+    #[error("`typicalSeconds` must be a positive whole number of seconds, not {value}")]
+    #[diagnostic(help(
+        "give the usual wait in seconds (e.g. `typicalSeconds: 90`), or leave the key out"
+    ))]
+    NonPositiveTypicalSeconds {
+        value: i64,
+        #[label("must be 1 or more")]
+        span: Span,
+    },
+
+    /// `async.pollWith` names no operation of this manifest.
+    #[error("`pollWith` names unknown operation `{target}`")]
+    UnknownPollTarget {
+        target: String,
+        #[label("no operation has this id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// The poll target is not a free, side-effect-free read.
+    ///
+    /// `async.pollWith` names an operation that is not a free, side-effect-free
+    /// read.
+    #[error("poll target `{target}` is not a free, side-effect-free read: {reason}")]
+    #[diagnostic(help(
+        "the model will call the poll target many times: point `pollWith` at a `get` operation that neither spends nor is async (e.g. `GET /v1/jobs/{{id}}`)"
+    ))]
+    UnsafePollTarget {
+        target: String,
+        reason: &'static str,
+        #[label("poll target named here")]
+        span: Span,
+        #[label("declared here")]
+        target_span: Option<Span>,
+    },
+
+    /// `auth.tokenPrefix` is empty or contains whitespace.
+    ///
+    /// An auth token prefix is empty or contains whitespace.
+    #[error("invalid `tokenPrefix` `{prefix}`")]
+    #[diagnostic(help(
+        "give the literal start of every connector token, e.g. `vg_`, or remove `auth`"
+    ))]
+    InvalidTokenPrefix {
+        prefix: String,
+        #[label("not a token prefix")]
+        span: Span,
+    },
+
+    /// An unknown lint id in `lint` or `lintAllow`.
+    #[error("unknown lint `{id}`")]
+    UnknownLint {
+        id: String,
+        #[label("not a lint id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A lint level or option is invalid.
+    ///
+    /// A lint level that is not allow, warn or deny, or a `max` that is not a
+    /// positive number.
+    #[error("invalid lint setting for `{id}`: {reason}")]
+    #[diagnostic(help(
+        "write `allow`, `warn` or `deny`, or for description-too-long `{{ level: warn, max: 300 }}`"
+    ))]
+    InvalidLintSetting {
+        id: String,
+        reason: String,
+        #[label("this setting")]
+        span: Span,
+    },
+
+    /// `templates` names a folder that cannot be used.
+    ///
+    /// `templates:` names a folder that cannot be read, or holds a file that is no
+    /// template.
+    #[error("cannot use the templates folder: {message}")]
+    #[diagnostic(help(
+        "`templates:` is a folder relative to the manifest holding some of description.j2, description.compact.j2, llms.txt.j2, descriptions.md.j2 (`connectorgen templates export DIR` writes them)"
+    ))]
+    BadTemplatesDir {
+        message: String,
+        #[label("this folder")]
+        span: Span,
+    },
+
+    /// `targets:` names a platform connectorgen does not write for, or is empty.
+    #[error("unknown target `{target}`")]
+    UnknownTarget {
+        target: String,
+        #[label("not a target")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `args:` gives two inputs of one operation the same MCP argument name.
+    ///
+    /// With the `mcp` target, `args:` gives two inputs of one operation the same
+    /// argument name, so they cannot share one MCP `inputSchema`. (Names
+    /// connectorgen chooses never collide: it adds the location, docs/mcp.md.)
+    #[error(
+        "`{id}`: `{name}` would name both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
+    )]
+    #[diagnostic(help(
+        "choose another name in `args:` for one of them, or leave it out of `args:` to let connectorgen choose"
+    ))]
+    McpInputCollision {
+        id: String,
+        name: String,
+        first: String,
+        second: String,
+        #[label("this name")]
+        span: Span,
+    },
+
+    /// An `args:` name outside ^[a-zA-Z0-9_.-]{1,64}$, which some MCP clients
+    /// refuse.
+    ///
+    /// An `args:` name that some MCP client refuses: tool argument names must match
+    /// `^[a-zA-Z0-9_.-]{1,64}$` (Anthropic's API rejects the whole tool list
+    /// otherwise). What to write instead (the name the documented rule would give).
+    #[error("`{name}` is not an argument name every MCP client accepts")]
+    InvalidArgumentName {
+        name: String,
+        #[label("1 to 64 letters, digits, `_`, `.` or `-`")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A `fixed:` entry without exactly one of `env` and `value`.
+    ///
+    /// A `fixed:` entry that does not say where its value comes from.
+    #[error("`fixed: {name}`: {problem}")]
+    #[diagnostic(help(
+        "give exactly one of `env: VARIABLE` (an environment variable of the server that sends the call, e.g. `env: ACCOUNT_SID`) and `value: text`"
+    ))]
+    InvalidFixed {
+        name: String,
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// An operation's `probe:` is not an example call.
+    ///
+    /// An operation's `probe:` is not `{ input: { argument: value, … } }`.
+    #[error("`probe`: {problem}")]
+    #[diagnostic(help(
+        "write the example call `connectorgen probe` makes as `probe: {{ input: {{ prompt: \"a test\" }} }}`, with the tool's argument names"
+    ))]
+    InvalidProbe {
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// An `args:` or `fixed:` key names no input of the operation.
+    ///
+    /// With the `mcp` target, an `args:` or `fixed:` key names no input of the
+    /// operation.
+    #[error("`{id}`: `{key}: {name}` names no {what} of this operation")]
+    UnknownMcpInput {
+        id: String,
+        key: &'static str,
+        name: String,
+        what: &'static str,
+        #[label("not an input")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A tool name over 64 characters or outside [A-Za-z0-9_-].
+    ///
+    /// With the `mcp` target, a tool name some MCP client refuses: Claude Desktop,
+    /// the Claude connector directory and VS Code take at most 64 characters, and
+    /// `.` (which the MCP spec allows) breaks others.
+    #[error("`{id}` is not a tool name every MCP client accepts: {problem}")]
+    #[diagnostic(help(
+        "set `id:` on the operation to 1 to 64 letters, digits, `_` or `-` (the model calls it by this name), e.g. `id: {suggestion}`"
+    ))]
+    McpToolName {
+        id: String,
+        problem: &'static str,
+        suggestion: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// A `pattern` that is not an ECMAScript Unicode regular expression, left out
+    /// of an MCP tool.
+    ///
+    /// With the `mcp` target, a `pattern` in a tool schema is not an ECMAScript
+    /// regular expression with the Unicode flag, which is how the MCP TypeScript
+    /// SDK (Ajv) compiles it: one such pattern makes `listTools()` fail for every
+    /// tool of the server.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "`{id}`: {pointer} is not an ECMAScript (Unicode) regular expression; left out of the MCP tool"
+    )]
+    #[diagnostic(help(
+        "the provider still checks the value; to keep the constraint in the tool, rewrite the pattern in ECMAScript syntax ({error})"
+    ))]
+    McpPatternDropped {
+        id: String,
+        pointer: String,
+        error: String,
+        #[label("in this operation")]
+        span: Span,
+    },
+
+    /// mcp-tools.json would pass its bound (a multiple of the input).
+    ///
+    /// With the `mcp` target, `mcp-tools.json` would pass its bound: every tool
+    /// carries its own copy of each component it reaches.
+    #[error(
+        "mcp-tools.json would be over {limit} bytes ({factor} times the {input} bytes of the connector's OpenAPI operations and components, plus 1 MiB); stopped at `{id}`"
+    )]
+    #[diagnostic(help(
+        "expose fewer operations, or ones that reach fewer shared schemas (each MCP tool copies every schema it references), or leave the mcp target out: pass `--target` without it"
+    ))]
+    McpOutputTooLarge {
+        id: String,
+        limit: usize,
+        factor: usize,
+        input: usize,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// A JSON Schema uses a construct OpenAPI 3.0 cannot express.
+    ///
+    /// With the `openapi30` target, a JSON Schema uses a construct OpenAPI 3.0
+    /// cannot express.
+    #[strum_discriminants(strum(props(severity = "error or warning")))]
+    #[error(
+        "`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 (the openapi30 target) cannot express"
+    )]
+    #[diagnostic(help(
+        "rewrite the schema with 3.0-compatible keywords, or leave the openapi30 target out: remove it from `targets`, or pass `--target` without it for one run (e.g. `--target muse,mcp`)"
+    ))]
+    Openapi30Unsupported {
+        id: String,
+        pointer: String,
+        construct: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// A description was shortened to fit OpenAI's limits in openapi.openai.json.
+    ///
+    /// With the `openai` target, a text was shortened to fit OpenAI's limits.
+    /// Silenced, or made an error, like the `description-too-long` lint
+    /// (`lintAllow`, `lint:`).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "`{id}`: {what} is {length} characters and {max} fit in openapi.openai.json (OpenAI's limits), so it {action}"
+    )]
+    #[diagnostic(help(
+        "shorten the author's text so nothing is cut (the cost, permanence and polling sentences are always kept), or silence this with `lintAllow: [description-too-long]`"
+    ))]
+    OpenaiDescriptionShortened {
+        id: String,
+        what: &'static str,
+        length: usize,
+        max: usize,
+        action: &'static str,
+        #[label("this text")]
+        span: Span,
+    },
+
+    /// The generated sentences alone leave too little of OpenAI's 300 characters.
+    ///
+    /// With the `openai` target, the generated cost, polling and consent sentences
+    /// alone leave too little of OpenAI's 300 characters for the author's
+    /// description. At the author's words the generated sentences repeat (the
+    /// longer of `spends.note` and `spends.when`), else the poll target's name.
+    /// What to shorten, or how to leave the target out.
+    #[error(
+        "`{id}`: the generated sentences alone are {length} characters in openapi.openai.json; at most {max} leave room for what the call will not do within OpenAI's 300"
+    )]
+    OpenaiNoticeTooLong {
+        id: String,
+        length: usize,
+        max: usize,
+        #[label("this makes it long")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A path or header parameter is unusable: its name, a path without it, a
+    /// header connectorgen or the client sends itself, or `required: false` on a
+    /// path parameter.
+    // ---- Inline HTTP: what the request and response really look like. ----
+    #[error("invalid {location} parameter `{name}`: {reason}")]
+    #[diagnostic(help(
+        "`params` describe the path's `{{name}}` segments; `headers` are header parameters other than Authorization, Content-Type, Accept and Idempotency-Key"
+    ))]
+    InvalidParameter {
+        location: &'static str,
+        name: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
+    /// A parameter's `style` or `explode` that OpenAPI does not allow there, or
+    /// that does not fit its schema: a client would serialise the value differently
+    /// than the API reads it.
+    #[error("`{name}` in `{key}`: {reason}")]
+    #[diagnostic(help(
+        "query: form (default), spaceDelimited, pipeDelimited, deepObject; path: simple (default), label, matrix; header: simple. `explode` applies to lists and objects"
+    ))]
+    InvalidStyle {
+        name: String,
+        key: &'static str,
+        reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// A media type that is not `type/subtype`.
+    ///
+    /// `inputType`, `outputType` or `errors.contentType` is not a `type/subtype`
+    /// media type.
+    #[error("`{key}` is not a media type: `{value}`")]
+    #[diagnostic(help(
+        "write `type/subtype`, e.g. `application/json`, `application/x-www-form-urlencoded`, `multipart/form-data`, `application/octet-stream`, `text/plain`"
+    ))]
+    InvalidMediaType {
+        key: &'static str,
+        value: String,
+        #[label("not type/subtype")]
+        span: Span,
+    },
+
+    /// A success status outside 2xx, or an error status outside 4xx/5xx.
+    #[error("status `{status}` is not {expected}")]
+    #[diagnostic(help(
+        "`status` is the success status (200 to 299; 204 has no body); `errors.statuses` lists 400 to 599 or `default`"
+    ))]
+    InvalidStatus {
+        status: String,
+        expected: &'static str,
+        #[label("this status")]
+        span: Span,
+    },
+
+    /// An operation's `openapi:` fragment holds a field it may not.
+    ///
+    /// The `openapi:` fragment of an operation is not a mapping of Operation Object
+    /// fields, or sets a field connectorgen owns.
+    #[error("the `openapi:` fragment cannot hold `{key}`: {reason}")]
+    #[diagnostic(help(
+        "the fragment is merged over the generated operation: use it for Operation Object fields the manifest has no key for (externalDocs, callbacks, security, servers, x- extensions, …)"
+    ))]
+    InvalidOpenapiFragment {
+        key: String,
+        reason: String,
+        #[label("this fragment")]
+        span: Span,
+    },
+
+    /// A `$ref` in a schema does not resolve in the generated documents.
+    ///
+    /// A `$ref` in a schema the author wrote does not resolve inside the generated
+    /// documents.
+    #[error("`$ref: \"{reference}\"` does not resolve: {reason}")]
+    #[diagnostic(help(
+        "share a schema by writing it once under `schemas:` and pointing at it with `$ref: \"#/components/schemas/<name>\"`"
+    ))]
+    UnresolvedRef {
+        reference: String,
+        reason: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// A JSON Schema the author wrote is not valid JSON Schema 2020-12.
+    ///
+    /// A JSON Schema the author wrote is not valid against the JSON Schema 2020-12
+    /// meta-schema (`type: strnig`, `required: yes`).
+    #[error("`{key}` is not a valid JSON Schema at `{pointer}`: {message}")]
+    #[diagnostic(help(
+        "fix the schema at that place (it is JSON Schema 2020-12, as OpenAPI 3.1 reads it); the pointer is inside the schema marked below"
+    ))]
+    SchemaNotValid {
+        key: String,
+        pointer: String,
+        message: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// An `openapi:` fragment gives its operation `servers`: replaced by `publicUrl` in the outputs.
+    ///
+    /// `service.publicUrl` is where the agent calls every operation (docs/servers.md). By
+    /// OpenAPI's rules an operation's own `servers` would win over it, so every client
+    /// would send that operation, and the person's credential, elsewhere. As in base mode,
+    /// the outputs leave the operation's `servers` out; the URLs are still checked
+    /// (`bad-url`).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "the `openapi:` fragment gives this operation its own `servers`, which would override `publicUrl`: left out of the outputs"
+    )]
+    #[diagnostic(help(
+        "remove `servers` from the fragment; to call another host, make `publicUrl` a gateway in front of it"
+    ))]
+    FragmentServersReplaced {
+        #[label("this fragment")]
+        span: Span,
+    },
+
+    /// Without `publicUrl`, the exposed operations call different hosts.
+    ///
+    /// Base mode without `service.publicUrl`: the exposed operations resolve to
+    /// different origins (the provider's document gives paths or operations their own
+    /// `servers`), so every client sends them to different hosts. With `publicUrl`,
+    /// path- and operation-level `servers` are replaced in every output (docs/servers.md).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("the exposed operations call different hosts: {hosts}")]
+    #[diagnostic(help(
+        "set `service.publicUrl` to the one URL the agent calls (a gateway in front of these hosts): it replaces every path's and operation's `servers` in the outputs; or expose the operations of one host only"
+    ))]
+    MixedServers {
+        hosts: String,
+        first: String,
+        #[label("calls {first}")]
+        span: Span,
+        second: String,
+        #[label("calls {second}")]
+        other: Span,
+    },
+
+    /// A schema keyword no JSON Schema or OpenAPI vocabulary defines.
+    ///
+    /// A keyword in an author's JSON Schema that no JSON Schema or OpenAPI
+    /// vocabulary defines (often a YAML slip: `{ description: a, b }` writes a
+    /// keyword `b`).
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "`{key}` has the keyword `{keyword}` at `{pointer}`, which no schema vocabulary defines"
+    )]
+    UnknownSchemaKeyword {
+        key: String,
+        keyword: String,
+        pointer: String,
+        #[label("in this schema")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `auth:` describes a credential no client can send.
+    #[error("invalid `auth`: {reason}")]
+    #[diagnostic(help(
+        "`scheme: bearer` (the default), `scheme: basic`, or `scheme: apiKey` with `in: header` or `in: query` and the `name` that carries the key"
+    ))]
+    InvalidAuth {
+        reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `auth.env` is not a name an environment variable can have, so `serve` could
+    /// never read the credential from it.
+    #[error("`auth.env: {name}` is not an environment variable name")]
+    #[diagnostic(help(
+        "a letter or `_`, then letters, digits or `_` (e.g. `env: VIDGEN_TOKEN`); leave `env` out for `<SERVICE>_TOKEN`"
+    ))]
+    InvalidAuthEnv {
+        name: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `openapi:` names a file that cannot be read.
+    // ---- Base mode: the provider's OpenAPI document (`openapi:`). ----
+    #[error("cannot use the base OpenAPI document: {message}")]
+    #[diagnostic(help(
+        "`openapi:` is the provider's OpenAPI document (JSON or YAML), a regular file relative to this manifest, in its folder or below, or in a folder given on the command line with --allow-read DIR"
+    ))]
+    BaseUnreadable {
+        message: String,
+        #[label("this file")]
+        span: Span,
+    },
+
+    /// The base OpenAPI document is not well-formed JSON or YAML.
+    ///
+    /// The base document is not well-formed JSON or YAML.
+    #[error("the base OpenAPI document does not parse: {message}")]
+    #[diagnostic(help(
+        "fix the document, or point `openapi:` at the provider's published file as it is"
+    ))]
+    BaseSyntax {
+        message: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// The base document is not OpenAPI 3.0, 3.1 or 3.2.
+    #[error("the base document is not OpenAPI 3.0, 3.1 or 3.2: {found}")]
+    #[diagnostic(help(
+        "connectorgen reads OpenAPI 3.0.x, 3.1.x and 3.2.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
+    ))]
+    BaseNotOpenapi {
+        found: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach does not resolve to a component of the
+    /// base document.
+    #[error("`$ref: \"{reference}\"` {reason}")]
+    #[diagnostic(help(
+        "connectorgen follows references to `#/components/…` inside the document; fix the reference or the component's name"
+    ))]
+    BaseRefUnresolved {
+        reference: String,
+        reason: &'static str,
+        #[label("this reference")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach is a URL, never fetched.
+    ///
+    /// Files a base document refers to are read from its own folder (docs/multifile.md);
+    /// a reference with a scheme (`https:`, `http:`, `file:`, any other) or an authority
+    /// (`//host/…`) is never followed: connectorgen does not touch the network, and the
+    /// outputs must not depend on what a server returns today.
+    #[error("`$ref: \"{reference}\"` is a URL, which connectorgen never fetches")]
+    #[diagnostic(help(
+        "save the file into the document's folder and refer to it by a relative path (`$ref: schemas/thing.yaml`), or bundle the document into one file first"
+    ))]
+    BaseRefUrl {
+        reference: String,
+        #[label("a URL")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach leads outside the document's folder.
+    ///
+    /// Once every symlink is resolved, the file is outside the folders a document's files
+    /// may be in (its own folder and the `--allow-read` folders), or is a file of the
+    /// operating system (under `/proc`, `/sys` or `/dev`). A symlink inside the folder
+    /// that leads out counts as outside: a pull request's document must not be able to
+    /// print a CI machine's files into the outputs.
+    #[error("`$ref: \"{reference}\"`: {message}")]
+    #[diagnostic(help(
+        "keep every file of the document in the document's folder or below; a folder meant to be read can be allowed on the command line with --allow-read DIR"
+    ))]
+    BaseRefOutside {
+        reference: String,
+        message: String,
+        #[label("leads outside the document's folder")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach names a file that cannot be read.
+    ///
+    /// The file is missing, is not a regular file, or is not UTF-8 (or the run reads no
+    /// file besides the document's own text). A file reference is relative to the file
+    /// that holds it, not to the root document.
+    #[error("`$ref: \"{reference}\"`: {message}")]
+    #[diagnostic(help(
+        "a file reference is relative to the file that holds it: fix the path, or add the file"
+    ))]
+    BaseRefUnreadable {
+        reference: String,
+        message: String,
+        #[label("this file")]
+        span: Span,
+    },
+
+    /// A `$ref` the exposed operations reach names nothing in the file it names.
+    ///
+    /// The file was read, but the JSON pointer after its `#` names nothing in it.
+    #[error("`$ref: \"{reference}\"`: {file} has nothing at `{pointer}`")]
+    #[diagnostic(help(
+        "the part after `#` is a JSON pointer into the file (`#/components/schemas/Thing`; `~1` stands for `/` and `~0` for `~`): fix it, or the file"
+    ))]
+    BaseRefPointer {
+        reference: String,
+        file: String,
+        pointer: String,
+        #[label("this reference")]
+        span: Span,
+    },
+
+    /// A `$ref` that must be copied into place leads back to itself.
+    ///
+    /// A path item, an operation, a media type or a value in an extension has no
+    /// component section in OpenAPI, so a reference to one is copied into place; one
+    /// that leads back to itself through other files would never end. (A schema,
+    /// response or parameter may refer to itself: it becomes a component.)
+    #[error("`$ref: \"{reference}\"` leads back to itself: copied into place, it would never end")]
+    #[diagnostic(help(
+        "a schema, response or parameter may refer to itself (it becomes a component); a path item, operation or media type cannot contain itself: break the cycle in the document"
+    ))]
+    BaseRefCycle {
+        reference: String,
+        #[label("part of a cycle")]
+        span: Span,
+    },
+
+    /// A `$ref` was not followed: the document passed a bound on multi-file documents.
+    ///
+    /// The bounds: files besides the root, files in one chain of references, bytes of
+    /// every file together (`--max-bytes`), and nodes copied into place
+    /// (docs/multifile.md gives each).
+    #[error("`$ref: \"{reference}\"` was not followed: {message}")]
+    #[diagnostic(help(
+        "the byte limit is --max-bytes; the limits on files, depth and copies are fixed (docs/multifile.md): bundle the document into one file, or expose fewer operations"
+    ))]
+    BaseRefLimit {
+        reference: String,
+        message: String,
+        #[label("not followed")]
+        span: Span,
+    },
+
+    /// A base operation's path cannot be a URL path.
+    ///
+    /// A base operation's path holds what no URL path can (whitespace, control
+    /// characters, a backtick), which would also break the Markdown that quotes it.
+    #[error("the base document's path `{path}` cannot be a URL path: {reason}")]
+    #[diagnostic(help(
+        "the provider's document is wrong here: fix the path in it (percent-encode what a URL cannot hold), or expose another operation"
+    ))]
+    InvalidBasePath {
+        path: String,
+        reason: String,
+        #[label("this path")]
+        span: Span,
+    },
+
+    /// A parameter of an exposed base operation has no usable name or location, or
+    /// is repeated.
+    ///
+    /// A parameter of an exposed base operation has no usable `name` or `in`, or is
+    /// declared twice: no client, and no MCP tool argument, can be built from it.
+    #[error("`{route}` in the base document: {reason}")]
+    #[diagnostic(help(
+        "the provider's document is wrong here: give each parameter a `name` and an `in` (path, query, header or cookie), once per operation, or expose another operation"
+    ))]
+    InvalidBaseParameter {
+        route: String,
+        reason: String,
+        #[label("this parameter")]
+        span: Span,
+    },
+
+    /// The exposed part of the base document breaks the official OpenAPI schema of its version.
+    ///
+    /// The exposed part of the base document (what the outputs keep) is checked against
+    /// the official OpenAPI schema of its version (3.0, 3.1 or 3.2): a warning, since the
+    /// provider's document is the truth for HTTP. What can be repaired without changing
+    /// any request is repaired in the outputs, and the finding says how
+    /// (`info.externalDocs` moved to the root, a `components.mediaTypes` reference
+    /// written in place, an example that fails its own schema left out); anything else
+    /// is kept as the provider wrote it, and the finding says so. See
+    /// docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("the base document is not valid OpenAPI {version}: {what}")]
+    BaseInvalid {
+        version: &'static str,
+        what: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// Schemas of the base document that client generators would give one class name: retitled in the outputs.
+    ///
+    /// Client generators (openapi-python-client among them) name a class after a
+    /// schema's `title`, within a scope: the component schemas, the schemas of one
+    /// operation, and the schemas one schema holds (its properties and
+    /// `additionalProperties`, with their `items` and `anyOf`/`oneOf` alternatives, and
+    /// those of its inline `allOf` parts). Two titles of one scope that differ only in
+    /// case and punctuation make two classes of one name, and the generator drops the
+    /// operation. A title is an annotation, so the outputs give each later schema its
+    /// place after its title (`param` → `param (alipay)`), which changes no request; the
+    /// base file is left as it is. See docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "the base document titles {count} schemas of one scope `{title}` (the first at `{first}`, the next at `{second}`): in the outputs each but the first has its place added, e.g. `{renamed}`"
+    )]
+    #[diagnostic(help(
+        "nothing to do: a title changes no request; tell the provider so its own clients get distinct names"
+    ))]
+    DuplicateTitle {
+        title: String,
+        count: usize,
+        first: String,
+        second: String,
+        renamed: String,
+        #[label("a title used before in this scope")]
+        span: Span,
+    },
+
+    /// An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused.
+    ///
+    /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)
+    /// cannot hold as it is: an error where a 3.1 reader could not make the same request
+    /// (an exposed `query` or `additionalOperations` operation, a `querystring`
+    /// parameter, a request body described only by `itemSchema`), a warning saying how
+    /// it was converted otherwise (a tag's `summary`, `parent` and `kind` moved to `x-`
+    /// keys, a media type from `components.mediaTypes` written in place, `$self`
+    /// dropped, …). See docs/base-documents.md.
+    #[strum_discriminants(strum(props(severity = "error or warning")))]
+    #[error("OpenAPI 3.2: {what}")]
+    Openapi32Unsupported {
+        what: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `operation:` names nothing in the base document.
+    #[error("the base document has no operation `{name}`")]
+    UnknownBaseOperation {
+        name: String,
+        #[label("not an operationId or `METHOD /path` of the base document")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `operation:` is one base operation's operationId and another's route.
+    ///
+    /// `operation:` is one base operation's operationId and another's `METHOD
+    /// /path`: exposing either would be a guess (a GET's route that is a DELETE's
+    /// operationId).
+    #[error(
+        "`{name}` names two operations of the base document: the operationId of `{by_id}`, and the route `{by_route}`"
+    )]
+    AmbiguousBaseOperation {
+        name: String,
+        by_id: String,
+        by_route: String,
+        #[label("names two operations")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// The same base operation is listed twice.
+    #[error("`{name}` is listed twice")]
+    #[diagnostic(help("list each base operation once; remove one of the two entries"))]
+    OperationListedTwice {
+        name: String,
+        #[label("second listing")]
+        span: Span,
+        #[label("first listed here")]
+        first: Span,
+    },
+
+    /// An inline-only key on an operation of a manifest with a base document.
+    #[error("`{key}` comes from the base OpenAPI document in a manifest with `openapi:`")]
+    #[diagnostic(help(
+        "the provider's document is the truth for HTTP: remove `{key}`; an operation here names a base operation with `operation:` and may override only `id`, `summary` and `description`"
+    ))]
+    InlineKeyWithBase {
+        key: &'static str,
+        #[label("remove this")]
+        span: Span,
+    },
+
+    /// `operation:` in a manifest without a base document.
+    #[error("`operation:` names a base operation, but the manifest has no `openapi:` document")]
+    #[diagnostic(help(
+        "add `openapi: path/to/api.json` at the top of the manifest, or write the operation inline with `id`, `method` and `path`"
+    ))]
+    OperationWithoutBase {
+        #[label("needs `openapi:`")]
+        span: Span,
+    },
+
+    /// The base operation's method is not one agents are given.
+    ///
+    /// The base operation's method is one connectorgen does not expose.
+    #[error("`{name}` is a {method} operation, which connectorgen does not expose to agents")]
+    #[diagnostic(help("expose get, post, put, patch or delete operations"))]
+    UnsupportedMethod {
+        name: String,
+        method: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// An operation id that a chosen target cannot take.
+    ///
+    /// An agent-facing operation id that a chosen target (or any agent) cannot
+    /// take. "by the openai target", or "by agents" for the rule every target
+    /// shares.
+    #[error("operation id `{id}` cannot be used {by}: {reason}")]
+    IdNotForTarget {
+        id: String,
+        by: String,
+        reason: String,
+        #[label("this id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `idempotency: unsupported` on an operation whose base declares the header.
+    #[error("`{id}` declares the Idempotency-Key header in the base document")]
+    #[diagnostic(help(
+        "the provider's document says the header is honoured: remove `idempotency: unsupported` (the default follows the base), or fix the base document"
+    ))]
+    IdempotencyContradictsBase {
+        id: String,
+        #[label("says unsupported")]
+        span: Span,
+    },
+
+    /// A short form of `idempotency` on a base operation that declares another
+    /// retry key.
+    ///
+    /// Base mode: `idempotency: optional` or `required` (short for an
+    /// `Idempotency-Key` header) on an operation whose document already declares
+    /// another retry key, such as a body field `idempotency_key`: connectorgen would
+    /// add a second key, and an agent could send the one the provider ignores. Name
+    /// the document's key with the mapping form instead (the help line gives it).
+    #[error(
+        "`{id}` already has a retry key, the {what}: `idempotency: optional` or `required` would add an Idempotency-Key header beside it"
+    )]
+    IdempotencySecondKey {
+        id: String,
+        what: String,
+        #[label("an Idempotency-Key header")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `idempotency:` names a key the operation does not have or cannot be given.
+    ///
+    /// `idempotency:` names a header, query parameter or body field the operation
+    /// does not have (base mode), or a body field connectorgen cannot add (inline).
+    /// The message says which kind of key it looked for (the header `X-Request-Id`,
+    /// the query parameter `request_id`, the body field `idempotency_key`) and the help
+    /// line offers the nearest name or lists the keys the operation has.
+    #[error("`{id}` has no {what} to carry the retry key")]
+    IdempotencyKeyNotFound {
+        id: String,
+        what: String,
+        #[label("names it here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `lint:` or `lintAllow` names a retired lint, which changes nothing.
+    ///
+    /// A retired lint's id is still accepted, so that older manifests keep building,
+    /// but nothing reports it any more: setting its level or silencing it has no
+    /// effect. `connectorgen explain --rule <id>` says what replaced it.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("`{id}` is a retired lint: this setting changes nothing")]
+    #[diagnostic(help("remove it; `connectorgen explain --rule {id}` says what replaced it"))]
+    RetiredLint {
+        id: String,
+        #[label("retired")]
+        span: Span,
+    },
+
+    /// The description does not say what the call will not do.
+    ///
+    /// A GET or a paid operation's description does not say what the call will not
+    /// do (no "read-only", "cannot", "does not", "never", "only", …). "Reads your
+    /// balance" → "Read-only. This cannot move funds."
+    #[strum_discriminants(strum(props(level = "warn")))]
+    // ---- Safety lints: valid manifests that may still mislead a model. ----
+    #[error("`{id}`: the description does not say what the call will not do")]
+    #[diagnostic(help(
+        "say what the call cannot do, e.g. \"Reads your balance\" → \"Read-only. This cannot move funds.\"; \"Gets your tasks\" → \"Returns tasks. Does not create, edit or complete them.\"; \"Manages your account\" → \"Lists connected accounts. Cannot change billing or delete anything.\""
+    ))]
+    MissingLimit {
+        id: String,
+        #[label("no \"read-only\", \"cannot\", \"does not\", \"never\" or \"only\" here")]
+        span: Span,
+    },
+
+    /// The summary is one word or starts with a catch-all verb (Manages, Handles,
+    /// Processes, Does, Deals with).
+    ///
+    /// The summary is one word, or starts with a catch-all verb (Manages, Handles,
+    /// Processes, Does, Deals with, or their imperative: Manage, Handle, …). A
+    /// specific verb and its object is clear however short: "List predictions",
+    /// "Transcribe audio", "Get transcript".
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error("`{id}`: the summary is vague: {reason}")]
+    #[diagnostic(help(
+        "name the action with a specific verb and its object, e.g. \"List videos\" or \"Generate a video from a prompt\", not \"Manages videos\""
+    ))]
+    VagueSummary {
+        id: String,
+        reason: String,
+        #[label("vague")]
+        span: Span,
+    },
+
+    /// An operation that spends has no retry key: `idempotency: unsupported`, or
+    /// the base document declares none.
+    ///
+    /// An operation that spends has no retry key: `idempotency: unsupported`, or
+    /// base mode's default over a document that declares none; the help names the
+    /// three mechanisms a provider can offer (a header, a query parameter or a body
+    /// field, answered with the first result).
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error("`{id}` spends, but a retry cannot be recognised: {why}")]
+    #[diagnostic(help(
+        "a retry after a timeout charges the person again, so every target tells the model never to repeat the call on its own. A provider can recognise a retry by a key the client sends: a header (`idempotency: {{ header: Idempotency-Key }}`, or any name), a query parameter (`{{ query: request_id }}`) or a body field (`{{ bodyField: idempotency_key }}`), kept with the first result for a day or more and answered with it. If it has one, name it; if not, acknowledge with `lintAllow: [spend-without-idempotency]` on the operation"
+    ))]
+    SpendWithoutIdempotency {
+        id: String,
+        why: &'static str,
+        #[label("no retry key")]
+        span: Span,
+    },
+
+    /// The poll target's path has no {param} to name the job.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error("poll target `{target}` has no path parameter to name the job")]
+    #[diagnostic(help(
+        "poll a path that names the job, e.g. `GET /v1/jobs/{{id}}`; without one the model cannot tell which job it is polling"
+    ))]
+    PollTargetWithoutId {
+        target: String,
+        #[label("polls `{target}`")]
+        span: Span,
+        #[label("no `{{param}}` in this path")]
+        target_path: Span,
+    },
+
+    /// The description the model reads exceeds the configured number of characters.
+    ///
+    /// The description the model reads (with the generated sentences) is longer
+    /// than `max` characters (default 300, OpenAI GPT Actions' limit). It points at
+    /// the author's words that make it longest — the description, the
+    /// `spends.note` or `spends.when` the cost sentence repeats, or the `confirm.when`
+    /// the permanence sentence repeats — and its help says
+    /// which (in base mode, that the text is the base document's; when the
+    /// generated sentences alone are over `max`, that only raising it helps).
+    #[strum_discriminants(strum(props(level = "allow")))]
+    #[error(
+        "`{id}`: the description the model reads is {length} characters, over the {max} configured"
+    )]
+    DescriptionTooLong {
+        id: String,
+        length: usize,
+        max: usize,
+        #[label("this makes it long ({length} characters with the generated sentences)")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A non-GET that does not spend does not say what it will not do.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error("`{id}` changes things but its description does not say what it will not do")]
+    #[diagnostic(help(
+        "bound the change, e.g. \"Cancels the order. Cannot cancel an order already in production and never charges anything.\""
+    ))]
+    MutatingWithoutLimit {
+        id: String,
+        #[label("no \"cannot\", \"does not\", \"never\" or \"only\" here")]
+        span: Span,
+    },
+
+    /// An operation spends but is not async.
+    #[strum_discriminants(strum(props(level = "allow")))]
+    #[error("`{id}` spends and answers synchronously")]
+    #[diagnostic(help(
+        "allowed; if the call can take long, make it `async` with a free poll target so a timeout does not tempt the model to resubmit"
+    ))]
+    PaidSyncOperation {
+        id: String,
+        #[label("spends here")]
+        span: Span,
+    },
+
+    /// Retired: every `$ref` is checked as an error now (`unresolved-ref`); the id
+    /// is still accepted.
+    ///
+    /// Retired: every `$ref` in a schema you write is now checked as an error
+    /// (`unresolved-ref`) and resolves against `schemas:`; the id is still accepted
+    /// in `lint:` and `lintAllow` so older manifests keep working. No finding has
+    /// this code.
+    #[strum_discriminants(strum(props(level = "warn", retired = "true")))]
+    #[error("`local-ref` is retired")]
+    LocalRef,
+
+    /// Base mode: an operation that spends or is async has no `idempotency:`, and
+    /// the document declares no retry key.
+    ///
+    /// Base mode: an operation that spends or is async has no `idempotency:` and
+    /// its document declares no retry key, so it is treated as `unsupported`; name
+    /// the key, or write `unsupported`.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error(
+        "`{id}`: the provider's document declares no retry key, so it is treated as `idempotency: unsupported`"
+    )]
+    #[diagnostic(help(
+        "every target now tells the model never to repeat this call on its own. If the provider recognises a retry, name its key: `idempotency: {{ header: Acme-Request-Id }}`, `{{ query: request_id }}`, `{{ bodyField: idempotency_key }}` (add `required: true` if a call without it is refused), or `optional` for an `Idempotency-Key` header; `inherent` if a repeat cannot duplicate it; else write `idempotency: unsupported`"
+    ))]
+    IdempotencyUnknown {
+        id: String,
+        #[label("no `idempotency:` here")]
+        span: Span,
+    },
+
+    /// With the openai target: the retry key is a header, which GPT Actions cannot
+    /// send, so openapi.openai.json says never to retry.
+    ///
+    /// With the `openai` target: the retry key is a header, which GPT Actions
+    /// cannot send, so openapi.openai.json writes the operation without it and with
+    /// the never-repeat rule (when the header is required, the warning says the
+    /// provider will refuse every call from a GPT Action); the help says what the
+    /// provider can do (accept the key in the body or the query).
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error(
+        "`{id}`: GPT Actions cannot send the `{header}` header, so openapi.openai.json tells the model never to retry this call on its own{refused}"
+    )]
+    #[diagnostic(help(
+        "OpenAI's Actions do not support custom headers. If the provider also accepts the key in the body or the query, name that (`idempotency: {{ bodyField: … }}` or `{{ query: … }}`) and the openai target keeps it; otherwise acknowledge it with `lintAllow: [openai-header-key]` on the operation (or `lint: {{ openai-header-key: allow }}`)"
+    ))]
+    OpenaiHeaderKey {
+        id: String,
+        header: String,
+        refused: String,
+        #[label("a header key")]
+        span: Span,
+    },
+
+    /// An MCP tool (mcp target) is over the configured bytes (default 8,000, about
+    /// 2,000 tokens).
+    ///
+    /// With the mcp target, a tool is over `max` bytes of compact JSON (default
+    /// 8,000, about 2,000 tokens; `_meta` not counted); it names the three heaviest
+    /// parts (an argument, a `$defs` entry, the `outputSchema`, the description).
+    /// `explain --list --stats` prints every tool's size.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error(
+        "`{id}`: its MCP tool is {bytes} bytes (about {tokens} tokens), over the {max} configured"
+    )]
+    McpToolTooLarge {
+        id: String,
+        bytes: usize,
+        tokens: usize,
+        max: usize,
+        #[label("this operation")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+}
+
+impl Diagnostic {
+    /// The stable code of this diagnostic, e.g. `unknown-key`.
+    pub fn code_str(&self) -> String {
+        Rule::from(self).code().to_string()
+    }
+
+    /// Whether this finding is about a file that did not prove to be a document (it does
+    /// not parse, or is not OpenAPI): the path that led to it may lead anywhere, so the
+    /// report shows only a tight excerpt around the error.
+    pub(crate) fn in_unproven_file(&self) -> bool {
+        matches!(
+            self,
+            Diagnostic::BaseSyntax { .. } | Diagnostic::BaseNotOpenapi { .. }
+        )
+    }
+}
+
+impl Rule {
+    /// The rule's stable code, e.g. `unknown-key`.
+    pub fn code(self) -> &'static str {
+        self.into()
+    }
+
+    /// The rule with this code, lint or not.
+    pub(crate) fn from_code(code: &str) -> Option<Rule> {
+        code.parse().ok()
+    }
+
+    /// The lint with this id: a rule that declares a level.
+    pub(crate) fn lint_from_id(id: &str) -> Option<Rule> {
+        Rule::from_code(id).filter(|r| r.is_lint())
+    }
+
+    /// Every lint, in declaration order (the order of SARIF's rules and the schema's enum).
+    pub fn lints() -> impl Iterator<Item = Rule> {
+        Rule::VARIANTS.iter().copied().filter(|r| r.is_lint())
+    }
+
+    pub fn is_lint(self) -> bool {
+        self.lint_level().is_some()
+    }
+
+    /// A lint's default level; `None` for a rule that is not a lint.
+    pub(crate) fn lint_level(self) -> Option<Level> {
+        self.get_str("level")
+            .map(|l| l.parse().expect("a lint declares allow, warn or deny"))
+    }
+
+    /// A retired lint: its id is still accepted, and nothing reports it.
+    pub fn is_retired(self) -> bool {
+        self.get_str("retired").is_some()
+    }
+
+    /// How findings of a rule that is not a lint are reported: `error` unless it
+    /// declares otherwise.
+    pub fn severity(self) -> &'static str {
+        self.get_str("severity").unwrap_or("error")
+    }
+
+    /// The first paragraph of the declaration's doc, on one line.
+    pub fn summary(self) -> String {
+        let doc = self.get_documentation().unwrap_or_default();
+        let first = doc.split("\n\n").next().unwrap_or_default();
+        first.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The rest of the declaration's doc (empty when the summary says it all), as
+    /// written: paragraphs and line breaks kept.
+    pub(crate) fn explanation(self) -> &'static str {
+        let doc = self.get_documentation().unwrap_or_default();
+        doc.split_once("\n\n")
+            .map_or("", |(_, rest)| rest.trim_end())
+    }
+}
+
+/// A lint's level: `allow` reports nothing, `warn` a warning, `deny` an error.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr, strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
+pub enum Level {
+    Allow,
+    Warn,
+    Deny,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// How much a finding matters: errors stop `build` and fail `check`; warnings are
+/// printed and fail only under `--deny-warnings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Which file a finding's spans point into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// The manifest.
+    #[default]
+    Manifest,
+    /// The base OpenAPI document the manifest names with `openapi:`.
+    Base,
+}
+
+/// A diagnostic with the severity it has in this run (lint levels decide it for lints)
+/// and the file it points into.
+#[derive(Debug)]
+pub struct Finding {
+    pub diagnostic: Diagnostic,
+    pub severity: Severity,
+    pub source: Source,
+}
+
+impl Finding {
+    pub fn error(diagnostic: Diagnostic) -> Self {
+        Finding {
+            diagnostic,
+            severity: Severity::Error,
+            source: Source::Manifest,
+        }
+    }
+
+    pub fn warning(diagnostic: Diagnostic) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(diagnostic)
+        }
+    }
+
+    /// This finding, pointing into the base document.
+    pub(crate) fn in_base(self) -> Self {
+        Finding {
+            source: Source::Base,
+            ..self
+        }
+    }
+}
+
+/// Every finding in one manifest, in file order, with the text they point into.
+#[derive(Debug)]
+pub struct Diagnostics {
+    source: NamedSource<Arc<String>>,
+    text: Arc<String>,
+    /// The files of the base OpenAPI document (its root first), when the manifest names
+    /// one and findings may point into it, each with where it starts in the spans'
+    /// offsets (`next_start`).
+    base: Vec<(NamedSource<Arc<String>>, usize)>,
+    items: Vec<Finding>,
+}
+
+impl Diagnostics {
+    pub fn new(name: &str, text: Arc<String>, mut items: Vec<Finding>) -> Self {
+        // File order reads like the file (manifest first, then the base document); the
+        // sort is stable so equal offsets keep rule order.
+        items.sort_by_key(|f| {
+            (
+                f.source == Source::Base,
+                first_offset(&f.diagnostic).unwrap_or(usize::MAX),
+            )
+        });
+        Diagnostics {
+            source: NamedSource::new(name, text.clone()),
+            text,
+            base: Vec::new(),
+            items,
+        }
+    }
+
+    /// The same findings, with the files of a multi-file base document (the root first):
+    /// a `Source::Base` span points into the file whose range of offsets holds it.
+    pub(crate) fn with_base_files(mut self, files: Vec<(String, Arc<String>)>) -> Self {
+        let mut start = 0;
+        self.base = Vec::with_capacity(files.len());
+        for (name, text) in files {
+            let len = text.len();
+            self.base.push((NamedSource::new(name, text), start));
+            start = next_start(start, len);
+        }
+        self
+    }
+
+    pub fn items(&self) -> &[Finding] {
+        &self.items
+    }
+
+    /// The manifest's name as the user gave it.
+    pub fn name(&self) -> &str {
+        self.source.name()
+    }
+
+    /// The manifest text the spans point into.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Every file of the base document: name, text, and where its offsets start.
+    pub(crate) fn base_files(&self) -> impl Iterator<Item = (&str, &str, usize)> {
+        self.base
+            .iter()
+            .map(|(source, start)| (source.name(), source.inner().as_str(), *start))
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
+        self.items.iter().filter(|f| f.severity == severity).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// Where the next file of a multi-file base document starts in the spans' offsets, after
+/// a file that starts at `start` and has `len` bytes: one past its end, so that a span
+/// at the very end of a file still says which file it is in.
+pub(crate) fn next_start(start: usize, len: usize) -> usize {
+    start + len + 1
+}
+
+/// The first label's offset of a diagnostic.
+pub(crate) fn first_offset(d: &Diagnostic) -> Option<usize> {
+    use miette::Diagnostic as _;
+    d.labels()
+        .and_then(|mut labels| labels.next())
+        .map(|l| l.offset())
+}
+
+/// "did you mean `x`?" for a misspelt word among the known ones, or the list of known ones.
+pub(crate) fn suggest<'a>(found: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let known: Vec<&str> = known.into_iter().collect();
+    let best = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(found, k), *k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((_, k)) => format!("did you mean `{k}`?"),
+        None if known.len() <= 12 => format!(
+            "expected one of: {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "no similar name exists".to_string(),
+    }
+}

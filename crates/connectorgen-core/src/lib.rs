@@ -1,0 +1,614 @@
+//! connectorgen: one YAML manifest of a connector's operations — written inline, or laid
+//! over the provider's own OpenAPI document — → `openapi.json`, `llms.txt`,
+//! `descriptions.md` and the other targets' files, with the cost, polling, permanence
+//! and idempotency rules an AI agent needs to act safely on a person's behalf.
+//!
+//! The pipeline runs one way: `manifest` (parse) → `base` (the provider's document, in
+//! base mode) → `validate` (raw → `model`) → `render` (model → `Outputs`) → `lint` →
+//! `output` (write, for `build`) or `check` (compare with disk). `analyze` runs
+//! everything up to the writing; `report` turns its findings into text for people and
+//! CI tools.
+//!
+//! Modules import only from the layers below their own (`tests` aside), so the graph
+//! has no cycle:
+//!
+//! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
+//!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
+//!    client-safe MCP argument names), `subschemas` (which JSON Schema keywords hold
+//!    schemas);
+//! 2. `model`: the validated connector, lint settings included;
+//! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
+//!    JSON Schema offers;
+//! 4. `base`: the provider's OpenAPI document, read and indexed;
+//! 5. `validate`: raw manifest (and base) → model, every problem at once;
+//! 6. `templates` (the prose sources) and `render` (model → outputs, target by target);
+//! 7. `lint` (model + descriptions → findings), and beside it `runtime` (model +
+//!    render's request mapping → HTTP requests sent within bounds, the ledger, consent
+//!    tokens): the only async code, run only by the `serve` and `probe` commands;
+//! 8. `output` (write a set of files), `check` (compare it with disk) and `probe`
+//!    (compare the provider's behaviour with the manifest's promises, through
+//!    `runtime`);
+//! 9. `report` (findings and drift → text);
+//! 10. the commands: `explain`, `rules` (`explain --rule`, docs/rules.md), `init`,
+//!     `import`, `schema`, `serve` (the MCP server:
+//!     the only module that speaks MCP); then this file, which
+//!     strings the stages together, and `main.rs`, the command line.
+//!
+//! The crate is a binary first: its library is `pub` only where something outside it
+//! uses it — the binary (`main.rs` and its command modules beside it), `tests/`,
+//! `examples/` and `fuzz/`. Everything else is `pub(crate)`, and `unreachable_pub`
+//! (Cargo.toml's `[lints]`) keeps it so, so that rustc reports what nothing uses as dead
+//! code. A `pub mod` below is one whose items outsiders name; inside it, an item is `pub`
+//! because an outsider calls it or because it is part of the type of one that is
+//! (`Connector`'s fields, `manifest::parse`'s raw types). `arguments`, `atomic_file`,
+//! `english` and `subschemas` are private. `pub` for tests, examples or fuzz alone, not the binary:
+//! `generate`, `generate_with`, `GenerateError`, `load`; `manifest::{parse, parse_fast,
+//! parse_plain, parse_with, parse_value, parser_options}`; `report::DETAILED_PER_CODE`;
+//! `templates::{MANIFEST_BYTES_PER_FUEL, Limits::for_manifest}`; `render::render`,
+//! `render::mcp::{OUTPUT_FACTOR, output_limit, mapping}`, `render::openai::{DESCRIPTION_MAX,
+//! PARAMETER_MAX}`; `input::decode`; `base::locate_all`; `model::Method::named`. `validate` is `pub` for
+//! `examples/stages.rs`.
+
+mod arguments;
+mod atomic_file;
+pub mod base;
+pub mod check;
+pub mod diagnostics;
+pub mod english;
+pub mod explain;
+pub mod import;
+pub mod init;
+pub mod input;
+pub mod lint;
+pub mod manifest;
+pub mod model;
+pub mod output;
+pub mod render;
+pub mod report;
+pub mod rules;
+pub mod schema;
+mod subschemas;
+pub mod templates;
+pub mod terminal;
+pub mod validate;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use diagnostics::{Diagnostic, Diagnostics, Finding, Severity};
+use model::Connector;
+use render::{Outputs, RenderError};
+
+/// What one manifest gives: every finding, and the outputs whenever the manifest is
+/// valid (a lint set to `deny` is an error, but the outputs still exist, so `check` can
+/// report drift alongside it; `build` writes nothing when there is any error).
+#[derive(Debug)]
+pub struct Analysis {
+    pub diagnostics: Diagnostics,
+    pub outputs: Option<Outputs>,
+    /// The validated connector, when the manifest validated.
+    pub connector: Option<Connector>,
+    /// The base OpenAPI document the manifest names (`openapi:`), when it could be read.
+    pub base: Option<Arc<base::Base>>,
+    /// What the run read from disk besides the manifest text (its `templates:` folder,
+    /// its base document), with what each held then, so `build --watch` knows what to
+    /// watch.
+    pub inputs: Vec<Input>,
+}
+
+impl Analysis {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.count(Severity::Error) > 0
+    }
+}
+
+/// How a run differs from what the manifest alone says.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Replaces the manifest's `targets:` when set (`--target`).
+    pub targets: Option<Vec<model::Target>>,
+    /// Templates from `--templates DIR`, replacing the manifest's `templates:`.
+    pub templates: Option<templates::Sources>,
+    /// The manifest's folder, against which its `templates:` and `openapi:` are resolved.
+    pub manifest_dir: Option<std::path::PathBuf>,
+    /// The most bytes a file the manifest names (`openapi:`) may have; 0 means the
+    /// default (`input::DEFAULT_MAX_BYTES`, as for manifests).
+    pub max_bytes: u64,
+    /// Folders besides the manifest's own that files the manifest names (`openapi:`,
+    /// `templates:`) may be in (`--allow-read DIR`). Every such file must be a regular
+    /// file inside the manifest's folder or one of these once symlinks are resolved
+    /// (`input::Scope`).
+    pub allow_read: Vec<PathBuf>,
+    /// Never read a file the manifest names (`openapi:`): for fuzzing and other runs on
+    /// untrusted text that must not touch the file system.
+    pub sandbox: bool,
+    /// The base document as text (its name for messages, and the text), used for the
+    /// manifest's `openapi:` instead of reading the file it names: for fuzzing base
+    /// mode without the file system. Wins over `sandbox`.
+    pub base_document: Option<(String, Arc<String>)>,
+    /// The base document already parsed, used for the manifest's `openapi:` instead of
+    /// reading or parsing anything: `import` checks the manifest it writes, operation by
+    /// operation, against the document it has read once. Wins over `base_document`.
+    pub parsed_base: Option<Arc<base::Base>>,
+    /// Template fuel for the run (`--template-fuel`), instead of the default that grows
+    /// with the manifest (`templates::Limits`).
+    pub template_fuel: Option<u64>,
+    /// The largest text one render may produce (`--max-template-output`), instead of
+    /// `templates::DEFAULT_MAX_OUTPUT`.
+    pub max_template_output: Option<u64>,
+    /// Parser events aliases may replay in all (`--max-alias-expansion`); `None`: the
+    /// default budget, which grows with the file (`manifest::alias_expansion_budget`).
+    pub max_alias_expansion: Option<usize>,
+    /// Read the manifest with the YAML parser alone, without the JSON fast path
+    /// (`manifest::parse_plain`): for the tests that compare the two.
+    #[doc(hidden)]
+    pub plain_parse: bool,
+}
+
+impl Options {
+    /// Where the files the manifest names may be: its folder (the current one when not
+    /// given), and the `allow_read` folders.
+    pub fn scope(&self) -> input::Scope {
+        let dir = self.manifest_dir.clone().unwrap_or_default();
+        input::Scope::new(std::iter::once(dir).chain(self.allow_read.iter().cloned()))
+    }
+}
+
+/// Parses, validates, renders and lints manifest text. `name` is how findings name the
+/// file. A render error is a bug in a template, not a problem of the manifest.
+pub fn analyze(name: &str, text: Arc<String>) -> Result<Analysis, RenderError> {
+    analyze_with(name, text, &Options::default())
+}
+
+/// `analyze`, with command-line options applied over the manifest.
+pub fn analyze_with(
+    name: &str,
+    text: Arc<String>,
+    options: &Options,
+) -> Result<Analysis, RenderError> {
+    let Validated {
+        mut connector,
+        warnings,
+        base,
+        mut inputs,
+    } = match validated(name, &text, options) {
+        Ok(valid) => valid,
+        Err(invalid) => return Ok(*invalid),
+    };
+    let base_files = base.as_ref().map_or_else(Vec::new, |b| b.files());
+    let invalid = |findings: Vec<Finding>, inputs: Vec<Input>| {
+        invalid_analysis(name, &text, findings, &base_files, inputs)
+    };
+    if let Some(targets) = options.targets.as_ref().filter(|t| !t.is_empty()) {
+        connector.targets.clone_from(targets);
+        connector.targets.sort();
+        connector.targets.dedup();
+    }
+    let sources = match (&options.templates, &connector.templates_dir) {
+        (Some(sources), _) => sources.clone(),
+        (None, Some((dir, span))) => {
+            let dir = options.manifest_dir.clone().unwrap_or_default().join(dir);
+            let scope = Arc::new(options.scope());
+            let read = templates::load_dir(&dir, &scope);
+            inputs.push(Input::templates(dir, scope, &read));
+            match read {
+                Ok(sources) => sources,
+                Err(e) => {
+                    let d = diagnostics::Diagnostic::BadTemplatesDir {
+                        message: e.to_string(),
+                        span: *span,
+                    };
+                    return Ok(invalid(vec![Finding::error(d)], inputs));
+                }
+            }
+        }
+        (None, None) => templates::defaults(),
+    };
+    // Templates work on the operations' text, which in base mode comes from the base
+    // document too: the budget grows with both.
+    let input_bytes = text.len() + base.as_ref().map_or(0, |b| b.total_bytes());
+    let limits = templates::Limits::for_manifest(
+        input_bytes,
+        options.template_fuel,
+        options.max_template_output,
+    );
+    let rendered = render::render(
+        &connector,
+        base.as_deref(),
+        &file_name(name),
+        &sources,
+        limits,
+    )?;
+    let mut findings = warnings;
+    findings.extend(lint::run(
+        &connector,
+        &rendered.descriptions,
+        &rendered.tool_weights,
+    ));
+    findings.extend(rendered.findings);
+    let diagnostics = Diagnostics::new(name, text.clone(), findings).with_base_files(base_files);
+    Ok(Analysis {
+        diagnostics,
+        outputs: Some(rendered.outputs),
+        connector: Some(connector),
+        base,
+        inputs,
+    })
+}
+
+/// What the stages up to the model give: the connector, the warnings validation found,
+/// the base document, and what was read besides the manifest.
+struct Validated {
+    connector: Connector,
+    warnings: Vec<Finding>,
+    base: Option<Arc<base::Base>>,
+    inputs: Vec<Input>,
+}
+
+/// Parses the manifest, reads its base document and validates both; when that fails,
+/// the analysis to report (boxed: it is much larger than the success).
+fn validated(
+    name: &str,
+    text: &Arc<String>,
+    options: &Options,
+) -> Result<Validated, Box<Analysis>> {
+    let parse = if options.plain_parse {
+        manifest::parse_plain
+    } else {
+        manifest::parse_with
+    };
+    let mut raw = match parse(text, options.max_alias_expansion) {
+        Ok(raw) => raw,
+        Err(d) => {
+            let findings = vec![Finding::error(*d)];
+            return Err(Box::new(invalid_analysis(
+                name,
+                text,
+                findings,
+                &[],
+                Vec::new(),
+            )));
+        }
+    };
+    let mut inputs = Vec::new();
+    let base = match &raw.value.openapi {
+        None => None,
+        Some(_) if options.parsed_base.is_some() => options.parsed_base.clone(),
+        Some(path) => match load_base(path, options, &mut inputs) {
+            Ok(base) => Some(Arc::new(base)),
+            Err(failure) => {
+                let (finding, file) = *failure;
+                let files: Vec<_> = file.into_iter().collect();
+                let analysis = invalid_analysis(name, text, vec![finding], &files, inputs);
+                return Err(Box::new(analysis));
+            }
+        },
+    };
+    match validate::validate(&mut raw, base.as_deref()) {
+        Ok((connector, warnings)) => Ok(Validated {
+            connector,
+            warnings,
+            base,
+            inputs,
+        }),
+        Err(findings) => {
+            let files = base.as_ref().map_or_else(Vec::new, |b| b.files());
+            let analysis = invalid_analysis(name, text, findings, &files, inputs);
+            Err(Box::new(analysis))
+        }
+    }
+}
+
+/// The analysis of a manifest that produced no connector or no outputs.
+fn invalid_analysis(
+    name: &str,
+    text: &Arc<String>,
+    findings: Vec<Finding>,
+    base_files: &[(String, Arc<String>)],
+    inputs: Vec<Input>,
+) -> Analysis {
+    let diagnostics =
+        Diagnostics::new(name, text.clone(), findings).with_base_files(base_files.to_vec());
+    Analysis {
+        diagnostics,
+        outputs: None,
+        connector: None,
+        base: None,
+        inputs,
+    }
+}
+
+/// A file or folder a run read, with a fingerprint of what it held then. `build --watch`
+/// watches these and rebuilds only when one of them holds something else now: an event
+/// alone (a log or an editor's swap file written beside the manifest, our own outputs,
+/// a save of the same bytes) changes nothing a build reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// As the run named it (relative to the working folder, or absolute).
+    pub path: PathBuf,
+    pub kind: InputKind,
+    /// What the run read: a hash of the text, or of the error that stopped the read
+    /// (so a missing file that appears is a change too).
+    read: u64,
+}
+
+/// How an input is read, so that it can be read again the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputKind {
+    /// One file, read whole with this size limit: by `input::read_manifest` (the
+    /// manifest, named on the command line), or by `input::read_named` within `scope`
+    /// (the base document the manifest names).
+    File {
+        max_bytes: u64,
+        scope: Option<Arc<input::Scope>>,
+    },
+    /// A folder of template overrides, read by `templates::load_dir` (its `*.j2` files)
+    /// within `scope`.
+    Templates { scope: Arc<input::Scope> },
+    /// A file the base document refers to (`$ref: schemas/thing.yaml`), read by
+    /// `input::read_named` within `scope` with this size limit (what was left of the
+    /// document's budget).
+    DocumentFile {
+        max_bytes: u64,
+        scope: Arc<input::Scope>,
+    },
+}
+
+impl Input {
+    /// A file named on the command line (the manifest), and what reading it gave.
+    pub fn file<E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        read: &Result<String, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::File {
+                max_bytes,
+                scope: None,
+            },
+            read: fingerprint(read),
+        }
+    }
+
+    /// A file the manifest names, read within `scope`, and what reading it gave.
+    pub(crate) fn named_file<E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        scope: Arc<input::Scope>,
+        read: &Result<String, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::File {
+                max_bytes,
+                scope: Some(scope),
+            },
+            read: fingerprint(read),
+        }
+    }
+
+    /// A file the base document refers to, and what reading it gave.
+    pub(crate) fn document_file<T: std::hash::Hash, E: std::fmt::Display>(
+        path: PathBuf,
+        max_bytes: u64,
+        scope: Arc<input::Scope>,
+        read: &Result<T, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::DocumentFile { max_bytes, scope },
+            read: fingerprint(read),
+        }
+    }
+
+    /// A templates folder, read within `scope`, and what loading it gave.
+    pub fn templates<E: std::fmt::Display>(
+        path: PathBuf,
+        scope: Arc<input::Scope>,
+        read: &Result<templates::Sources, E>,
+    ) -> Input {
+        Input {
+            path,
+            kind: InputKind::Templates { scope },
+            read: fingerprint(read),
+        }
+    }
+
+    /// Reads the input again, as the run did: whether it holds something else now.
+    pub fn changed(&self) -> bool {
+        let now = match &self.kind {
+            InputKind::File {
+                max_bytes,
+                scope: None,
+            } => fingerprint(&input::read_manifest(&self.path, *max_bytes)),
+            InputKind::File {
+                max_bytes,
+                scope: Some(scope),
+            } => fingerprint(&read_base_file(&self.path, scope, *max_bytes)),
+            InputKind::Templates { scope } => fingerprint(&templates::load_dir(&self.path, scope)),
+            InputKind::DocumentFile { max_bytes, scope } => {
+                fingerprint(&base::bundle::read_file(&self.path, scope, *max_bytes))
+            }
+        };
+        now != self.read
+    }
+
+    /// What the input is, for a message ("the manifest").
+    pub fn what(&self) -> &'static str {
+        match self.kind {
+            InputKind::File { scope: None, .. } => "the manifest",
+            InputKind::File { scope: Some(_), .. } => "the base OpenAPI document",
+            InputKind::Templates { .. } => "a template",
+            InputKind::DocumentFile { .. } => "a file of the base OpenAPI document",
+        }
+    }
+
+    /// The files of this input that a build must never write over (the manifest, the
+    /// base document, each template file of a templates folder), as real paths: an
+    /// output is compared with them once its own symlinks are resolved.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        match &self.kind {
+            InputKind::File { .. } | InputKind::DocumentFile { .. } => {
+                files.extend(self.path.canonicalize().ok());
+            }
+            InputKind::Templates { .. } => {
+                if let Ok(entries) = std::fs::read_dir(&self.path) {
+                    files.extend(
+                        entries
+                            .filter_map(Result::ok)
+                            .map(|e| e.path())
+                            .filter(|p| p.extension().is_some_and(|e| e == "j2"))
+                            .filter_map(|p| p.canonicalize().ok()),
+                    );
+                }
+            }
+        }
+        files
+    }
+
+    /// The folders whose entries hold the input: a file's folder (editors save by
+    /// replacing the file, which would end a watch on the file itself); a templates
+    /// folder and the folder holding it (which sees it created, removed or replaced).
+    pub fn folders(&self) -> Vec<PathBuf> {
+        let parent = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        match self.kind {
+            InputKind::File { .. } | InputKind::DocumentFile { .. } => vec![parent],
+            InputKind::Templates { .. } => vec![self.path.clone(), parent],
+        }
+    }
+}
+
+/// A hash of what a read gave. Collisions between two versions of a file an author
+/// edits are negligible with a 64-bit hash, and the bytes need not be kept.
+fn fingerprint<T: std::hash::Hash, E: std::fmt::Display>(read: &Result<T, E>) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    match read {
+        Ok(value) => (0u8, value).hash(&mut hasher),
+        Err(e) => (1u8, e.to_string()).hash(&mut hasher),
+    }
+    hasher.finish()
+}
+
+/// Why a manifest produced no outputs.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// The manifest has errors (problems, or lints set to `deny`); every finding is listed.
+    #[error("the manifest has {} error(s)", .0.count(Severity::Error))]
+    Invalid(Diagnostics),
+    /// A template failed to render (a bug in a template, not in the manifest).
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// Manifest text → every output file's contents, or the findings that prevent them.
+pub fn generate(name: &str, text: Arc<String>) -> Result<Outputs, GenerateError> {
+    generate_with(name, text, &Options::default())
+}
+
+/// `generate`, with command-line options applied over the manifest.
+pub fn generate_with(
+    name: &str,
+    text: Arc<String>,
+    options: &Options,
+) -> Result<Outputs, GenerateError> {
+    let analysis = analyze_with(name, text, options)?;
+    match analysis.outputs {
+        Some(outputs) if !analysis.has_errors() => Ok(outputs),
+        _ => Err(GenerateError::Invalid(analysis.diagnostics)),
+    }
+}
+
+/// Parses and validates manifest text into the model (no rendering, no lints). A base
+/// document is read relative to the current folder.
+pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
+    validated(name, &text, &Options::default())
+        .map(|valid| valid.connector)
+        .map_err(|invalid| invalid.diagnostics)
+}
+
+/// Why the base document could not be used: the finding, and the document's name and
+/// text when the finding points into it.
+type BaseFailure = (Finding, Option<(String, Arc<String>)>);
+
+/// Reads and parses the base document `openapi:` names.
+fn load_base(
+    path: &serde_saphyr::Spanned<String>,
+    options: &Options,
+    inputs: &mut Vec<Input>,
+) -> Result<base::Base, Box<BaseFailure>> {
+    let at = manifest::span(path);
+    let unreadable = |message: String| {
+        let d = Diagnostic::BaseUnreadable { message, span: at };
+        Box::new((Finding::error(d), None))
+    };
+    if let Some((name, text)) = &options.base_document {
+        return base::Base::parse(name, text.clone()).map_err(|d| {
+            Box::new((
+                Finding::error(*d).in_base(),
+                Some((name.clone(), text.clone())),
+            ))
+        });
+    }
+    if options.sandbox {
+        return Err(unreadable(
+            "this run reads no files the manifest names".to_string(),
+        ));
+    }
+    // Read as joined: through a symlinked folder, `..` is the link target's parent,
+    // which only the OS knows. The lexically shortened path is only for messages. The
+    // value is taken as written (`import` quotes a name with outer spaces): a trimmed
+    // name would be another file.
+    let file = match &options.manifest_dir {
+        Some(dir) => dir.join(&path.value),
+        None => PathBuf::from(&path.value),
+    };
+    let max = match options.max_bytes {
+        0 => input::DEFAULT_MAX_BYTES,
+        n => n,
+    };
+    let scope = Arc::new(options.scope());
+    let read = read_base_file(&file, &scope, max);
+    // Watched whatever the read gave: a missing document that appears is a change.
+    inputs.push(Input::named_file(file.clone(), max, scope, &read));
+    let shown = input::normalize(&file).display().to_string();
+    let text = read.map_err(|e| unreadable(e.to_string()))?;
+    let text = Arc::new(text);
+    // The files the document refers to may be in its own folder and in those the person
+    // allowed; together they get the one size limit.
+    let reader = base::bundle::RefReader::new(&file, &options.allow_read, max);
+    let loaded = base::Base::load(&shown, text.clone(), &reader)
+        .map_err(|d| Box::new((Finding::error(*d).in_base(), Some((shown, text)))))?;
+    for read in loaded.reads() {
+        inputs.push(Input::document_file(
+            read.path.clone(),
+            read.max_bytes,
+            reader.scope.clone(),
+            &read.result,
+        ));
+    }
+    Ok(loaded)
+}
+
+/// The base document at `file`, read within `scope` and named in errors as messages
+/// name it (the lexically shortened path).
+fn read_base_file(
+    file: &std::path::Path,
+    scope: &input::Scope,
+    max: u64,
+) -> Result<String, input::InputError> {
+    let shown = input::normalize(file).display().to_string();
+    input::read_named(file, &shown, scope, max, input::What::Openapi)
+}
+
+/// The file name outputs mention: never the directory, which depends on where it ran.
+fn file_name(name: &str) -> String {
+    std::path::Path::new(name)
+        .file_name()
+        .map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned())
+}

@@ -1,0 +1,819 @@
+//! The validated connector: what the renderers may rely on.
+//!
+//! Takes: nothing (built only by `validate/`). Returns: plain domain types with every
+//! default applied and every cross-reference checked, so renderers never re-check.
+//! Must never: derive `Deserialize` or keep an `Option` for something that has a default.
+//! Remaining `Option`s mean "absent" in the output, not "not decided yet".
+//!
+//! One shape for both kinds of manifest: an operation is an OpenAPI Operation Object
+//! (`http`: parameters, request body, responses, … exactly as they will be written)
+//! plus the safety layer connectorgen exists for (spends, async, idempotency) and the
+//! text the model reads. Inline manifests are lowered to that shape by validation; base
+//! mode copies it from the provider's document. Every stage after validation is written
+//! once for both.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::diagnostics::Span;
+
+/// A whole connector, ready to render.
+#[derive(Debug, Clone)]
+pub struct Connector {
+    pub service: Service,
+    pub auth: Auth,
+    /// Everything of the OpenAPI document but the operations themselves.
+    pub document: Document,
+    /// In manifest order: outputs list operations in the order the author wrote them.
+    pub operations: Vec<Operation>,
+    /// Lint levels from `lint:` over the defaults.
+    pub lint: LintConfig,
+    /// Which outputs to produce, in a fixed order, without repeats.
+    pub targets: Vec<Target>,
+    /// `templates:` as written (relative to the manifest) and where, if given.
+    pub templates_dir: Option<(String, Span)>,
+    /// Inline mode: where each of `schemas:` is defined, for findings about them.
+    pub schema_spans: Vec<(String, Span)>,
+}
+
+/// The OpenAPI 3.1 document around the operations (a 3.0 base is upgraded on the way in).
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The top-level object in output order: `openapi`, `info`, `servers`, … and
+    /// `components` (only what the exposed operations reach). Its `paths` maps each
+    /// exposed path, in manifest order of first appearance, to the path item's keys
+    /// other than its operations (shared `parameters`, `servers`, …; usually none).
+    pub root: Map<String, Value>,
+}
+
+impl Document {
+    /// The value at a local reference (`#/components/schemas/X`), if it resolves.
+    pub fn resolve(&self, reference: &str) -> Option<&Value> {
+        resolve_local(&self.root, reference)
+    }
+
+    /// The path item keys shared by the operations of `path` (`parameters`, `servers`, …).
+    pub(crate) fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
+        self.root.get("paths")?.get(path)?.as_object()
+    }
+}
+
+/// The value a local reference (`#/a/b`, segments percent- and `~`-escaped) points at
+/// in the document whose top level is `root`, if it resolves.
+pub(crate) fn resolve_local<'a>(
+    root: &'a Map<String, Value>,
+    reference: &str,
+) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    let mut segments = pointer.split('/');
+    if segments.next() != Some("") {
+        return None;
+    }
+    let first = unescape(segments.next()?);
+    let mut value = root.get(&first)?;
+    for segment in segments {
+        let segment = unescape(segment);
+        value = match value {
+            Value::Object(map) => map.get(&segment)?,
+            Value::Array(list) => list.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// Which OpenAPI a base document is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenapiVersion {
+    V30,
+    V31,
+    /// Read, and written out as 3.1 (`validate/base/v32.rs`).
+    V32,
+}
+
+/// An agent platform connectorgen writes for, and the files it gets.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
+pub enum Target {
+    /// openapi.json (OpenAPI 3.1), llms.txt, descriptions.md
+    Muse,
+    /// mcp-tools.json: the `tools` of an MCP tools/list result
+    Mcp,
+    /// openapi.openai.json: OpenAPI 3.1 within OpenAI GPT Actions' limits
+    Openai,
+    /// openapi.3.0.json: for tools that only read OpenAPI 3.0
+    Openapi30,
+}
+
+impl Target {
+    /// The files this target writes, in the order `render` adds them.
+    pub fn files(self) -> &'static [&'static str] {
+        match self {
+            Target::Muse => &[OPENAPI_JSON, LLMS_TXT, DESCRIPTIONS_MD],
+            Target::Mcp => &[MCP_TOOLS_JSON],
+            Target::Openai => &[OPENAPI_OPENAI_JSON],
+            Target::Openapi30 => &[OPENAPI_30_JSON],
+        }
+    }
+}
+
+// The generated files' names, each spelled once (`Target::files` groups them).
+pub(crate) const OPENAPI_JSON: &str = "openapi.json";
+pub(crate) const LLMS_TXT: &str = "llms.txt";
+pub(crate) const DESCRIPTIONS_MD: &str = "descriptions.md";
+pub(crate) const MCP_TOOLS_JSON: &str = "mcp-tools.json";
+pub(crate) const OPENAPI_OPENAI_JSON: &str = "openapi.openai.json";
+pub(crate) const OPENAPI_30_JSON: &str = "openapi.3.0.json";
+
+/// Where an operation's parts are in the manifest, so findings made after validation
+/// (lints, target constraints) can point at the YAML node at fault without reading the
+/// raw manifest again. In base mode, parts taken from the provider's document point at
+/// the operation's entry (`entry`), where an override would go.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The whole operation entry.
+    pub entry: Span,
+    pub id: Span,
+    pub path: Span,
+    pub summary: Span,
+    pub description: Span,
+    /// Base mode without a `description:` override: the text is the base document's.
+    pub description_from_base: bool,
+    pub spends: Option<Span>,
+    /// `spends.note` and `spends.when`, the author's words inside the cost sentence.
+    pub note: Option<Span>,
+    pub when: Option<Span>,
+    /// `confirm.when`, the author's words inside the permanence sentence.
+    pub confirm_when: Option<Span>,
+    pub poll_with: Option<Span>,
+    pub idempotency: Option<Span>,
+    /// Inline mode: the request and response schemas and each query parameter.
+    pub input: Option<Span>,
+    pub output: Option<Span>,
+    pub query: Vec<(String, Span)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Service {
+    pub name: String,
+    /// `title` from the manifest, or "<name> Connector".
+    pub title: String,
+    pub version: String,
+    pub description: String,
+    /// Without a trailing slash.
+    pub public_url: String,
+    /// Without a trailing slash; may carry a query and a fragment.
+    pub dashboard_url: String,
+    /// Where the connector's OpenAPI document is published: `specUrl`, else
+    /// `<publicUrl>/openapi.json`.
+    pub spec_url: String,
+}
+
+/// How the agent proves who it acts for, as prose describes it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Auth {
+    #[serde(flatten)]
+    pub scheme: AuthScheme,
+    /// What every credential starts with (may be empty).
+    pub token_prefixes: Vec<String>,
+    /// How prose names the credential ("connector token", "API key", "OAuth client").
+    pub credential_name: String,
+    /// OAuth with the client-credentials flow only: no person signs in; the person
+    /// creates a client id and secret that the connector exchanges for access tokens.
+    pub client_credentials: bool,
+    /// The environment variable `serve` reads the credential from: `auth.env`, else
+    /// `credential_env(service.name)`. Not part of any generated text.
+    #[serde(skip)]
+    pub env: String,
+}
+
+/// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
+/// with every run of other characters as one `_` (`VidGen` → `VIDGEN_TOKEN`, "Print Shop"
+/// → `PRINT_SHOP_TOKEN`).
+pub(crate) fn credential_env(service: &str) -> String {
+    let mut out = String::new();
+    for c in service.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_uppercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    let trimmed = out.trim_end_matches('_');
+    if trimmed.is_empty() {
+        "CONNECTOR_TOKEN".to_string()
+    } else if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{trimmed}_TOKEN")
+    } else {
+        format!("{trimmed}_TOKEN")
+    }
+}
+
+/// The `auth.scheme` names of an inline manifest.
+pub(crate) const AUTH_SCHEMES: [&str; 3] = ["bearer", "apiKey", "basic"];
+
+/// Where an inline manifest's API key may go.
+pub(crate) const API_KEY_LOCATIONS: [&str; 2] = ["header", "query"];
+
+/// The kind of credential, and where an API key goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "scheme", rename_all = "camelCase")]
+pub enum AuthScheme {
+    Bearer,
+    ApiKey {
+        #[serde(rename = "in")]
+        location: String,
+        name: String,
+    },
+    Basic,
+    #[serde(rename = "oauth2")]
+    OAuth2,
+    OpenIdConnect,
+    /// No security requirement applies to the exposed operations.
+    None,
+}
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    /// Upper case, as people and HTTP write them.
+    pub fn upper(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// What one call of a paid operation spends. (A permanence without a cost is not a
+/// spend: it is `confirm`. The old `irreversible` kind is refused with that hint.)
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum SpendKind {
+    Credits,
+    Money,
+}
+
+/// Whose money a paid operation moves.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Payer {
+    /// The person's own (the default).
+    #[default]
+    Person,
+    /// The person's customer, a third party (a seller's API charges the buyer): the
+    /// person authorises it on the customer's behalf.
+    Customer,
+}
+
+/// What an async operation hands back while its work goes on.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Returns {
+    /// A job, with an id to poll: calling again starts (and may charge for) a second one.
+    Job,
+    /// A change to something that exists (a cancel, a refund) which settles in the
+    /// background: polling shows the result, calling again does not make it faster.
+    Change,
+}
+
+/// How the provider recognises a repeat of an operation, so that a retry after a
+/// timeout or an error returns the first result instead of doing (and charging) the
+/// work again. Renderers write the retry rule from this value alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Idempotency {
+    /// A key the model sends: a fresh value for each new request, the same value when
+    /// retrying one that failed or timed out. It is in the operation as written out
+    /// (the provider's own parameter or body property, or one connectorgen added).
+    Key(IdempotencyKey),
+    /// A repeat cannot duplicate the effect by its nature (`idempotency: inherent`):
+    /// a retry is safe and nothing is added.
+    Inherent,
+    /// No repeat is recognised: never repeat the call on one's own.
+    Unsupported(Unsupported),
+}
+
+/// Why an operation has no retry key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsupported {
+    /// The author wrote `idempotency: unsupported`.
+    Stated,
+    /// Nobody said: in base mode the provider's document declares no mechanism (the
+    /// `idempotency-unknown` warning on operations that spend or are async); inline, an
+    /// operation that neither spends nor is async, to which the default key is not added.
+    Unknown,
+}
+
+/// The key of `Idempotency::Key`: where the model sends it and under which name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    pub location: KeyLocation,
+    /// The header, query parameter or top-level body property name, as the provider
+    /// spells it (`Idempotency-Key`, `PayPal-Request-Id`, `idempotency_key`).
+    pub name: String,
+    /// Whether the provider refuses a call without it.
+    pub required: bool,
+    /// Whether connectorgen added it to the operation (inline mode, or a short form on a
+    /// base operation that lacks the header) rather than the operation declaring it.
+    pub added: bool,
+    /// Base mode without an `idempotency:` key: what in the provider's document says
+    /// this is the key (for `explain` and `import`). `None` when the manifest named it.
+    pub evidence: Option<String>,
+}
+
+/// Where an idempotency key goes in the request.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
+pub enum KeyLocation {
+    Header,
+    Query,
+    /// A top-level property of the JSON or form body.
+    Body,
+}
+
+/// Why `name` cannot be a retry key's name at `location`, or `None` when it can. The name
+/// reaches the model's text (`llms.txt`, every description) as a code span, so it is one
+/// plain token: a header name is RFC 7230 token characters (without the backtick); a
+/// query parameter or body field has no whitespace, backtick, control, bidirectional or
+/// invisible character.
+pub(crate) fn key_name_problem(location: KeyLocation, name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_string());
+    }
+    let bad = match location {
+        KeyLocation::Header => name
+            .chars()
+            .find(|&c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_|~".contains(c))),
+        KeyLocation::Query | KeyLocation::Body => name
+            .chars()
+            .find(|&c| c == '`' || c.is_whitespace() || c.is_control() || is_hidden(c)),
+    }?;
+    let shown = match bad {
+        ' ' => "a space".to_string(),
+        '`' => "a backtick".to_string(),
+        c if c.is_ascii_graphic() => format!("`{c}`"),
+        c => format!("`{}` (U+{:04X})", c.escape_unicode(), c as u32),
+    };
+    Some(match location {
+        KeyLocation::Header => format!(
+            "it holds {shown}; a header name is letters, digits and ! # $ % & ' * + - . ^ _ | ~"
+        ),
+        _ => format!(
+            "it holds {shown}; a key's name has no whitespace, backtick, control, bidirectional or invisible character"
+        ),
+    })
+}
+
+/// Bidirectional controls and characters that show nothing (zero-width, soft hyphen,
+/// byte-order mark), which would make the name read differently from what is sent.
+fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
+impl Idempotency {
+    /// The `x-idempotency` hint: `{ in, name, required }` for a key, `"inherent"` (a
+    /// retry is safe), or `"none"` (never repeat on one's own).
+    pub fn hint(&self) -> serde_json::Value {
+        match self {
+            Idempotency::Key(key) => serde_json::json!({
+                "in": key.location.as_str(),
+                "name": key.name,
+                "required": key.required,
+            }),
+            Idempotency::Inherent => "inherent".into(),
+            Idempotency::Unsupported(_) => "none".into(),
+        }
+    }
+
+    /// The short forms of `idempotency:` that name no mechanism (an `Idempotency-Key`
+    /// header for the first two) and `inherent`.
+    pub(crate) const SHORT_FORMS: [&'static str; 4] =
+        ["optional", "required", "unsupported", "inherent"];
+
+    /// The keys of the mapping form that name a key, in `KeyLocation` order.
+    pub(crate) const MAPPING_KEYS: [&'static str; 3] = ["header", "query", "bodyField"];
+
+    /// The key, if the operation has one.
+    pub fn key(&self) -> Option<&IdempotencyKey> {
+        match self {
+            Idempotency::Key(key) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Whether a retry of the operation is known to be safe: a required key, or inherent.
+    pub(crate) fn required_or_inherent(&self) -> bool {
+        match self {
+            Idempotency::Key(key) => key.required,
+            Idempotency::Inherent => true,
+            Idempotency::Unsupported(_) => false,
+        }
+    }
+
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Idempotency::Unsupported(_))
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spends {
+    pub kind: SpendKind,
+    pub note: String,
+    /// The condition under which a call costs (`spends.when`, free text), if only some do.
+    pub when: Option<String>,
+    /// Whose money moves (`spends.payer`).
+    pub payer: Payer,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Async {
+    /// The agent-facing id of a validated free, side-effect-free GET operation.
+    pub poll_with: String,
+    pub typical_seconds: Option<u64>,
+    pub returns: Returns,
+    /// For a job: the free GET that lists the jobs' collection (the poll target's path
+    /// without its last `/{param}`), where a model that lost a job's id finds it again.
+    pub list_with: Option<String>,
+}
+
+/// One operation the agent may call.
+#[derive(Debug, Clone)]
+pub struct Operation {
+    /// The agent-facing id: `operationId` in every output, the MCP tool name.
+    pub id: String,
+    pub method: Method,
+    pub path: String,
+    /// The `{name}` segments of `path`, in order.
+    pub path_params: Vec<String>,
+    pub summary: String,
+    /// The author's description (the override, else the base document's), trimmed.
+    pub description: String,
+    /// The OpenAPI Operation Object as written out, apart from `operationId`, `summary`
+    /// and `description` (replaced by the values above and the model-facing text) and
+    /// the safety hints (added). Includes the retry key (`idempotency`) wherever it goes,
+    /// also when connectorgen added it.
+    pub http: Map<String, Value>,
+    pub spends: Option<Spends>,
+    pub async_: Option<Async>,
+    pub idempotency: Idempotency,
+    /// Whether the person must say yes before each call because it cannot be undone:
+    /// `confirm: true`, or a DELETE without `confirm`. (A call that spends needs their yes
+    /// anyway, `consent()`; this is its permanence.)
+    pub confirm: bool,
+    /// `confirm: { when: … }`: the condition under which a call cannot be undone, when
+    /// only some calls are permanent (`confirm` is then true: the yes is still asked).
+    pub confirm_when: Option<String>,
+    /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
+    /// unless the author wrote `confirm: false`.
+    pub consequential: bool,
+    /// Lints not reported for this operation (`lintAllow`).
+    pub lint_allow: Vec<Lint>,
+    /// `args:`: MCP argument names the author chose, in the order written.
+    pub args: Vec<ArgName>,
+    /// `fixed:`: parameters the connector fills in, never MCP arguments.
+    pub fixed: Vec<Fixed>,
+    /// `probe.input`: the example call `connectorgen probe` makes.
+    pub probe: Option<ProbeInput>,
+    pub origin: Origin,
+}
+
+/// An operation's example call for `connectorgen probe` (`probe: { input: … }`).
+#[derive(Debug, Clone)]
+pub struct ProbeInput {
+    /// The tool's arguments, by their MCP names.
+    pub input: Map<String, Value>,
+    pub span: Span,
+}
+
+/// An MCP argument name the author chose (`args: { <input>: <name> }`).
+#[derive(Debug, Clone)]
+pub struct ArgName {
+    /// The HTTP name of the parameter or body property it renames.
+    pub input: String,
+    pub name: String,
+    /// The key (`input`) and the value (`name`) in the manifest.
+    pub input_span: Span,
+    pub span: Span,
+}
+
+/// A parameter the connector supplies on every call (`fixed: { <name>: { env: … } }`).
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    /// The parameter's HTTP name (every location that has it).
+    pub name: String,
+    pub source: FixedSource,
+    pub span: Span,
+}
+
+/// Where a fixed parameter's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixedSource {
+    /// The environment variable of that name, read by the server that sends the call.
+    Env(String),
+    /// This text.
+    Value(String),
+}
+
+impl Operation {
+    /// The retry key the operation declares (in `http`), if any.
+    pub fn key(&self) -> Option<&IdempotencyKey> {
+        self.idempotency.key()
+    }
+
+    /// Whether the model needs the person's fresh yes before each call: it spends, or
+    /// it cannot be undone (`x-requires-confirmation`).
+    pub fn consent(&self) -> bool {
+        self.spends.is_some() || self.confirm
+    }
+
+    /// The JSON pointer of this operation's object in the generated documents.
+    pub fn pointer(&self) -> String {
+        format!("/paths/{}/{}", escape(&self.path), self.method.as_str())
+    }
+}
+
+/// The machine-readable safety hints connectorgen writes on operations. They say what
+/// the manifest says, so no other source may set them: an `openapi:` fragment is refused
+/// them, and a base document's own are replaced (or dropped where the manifest implies
+/// none).
+pub(crate) const HINT_KEYS: [&str; 13] = [
+    "x-openai-isConsequential",
+    "x-long-running",
+    "x-poll-operationId",
+    "x-typical-seconds",
+    "x-async-returns",
+    "x-cost-kind",
+    "x-cost-note",
+    "x-cost-when",
+    "x-cost-payer",
+    "x-permanent",
+    "x-permanent-when",
+    "x-requires-confirmation",
+    "x-idempotency",
+];
+
+/// The header name every idempotent retry carries.
+pub(crate) const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+/// A media type's essence, `type/subtype` in lower case, without its parameters
+/// (`Application/JSON; charset=utf-8` → `application/json`).
+pub fn media_essence(media: &str) -> String {
+    media
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// A JSON pointer segment: `~` → `~0`, `/` → `~1`.
+pub(crate) fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// A pointer's segment back to the key it names (a reference's percent-encoding too).
+pub(crate) fn unescape(segment: &str) -> String {
+    let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+    decoded.replace("~1", "/").replace("~0", "~")
+}
+
+/// Checks a path template and returns its parameter names in order. The one rule for
+/// every path, written inline or found in a provider's document: a client appends it
+/// to the server URL as it is, and `llms.txt` quotes it in a code span, so it starts
+/// with one `/` (`//host` would be another server), holds only what a URL path may
+/// hold unencoded (no query, fragment, whitespace, backtick, control, bidirectional or
+/// invisible character: everything outside ASCII is refused), has no empty segment,
+/// and each `{name}` is a letter or `_` followed by letters, digits, `_`, `-` or `.`.
+pub(crate) fn path_template(path: &str) -> Result<Vec<String>, String> {
+    if !path.starts_with('/') {
+        return Err("it must start with `/`".to_string());
+    }
+    if let Some(bad) = path.chars().find(|&c| !is_path_char(c)) {
+        return Err(match bad {
+            '?' | '#' => {
+                format!("it has a query or fragment (`{bad}`); a path template holds only the path")
+            }
+            '`' => "it holds a backtick, which cannot appear in a URL path".to_string(),
+            ' ' => "it holds a space, which cannot appear in a URL path".to_string(),
+            c if c.is_ascii_graphic() => format!("`{c}` cannot appear in a URL path"),
+            c => format!(
+                "it holds `{}` (U+{:04X}), which cannot appear in a URL path",
+                c.escape_debug(),
+                c as u32
+            ),
+        });
+    }
+    if path.contains("//") {
+        return Err("it has an empty segment (`//`)".to_string());
+    }
+    let mut params: Vec<String> = Vec::new();
+    let mut rest = path;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            return Err("`}` without a matching `{`".to_string());
+        }
+        let after = &rest[open + 1..];
+        let close = after
+            .find(['{', '}'])
+            .filter(|&i| after[i..].starts_with('}'))
+            .ok_or_else(|| "`{` without a matching `}`".to_string())?;
+        let name = &after[..close];
+        if !name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(format!(
+                "`{{{name}}}` is not a parameter name (a letter or `_`, then letters, digits, `_`, `-` or `.`)"
+            ));
+        }
+        if params.iter().any(|p| p == name) {
+            return Err(format!("parameter `{name}` appears twice"));
+        }
+        params.push(name.to_string());
+        rest = &after[close + 1..];
+    }
+    Ok(params)
+}
+
+/// What a URL path may hold unencoded (RFC 3986 `pchar` and `/`), and the braces of a
+/// template.
+fn is_path_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/%{}".contains(c)
+}
+
+// ---- Lints: which ones exist, their levels, and a manifest's settings. ----
+
+/// A fixed list of names (strum's `VariantArray` and `EnumString` over one spelling
+/// per variant): every name in declaration order, the variant a name spells, and a
+/// variant's name.
+pub trait Names: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr {
+    /// The one spelling strum declares for the variant (`serialize_all` on the enum):
+    /// `Method` lower case as OpenAPI path items key it, `KeyLocation` as OpenAPI's `in`
+    /// writes it.
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    fn names() -> impl Iterator<Item = &'static str> {
+        Self::VARIANTS.iter().map(|v| (*v).into())
+    }
+
+    fn named(name: &str) -> Option<Self> {
+        name.parse().ok()
+    }
+}
+
+impl<T: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr> Names for T {}
+
+/// The lints are rules that declare a level (`diagnostics::Rule`); a lint id is a
+/// rule's code.
+pub use crate::diagnostics::{Level, Rule as Lint};
+
+/// OpenAI GPT Actions cut operation descriptions at 300 characters.
+pub(crate) const DEFAULT_DESCRIPTION_MAX: usize = 300;
+
+/// The `mcp-tool-too-large` default: 8,000 bytes of compact JSON, about 2,000 tokens at
+/// the usual four bytes of JSON per token.
+pub(crate) const DEFAULT_MCP_TOOL_MAX: usize = 8_000;
+
+/// Lint levels for one manifest: defaults, then the manifest's `lint:` settings.
+#[derive(Debug, Clone)]
+pub struct LintConfig {
+    /// Indexed by `Rule as usize`; rules that are not lints stay `Allow` and are never
+    /// looked up.
+    levels: [Level; <Lint as strum::VariantArray>::VARIANTS.len()],
+    pub description_max: usize,
+    /// `mcp-tool-too-large`'s bound, in bytes of compact JSON.
+    pub mcp_tool_max: usize,
+}
+
+impl Default for LintConfig {
+    fn default() -> Self {
+        LintConfig {
+            levels: <Lint as strum::VariantArray>::VARIANTS
+                .iter()
+                .map(|r| r.lint_level().unwrap_or(Level::Allow))
+                .collect::<Vec<_>>()
+                .try_into()
+                .expect("one level per rule"),
+            description_max: DEFAULT_DESCRIPTION_MAX,
+            mcp_tool_max: DEFAULT_MCP_TOOL_MAX,
+        }
+    }
+}
+
+impl LintConfig {
+    pub fn level(&self, lint: Lint) -> Level {
+        self.levels[lint as usize]
+    }
+
+    pub fn set(&mut self, lint: Lint, level: Level) {
+        self.levels[lint as usize] = level;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credential_env;
+
+    #[test]
+    fn credential_variables_follow_the_service_name() {
+        assert_eq!(credential_env("VidGen"), "VIDGEN_TOKEN");
+        assert_eq!(credential_env("Print Shop"), "PRINT_SHOP_TOKEN");
+        assert_eq!(credential_env("  --  "), "CONNECTOR_TOKEN");
+        assert_eq!(credential_env("open-ai batches!"), "OPEN_AI_BATCHES_TOKEN");
+        assert_eq!(credential_env("3D Prints"), "_3D_PRINTS_TOKEN");
+    }
+}

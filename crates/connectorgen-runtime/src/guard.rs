@@ -1,0 +1,247 @@
+//! The run-time defences as one decision: given what the ledger holds for a call, send
+//! it as a new logical request, send it again with the same retry key, answer it from
+//! the ledger (a job already started, a result already had), or ask the person first.
+//!
+//! Takes: whether the call needs consent (and consent is enforced), the nonce of a
+//! consent the call comes with, which rows are being sent right now, and the ledger's
+//! findings. Returns: the ledger decision and the verdict the server acts on.
+//! Must never: send anything, or let a call that needs consent become a new logical
+//! request without a fresh consent nonce.
+//!
+//! The rules (docs/serve.md, "Consent, step by step" and "Retries and jobs"):
+//! - a consent nonce names one logical request: the first time it starts one; again,
+//!   it is that request (a retry), whatever has happened since;
+//! - without a nonce, the newest identical call in the retry window decides: still
+//!   open (no answer yet: a timeout, a 5xx, a crash) → the same request again, same
+//!   key; answered (a job, a success) → not sent, answered from the ledger;
+//! - nothing in the window: a new request, which needs consent if the tool does.
+
+use super::ledger::{Decision, Entry, Found, Status};
+
+/// What the server does with a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Send: a new logical request (`retry: false`) or another attempt of one, with the
+    /// entry's key either way.
+    Send { entry: Entry, retry: bool },
+    /// Do not send: this exact call already started a job or succeeded; answer with the
+    /// stored result (and, for a job, the instruction to poll).
+    Answer { entry: Entry },
+    /// Do not send: the identical call is out at the provider right now.
+    InFlight { entry: Entry },
+    /// Do not send: the person must agree first. `spent` when the consent the call
+    /// carried was used already by a request the provider refused.
+    AskConsent { spent: bool },
+}
+
+/// What one call brings to the decision.
+pub(crate) struct Call<'a> {
+    /// The tool needs consent and consent is enforced.
+    pub needs_consent: bool,
+    /// The nonce of the consent (confirmation token or elicitation) the call carries.
+    pub nonce: Option<&'a str>,
+    /// A fresh retry key, used if the call becomes a new logical request.
+    pub new_key: String,
+    /// Whether a row's request is being sent right now by this process.
+    pub in_flight: &'a dyn Fn(i64) -> bool,
+}
+
+/// The ledger decision for `call` given `found`, and how to read the claim's result.
+pub(crate) fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
+    let new = |nonce: Option<&str>| Decision::Insert {
+        key: call.new_key.clone(),
+        nonce: nonce.map(str::to_string),
+    };
+    let existing = |entry: &Entry| -> (Decision, Plan) {
+        match entry.status {
+            Status::Pending if (call.in_flight)(entry.id) => {
+                (Decision::Nothing, Plan::InFlight(entry.clone()))
+            }
+            Status::Pending => (Decision::Retry(entry.id), Plan::Retry),
+            Status::Job | Status::Done => (Decision::Nothing, Plan::Answer(entry.clone())),
+            // Only reached through a nonce: the latest-row query leaves rejected rows out.
+            Status::Rejected => (Decision::Nothing, Plan::AskConsent { spent: true }),
+        }
+    };
+    match (call.nonce, &found.by_nonce, &found.latest) {
+        (Some(_), Some(entry), _) => match existing(entry) {
+            (_, Plan::AskConsent { .. }) if !call.needs_consent => (new(None), Plan::New),
+            other => other,
+        },
+        (Some(nonce), None, _) => (new(Some(nonce)), Plan::New),
+        (None, _, Some(entry)) => existing(entry),
+        (None, _, None) if call.needs_consent => {
+            (Decision::Nothing, Plan::AskConsent { spent: false })
+        }
+        (None, _, None) => (new(None), Plan::New),
+    }
+}
+
+/// How the row `claim` returns is to be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Plan {
+    New,
+    Retry,
+    Answer(Entry),
+    InFlight(Entry),
+    AskConsent { spent: bool },
+}
+
+impl Plan {
+    /// The verdict, given the row the ledger wrote or counted.
+    pub(crate) fn verdict(self, written: Option<Entry>) -> Option<Verdict> {
+        Some(match self {
+            Plan::New => Verdict::Send {
+                entry: written?,
+                retry: false,
+            },
+            Plan::Retry => Verdict::Send {
+                entry: written?,
+                retry: true,
+            },
+            Plan::Answer(entry) => Verdict::Answer { entry },
+            Plan::InFlight(entry) => Verdict::InFlight { entry },
+            Plan::AskConsent { spent } => Verdict::AskConsent { spent },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::{Claim, Ledger, Outcome, SqliteLedger};
+
+    /// One call through the real (in-memory) ledger, as the server makes it.
+    fn run(
+        ledger: &SqliteLedger,
+        needs_consent: bool,
+        nonce: Option<&str>,
+        key: &str,
+        now: u64,
+        busy: &[i64],
+    ) -> Verdict {
+        let in_flight = |id: i64| busy.contains(&id);
+        let call = Call {
+            needs_consent,
+            nonce,
+            new_key: key.to_string(),
+            in_flight: &in_flight,
+        };
+        let claim = Claim {
+            tool: "createVideo",
+            args_hash: "h",
+            nonce,
+            now,
+            since: now.saturating_sub(3_600),
+        };
+        let mut plan = None;
+        let (_, written) = ledger
+            .claim(&claim, &mut |found| {
+                let (decision, p) = decide(&call, found);
+                plan = Some(p);
+                decision
+            })
+            .unwrap();
+        plan.unwrap().verdict(written).unwrap()
+    }
+
+    fn finish(ledger: &SqliteLedger, entry: &Entry, status: Status) {
+        let outcome = Outcome {
+            status,
+            http_status: Some(200),
+            job_id: None,
+            result: None,
+        };
+        ledger.finish(entry.id, &outcome, entry.updated).unwrap();
+    }
+
+    fn sent(v: Verdict) -> (Entry, bool) {
+        match v {
+            Verdict::Send { entry, retry } => (entry, retry),
+            other => panic!("expected a send, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_paid_call_without_consent_is_not_recorded_or_sent() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        assert_eq!(
+            run(&ledger, true, None, "k1", 1_000, &[]),
+            Verdict::AskConsent { spent: false }
+        );
+        // Asking wrote nothing: the next call with the nonce is the first request.
+        let (entry, retry) = sent(run(&ledger, true, Some("n1"), "k2", 1_001, &[]));
+        assert_eq!((entry.key.as_str(), retry), ("k2", false));
+    }
+
+    #[test]
+    fn a_retry_after_a_timeout_carries_the_same_key_without_new_consent() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, true, Some("n1"), "k1", 1_000, &[]));
+        // Same token again (the model repeats the exact call)…
+        let (again, retry) = sent(run(&ledger, true, Some("n1"), "k-unused", 1_030, &[]));
+        assert_eq!(
+            (again.id, again.key.as_str(), retry),
+            (first.id, "k1", true)
+        );
+        // …or the call without the token: still the same request, same key.
+        let (again, retry) = sent(run(&ledger, true, None, "k-unused", 1_060, &[]));
+        assert_eq!(
+            (again.id, again.key.as_str(), retry),
+            (first.id, "k1", true)
+        );
+    }
+
+    #[test]
+    fn a_started_job_answers_identical_calls_until_a_fresh_consent() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, true, Some("n1"), "k1", 1_000, &[]));
+        finish(&ledger, &first, Status::Job);
+        for nonce in [None, Some("n1")] {
+            match run(&ledger, true, nonce, "k2", 1_010, &[]) {
+                Verdict::Answer { entry } => assert_eq!(entry.id, first.id),
+                other => panic!("expected the first job, got {other:?}"),
+            }
+        }
+        // A new yes is a new request, with a new key.
+        let (second, retry) = sent(run(&ledger, true, Some("n2"), "k3", 1_020, &[]));
+        assert_ne!(second.id, first.id);
+        assert_eq!((second.key.as_str(), retry), ("k3", false));
+    }
+
+    #[test]
+    fn an_identical_call_while_one_is_out_is_not_sent() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, false, None, "k1", 1_000, &[]));
+        match run(&ledger, false, None, "k2", 1_001, &[first.id]) {
+            Verdict::InFlight { entry } => assert_eq!(entry.id, first.id),
+            other => panic!("expected in-flight, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_consent_spent_on_a_refused_request_does_not_open_a_new_one() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, true, Some("n1"), "k1", 1_000, &[]));
+        finish(&ledger, &first, Status::Rejected);
+        assert_eq!(
+            run(&ledger, true, Some("n1"), "k2", 1_010, &[]),
+            Verdict::AskConsent { spent: true }
+        );
+        assert_eq!(
+            run(&ledger, true, None, "k2", 1_010, &[]),
+            Verdict::AskConsent { spent: false }
+        );
+    }
+
+    #[test]
+    fn free_tracked_calls_start_without_consent_and_the_window_ends_retries() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, false, None, "k1", 1_000, &[]));
+        let (again, retry) = sent(run(&ledger, false, None, "k2", 2_000, &[]));
+        assert_eq!((again.id, retry), (first.id, true));
+        let (later, retry) = sent(run(&ledger, false, None, "k3", 1_000 + 3_601, &[]));
+        assert_ne!(later.id, first.id);
+        assert_eq!((later.key.as_str(), retry), ("k3", false));
+    }
+}

@@ -1,0 +1,660 @@
+use super::*;
+use connectorgen_core::render::mcp::mapping::{Body, Credential as Scheme, IdempotencyMapping};
+use serde_json::json;
+
+fn arg(argument: &str, location: Location, name: Option<&str>) -> Argument {
+    Argument {
+        argument: argument.into(),
+        location,
+        name: name.map(str::to_string),
+        style: None,
+        explode: None,
+        allow_reserved: false,
+        content_type: None,
+        encoding: None,
+        required: false,
+    }
+}
+
+fn styled(mut a: Argument, style: &str, explode: bool) -> Argument {
+    a.style = Some(style.into());
+    a.explode = Some(explode);
+    a
+}
+
+fn mapping(
+    method: &str,
+    path: &str,
+    arguments: Vec<Argument>,
+    body: Option<&str>,
+) -> RequestMapping {
+    serde_json::from_value(json!({
+        "method": method,
+        "path": path,
+        "servers": [{"url": "https://{region}.api.example/", "variables": {"region": "eu"}}],
+        "arguments": [],
+        "credential": {"scheme": "none"}
+    }))
+    .map(|mut m: RequestMapping| {
+        m.arguments = arguments;
+        m.body = body.map(|media| Body {
+            media_type: media.into(),
+            required: false,
+        });
+        m
+    })
+    .unwrap()
+}
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn target() -> Target<'static> {
+    Target {
+        base_url: None,
+        credential: None,
+        retry_key: None,
+        env: &no_env,
+    }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+#[test]
+fn path_values_cannot_change_the_path_or_host() {
+    let m = mapping(
+        "GET",
+        "/v1/videos/{id}",
+        vec![styled(
+            arg("id", Location::Path, Some("id")),
+            "simple",
+            false,
+        )],
+        None,
+    );
+    let r = build(
+        &m,
+        &args(json!({"id": "../../admin?x=1#@evil.example/"})),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        "https://eu.api.example/v1/videos/..%2F..%2Fadmin%3Fx%3D1%23%40evil.example%2F"
+    );
+    assert_eq!(r.method, http::Method::GET);
+    assert!(r.body.is_none());
+}
+
+#[test]
+fn query_styles_follow_openapi() {
+    let m = mapping(
+        "GET",
+        "/v1/x",
+        vec![
+            styled(arg("ids", Location::Query, Some("ids")), "form", false),
+            styled(arg("tags", Location::Query, Some("tag")), "form", true),
+            styled(
+                arg("created", Location::Query, Some("created")),
+                "deepObject",
+                true,
+            ),
+            styled(
+                arg("expand", Location::Query, Some("expand")),
+                "deepObject",
+                true,
+            ),
+            styled(
+                arg("DateSent_lt", Location::Query, Some("DateSent<")),
+                "form",
+                true,
+            ),
+            styled(
+                arg("words", Location::Query, Some("words")),
+                "spaceDelimited",
+                false,
+            ),
+            styled(
+                arg("pipes", Location::Query, Some("pipes")),
+                "pipeDelimited",
+                false,
+            ),
+            styled(arg("q", Location::Query, Some("q")), "form", true),
+        ],
+        None,
+    );
+    let call = json!({
+        "ids": [1, 2, 3],
+        "tags": ["a b", "c&d"],
+        "created": {"gte": 10, "lt": 20},
+        "expand": ["data.customer"],
+        "DateSent_lt": "2024-01-01",
+        "words": ["x", "y"],
+        "pipes": ["x", "y"],
+        "q": "100% = sure"
+    });
+    let r = build(&m, &args(call), &target()).unwrap();
+    assert_eq!(
+        r.url,
+        "https://eu.api.example/v1/x?ids=1,2,3&tag=a%20b&tag=c%26d\
+         &created%5Bgte%5D=10&created%5Blt%5D=20&expand%5B0%5D=data.customer\
+         &DateSent%3C=2024-01-01&words=x%20y&pipes=x%7Cy&q=100%25%20%3D%20sure"
+    );
+}
+
+#[test]
+fn arguments_the_mapping_does_not_list_are_not_sent_and_nulls_are_left_out() {
+    let m = mapping(
+        "GET",
+        "/v1/x",
+        vec![arg("limit", Location::Query, Some("limit"))],
+        None,
+    );
+    let r = build(
+        &m,
+        &args(json!({"limit": null, "smuggled": "1", "Authorization": "x"})),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(r.url, "https://eu.api.example/v1/x");
+    assert!(r.headers.is_empty());
+}
+
+#[test]
+fn a_required_argument_must_be_there() {
+    let mut id = arg("id", Location::Path, Some("id"));
+    id.required = true;
+    let m = mapping("GET", "/v1/x/{id}", vec![id], None);
+    assert_eq!(
+        build(&m, &args(json!({})), &target()),
+        Err(RequestError::Missing("id".into()))
+    );
+}
+
+#[test]
+fn headers_refuse_line_breaks_and_cookies_are_joined() {
+    let m = mapping(
+        "GET",
+        "/v1/x",
+        vec![
+            arg("trace", Location::Header, Some("X-Trace")),
+            arg("session", Location::Cookie, Some("sid")),
+        ],
+        None,
+    );
+    let bad = build(&m, &args(json!({"trace": "a\r\nX-Evil: 1"})), &target());
+    assert_eq!(bad, Err(RequestError::HeaderBreak("trace".into())));
+    let r = build(
+        &m,
+        &args(json!({"trace": ["a", "b"], "session": "s 1"})),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.headers,
+        vec![
+            ("X-Trace".to_string(), "a,b".to_string()),
+            ("Cookie".to_string(), "sid=s%201".to_string())
+        ]
+    );
+}
+
+#[test]
+fn json_bodies_gather_their_properties_and_the_server_sets_the_retry_key() {
+    let mut m = mapping(
+        "POST",
+        "/v1/videos",
+        vec![
+            arg("prompt", Location::Body, Some("prompt")),
+            arg("aspectRatio", Location::Body, Some("aspectRatio")),
+            styled(
+                arg("idempotencyKey", Location::Header, Some("Idempotency-Key")),
+                "simple",
+                false,
+            ),
+        ],
+        Some("application/json"),
+    );
+    m.idempotency = Some(IdempotencyMapping {
+        argument: "idempotencyKey".into(),
+        location: Location::Header,
+        name: "Idempotency-Key".into(),
+        required: false,
+    });
+    let t = Target {
+        base_url: Some("http://127.0.0.1:9/"),
+        retry_key: Some("server-key"),
+        ..target()
+    };
+    let r = build(
+        &m,
+        &args(json!({"prompt": "a cat", "idempotencyKey": "model-key"})),
+        &t,
+    )
+    .unwrap();
+    assert_eq!(r.url, "http://127.0.0.1:9/v1/videos");
+    assert_eq!(r.body.as_deref(), Some(br#"{"prompt":"a cat"}"#.as_slice()));
+    assert_eq!(
+        r.headers,
+        vec![
+            ("Idempotency-Key".to_string(), "server-key".to_string()),
+            ("Content-Type".to_string(), "application/json".to_string())
+        ]
+    );
+}
+
+#[test]
+fn form_bodies_use_brackets_for_nested_values() {
+    let m = mapping(
+        "POST",
+        "/v1/payment_intents",
+        vec![
+            arg("amount", Location::Body, Some("amount")),
+            arg("metadata", Location::Body, Some("metadata")),
+            arg("expand", Location::Body, Some("expand")),
+        ],
+        Some("application/x-www-form-urlencoded"),
+    );
+    let r = build(
+        &m,
+        &args(json!({"amount": 500, "metadata": {"order": "a&b"}, "expand": ["x", "y"]})),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(r.body.unwrap()).unwrap(),
+        "amount=500&metadata%5Border%5D=a%26b&expand%5B0%5D=x&expand%5B1%5D=y"
+    );
+}
+
+#[test]
+fn binary_bodies_are_decoded_and_multipart_parts_carry_files() {
+    let mut audio = arg("body", Location::Body, None);
+    audio.encoding = Some(Encoding::Base64);
+    let m = mapping(
+        "POST",
+        "/v2/upload",
+        vec![audio],
+        Some("application/octet-stream"),
+    );
+    let r = build(&m, &args(json!({"body": "AAEC/w=="})), &target()).unwrap();
+    assert_eq!(r.body.as_deref(), Some([0u8, 1, 2, 255].as_slice()));
+    assert!(build(&m, &args(json!({"body": "not base64!"})), &target()).is_err());
+
+    let mut file = arg("file", Location::Body, Some("file"));
+    file.encoding = Some(Encoding::Base64);
+    let m = mapping(
+        "POST",
+        "/v1/files",
+        vec![file, arg("purpose", Location::Body, Some("purpose"))],
+        Some("multipart/form-data"),
+    );
+    let r = build(
+        &m,
+        &args(json!({"file": "aGk=", "purpose": "batch"})),
+        &target(),
+    )
+    .unwrap();
+    let content_type = &r
+        .headers
+        .iter()
+        .find(|(n, _)| n == "Content-Type")
+        .unwrap()
+        .1;
+    let boundary = content_type.split("boundary=").nth(1).unwrap();
+    let body = String::from_utf8(r.body.unwrap()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\n\
+             Content-Type: application/octet-stream\r\n\r\nhi\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n\
+             --{boundary}--\r\n"
+        )
+    );
+}
+
+#[test]
+fn path_styles_label_and_matrix() {
+    let m = mapping(
+        "GET",
+        "/a/{l}/b/{m}",
+        vec![
+            styled(arg("l", Location::Path, Some("l")), "label", false),
+            styled(arg("m", Location::Path, Some("m")), "matrix", true),
+        ],
+        None,
+    );
+    let r = build(
+        &m,
+        &args(json!({"l": ["x", "y"], "m": ["1", "2"]})),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(r.url, "https://eu.api.example/a/.x,y/b/;m=1;m=2");
+}
+
+#[test]
+fn fixed_inputs_come_from_the_environment_only() {
+    let mut m = mapping("GET", "/Accounts/{AccountSid}/Messages", vec![], None);
+    m.fixed = vec![FixedInput {
+        location: Location::Path,
+        name: "AccountSid".into(),
+        style: Some("simple".into()),
+        explode: Some(false),
+        env: Some("ACCOUNT_SID".into()),
+        value: None,
+    }];
+    assert_eq!(
+        build(&m, &args(json!({"AccountSid": "AC_model"})), &target()),
+        Err(RequestError::FixedUnset("ACCOUNT_SID".into()))
+    );
+    let env = |name: &str| (name == "ACCOUNT_SID").then(|| "AC1".to_string());
+    let t = Target {
+        env: &env,
+        ..target()
+    };
+    let r = build(&m, &args(json!({"AccountSid": "AC_model"})), &t).unwrap();
+    assert_eq!(r.url, "https://eu.api.example/Accounts/AC1/Messages");
+}
+
+#[test]
+fn the_credential_goes_where_the_auth_says() {
+    let scheme = Scheme::ApiKey {
+        location: Location::Query,
+        name: "api_key".into(),
+    };
+    let credential = Credential::new(&scheme, "s3cr&t").unwrap();
+    let m = mapping("GET", "/v1/x", vec![], None);
+    let t = Target {
+        credential: Some(&credential),
+        ..target()
+    };
+    let r = build(&m, &args(json!({})), &t).unwrap();
+    assert_eq!(r.url, "https://eu.api.example/v1/x?api_key=s3cr%26t");
+}
+
+/// The whole road on a real example: manifest → mcp-tools.json → mapping → request.
+#[test]
+fn the_video_example_builds_from_its_own_tools_file() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/manifests/video.yaml"
+    ))
+    .unwrap();
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        manifest_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/manifests").into()),
+        allow_read: vec![concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/specs").into()],
+        ..Default::default()
+    };
+    let analysis =
+        connectorgen_core::analyze_with("video.yaml", std::sync::Arc::new(text), &options).unwrap();
+    let outputs = analysis.outputs.unwrap();
+    let tools_text = outputs
+        .iter()
+        .find(|(path, _)| path.ends_with("mcp-tools.json"))
+        .map(|(_, text)| text.clone())
+        .unwrap();
+    let tools = connectorgen_core::render::mcp::mapping::read_tools(&tools_text).unwrap();
+    let (_, create) = tools
+        .iter()
+        .find(|(t, _)| t["name"] == "createVideo")
+        .unwrap();
+    let t = Target {
+        base_url: Some("http://127.0.0.1:8787"),
+        retry_key: Some("k1"),
+        ..target()
+    };
+    let r = build(
+        create,
+        &args(json!({"prompt": "a cat", "aspectRatio": "1:1"})),
+        &t,
+    )
+    .unwrap();
+    assert_eq!(r.method, http::Method::POST);
+    assert_eq!(r.url, "http://127.0.0.1:8787/v1/videos");
+    assert_eq!(
+        r.body.as_deref(),
+        Some(br#"{"prompt":"a cat","aspectRatio":"1:1"}"#.as_slice())
+    );
+    assert!(r.headers.contains(&("Idempotency-Key".into(), "k1".into())));
+}
+
+/// Each tool of a bundled example, read back from the `mcp-tools.json` it builds.
+fn example_tools(name: &str) -> Vec<(Value, RequestMapping)> {
+    let path = format!(
+        "{}/../../examples/manifests/{name}.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        manifest_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/manifests").into()),
+        allow_read: vec![concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/specs").into()],
+        ..Default::default()
+    };
+    let analysis =
+        connectorgen_core::analyze_with(&path, std::sync::Arc::new(text), &options).unwrap();
+    assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
+    let tools_text = analysis
+        .outputs
+        .unwrap()
+        .iter()
+        .find(|(p, _)| p.ends_with("mcp-tools.json"))
+        .map(|(_, t)| t.clone())
+        .unwrap();
+    connectorgen_core::render::mcp::mapping::read_tools(&tools_text).unwrap()
+}
+
+fn mapping_of<'a>(tools: &'a [(Value, RequestMapping)], tool: &str) -> &'a RequestMapping {
+    &tools.iter().find(|(t, _)| t["name"] == tool).unwrap().1
+}
+
+const LOCAL: &str = "http://127.0.0.1:8787";
+
+fn local(credential: Option<&Credential>) -> Target<'_> {
+    Target {
+        base_url: Some(LOCAL),
+        credential,
+        retry_key: Some("key-1"),
+        env: &no_env,
+    }
+}
+
+fn header<'a>(r: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    r.headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn stripe_query_deep_objects_and_form_bodies() {
+    let tools = example_tools("stripe");
+    let r = build(
+        mapping_of(&tools, "listCustomers"),
+        &args(
+            json!({"created": {"gte": 1_700_000_000}, "expand": ["data.default_source"], "limit": 3}),
+        ),
+        &local(None),
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        format!(
+            "{LOCAL}/v1/customers?created%5Bgte%5D=1700000000&expand%5B0%5D=data.default_source&limit=3"
+        )
+    );
+    assert!(
+        r.body.is_none(),
+        "Stripe's GETs declare an empty form body: none is sent"
+    );
+
+    let r = build(
+        mapping_of(&tools, "createPaymentIntent"),
+        &args(json!({"amount": 2000, "currency": "usd", "metadata": {"order_id": "6735"}})),
+        &local(None),
+    )
+    .unwrap();
+    assert_eq!(r.method, http::Method::POST);
+    assert_eq!(
+        header(&r, "Content-Type"),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert_eq!(
+        String::from_utf8(r.body.unwrap()).unwrap(),
+        "amount=2000&currency=usd&metadata%5Border_id%5D=6735"
+    );
+}
+
+#[test]
+fn assemblyai_binary_upload_and_an_unexploded_list() {
+    let tools = example_tools("assemblyai");
+    let scheme = mapping_of(&tools, "uploadAudio").credential.clone();
+    let credential = Credential::new(&scheme, "aai-key").unwrap();
+    let r = build(
+        mapping_of(&tools, "uploadAudio"),
+        &args(json!({"body": "UklGRg=="})),
+        &local(Some(&credential)),
+    )
+    .unwrap();
+    assert_eq!(r.url, format!("{LOCAL}/v2/upload"));
+    assert_eq!(r.body.as_deref(), Some(b"RIFF".as_slice()));
+    assert_eq!(header(&r, "Content-Type"), Some("application/octet-stream"));
+    assert_eq!(header(&r, "Authorization"), Some("aai-key"));
+
+    let r = build(
+        mapping_of(&tools, "wordSearch"),
+        &args(json!({"transcript_id": "t/1", "words": ["hello", "big world"]})),
+        &local(None),
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        format!("{LOCAL}/v2/transcript/t%2F1/word-search?words=hello,big%20world")
+    );
+}
+
+#[test]
+fn openai_multipart_file_upload() {
+    let tools = example_tools("openai-batches");
+    let r = build(
+        mapping_of(&tools, "createFile"),
+        &args(json!({"file": "eyJhIjoxfQ==", "purpose": "batch"})),
+        &local(None),
+    )
+    .unwrap();
+    let content_type = header(&r, "Content-Type").unwrap().to_string();
+    assert!(content_type.starts_with("multipart/form-data; boundary="));
+    let boundary = content_type.split("boundary=").nth(1).unwrap();
+    let body = String::from_utf8(r.body.unwrap()).unwrap();
+    assert!(body.contains(&format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\n"
+    )));
+    assert!(body.contains("\r\n\r\n{\"a\":1}\r\n"), "{body}");
+    assert!(body.contains("name=\"purpose\"\r\n\r\nbatch\r\n"), "{body}");
+    assert!(body.ends_with(&format!("--{boundary}--\r\n")));
+}
+
+#[test]
+fn twilio_renamed_arguments_fixed_account_and_basic_auth() {
+    let tools = example_tools("twilio");
+    let list = mapping_of(&tools, "listMessages");
+    let env = |name: &str| (name == "TWILIO_ACCOUNT_SID").then(|| "AC123".to_string());
+    let credential = Credential::new(&list.credential, "AC123:secret").unwrap();
+    let t = Target {
+        env: &env,
+        ..local(Some(&credential))
+    };
+    let r = build(
+        list,
+        &args(json!({"sentBefore": "2024-01-02", "To": "+15551234567"})),
+        &t,
+    )
+    .unwrap();
+    assert_eq!(
+        r.url,
+        format!(
+            "{LOCAL}/2010-04-01/Accounts/AC123/Messages.json?To=%2B15551234567&DateSent%3C=2024-01-02"
+        )
+    );
+    assert_eq!(header(&r, "Authorization"), Some("Basic QUMxMjM6c2VjcmV0"));
+}
+
+#[test]
+fn inline_examples_send_the_servers_retry_key() {
+    for (example, tool, call, path) in [
+        (
+            "printshop",
+            "placeOrder",
+            json!({"quoteId": "q_1"}),
+            "/v1/orders",
+        ),
+        (
+            "payments",
+            "createRefund",
+            json!({"payment_intent": "pi_1"}),
+            "/v1/refunds",
+        ),
+        (
+            "printshop",
+            "cancelOrder",
+            json!({"orderId": "o 1"}),
+            "/v1/orders/o%201",
+        ),
+    ] {
+        let tools = example_tools(example);
+        let r = build(mapping_of(&tools, tool), &args(call), &local(None)).unwrap();
+        assert_eq!(r.url, format!("{LOCAL}{path}"), "{example} {tool}");
+        assert_eq!(
+            header(&r, "Idempotency-Key"),
+            Some("key-1"),
+            "{example} {tool}"
+        );
+    }
+}
+
+#[test]
+fn a_retry_key_in_the_body_or_the_query_is_the_servers_too() {
+    for (location, name, expect_url, expect_body) in [
+        (
+            Location::Body,
+            "idempotency_key",
+            "https://eu.api.example/v1/x",
+            r#"{"amount":1,"idempotency_key":"server-key"}"#,
+        ),
+        (
+            Location::Query,
+            "request_id",
+            "https://eu.api.example/v1/x?request_id=server-key",
+            r#"{"amount":1}"#,
+        ),
+    ] {
+        let mut m = mapping(
+            "POST",
+            "/v1/x",
+            vec![
+                arg("amount", Location::Body, Some("amount")),
+                arg("key", location, Some(name)),
+            ],
+            Some("application/json"),
+        );
+        m.idempotency = Some(IdempotencyMapping {
+            argument: "key".into(),
+            location,
+            name: name.into(),
+            required: true,
+        });
+        let t = Target {
+            retry_key: Some("server-key"),
+            ..target()
+        };
+        let r = build(&m, &args(json!({"amount": 1, "key": "model-key"})), &t).unwrap();
+        assert_eq!(r.url, expect_url);
+        assert_eq!(r.body.as_deref(), Some(expect_body.as_bytes()));
+    }
+}

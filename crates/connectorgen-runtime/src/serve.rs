@@ -1,0 +1,251 @@
+//! `connectorgen serve`: the connector as a running MCP server that enforces what the
+//! manifest says — consent before a call that spends or cannot be undone, the
+//! provider's retry key on every retry, and no second job while the first runs.
+//!
+//! Takes: a validated connector with its `mcp-tools.json` (the tools served are exactly
+//! those, their request mapping included), and the command line's settings. Returns:
+//! when the client goes away (stdio) or the process is stopped (HTTP).
+//! Must never: forward a call that needs consent without a fresh yes bound to that tool
+//! and those arguments (unless `--no-consent`, announced at start-up), take the
+//! credential from a tool argument, write anything but MCP to stdout, or contact a host
+//! that is not the connector's.
+//!
+//! The only module that speaks MCP (through `rmcp`); the runtime under it builds and
+//! sends requests and keeps the ledger. Protocol revisions: every one rmcp 3.11 knows,
+//! 2024-11-05 to 2026-07-28; on 2026-07-28 consent is asked with the multi round-trip
+//! input-required result, on earlier ones with `elicitation/create` when the client
+//! declares elicitation, else with a one-time confirmation value the model relays.
+
+mod handler;
+pub(crate) mod log;
+pub(crate) mod reply;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::client::{Client, Limits, Origin};
+use crate::clock::{Clock, SystemClock};
+use crate::consent::Sealer;
+use crate::credential::Credential;
+use crate::ledger::SqliteLedger;
+use crate::state;
+use connectorgen_core::Analysis;
+use connectorgen_core::model::Target;
+use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
+
+pub(crate) use handler::Server;
+
+/// How `serve` runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None`: stdio. `Some`: Streamable HTTP on this address, path `/mcp`.
+    pub http: Option<SocketAddr>,
+    /// Host names (or `host:port`) accepted in the `Host` header of HTTP requests besides
+    /// loopback (`--allow-host`): a remote deployment's public name.
+    pub allow_hosts: Vec<String>,
+    pub base_url: Option<String>,
+    /// `None`: the platform's state directory (`state::default_dir`).
+    pub state_dir: Option<PathBuf>,
+    pub enforce_consent: bool,
+    /// How long an identical call counts as a retry of the one before (seconds).
+    pub retry_window: u64,
+    pub limits: Limits,
+}
+
+/// Default `--retry-window`: one hour covers a client's timeout and restart and a
+/// person coming back to a slow job, and ends well inside the 24 hours most providers
+/// keep a retry key.
+pub const DEFAULT_RETRY_WINDOW: u64 = 3600;
+
+/// Runs the server until the client disconnects (stdio) or the process ends (HTTP).
+pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
+    let server = prepare(analysis, config, Arc::new(SystemClock))?;
+    crate::block_on(async move {
+        match config.http {
+            None => serve_stdio(server).await,
+            Some(address) => serve_http(server, address).await,
+        }
+    })
+    .map_err(|e| format!("could not start the runtime: {e}"))?
+}
+
+/// The server for a connector, ready to attach to a transport.
+pub(crate) fn prepare(
+    analysis: &Analysis,
+    config: &Config,
+    clock: Arc<dyn Clock>,
+) -> Result<Server, String> {
+    let connector = analysis
+        .connector
+        .as_ref()
+        .ok_or("the manifest did not validate")?;
+    if !connector.targets.contains(&Target::Mcp) {
+        return Err("serve needs the mcp target (run with it selected)".into());
+    }
+    let tools = mapping::tools_in(analysis.outputs.as_ref())?;
+    if let Some(base) = &config.base_url {
+        Origin::of(base).ok_or_else(|| format!("--base-url {base} is not an absolute URL"))?;
+    }
+    let allowed = allowed_origins(tools.iter().map(|(_, m)| m), config.base_url.as_deref());
+    let client = Client::new(config.limits, allowed).map_err(|e| e.to_string())?;
+
+    let dir = match &config.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            state::default_dir().ok_or("no state directory (HOME is not set): pass --state DIR")?
+        }
+    };
+    state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let ledger_path = state::ledger_path(&dir, &connector.service.name);
+    let ledger =
+        SqliteLedger::open(&ledger_path).map_err(|e| format!("{}: {e}", ledger_path.display()))?;
+    let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let sealer = Sealer::new(&secret, clock)?;
+
+    let env_name = connector.auth.env.clone();
+    let secret_value = std::env::var(&env_name)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let credentials: Vec<Option<Credential>> = tools
+        .iter()
+        .map(|(_, m)| {
+            secret_value
+                .as_deref()
+                .and_then(|v| Credential::new(&m.credential, v))
+        })
+        .collect();
+    let mut secrets: Vec<String> = credentials
+        .iter()
+        .flatten()
+        .map(|c| c.secret().to_string())
+        .collect();
+    secrets.extend(secret_value.clone());
+    let redactor = log::Redactor::new(secrets);
+
+    let takes_credential = tools
+        .iter()
+        .any(|(_, m)| m.credential != mapping::Credential::None);
+    redactor.line(
+        "start",
+        serde_json::json!({
+            "service": connector.service.name,
+            "tools": tools.len(),
+            "consent": if config.enforce_consent { "enforced" } else { "OFF" },
+            "state": ledger_path.display().to_string(),
+            "retryWindowSeconds": config.retry_window,
+            "credentialEnv": env_name,
+            "credentialSet": secret_value.is_some(),
+            "baseUrl": config.base_url,
+        }),
+    );
+    if !config.enforce_consent {
+        redactor.line(
+            "warning",
+            serde_json::json!({"message": "--no-consent: calls that spend or cannot be undone are \
+                forwarded WITHOUT asking the person. Only for tests and sandboxes."}),
+        );
+    }
+    if takes_credential && secret_value.is_none() {
+        redactor.line(
+            "warning",
+            serde_json::json!({"message": format!("{env_name} is not set: calls go out without a credential")}),
+        );
+    }
+
+    Server::new(handler::Parts {
+        connector: connector.clone(),
+        tools,
+        credentials,
+        client,
+        ledger: Arc::new(ledger),
+        sealer,
+        config: config.clone(),
+        redactor,
+        env_name,
+    })
+}
+
+/// The origins the client may contact: `--base-url` alone when given (every call goes
+/// there), else every server of every tool.
+fn allowed_origins<'a>(
+    mappings: impl Iterator<Item = &'a RequestMapping>,
+    base_url: Option<&str>,
+) -> Vec<Origin> {
+    if let Some(base) = base_url {
+        return Origin::of(base).into_iter().collect();
+    }
+    let mut out: Vec<Origin> = Vec::new();
+    for mapping in mappings {
+        for server in &mapping.servers {
+            let mut url = server.url.clone();
+            for (name, value) in &server.variables {
+                url = url.replace(&format!("{{{name}}}"), value);
+            }
+            if let Some(origin) = Origin::of(&url)
+                && !out.contains(&origin)
+            {
+                out.push(origin);
+            }
+        }
+    }
+    out
+}
+
+async fn serve_stdio(server: Server) -> Result<(), String> {
+    use rmcp::ServiceExt as _;
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("MCP handshake failed: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the server stopped: {e}"))?;
+    Ok(())
+}
+
+async fn serve_http(server: Server, address: SocketAddr) -> Result<(), String> {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+        local.ip().to_string(),
+    ];
+    hosts.push(format!("{}:{}", local.ip(), local.port()));
+    hosts.push(format!("localhost:{}", local.port()));
+    hosts.extend(server.allow_hosts().iter().cloned());
+    let http_config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    let redactor = server.redactor().clone();
+    let factory = move || Ok(server.clone());
+    let service = StreamableHttpService::new(
+        factory,
+        Arc::new(LocalSessionManager::default()),
+        http_config,
+    );
+    redactor.line(
+        "listening",
+        serde_json::json!({"url": format!("http://{local}/mcp")}),
+    );
+    loop {
+        let (stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
+        let service = TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            // A client that hangs up mid-request ends only its own connection.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

@@ -1,0 +1,578 @@
+//! The MCP handler: lists the connector's tools and carries each call through the
+//! defences to the provider.
+//!
+//! Takes: the connector, its tools with their mappings, the client, the ledger, the
+//! sealer. Returns: MCP results (`rmcp`'s types).
+//! Must never: send a call the guard did not clear, or send it before its ledger row is
+//! durable.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+
+use super::Config;
+use super::log::Redactor;
+use super::reply::{self, Poll, Why};
+use crate::client::{Client, HttpResponse};
+use crate::consent::{Purpose, Sealer};
+use crate::credential::Credential;
+use crate::guard::{self, Verdict};
+use crate::ledger::{Claim, Entry, Ledger, Outcome, Status};
+use crate::request::{self, Target};
+use connectorgen_core::model::{Connector, Operation, Returns};
+use connectorgen_core::render::mcp::OUTPUT_SCHEMA_META_KEY;
+use connectorgen_core::render::mcp::mapping::RequestMapping;
+
+/// The argument serve adds to tracked tools: the one-time value of a consent.
+pub(super) const CONFIRMATION_ARGUMENT: &str = "confirmation";
+
+/// The key of the consent question in an input-required result.
+const CONSENT_INPUT: &str = "consent";
+
+mod consent;
+
+use consent::{Asked, Asking, Consent, asking};
+
+/// What `prepare` hands over.
+pub(super) struct Parts {
+    pub connector: Connector,
+    pub tools: Vec<(Value, RequestMapping)>,
+    pub credentials: Vec<Option<Credential>>,
+    pub client: Client,
+    pub ledger: Arc<dyn Ledger>,
+    pub sealer: Sealer,
+    pub config: Config,
+    pub redactor: Redactor,
+    pub env_name: String,
+}
+
+struct Served {
+    tool: Tool,
+    mapping: RequestMapping,
+    op: Operation,
+    credential: Option<Credential>,
+    /// Recorded in the ledger: spends, async, needs consent, or carries a retry key.
+    tracked: bool,
+    /// The async operation's poll tool and the argument that takes the job id.
+    poll: Option<(String, String)>,
+}
+
+struct Shared {
+    tools: Vec<Served>,
+    by_name: HashMap<String, usize>,
+    client: Client,
+    ledger: Arc<dyn Ledger>,
+    sealer: Sealer,
+    config: Config,
+    redactor: Redactor,
+    info: ServerConfig,
+    /// Rows whose request is out at the provider right now.
+    in_flight: Mutex<HashSet<i64>>,
+}
+
+/// The MCP server (cheap to clone: one per HTTP session shares everything).
+#[derive(Clone)]
+pub(crate) struct Server(Arc<Shared>);
+
+impl Server {
+    pub(super) fn new(parts: Parts) -> Result<Server, String> {
+        let Parts {
+            connector,
+            tools,
+            credentials,
+            client,
+            ledger,
+            sealer,
+            config,
+            redactor,
+            env_name,
+        } = parts;
+        let mut served = Vec::new();
+        let mut by_name = HashMap::new();
+        for ((definition, mapping), credential) in tools.into_iter().zip(credentials) {
+            let name = definition["name"].as_str().unwrap_or_default().to_string();
+            let op = connector
+                .operations
+                .iter()
+                .find(|op| op.id == name)
+                .cloned()
+                .ok_or_else(|| format!("tool {name} has no operation"))?;
+            let tracked = op.consent() || op.async_.is_some() || mapping.idempotency.is_some();
+            let poll = op.async_.as_ref().and_then(|a| {
+                let target = connector.operations.iter().find(|o| o.id == a.poll_with)?;
+                let param = target.path_params.last()?.clone();
+                Some((a.poll_with.clone(), param))
+            });
+            let definition = served_definition(definition, &mapping, tracked);
+            let tool: Tool =
+                serde_json::from_value(definition).map_err(|e| format!("tool {name}: {e}"))?;
+            by_name.insert(name, served.len());
+            served.push(Served {
+                tool,
+                mapping,
+                op,
+                credential,
+                tracked,
+                poll,
+            });
+        }
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                connector.service.name.clone(),
+                connector.service.version.clone(),
+            ))
+            .with_instructions(instructions(&connector, &env_name, config.enforce_consent));
+        info.protocol_version = ProtocolVersion::LATEST;
+        Ok(Server(Arc::new(Shared {
+            tools: served,
+            by_name,
+            client,
+            ledger,
+            sealer,
+            config,
+            redactor,
+            info,
+            in_flight: Mutex::new(HashSet::new()),
+        })))
+    }
+
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.0.redactor
+    }
+
+    pub(crate) fn allow_hosts(&self) -> &[String] {
+        &self.0.config.allow_hosts
+    }
+}
+
+fn instructions(connector: &Connector, env_name: &str, enforce: bool) -> String {
+    let consent = if enforce {
+        "Calls that cost money or credits, or cannot be undone, are sent only after the person \
+         agreed to that exact call: answer the question the server asks, or relay its \
+         confirmation request to the person."
+    } else {
+        "Consent enforcement is OFF on this server."
+    };
+    format!(
+        "{} ({}). {consent} Identical calls within the retry window are retries of the same \
+         request; a started job is returned again instead of starting a second one: poll it. \
+         The credential comes from the server's {env_name} environment variable, never from \
+         an argument.",
+        connector.service.title, connector.service.description
+    )
+}
+
+/// The tool as `mcp-tools.json` has it, with the retry key argument taken out (the
+/// server sends its own) and, on tracked tools, the `confirmation` argument added.
+fn served_definition(mut definition: Value, mapping: &RequestMapping, tracked: bool) -> Value {
+    let schema = &mut definition["inputSchema"];
+    if let Some(idem) = &mapping.idempotency {
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.shift_remove(&idem.argument);
+        }
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|r| r.as_str() != Some(idem.argument.as_str()));
+        }
+    }
+    if tracked && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(
+            CONFIRMATION_ARGUMENT.into(),
+            json!({
+                "type": "string",
+                "description": "Leave out. Only when this server answered an earlier call of this \
+                    tool with a confirmation value AND the person then agreed: that value, with \
+                    the same other arguments."
+            }),
+        );
+    }
+    definition
+}
+
+/// For a client on 2026-07-28, which allows any JSON Schema as `outputSchema`: the
+/// schema `mcp-tools.json` keeps under `_meta` because earlier clients refuse a root
+/// that is not an object.
+fn with_any_output_schema(tool: &Tool) -> Tool {
+    let mut tool = tool.clone();
+    let kept = tool
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(OUTPUT_SCHEMA_META_KEY))
+        .and_then(Value::as_object)
+        .cloned();
+    if tool.output_schema.is_none()
+        && let Some(schema) = kept
+    {
+        tool.output_schema = Some(Arc::new(schema));
+    }
+    tool
+}
+
+impl rmcp::ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        self.0.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let current = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        Ok(ListToolsResult::with_all_items(
+            self.0
+                .tools
+                .iter()
+                .map(|t| {
+                    if current {
+                        with_any_output_schema(&t.tool)
+                    } else {
+                        t.tool.clone()
+                    }
+                })
+                .collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let index = *self.0.by_name.get(name)?;
+        Some(self.0.tools[index].tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(&index) = self.0.by_name.get(request.name.as_ref()) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {}", request.name),
+                None,
+            ));
+        };
+        self.0.call(index, request, &context).await
+    }
+}
+
+impl Shared {
+    fn refuse(&self, tool: &str, reason: &str, extra: Value) {
+        let mut fields = json!({"tool": tool, "reason": reason});
+        if let (Value::Object(f), Value::Object(e)) = (&mut fields, extra) {
+            f.extend(e);
+        }
+        self.redactor.line("refused", fields);
+    }
+
+    async fn call(
+        &self,
+        index: usize,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let served = &self.tools[index];
+        let op = &served.op;
+        let mut args: Map<String, Value> = request.arguments.clone().unwrap_or_default();
+        let token = args
+            .shift_remove(CONFIRMATION_ARGUMENT)
+            .and_then(|v| v.as_str().map(str::to_string));
+        if let Some(idem) = &served.mapping.idempotency {
+            // The server's key replaces the model's: a model that makes up a fresh key for
+            // every retry would turn each retry into a new request.
+            args.shift_remove(&idem.argument);
+        }
+
+        // Bad arguments or a foreign host: refused before anything is recorded.
+        let probe_target = self.target(served, Some("k"));
+        let built = request::build(&served.mapping, &args, &probe_target)
+            .map_err(|e| e.to_string())
+            .and_then(|r| {
+                self.client
+                    .check(&r.url)
+                    .map(|()| r)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(problem) = built {
+            self.refuse(&op.id, "bad-arguments", json!({"problem": problem}));
+            return Ok(
+                rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+                    "NOT SENT: {problem}"
+                ))])
+                .into(),
+            );
+        }
+
+        if !served.tracked {
+            return Ok(self.forward(served, &args, None).await.into());
+        }
+
+        let hash = crate::args_hash(&args);
+        let needs_consent = op.consent() && self.config.enforce_consent;
+        let how = asking(context);
+
+        let consent = self.consent_of(&request, &served.op.id, &hash, token.as_deref());
+        let invalid = matches!(consent, Consent::Invalid);
+        let mut nonce = match &consent {
+            Consent::Token(n) | Consent::Given(n) => Some(n.clone()),
+            Consent::Declined => {
+                self.refuse(&op.id, "declined", json!({}));
+                return Ok(reply::declined(op).into());
+            }
+            Consent::None | Consent::Invalid => None,
+        };
+        // On a client that can ask the person, a relayed confirmation (offered for a
+        // second identical request) is not the person's yes: ask them.
+        if matches!(consent, Consent::Token(_)) && needs_consent && how != Asking::Token {
+            match self
+                .ask(served, &args, &hash, how, Why::Second, context)
+                .await?
+            {
+                Asked::Response(response) => return Ok(*response),
+                Asked::Given(given) => nonce = Some(given),
+            }
+        }
+
+        let verdict = self.claim(op, &hash, nonce.as_deref(), needs_consent)?;
+        match verdict {
+            Verdict::AskConsent { spent } => {
+                let why = if spent {
+                    self.refuse(&op.id, "confirmation-spent", json!({}));
+                    Why::Spent
+                } else if invalid {
+                    self.refuse(&op.id, "confirmation-invalid", json!({}));
+                    Why::NotForThisCall
+                } else {
+                    Why::Fresh
+                };
+                match self.ask(served, &args, &hash, how, why, context).await? {
+                    Asked::Response(response) => Ok(*response),
+                    Asked::Given(nonce) => {
+                        let verdict = self.claim(op, &hash, Some(&nonce), needs_consent)?;
+                        Ok(self.act(served, &args, verdict).await.into())
+                    }
+                }
+            }
+            other => Ok(self.act(served, &args, other).await.into()),
+        }
+    }
+
+    fn target<'a>(&'a self, served: &'a Served, key: Option<&'a str>) -> Target<'a> {
+        Target {
+            base_url: self.config.base_url.as_deref(),
+            credential: served.credential.as_ref(),
+            retry_key: key,
+            env: &env_var,
+        }
+    }
+
+    fn claim(
+        &self,
+        op: &Operation,
+        hash: &str,
+        nonce: Option<&str>,
+        needs_consent: bool,
+    ) -> Result<Verdict, ErrorData> {
+        let now = self.sealer.clock().now();
+        let busy = self
+            .in_flight
+            .lock()
+            .map(|set| set.clone())
+            .unwrap_or_default();
+        let in_flight = |id: i64| busy.contains(&id);
+        let call = guard::Call {
+            needs_consent,
+            nonce,
+            new_key: uuid::Uuid::new_v4().to_string(),
+            in_flight: &in_flight,
+        };
+        let claim = Claim {
+            tool: &op.id,
+            args_hash: hash,
+            nonce,
+            now,
+            since: now.saturating_sub(self.config.retry_window),
+        };
+        let mut plan = None;
+        let (_, written) = self
+            .ledger
+            .claim(&claim, &mut |found| {
+                let (decision, p) = guard::decide(&call, found);
+                plan = Some(p);
+                decision
+            })
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        plan.and_then(|p| p.verdict(written))
+            .ok_or_else(|| ErrorData::internal_error("the ledger returned no row", None))
+    }
+
+    /// Carries out a verdict that is not a question.
+    async fn act(
+        &self,
+        served: &Served,
+        args: &Map<String, Value>,
+        verdict: Verdict,
+    ) -> rmcp::model::CallToolResult {
+        let op = &served.op;
+        let hash = crate::args_hash(args);
+        match verdict {
+            Verdict::Send { entry, retry } => self.send_tracked(served, args, entry, retry).await,
+            Verdict::Answer { entry } => {
+                let issued = self.sealer.issue(Purpose::Confirmation, &op.id, &hash);
+                self.refuse(
+                    &op.id,
+                    "already-started",
+                    json!({"jobId": entry.job_id, "status": entry.status_name()}),
+                );
+                let poll = served
+                    .poll
+                    .as_ref()
+                    .map(|(tool, param)| Poll { tool, param });
+                reply::already(op, &entry, poll.as_ref(), &issued.token)
+            }
+            Verdict::InFlight { .. } => {
+                self.refuse(&op.id, "in-flight", json!({}));
+                reply::in_flight(op)
+            }
+            Verdict::AskConsent { .. } => {
+                // `call` asks before acting; reaching here means a second claim asked again.
+                self.refuse(&op.id, "consent-required", json!({}));
+                reply::declined(op)
+            }
+        }
+    }
+
+    async fn send_tracked(
+        &self,
+        served: &Served,
+        args: &Map<String, Value>,
+        entry: Entry,
+        retry: bool,
+    ) -> rmcp::model::CallToolResult {
+        if let Ok(mut set) = self.in_flight.lock() {
+            set.insert(entry.id);
+        }
+        let result = self.forward(served, args, Some((&entry, retry))).await;
+        if let Ok(mut set) = self.in_flight.lock() {
+            set.remove(&entry.id);
+        }
+        result
+    }
+
+    /// Builds and sends the request; for a tracked call records the outcome on `entry`.
+    async fn forward(
+        &self,
+        served: &Served,
+        args: &Map<String, Value>,
+        tracked: Option<(&Entry, bool)>,
+    ) -> rmcp::model::CallToolResult {
+        let op = &served.op;
+        let key = tracked.map(|(e, _)| e.key.as_str());
+        let http = match request::build(&served.mapping, args, &self.target(served, key)) {
+            Ok(r) => r,
+            Err(e) => {
+                self.refuse(&op.id, "bad-arguments", json!({"problem": e.to_string()}));
+                return rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(
+                    format!("NOT SENT: {e}"),
+                )]);
+            }
+        };
+        let started = std::time::Instant::now();
+        let sent = self.client.send(&http).await;
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let uri = http.url.split('?').next().unwrap_or_default().to_string();
+        let mut fields = json!({
+            "tool": op.id,
+            "method": http.method.as_str(),
+            "url": http.url,
+            "ms": ms,
+        });
+        if let Some((entry, retry)) = tracked {
+            fields["key"] = json!(entry.key);
+            fields["retry"] = json!(retry);
+            fields["attempt"] = json!(entry.attempts);
+        }
+        let now = self.sealer.clock().now();
+        match sent {
+            Ok(response) => {
+                fields["status"] = json!(response.status);
+                self.redactor.line("forwarded", fields);
+                let job_id = job_id(served, &response);
+                if let Some((entry, _)) = tracked {
+                    let outcome = outcome(op, &response, job_id.clone());
+                    if let Err(e) = self.ledger.finish(entry.id, &outcome, now) {
+                        self.redactor
+                            .line("error", json!({"tool": op.id, "ledger": e.to_string()}));
+                    }
+                }
+                let poll = served
+                    .poll
+                    .as_ref()
+                    .map(|(tool, param)| Poll { tool, param });
+                reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref())
+            }
+            Err(error) => {
+                fields["error"] = json!(error.to_string());
+                self.redactor.line("forwarded", fields);
+                // The row stays pending: a retry is sent with the same key.
+                reply::send_failed(op, &error, tracked.is_some())
+            }
+        }
+    }
+}
+
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The job id an async operation's answer names: the field called like the poll
+/// target's last path parameter, else `id`.
+fn job_id(served: &Served, response: &HttpResponse) -> Option<String> {
+    let a = served.op.async_.as_ref()?;
+    if a.returns != Returns::Job || response.status >= 300 {
+        return None;
+    }
+    let body: Value = serde_json::from_slice(&response.body).ok()?;
+    let param = served.poll.as_ref().map_or("id", |(_, p)| p.as_str());
+    let value = body.get(param).or_else(|| body.get("id"))?;
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// How an answer leaves the logical request: 2xx answered; 408, 409, 425, 429 and 5xx
+/// unknown (a retry with the same key is right); any other 4xx refused.
+fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> Outcome {
+    let status = match response.status {
+        200..=399
+            if op
+                .async_
+                .as_ref()
+                .is_some_and(|a| a.returns == Returns::Job) =>
+        {
+            Status::Job
+        }
+        200..=399 => Status::Done,
+        408 | 409 | 425 | 429 | 500.. => Status::Pending,
+        _ => Status::Rejected,
+    };
+    let result = (response.status < 300 && response.body.len() <= 1024 * 1024)
+        .then(|| String::from_utf8(response.body.clone()).ok())
+        .flatten();
+    Outcome {
+        status,
+        http_status: Some(response.status),
+        job_id,
+        result,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,258 @@
+use super::consent::accepted;
+use super::*;
+use connectorgen_core::render::mcp::mapping::read_tools;
+
+fn video() -> (Connector, Vec<(Value, RequestMapping)>) {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/manifests/video.yaml"
+    ))
+    .unwrap();
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        manifest_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/manifests").into()),
+        ..Default::default()
+    };
+    let analysis = connectorgen_core::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
+    let tools_text = analysis
+        .outputs
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|(p, _)| p.ends_with("mcp-tools.json"))
+        .map(|(_, t)| t.clone())
+        .unwrap();
+    (
+        analysis.connector.unwrap(),
+        read_tools(&tools_text).unwrap(),
+    )
+}
+
+#[test]
+fn served_tools_lose_the_retry_key_argument_and_tracked_ones_gain_confirmation() {
+    let (_, tools) = video();
+    let (create, create_map) = tools
+        .iter()
+        .find(|(t, _)| t["name"] == "createVideo")
+        .unwrap();
+    assert!(
+        create["inputSchema"]["properties"]
+            .get("idempotencyKey")
+            .is_some()
+    );
+    let served = served_definition(create.clone(), create_map, true);
+    let props = &served["inputSchema"]["properties"];
+    assert!(props.get("idempotencyKey").is_none());
+    assert!(props.get(CONFIRMATION_ARGUMENT).is_some());
+    assert!(
+        !served["inputSchema"]["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "idempotencyKey" || r == CONFIRMATION_ARGUMENT)
+    );
+    let (get, get_map) = tools.iter().find(|(t, _)| t["name"] == "getVideo").unwrap();
+    assert_eq!(served_definition(get.clone(), get_map, false), *get);
+}
+
+fn response(status: u16, body: &str) -> HttpResponse {
+    HttpResponse {
+        status,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+#[test]
+fn outcomes_keep_unknown_answers_open_for_a_same_key_retry() {
+    let (connector, _) = video();
+    let create = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "createVideo")
+        .unwrap();
+    let list = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "listVideos")
+        .unwrap();
+    let cases = [
+        (create, 200, Status::Job),
+        (list, 200, Status::Done),
+        (create, 500, Status::Pending),
+        (create, 503, Status::Pending),
+        (create, 429, Status::Pending),
+        (create, 409, Status::Pending),
+        (create, 408, Status::Pending),
+        (create, 400, Status::Rejected),
+        (create, 401, Status::Rejected),
+        (create, 404, Status::Rejected),
+    ];
+    for (op, status, expected) in cases {
+        let outcome = outcome(op, &response(status, "{}"), None);
+        assert_eq!(outcome.status, expected, "{} {status}", op.id);
+        assert_eq!(outcome.result.is_some(), status < 300);
+    }
+}
+
+#[test]
+fn the_job_id_is_the_poll_targets_parameter() {
+    let (connector, tools) = video();
+    let create = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "createVideo")
+        .unwrap();
+    let (definition, mapping) = tools
+        .iter()
+        .find(|(t, _)| t["name"] == "createVideo")
+        .unwrap();
+    let served = Served {
+        tool: serde_json::from_value(definition.clone()).unwrap(),
+        mapping: mapping.clone(),
+        op: create.clone(),
+        credential: None,
+        tracked: true,
+        poll: Some(("getVideo".into(), "id".into())),
+    };
+    assert_eq!(
+        job_id(
+            &served,
+            &response(200, r#"{"id":"vid_7","status":"queued"}"#)
+        ),
+        Some("vid_7".into())
+    );
+    assert_eq!(job_id(&served, &response(500, r#"{"id":"x"}"#)), None);
+    assert_eq!(job_id(&served, &response(200, "not json")), None);
+}
+
+#[test]
+fn the_question_quotes_the_manifest_and_the_arguments() {
+    let (connector, _) = video();
+    let create = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "createVideo")
+        .unwrap();
+    let args = serde_json::json!({"prompt": "a cat"});
+    let q = reply::consent_question(create, args.as_object().unwrap(), false);
+    assert!(q.contains("Costs 1 generation credit."), "{q}");
+    assert!(q.contains("\"prompt\": \"a cat\""), "{q}");
+    assert!(!q.contains("second one"));
+    let again = reply::consent_question(create, args.as_object().unwrap(), true);
+    assert!(again.contains("this would be a second one"), "{again}");
+}
+
+#[test]
+fn a_non_object_output_schema_is_offered_only_on_the_current_revision() {
+    let tool: Tool = serde_json::from_value(json!({
+        "name": "listThings",
+        "inputSchema": {"type": "object"},
+        "_meta": {OUTPUT_SCHEMA_META_KEY: {"type": "array", "items": {"type": "string"}}}
+    }))
+    .unwrap();
+    assert!(tool.output_schema.is_none());
+    let current = with_any_output_schema(&tool);
+    assert_eq!(
+        current
+            .output_schema
+            .as_deref()
+            .map(|s| s.get("type").cloned()),
+        Some(Some(json!("array")))
+    );
+}
+
+#[test]
+fn the_credential_variable_is_auth_env_else_the_service_default() {
+    let (connector, _) = video();
+    assert_eq!(connector.auth.env, "VIDGEN_TOKEN");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/manifests/video.yaml"
+    ))
+    .unwrap()
+    .replace(
+        "auth:\n  tokenPrefix: vg_",
+        "auth:\n  tokenPrefix: vg_\n  env: VG_KEY",
+    );
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        manifest_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/manifests").into()),
+        ..Default::default()
+    };
+    let analysis = connectorgen_core::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
+    assert_eq!(analysis.connector.unwrap().auth.env, "VG_KEY");
+}
+
+#[test]
+fn the_confirmation_request_says_why_it_asks_again() {
+    let (connector, _) = video();
+    let create = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "createVideo")
+        .unwrap();
+    let text = |why| {
+        let r = reply::consent_required(create, "q", "tok", 600, why);
+        assert_eq!(r.is_error, Some(true));
+        r.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default()
+    };
+    assert!(text(Why::Fresh).contains("\"confirmation\": \"tok\""));
+    assert!(text(Why::Fresh).contains("for 10 minutes"));
+    assert!(text(Why::Spent).contains("already used by a request the provider refused"));
+    assert!(text(Why::NotForThisCall).contains("expired or was given for other arguments"));
+}
+
+#[test]
+fn only_an_accepted_checked_form_is_a_yes() {
+    assert!(accepted(
+        &json!({"action": "accept", "content": {"confirm": true}})
+    ));
+    assert!(!accepted(
+        &json!({"action": "accept", "content": {"confirm": false}})
+    ));
+    assert!(!accepted(&json!({"action": "accept"})));
+    assert!(!accepted(
+        &json!({"action": "decline", "content": {"confirm": true}})
+    ));
+    assert!(!accepted(&json!({"action": "cancel"})));
+}
+
+#[test]
+fn the_question_names_whose_money_moves_and_when_it_is_permanent() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/cases/valid/safety-wording.yaml"
+    ))
+    .unwrap();
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        ..Default::default()
+    };
+    let analysis =
+        connectorgen_core::analyze_with("safety-wording.yaml", Arc::new(text), &options).unwrap();
+    let connector = analysis.connector.unwrap();
+    let op = |id: &str| connector.operations.iter().find(|o| o.id == id).unwrap();
+    let args = serde_json::json!({});
+    let args = args.as_object().unwrap();
+    let refund = reply::consent_question(op("refundBuyer"), args, false);
+    assert!(
+        refund.contains("This call costs money from your customer, not from you: you authorise it on their behalf"),
+        "{refund}"
+    );
+    assert!(
+        refund.contains("It cannot be undone when: the order was paid by bank transfer."),
+        "{refund}"
+    );
+    let label = reply::consent_question(op("buyLabel"), args, false);
+    assert!(label.contains("This call costs money: "), "{label}");
+    assert!(!label.contains("customer"), "{label}");
+    let action = reply::consent_question(op("runServerAction"), args, false);
+    assert!(
+        action.contains("It cannot be undone when: type is rebuild or restore."),
+        "{action}"
+    );
+}
