@@ -167,90 +167,19 @@ document lacks and no flag gives, unwritable output)."
         max_bytes: u64,
     },
     /// Run the connector as an MCP server that enforces consent, retry keys and one job per request
-    #[command(
-        after_help = "The provider's credential is read from the variable auth.env names, by default <SERVICE>_TOKEN (service.name upper-cased, \
-other characters as _: VidGen -> VIDGEN_TOKEN). Every forwarded or refused call is one JSON line on stderr.\n\n\
-Examples:\n  VIDGEN_TOKEN=vg_... connectorgen serve examples/manifests/video.yaml\n  \
-connectorgen serve connector.yaml --base-url http://127.0.0.1:8787 --state /tmp/state\n  \
-connectorgen serve connector.yaml --http 127.0.0.1:8000\n\n\
-Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not run."
-    )]
-    Serve {
-        /// The manifest to serve
-        #[arg(default_value = "connector.yaml")]
-        manifest: PathBuf,
-        /// Serve Streamable HTTP on this address (path /mcp) instead of stdio
-        #[arg(long, value_name = "ADDR")]
-        http: Option<std::net::SocketAddr>,
-        /// With --http: also accept requests whose Host is NAME (a remote deployment's public name; repeatable)
-        #[arg(long, value_name = "NAME")]
-        allow_host: Vec<String>,
-        /// Send every call here instead of the manifest's server (a sandbox, a local provider)
-        #[arg(long, value_name = "URL")]
-        base_url: Option<String>,
-        /// The folder of the ledger [default: the platform's state directory + /connectorgen]
-        #[arg(long, value_name = "DIR")]
-        state: Option<PathBuf>,
-        /// Forward calls that spend or cannot be undone WITHOUT asking (tests, sandboxes); announced at start-up
-        #[arg(long)]
-        no_consent: bool,
-        /// Seconds during which an identical call is a retry of the one before
-        #[arg(long, value_name = "SECS", default_value_t = connectorgen_runtime::serve::DEFAULT_RETRY_WINDOW)]
-        retry_window: u64,
-        /// Seconds to wait for a connection to the provider
-        #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
-        connect_timeout: f64,
-        /// Seconds a whole call to the provider may take, answer included
-        #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds)]
-        timeout: f64,
-        /// The largest answer read from the provider (K, M, G suffixes)
-        #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = input::parse_size)]
-        max_response_bytes: u64,
-        /// Refuse a manifest larger than this (K, M, G suffixes)
-        #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
-        max_bytes: u64,
-        /// Let the manifest name files in DIR too (its `openapi:` document), besides its own folder (repeatable)
-        #[arg(long, value_name = "DIR")]
-        allow_read: Vec<PathBuf>,
-    },
+    #[cfg(feature = "runtime")]
+    Serve(serve_probe::ServeArgs),
     /// Check against a sandbox that the provider keeps the promises the manifest makes
-    #[command(
-        after_help = "Checks: retry key honoured, retry key required, async really is async, poll target is \
-free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see docs/probe.md). \
-Calls that spend or cannot be undone are made only within --allow-spend. The credential is read from \
-<SERVICE>_TOKEN, as for serve.\n\n\
-Examples:\n  VIDGEN_TOKEN=vg_test connectorgen probe examples/manifests/video.yaml --base-url http://127.0.0.1:8787 --allow-spend 4\n  \
-connectorgen probe connector.yaml --base-url https://sandbox.example.com --format github\n\n\
-Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 could not run."
-    )]
-    Probe {
-        /// The manifest whose promises to check
-        #[arg(default_value = "connector.yaml")]
-        manifest: PathBuf,
-        /// The sandbox to call: on this machine, or a server the document marks as a sandbox or test server (else --live)
-        #[arg(long, value_name = "URL")]
-        base_url: String,
-        /// Check only this operation (repeatable)
-        #[arg(long = "operation", value_name = "ID")]
-        operations: Vec<String>,
-        /// The most calls that spend or cannot be undone (each counted, and printed)
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        allow_spend: u32,
-        /// The base URL is a live service, not a sandbox: calls have real effects
-        #[arg(long)]
-        live: bool,
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-        /// Seconds a whole call may take, answer included
-        #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = seconds)]
-        timeout: f64,
-        /// Refuse a manifest larger than this (K, M, G suffixes)
-        #[arg(long, value_name = "BYTES", default_value = "128M", value_parser = input::parse_size)]
-        max_bytes: u64,
-        /// Let the manifest name files in DIR too (its `openapi:` document), besides its own folder (repeatable)
-        #[arg(long, value_name = "DIR")]
-        allow_read: Vec<PathBuf>,
-    },
+    #[cfg(feature = "runtime")]
+    Probe(serve_probe::ProbeArgs),
+    /// Not in this build: connectorgen was installed without its runtime
+    #[cfg(not(feature = "runtime"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Serve(serve_probe::Absent),
+    /// Not in this build: connectorgen was installed without its runtime
+    #[cfg(not(feature = "runtime"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Probe(serve_probe::Absent),
     /// Print the JSON Schema of the manifest (for editors: see docs/editors.md)
     #[command(
         after_help = "Examples:\n  connectorgen schema > connector.schema.json\n\nExit codes: 0 printed."
@@ -523,58 +452,8 @@ fn main() -> ExitCode {
             };
             init_import::run_import(&ui, &spec, &output, force, max_bytes, &flags)
         }
-        Command::Serve {
-            manifest,
-            http,
-            allow_host,
-            base_url,
-            state,
-            no_consent,
-            retry_window,
-            connect_timeout,
-            timeout,
-            max_response_bytes,
-            max_bytes,
-            allow_read,
-        } => {
-            let config = connectorgen_runtime::serve::Config {
-                http,
-                allow_hosts: allow_host,
-                base_url,
-                state_dir: state,
-                enforce_consent: !no_consent,
-                retry_window,
-                limits: connectorgen_runtime::client::Limits {
-                    connect_timeout: std::time::Duration::from_secs_f64(connect_timeout),
-                    total_timeout: std::time::Duration::from_secs_f64(timeout),
-                    max_response_bytes: usize::try_from(max_response_bytes).unwrap_or(usize::MAX),
-                },
-            };
-            serve_probe::run_serve(&ui, &manifest, max_bytes, allow_read, &config)
-        }
-        Command::Probe {
-            manifest,
-            base_url,
-            operations,
-            allow_spend,
-            live,
-            format,
-            timeout,
-            max_bytes,
-            allow_read,
-        } => {
-            let config = connectorgen_runtime::probe::Config {
-                base_url,
-                operations,
-                allow_spend,
-                live,
-                limits: connectorgen_runtime::client::Limits {
-                    total_timeout: std::time::Duration::from_secs_f64(timeout),
-                    ..connectorgen_runtime::client::Limits::default()
-                },
-            };
-            serve_probe::run_probe(&ui, &manifest, max_bytes, allow_read, &config, format)
-        }
+        Command::Serve(args) => serve_probe::run_serve(&ui, args),
+        Command::Probe(args) => serve_probe::run_probe(&ui, args),
         Command::Schema => {
             ui.out(&connectorgen_core::schema::manifest_schema());
             Ok(ExitCode::SUCCESS)
@@ -612,13 +491,6 @@ fn main() -> ExitCode {
 
 fn render_template_error(e: &connectorgen_core::render::RenderError, color: bool) -> String {
     connectorgen_core::report::template_error(e, color)
-}
-
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() && v < 1e9 => Ok(v),
-        _ => Err(format!("`{text}` is not a positive number of seconds")),
-    }
 }
 
 /// A path for a success line: escaped as error lines are, so that a file name cannot
