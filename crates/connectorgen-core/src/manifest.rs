@@ -139,6 +139,26 @@ pub struct RawManifest {
         example = json!({ "contentType": "application/json", "schema": { "$ref": "#/components/schemas/Error" }, "statuses": [400, 401, 404, 429, 500] })
     )]
     pub errors: Option<Spanned<RawErrors>>,
+    /// What `connectorgen probe` may call: the provider's sandbox.
+    #[schemars(
+        with = "Option<RawManifestProbe>",
+        example = json!({ "sandboxUrl": "https://sandbox.api.vidgen.example" })
+    )]
+    pub probe: Option<Spanned<RawManifestProbe>>,
+}
+
+/// The top-level `probe:` key: where `connectorgen probe` checks the provider's promises.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawManifestProbe {
+    /// The provider's sandbox (same rules as `publicUrl`): `probe` calls it without
+    /// `--live`, and without `--base-url`. Nothing else counts as a sandbox: not a server
+    /// whose description says "sandbox".
+    #[schemars(
+        with = "Option<String>",
+        example = "https://sandbox.api.vidgen.example"
+    )]
+    pub sandbox_url: Option<Spanned<String>>,
 }
 
 /// One entry of `servers:`.

@@ -34,6 +34,9 @@ pub struct Connector {
     pub templates_dir: Option<(String, Span)>,
     /// Inline mode: where each of `schemas:` is defined, for findings about them.
     pub schema_spans: Vec<(String, Span)>,
+    /// `probe.sandboxUrl`: the provider's sandbox, where `connectorgen probe` may make
+    /// calls without `--live` (checked like `publicUrl`, without a trailing slash).
+    pub sandbox_url: Option<String>,
 }
 
 /// The OpenAPI 3.1 document around the operations (a 3.0 base is upgraded on the way in).
@@ -200,12 +203,24 @@ pub struct Auth {
     /// `credential_env(service.name)`. Not part of any generated text.
     #[serde(skip)]
     pub env: String,
+    /// Where `auth.env` is written, when it is (the default has no place in the manifest).
+    #[serde(skip)]
+    pub env_span: Option<Span>,
 }
 
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
 /// with every run of other characters as one `_` (`VidGen` → `VIDGEN_TOKEN`, "Print Shop"
 /// → `PRINT_SHOP_TOKEN`).
 pub(crate) fn credential_env(service: &str) -> String {
+    format!("{}TOKEN", env_prefix(service))
+}
+
+/// The prefix of a service's own environment variables: `service.name` upper-cased, each
+/// run of other characters one `_`, ending in `_` (`VidGen` → `VIDGEN_`, "Print Shop" →
+/// `PRINT_SHOP_`; a leading digit gets a `_` before it; no letter or digit at all:
+/// `CONNECTOR_`). `serve` and `probe` read the variables that start with it, and others
+/// only when the person names them on the command line (`--allow-env`).
+pub fn env_prefix(service: &str) -> String {
     let mut out = String::new();
     for c in service.chars() {
         if c.is_ascii_alphanumeric() {
@@ -216,11 +231,11 @@ pub(crate) fn credential_env(service: &str) -> String {
     }
     let trimmed = out.trim_end_matches('_');
     if trimmed.is_empty() {
-        "CONNECTOR_TOKEN".to_string()
+        "CONNECTOR_".to_string()
     } else if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("_{trimmed}_TOKEN")
+        format!("_{trimmed}_")
     } else {
-        format!("{trimmed}_TOKEN")
+        format!("{trimmed}_")
     }
 }
 

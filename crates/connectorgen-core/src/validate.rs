@@ -155,6 +155,11 @@ pub fn validate(
     };
     v.cross_operation(&checked);
 
+    let sandbox_url = raw
+        .probe
+        .as_ref()
+        .and_then(|p| p.value.sandbox_url.as_ref())
+        .and_then(|url| v.check_url(url, "probe.sandboxUrl"));
     let lint = v.lint_config(raw.lint.as_ref());
     let targets = v.targets(raw.targets.as_ref());
     v.ids_for_targets(&checked, &targets);
@@ -204,6 +209,7 @@ pub fn validate(
                 }),
                 client_credentials,
                 env: credential.env.clone().unwrap_or_default(),
+                env_span: credential.env_span,
             };
             Some((document, auth))
         }
@@ -217,6 +223,7 @@ pub fn validate(
                         .unwrap_or_else(|| "connector token".to_string()),
                     client_credentials: false,
                     env: credential.env.clone().unwrap_or_default(),
+                    env_span: credential.env_span,
                 };
                 let around = lower::Around {
                     service,
@@ -262,6 +269,7 @@ pub fn validate(
         targets,
         templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
         schema_spans: v.schema_spans,
+        sandbox_url,
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
     Ok((connector, v.findings.into_vec()))
@@ -443,7 +451,7 @@ impl Validator {
     /// Every other URL is a link (a page the person opens, a file the model reads) and
     /// may carry both.
     fn check_url(&mut self, value: &Spanned<String>, key: &'static str) -> Option<String> {
-        let checked = if key == "publicUrl" {
+        let checked = if matches!(key, "publicUrl" | "probe.sandboxUrl") {
             check_url(value.value.trim())
         } else {
             check_link(value.value.trim())

@@ -13,7 +13,7 @@ use serde_saphyr::Spanned;
 use super::Validator;
 use super::inline::lower::Errors;
 use super::inline::refs;
-use crate::diagnostics::{Diagnostic, suggest};
+use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
 use crate::model::{AUTH_SCHEMES, AuthScheme};
 
@@ -27,8 +27,9 @@ pub(super) struct Credential {
         reason = "the name of model::Auth's field it becomes"
     )]
     pub credential_name: Option<String>,
-    /// `auth.env`, when given and a variable name.
+    /// `auth.env`, when given and a variable name, and where it is written.
     pub env: Option<String>,
+    pub env_span: Option<Span>,
 }
 
 impl Validator {
@@ -44,6 +45,7 @@ impl Validator {
                 token_prefixes: Vec::new(),
                 credential_name: None,
                 env: None,
+                env_span: None,
             };
         };
         let raw = &a.value;
@@ -95,6 +97,7 @@ impl Validator {
             token_prefixes,
             credential_name,
             env,
+            env_span: raw.env.as_ref().map(span),
         }
     }
 
