@@ -11,4 +11,5 @@ use crate::support::recorder;
 mod probe;
 mod reference;
 mod requests;
+mod secrets;
 mod serve;
