@@ -206,6 +206,51 @@ pub struct Auth {
     /// Where `auth.env` is written, when it is (the default has no place in the manifest).
     #[serde(skip)]
     pub env_span: Option<Span>,
+    /// A one-part credential's `format` (`ShippoToken {value}`): how the value is written.
+    pub format: Option<String>,
+    /// Every part of the credential, in the order sent: one for the single-credential
+    /// forms (a bearer token, an API key, basic), several for `auth.parts` or a
+    /// document's security requirement of several schemes; none without a credential.
+    pub parts: Vec<CredentialPart>,
+    /// Where `auth:` is written (findings about what a target cannot express point
+    /// here), when it is.
+    #[serde(skip)]
+    pub span: Option<Span>,
+}
+
+/// Where a part of a credential may go.
+pub(crate) const CREDENTIAL_PART_LOCATIONS: [&str; 4] = ["header", "query", "cookie", "body"];
+
+/// One part of the credential: where it goes, how it is written, where `serve` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CredentialPart {
+    /// `header`, `query`, `cookie` or `body` (a top-level field of a JSON or form body).
+    #[serde(rename = "in")]
+    pub location: String,
+    /// The header, query parameter, cookie or body field.
+    pub name: String,
+    /// How the value is written, `{value}` standing for it (`Bearer {value}`); `None`:
+    /// the value itself.
+    pub format: Option<String>,
+    /// HTTP Basic: the value (`user:password`) is sent base64-encoded, after `Basic `.
+    #[serde(skip)]
+    pub basic: bool,
+    /// The environment variable `serve` reads it from.
+    #[serde(skip)]
+    pub env: String,
+    #[serde(skip)]
+    pub env_span: Option<Span>,
+    /// The document's security scheme it is (`components.securitySchemes` key), if any.
+    #[serde(skip)]
+    pub security_scheme: Option<String>,
+}
+
+impl CredentialPart {
+    /// Whether it is a field of the request body, which only `serve` can fill in.
+    pub fn in_body(&self) -> bool {
+        self.location == "body"
+    }
 }
 
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
@@ -259,6 +304,8 @@ pub enum AuthScheme {
     #[serde(rename = "oauth2")]
     OAuth2,
     OpenIdConnect,
+    /// Several parts sent together (`Auth::parts`), or a part in the body.
+    Parts,
     /// No security requirement applies to the exposed operations.
     None,
 }

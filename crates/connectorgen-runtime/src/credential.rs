@@ -19,77 +19,139 @@ use std::collections::BTreeMap;
 use connectorgen_core::Analysis;
 use connectorgen_core::diagnostics::Span;
 use connectorgen_core::model::{Connector, env_prefix};
-use connectorgen_core::render::mcp::mapping::{Credential as Scheme, Location, RequestMapping};
+use connectorgen_core::render::mcp::mapping::{
+    Credential as Scheme, CredentialPart as Part, Encoding, Location, RequestMapping,
+};
 use connectorgen_core::report::LineIndex;
 use serde_json::{Value, json};
 
 use crate::redact::{self, MIN_SECRET, Redactor};
 
-/// Where the credential goes on a request.
+/// Where one part of the credential goes on a request, and its text as sent.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) enum Placement {
     Header(String, String),
     Query(String, String),
     Cookie(String, String),
+    /// A top-level field of the JSON or form body.
+    Body(String, String),
 }
 
-/// A credential ready to apply.
+/// A credential ready to apply: one placement per part.
 #[derive(Clone)]
 pub(crate) struct Credential {
-    pub placement: Placement,
-    /// Every secret text it holds: the variable's value, the value as placed, and for
+    pub placements: Vec<Placement>,
+    /// Every secret text it holds: each variable's value, each value as placed, and for
     /// basic the user, the password and their base64.
     secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for Credential {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (kind, name) = match &self.placement {
-            Placement::Header(n, _) => ("header", n),
-            Placement::Query(n, _) => ("query", n),
-            Placement::Cookie(n, _) => ("cookie", n),
-        };
-        write!(f, "Credential({kind} {name}: [redacted])")
+        let parts: Vec<String> = self
+            .placements
+            .iter()
+            .map(|p| {
+                let (kind, name) = match p {
+                    Placement::Header(n, _) => ("header", n),
+                    Placement::Query(n, _) => ("query", n),
+                    Placement::Cookie(n, _) => ("cookie", n),
+                    Placement::Body(n, _) => ("body", n),
+                };
+                format!("{kind} {name}: [redacted]")
+            })
+            .collect();
+        write!(f, "Credential({})", parts.join(", "))
     }
 }
 
 impl Credential {
-    /// The credential `scheme` says, from `value` (the variable's content), or `None`
-    /// when the tool takes none.
+    /// The credential a one-part `scheme` says, from `value` (the variable's content),
+    /// or `None` when the tool takes none or its credential has parts (`from_parts`).
     pub(crate) fn new(scheme: &Scheme, value: &str) -> Option<Credential> {
         let value = value.trim();
-        let mut secrets = vec![value.to_string()];
+        let mut credential = Credential {
+            placements: Vec::new(),
+            secrets: vec![value.to_string()],
+        };
         let placement = match scheme {
             Scheme::Bearer | Scheme::OAuth2 => {
                 Placement::Header("Authorization".into(), format!("Bearer {value}"))
             }
             Scheme::Basic => {
-                let [encoded, unpadded] = redact::base64_forms(value);
-                if let Some((user, password)) = value.split_once(':') {
-                    secrets.extend([user.to_string(), password.to_string()]);
-                }
-                secrets.push(unpadded);
-                let header = format!("Basic {encoded}");
-                secrets.push(encoded);
-                Placement::Header("Authorization".into(), header)
+                let encoded = credential.basic(value);
+                Placement::Header("Authorization".into(), format!("Basic {encoded}"))
             }
-            Scheme::ApiKey { location, name } => match location {
-                Location::Query => Placement::Query(name.clone(), value.to_string()),
-                Location::Cookie => Placement::Cookie(name.clone(), value.to_string()),
-                _ => Placement::Header(name.clone(), value.to_string()),
-            },
-            Scheme::None => return None,
+            Scheme::ApiKey { location, name } => place(*location, name, value.to_string()),
+            Scheme::Parts { .. } | Scheme::None => return None,
         };
+        credential.push(placement);
+        Some(credential)
+    }
+
+    /// The credential of parts, each from `value(part's variable)`; a part whose
+    /// variable is not set is left out (start-up says so). `None`: no part is set.
+    pub(crate) fn from_parts(
+        parts: &[Part],
+        value: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Credential> {
+        let mut credential = Credential {
+            placements: Vec::new(),
+            secrets: Vec::new(),
+        };
+        for part in parts {
+            let Some(raw) = value(&part.env) else {
+                continue;
+            };
+            let raw = raw.trim().to_string();
+            credential.secrets.push(raw.clone());
+            let text = match part.encoding {
+                Some(Encoding::Base64) => credential.basic(&raw),
+                None => raw,
+            };
+            let text = match &part.format {
+                Some(format) => format.replacen("{value}", &text, 1),
+                None => text,
+            };
+            credential.push(place(part.location, &part.name, text));
+        }
+        (!credential.placements.is_empty()).then_some(credential)
+    }
+
+    /// The base64 of basic's `user:password`, its pieces registered as secrets.
+    fn basic(&mut self, value: &str) -> String {
+        let [encoded, unpadded] = redact::base64_forms(value);
+        if let Some((user, password)) = value.split_once(':') {
+            self.secrets
+                .extend([user.to_string(), password.to_string()]);
+        }
+        self.secrets.push(unpadded);
+        self.secrets.push(encoded.clone());
+        encoded
+    }
+
+    fn push(&mut self, placement: Placement) {
         let (Placement::Header(_, placed)
         | Placement::Query(_, placed)
-        | Placement::Cookie(_, placed)) = &placement;
-        secrets.push(placed.clone());
-        Some(Credential { placement, secrets })
+        | Placement::Cookie(_, placed)
+        | Placement::Body(_, placed)) = &placement;
+        self.secrets.push(placed.clone());
+        self.placements.push(placement);
     }
 
     /// Every secret text the credential holds, for the redactor.
     pub(crate) fn secrets(&self) -> &[String] {
         &self.secrets
+    }
+}
+
+/// A value in a header (the default), the query, a cookie or the body.
+fn place(location: Location, name: &str, text: String) -> Placement {
+    match location {
+        Location::Query => Placement::Query(name.to_string(), text),
+        Location::Cookie => Placement::Cookie(name.to_string(), text),
+        Location::Body => Placement::Body(name.to_string(), text),
+        Location::Header | Location::Path => Placement::Header(name.to_string(), text),
     }
 }
 
@@ -113,8 +175,9 @@ pub(crate) struct Use {
 pub(crate) struct Environment {
     values: BTreeMap<String, String>,
     pub uses: Vec<Use>,
-    /// The credential variable (`auth.env`), when a tool takes a credential.
-    pub credential_env: Option<String>,
+    /// The credential's variables: `auth.env` for a one-part credential, each part's
+    /// own otherwise; empty when no tool takes a credential.
+    pub credential_envs: Vec<String>,
     /// Variables whose value is too short to be redacted from what the process writes.
     pub too_short: Vec<String>,
 }
@@ -192,14 +255,23 @@ impl Environment {
                 values.insert(name.clone(), value);
             }
         }
-        let credential_env = tools
-            .iter()
-            .any(|(_, m)| m.credential != Scheme::None)
-            .then(|| connector.auth.env.clone());
+        let mut credential_envs: Vec<String> = Vec::new();
+        for (_, mapping) in tools {
+            let names: Vec<String> = match &mapping.credential {
+                Scheme::None => Vec::new(),
+                Scheme::Parts { parts } => parts.iter().map(|p| p.env.clone()).collect(),
+                _ => vec![connector.auth.env.clone()],
+            };
+            for name in names {
+                if !credential_envs.contains(&name) {
+                    credential_envs.push(name);
+                }
+            }
+        }
         Ok(Environment {
             values,
             uses,
-            credential_env,
+            credential_envs,
             too_short,
         })
     }
@@ -209,17 +281,29 @@ impl Environment {
         self.values.get(name).cloned()
     }
 
-    /// The credential of a tool, from the credential variable.
+    /// The credential of a tool, from its variables.
     pub(crate) fn credential(&self, mapping: &RequestMapping) -> Option<Credential> {
-        let value = self.get(self.credential_env.as_deref()?)?;
-        Credential::new(&mapping.credential, &value)
+        match &mapping.credential {
+            Scheme::Parts { parts } => Credential::from_parts(parts, &|name| self.get(name)),
+            scheme => {
+                let value = self.get(self.credential_envs.first()?)?;
+                Credential::new(scheme, &value)
+            }
+        }
     }
 
-    /// Whether the credential variable is set.
+    /// Whether every variable of the credential is set (and there is a credential).
     pub(crate) fn credential_set(&self) -> bool {
-        self.credential_env
-            .as_deref()
-            .is_some_and(|name| self.values.contains_key(name))
+        !self.credential_envs.is_empty() && self.missing_credential().is_empty()
+    }
+
+    /// The credential's variables that are not set.
+    pub(crate) fn missing_credential(&self) -> Vec<&str> {
+        self.credential_envs
+            .iter()
+            .filter(|name| !self.values.contains_key(*name))
+            .map(String::as_str)
+            .collect()
     }
 
     /// The redactor of every value read and every credential placed from it.
@@ -263,15 +347,38 @@ fn named(
     for (tool, mapping) in tools {
         let origins = origins(mapping, base_url);
         let id = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        if mapping.credential != Scheme::None {
-            add(
+        match &mapping.credential {
+            Scheme::None => {}
+            Scheme::Parts { parts } => {
+                for part in parts {
+                    let declared = connector
+                        .auth
+                        .parts
+                        .iter()
+                        .find(|p| p.env == part.env)
+                        .and_then(|p| p.env_span);
+                    add(
+                        &part.env,
+                        Named {
+                            purpose: format!(
+                                "credential: {} {}",
+                                part_place(part.location),
+                                part.name
+                            ),
+                            span: declared,
+                            origins: origins.clone(),
+                        },
+                    );
+                }
+            }
+            _ => add(
                 &connector.auth.env,
                 Named {
                     purpose: "credential".to_string(),
                     span: connector.auth.env_span,
                     origins: origins.clone(),
                 },
-            );
+            ),
         }
         for fixed in &mapping.fixed {
             let Some(env) = &fixed.env else { continue };
@@ -292,6 +399,16 @@ fn named(
         }
     }
     out
+}
+
+/// How a part's place reads in a message.
+fn part_place(location: Location) -> &'static str {
+    match location {
+        Location::Query => "query",
+        Location::Cookie => "cookie",
+        Location::Body => "body field",
+        Location::Header | Location::Path => "header",
+    }
 }
 
 /// The origins a tool's calls go to: `--base-url`'s, else its servers'.

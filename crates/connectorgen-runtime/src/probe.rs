@@ -207,10 +207,6 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         Some(&base_url),
         &|name| std::env::var(name).ok(),
     )?;
-    let secret = environment
-        .credential_env
-        .as_deref()
-        .and_then(|name| environment.get(name));
     let credentials: Vec<Option<Credential>> = tools
         .iter()
         .map(|(_, m)| environment.credential(m))
@@ -221,7 +217,6 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         tools,
         client,
         base_url: base_url.clone(),
-        secret,
         environment: environment.clone(),
         redactor: redactor.clone(),
         paid: 0,
@@ -341,7 +336,6 @@ struct Prober<'a> {
     tools: Vec<(Value, RequestMapping)>,
     client: Client,
     base_url: String,
-    secret: Option<String>,
     /// The variables read at start-up: `fixed:` inputs come from here.
     environment: Environment,
     redactor: Redactor,
@@ -456,11 +450,13 @@ impl Prober<'_> {
         }
         let mapping = &mapping;
         let credential = match cred {
-            Cred::Real => self
-                .secret
-                .as_deref()
-                .and_then(|v| Credential::new(&mapping.credential, v)),
-            Cred::Bad => Credential::new(&mapping.credential, BAD_CREDENTIAL),
+            Cred::Real => self.environment.credential(mapping),
+            Cred::Bad => match &mapping.credential {
+                mapping::Credential::Parts { parts } => {
+                    Credential::from_parts(parts, &|_| Some(BAD_CREDENTIAL.to_string()))
+                }
+                scheme => Credential::new(scheme, BAD_CREDENTIAL),
+            },
         };
         let environment = &self.environment;
         let env = |name: &str| environment.get(name);
@@ -1041,7 +1037,6 @@ operations:
             tools,
             client: Client::new(Limits::default(), Vec::new()).unwrap(),
             base_url: "http://127.0.0.1:9".to_string(),
-            secret: None,
             environment: Environment::default(),
             redactor: Redactor::default(),
             paid: 0,

@@ -123,7 +123,6 @@ pub(crate) fn prepare(
     let sealer = Sealer::new(&secret, clock)?;
 
     let env_name = connector.auth.env.clone();
-    let takes_credential = environment.credential_env.is_some();
 
     redactor.line(
         "start",
@@ -146,10 +145,15 @@ pub(crate) fn prepare(
                 forwarded WITHOUT asking the person. Only for tests and sandboxes."}),
         );
     }
-    if takes_credential && !environment.credential_set() {
+    for name in environment.missing_credential() {
+        let what = if environment.credential_envs.len() == 1 {
+            "a credential"
+        } else {
+            "this part of the credential"
+        };
         redactor.line(
             "warning",
-            serde_json::json!({"message": format!("{env_name} is not set: calls go out without a credential")}),
+            serde_json::json!({"message": format!("{name} is not set: calls go out without {what}")}),
         );
     }
     for name in &environment.too_short {
