@@ -33,7 +33,8 @@ mod present {
     #[derive(Args)]
     #[command(
         after_help = "The provider's credential is read from the variable auth.env names, by default <SERVICE>_TOKEN (service.name upper-cased, \
-other characters as _: VidGen -> VIDGEN_TOKEN). Every forwarded or refused call is one JSON line on stderr.\n\n\
+other characters as _: VidGen -> VIDGEN_TOKEN). Only variables that start with <SERVICE>_ are read, others only with --allow-env; \
+the start-up line names each one and where it goes. Every forwarded or refused call is one JSON line on stderr.\n\n\
 Examples:\n  VIDGEN_TOKEN=vg_... connectorgen serve examples/manifests/video.yaml\n  \
 connectorgen serve connector.yaml --base-url http://127.0.0.1:8787 --state /tmp/state\n  \
 connectorgen serve connector.yaml --http 127.0.0.1:8000\n\n\
@@ -76,25 +77,28 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// Let the manifest name files in DIR too (its `openapi:` document), besides its own folder (repeatable)
         #[arg(long, value_name = "DIR")]
         allow_read: Vec<PathBuf>,
+        /// Let the manifest read the environment variable NAME too (auth.env, fixed: env), besides the service's own <SERVICE>_… ones (repeatable)
+        #[arg(long, value_name = "NAME")]
+        allow_env: Vec<String>,
     }
 
     #[derive(Args)]
     #[command(
         after_help = "Checks: retry key honoured, retry key required, async really is async, poll target is \
 free and side-effect-free, a bad credential gets 401, a 429 carries Retry-After (see docs/probe.md). \
-Calls that spend or cannot be undone are made only within --allow-spend. The credential is read from \
-<SERVICE>_TOKEN, as for serve.\n\n\
+Requests to operations that spend or cannot be undone are made only within --allow-spend (a redirect followed counts again). \
+The credential is read from <SERVICE>_TOKEN, as for serve; other variables than <SERVICE>_… only with --allow-env.\n\n\
 Examples:\n  VIDGEN_TOKEN=vg_test connectorgen probe examples/manifests/video.yaml --base-url http://127.0.0.1:8787 --allow-spend 4\n  \
-connectorgen probe connector.yaml --base-url https://sandbox.example.com --format github\n\n\
+connectorgen probe connector.yaml --format github    # the manifest's probe.sandboxUrl\n\n\
 Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 could not run."
     )]
     pub(crate) struct ProbeArgs {
         /// The manifest whose promises to check
         #[arg(default_value = "connector.yaml")]
         manifest: PathBuf,
-        /// The sandbox to call: on this machine, or a server the document marks as a sandbox or test server (else --live)
+        /// The sandbox to call: on this machine, or the manifest's probe.sandboxUrl (else --live) [default: probe.sandboxUrl]
         #[arg(long, value_name = "URL")]
-        base_url: String,
+        base_url: Option<String>,
         /// Check only this operation (repeatable)
         #[arg(long = "operation", value_name = "ID")]
         operations: Vec<String>,
@@ -115,6 +119,9 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
         /// Let the manifest name files in DIR too (its `openapi:` document), besides its own folder (repeatable)
         #[arg(long, value_name = "DIR")]
         allow_read: Vec<PathBuf>,
+        /// Let the manifest read the environment variable NAME too (auth.env, fixed: env), besides the service's own <SERVICE>_… ones (repeatable)
+        #[arg(long, value_name = "NAME")]
+        allow_env: Vec<String>,
     }
 
     /// The manifest analysed for the mcp target alone, as `serve` and `probe` use it; `None`
@@ -153,6 +160,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
             state_dir: args.state,
             enforce_consent: !args.no_consent,
             retry_window: args.retry_window,
+            allow_env: args.allow_env,
             limits: connectorgen_runtime::client::Limits {
                 connect_timeout: std::time::Duration::from_secs_f64(args.connect_timeout),
                 total_timeout: std::time::Duration::from_secs_f64(args.timeout),
@@ -173,6 +181,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
             operations: args.operations,
             allow_spend: args.allow_spend,
             live: args.live,
+            allow_env: args.allow_env,
             limits: connectorgen_runtime::client::Limits {
                 total_timeout: std::time::Duration::from_secs_f64(args.timeout),
                 ..connectorgen_runtime::client::Limits::default()
@@ -185,6 +194,10 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
         };
         let report =
             connectorgen_runtime::probe::run(&analysis, &config).map_err(Failure::Fatal)?;
+        // Where each variable read went, on stderr (stdout is the report).
+        for used in &report.environment {
+            ui.err(&format!("probe: read {used}\n"));
+        }
         let text = connectorgen_runtime::probe::report::ProbeText {
             report: &report,
             manifest_name: analysis.diagnostics.name(),

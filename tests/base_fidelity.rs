@@ -3,7 +3,9 @@
 //! reads in openapi.json is what the provider's document says, apart from the documented
 //! additions — `operationId`, `summary`, the model-facing `description`, the `x-` safety
 //! hints and an `Idempotency-Key` header where the base declares none — and the
-//! documented removals: `callbacks` (an agent receives no calls), and with
+//! documented removals: `callbacks` (an agent receives no calls), the parameters that
+//! carry the credential the manifest names for a document without security schemes
+//! (they become its security scheme, issue 31), and with
 //! `service.publicUrl` the path- and operation-level `servers` (the agent calls every
 //! operation at `publicUrl`, in every output, MCP's request mapping included).
 //!
@@ -43,6 +45,19 @@ const GENERATED: [&str; 16] = [
     "x-permanent-when",
     "x-idempotency",
 ];
+
+/// Whether the parameter `p` is one the manifest's credential (in, lower-cased name) names.
+fn carries_credential(p: &Value, declared: &[(String, String)]) -> bool {
+    let (Some(location), Some(name)) = (
+        p.get("in").and_then(Value::as_str),
+        p.get("name").and_then(Value::as_str),
+    ) else {
+        return false;
+    };
+    declared
+        .iter()
+        .any(|(l, n)| l == location && *n == name.to_ascii_lowercase())
+}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -257,6 +272,23 @@ fn exposed_operations_keep_the_base_http() {
             }
         }
 
+        // A document without security schemes whose credential the manifest names
+        // (`auth:`): the parameters that carried it are the security scheme now.
+        let declares = base
+            .get("/components/securitySchemes")
+            .and_then(Value::as_object)
+            .is_some_and(|s| !s.is_empty());
+        let declared: Vec<(String, String)> = if declares {
+            Vec::new()
+        } else {
+            connector
+                .auth
+                .parts
+                .iter()
+                .filter(|p| !p.in_body())
+                .map(|p| (p.location.clone(), p.name.to_ascii_lowercase()))
+                .collect()
+        };
         for op in &connector.operations {
             let pointer = op.pointer();
             let out = doc
@@ -288,11 +320,14 @@ fn exposed_operations_keep_the_base_http() {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            let base_params = theirs
+            let base_params: Vec<Value> = theirs
                 .get("parameters")
                 .and_then(Value::as_array)
                 .cloned()
-                .unwrap_or_default();
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| !carries_credential(p, &declared))
+                .collect();
             if params.len() == base_params.len() + 1 {
                 let added = params.pop().unwrap();
                 assert!(is_idempotency_header(&added), "{at}: added {added}");

@@ -8,7 +8,9 @@ use crate::support::mcp_client as mcp;
 use crate::support::provider;
 use crate::support::recorder;
 
+mod credentials;
 mod probe;
 mod reference;
 mod requests;
+mod secrets;
 mod serve;

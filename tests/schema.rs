@@ -33,6 +33,7 @@ const REJECTED: &[&str] = &[
     "inline-key-with-base--http",     // `status`, `params`, `openapi`, … beside `operation`
     "invalid-auth",                   // `scheme: apikey`, `in: cookie`
     "invalid-auth-env",               // `env: SCRIBE-TOKEN` is not a variable name
+    "invalid-credential-part",        // `in: headers`, a `format` without `{value}`
     "invalid-media-type",             // `octet-stream`: not type/subtype
     "invalid-status",                 // 302 as a success status
     "invalid-schema",                 // `output: object`: not a mapping or a boolean
@@ -68,6 +69,8 @@ const ACCEPTED: &[&str] = &[
     "bad-url",
     "bad-url--relative",
     "base-not-openapi", // the base document: the schema sees only the manifest
+    "invalid-credential-part--base", // the document's security schemes: the schema sees only the manifest
+    "invalid-credential-part--base-env", // how many parts the document's credential has
     "openapi32-unsupported", // the base document's 3.2 operations: the schema sees only the manifest
     "invalid-base-path",
     "invalid-base-path--url-rules",

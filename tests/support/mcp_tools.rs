@@ -11,7 +11,7 @@
 //!   credential and the headers OpenAPI ignores), the body's media type and properties.
 #![allow(dead_code)]
 
-use connectorgen_core::render::mcp::mapping::{Location, RequestMapping, read_tools};
+use connectorgen_core::render::mcp::mapping::{Credential, Location, RequestMapping, read_tools};
 use serde_json::{Map, Value};
 
 /// Keys whose values are data, not schemas: a `pattern` key inside them is not a keyword.
@@ -259,9 +259,25 @@ fn rebuilds(
             if body_args.len() == 1 && body_args[0].name.is_none() {
                 return;
             }
+            // The fields the connection fills in (a credential part, a `fixed:` input)
+            // are the body's but no argument's.
+            let filled: Vec<&str> = mapping
+                .fixed
+                .iter()
+                .filter(|f| f.location == Location::Body)
+                .map(|f| f.name.as_str())
+                .chain(match &mapping.credential {
+                    Credential::Parts { parts } => parts
+                        .iter()
+                        .filter(|p| p.location == Location::Body)
+                        .map(|p| p.name.as_str())
+                        .collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
             let props: Vec<&String> = schema["properties"]
                 .as_object()
-                .map(|p| p.keys().collect())
+                .map(|p| p.keys().filter(|k| !filled.contains(&k.as_str())).collect())
                 .unwrap_or_default();
             let mapped: Vec<&str> = body_args.iter().filter_map(|a| a.name.as_deref()).collect();
             assert_eq!(

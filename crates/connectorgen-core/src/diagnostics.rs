@@ -828,6 +828,43 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// A credential's part (`auth.parts`) or `format` says something no request can carry.
+    ///
+    /// Each part of `auth.parts` is either one of the base document's security schemes
+    /// (`securityScheme: clientId`, base mode) or a place of its own (`in: header`,
+    /// `query`, `cookie` or `body`, and the `name` there); each has its own environment
+    /// variable, and at most one part goes to one place. A `format` says how the value is
+    /// written, with `{value}` exactly once (`"ShippoToken {value}"`), on one line.
+    /// `parts` replaces the one-part keys (`scheme`, `in`, `name`, `env`, `format`).
+    #[error("invalid credential part: {reason}")]
+    InvalidCredentialPart {
+        reason: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// A target cannot carry a part of the credential as the manifest declares it.
+    ///
+    /// `connectorgen serve` sends every part (the `mcp` target), but an agent platform
+    /// reading an OpenAPI document fills in only what its own settings can express: no
+    /// OpenAPI security scheme puts a credential into a request body, so the platforms of
+    /// the `muse`, `openai` and `openapi30` targets would leave it to the model; and
+    /// GPT Actions (`openai`) send one credential, not several together. The outputs are
+    /// still written; the target's users must set the rest up themselves.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("the `{target}` target cannot express {what}")]
+    #[diagnostic(help(
+        "serve the connector with `connectorgen serve` (the `mcp` target sends every part), or drop the target; the finding says what its users must do instead"
+    ))]
+    CredentialNotExpressible {
+        target: &'static str,
+        what: String,
+        #[label("the credential")]
+        span: Span,
+    },
+
     /// `auth.env` is not a name an environment variable can have, so `serve` could
     /// never read the credential from it.
     #[error("`auth.env: {name}` is not an environment variable name")]

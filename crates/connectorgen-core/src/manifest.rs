@@ -139,6 +139,26 @@ pub struct RawManifest {
         example = json!({ "contentType": "application/json", "schema": { "$ref": "#/components/schemas/Error" }, "statuses": [400, 401, 404, 429, 500] })
     )]
     pub errors: Option<Spanned<RawErrors>>,
+    /// What `connectorgen probe` may call: the provider's sandbox.
+    #[schemars(
+        with = "Option<RawManifestProbe>",
+        example = json!({ "sandboxUrl": "https://sandbox.api.vidgen.example" })
+    )]
+    pub probe: Option<Spanned<RawManifestProbe>>,
+}
+
+/// The top-level `probe:` key: where `connectorgen probe` checks the provider's promises.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawManifestProbe {
+    /// The provider's sandbox (same rules as `publicUrl`): `probe` calls it without
+    /// `--live`, and without `--base-url`. Nothing else counts as a sandbox: not a server
+    /// whose description says "sandbox".
+    #[schemars(
+        with = "Option<String>",
+        example = "https://sandbox.api.vidgen.example"
+    )]
+    pub sandbox_url: Option<Spanned<String>>,
 }
 
 /// One entry of `servers:`.
@@ -301,6 +321,52 @@ pub struct RawAuth {
     /// `<SERVICE>_TOKEN`: `service.name` upper-cased, other characters as `_`).
     #[schemars(with = "Option<String>", extend("pattern" = "^[A-Za-z_][A-Za-z0-9_]*$"), example = &"VIDGEN_API_KEY")]
     pub env: Option<Spanned<String>>,
+    /// How the credential is written where it goes, `{value}` standing for the
+    /// variable's content: `"ShippoToken {value}"` for `Authorization: ShippoToken <token>`.
+    /// Default: the value itself (`bearer`: `Bearer {value}`).
+    #[schemars(with = "Option<String>", extend("pattern" = "\\{value\\}"), example = &"ShippoToken {value}")]
+    pub format: Option<Spanned<String>>,
+    /// A credential of several parts sent together (a client id and a secret), each from
+    /// its own environment variable, instead of `scheme`/`in`/`name`/`env`/`format`. Base
+    /// mode: the parts of the document's security requirement are read from it; list a
+    /// part here (by `securityScheme`) to name its variable or format, or add parts the
+    /// document does not declare (`in`/`name`: a key in a header parameter, a body field).
+    #[schemars(
+        with = "Option<Vec<RawCredentialPart>>",
+        length(min = 1),
+        example = json!([
+            { "in": "header", "name": "PLAID-CLIENT-ID", "env": "PLAID_CLIENT_ID" },
+            { "in": "header", "name": "PLAID-SECRET", "env": "PLAID_SECRET" }
+        ])
+    )]
+    pub parts: Option<Spanned<Vec<Spanned<RawCredentialPart>>>>,
+}
+
+/// One part of a credential (`auth.parts`): a document's security scheme
+/// (`securityScheme`, base mode), or a place of its own (`in` and `name`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawCredentialPart {
+    /// Base mode: the `components.securitySchemes` key of the document's scheme this
+    /// part is (one of the security requirement's).
+    #[schemars(with = "Option<String>", example = &"clientId")]
+    pub security_scheme: Option<Spanned<String>>,
+    /// Where it goes: `header`, `query`, `cookie`, or `body` (a top-level field of a JSON
+    /// or form body, filled in on every operation whose body has it).
+    #[serde(rename = "in")]
+    #[schemars(with = "Option<CredentialPartInName>", example = &"header")]
+    pub in_: Option<Spanned<String>>,
+    /// The header, query parameter, cookie or body field that carries it.
+    #[schemars(with = "Option<String>", example = &"PLAID-SECRET")]
+    pub name: Option<Spanned<String>>,
+    /// The environment variable `connectorgen serve` reads it from (default
+    /// `<SERVICE>_` and the name upper-cased, other characters as `_`).
+    #[schemars(with = "Option<String>", extend("pattern" = "^[A-Za-z_][A-Za-z0-9_]*$"), example = &"PLAID_SECRET")]
+    pub env: Option<Spanned<String>>,
+    /// How it is written, `{value}` standing for the variable's content (default: the
+    /// value itself).
+    #[schemars(with = "Option<String>", extend("pattern" = "\\{value\\}"), example = &"Token {value}")]
+    pub format: Option<Spanned<String>>,
 }
 
 /// One entry of `operations:`.

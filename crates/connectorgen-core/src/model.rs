@@ -34,6 +34,9 @@ pub struct Connector {
     pub templates_dir: Option<(String, Span)>,
     /// Inline mode: where each of `schemas:` is defined, for findings about them.
     pub schema_spans: Vec<(String, Span)>,
+    /// `probe.sandboxUrl`: the provider's sandbox, where `connectorgen probe` may make
+    /// calls without `--live` (checked like `publicUrl`, without a trailing slash).
+    pub sandbox_url: Option<String>,
 }
 
 /// The OpenAPI 3.1 document around the operations (a 3.0 base is upgraded on the way in).
@@ -200,12 +203,69 @@ pub struct Auth {
     /// `credential_env(service.name)`. Not part of any generated text.
     #[serde(skip)]
     pub env: String,
+    /// Where `auth.env` is written, when it is (the default has no place in the manifest).
+    #[serde(skip)]
+    pub env_span: Option<Span>,
+    /// A one-part credential's `format` (`ShippoToken {value}`): how the value is written.
+    pub format: Option<String>,
+    /// Every part of the credential, in the order sent: one for the single-credential
+    /// forms (a bearer token, an API key, basic), several for `auth.parts` or a
+    /// document's security requirement of several schemes; none without a credential.
+    pub parts: Vec<CredentialPart>,
+    /// Where `auth:` is written (findings about what a target cannot express point
+    /// here), when it is.
+    #[serde(skip)]
+    pub span: Option<Span>,
+}
+
+/// Where a part of a credential may go.
+pub(crate) const CREDENTIAL_PART_LOCATIONS: [&str; 4] = ["header", "query", "cookie", "body"];
+
+/// One part of the credential: where it goes, how it is written, where `serve` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CredentialPart {
+    /// `header`, `query`, `cookie` or `body` (a top-level field of a JSON or form body).
+    #[serde(rename = "in")]
+    pub location: String,
+    /// The header, query parameter, cookie or body field.
+    pub name: String,
+    /// How the value is written, `{value}` standing for it (`Bearer {value}`); `None`:
+    /// the value itself.
+    pub format: Option<String>,
+    /// HTTP Basic: the value (`user:password`) is sent base64-encoded, after `Basic `.
+    #[serde(skip)]
+    pub basic: bool,
+    /// The environment variable `serve` reads it from.
+    #[serde(skip)]
+    pub env: String,
+    #[serde(skip)]
+    pub env_span: Option<Span>,
+    /// The document's security scheme it is (`components.securitySchemes` key), if any.
+    #[serde(skip)]
+    pub security_scheme: Option<String>,
+}
+
+impl CredentialPart {
+    /// Whether it is a field of the request body, which only `serve` can fill in.
+    pub fn in_body(&self) -> bool {
+        self.location == "body"
+    }
 }
 
 /// The default credential variable of a service: `<SERVICE>_TOKEN`, the name upper-cased
 /// with every run of other characters as one `_` (`VidGen` → `VIDGEN_TOKEN`, "Print Shop"
 /// → `PRINT_SHOP_TOKEN`).
 pub(crate) fn credential_env(service: &str) -> String {
+    format!("{}TOKEN", env_prefix(service))
+}
+
+/// The prefix of a service's own environment variables: `service.name` upper-cased, each
+/// run of other characters one `_`, ending in `_` (`VidGen` → `VIDGEN_`, "Print Shop" →
+/// `PRINT_SHOP_`; a leading digit gets a `_` before it; no letter or digit at all:
+/// `CONNECTOR_`). `serve` and `probe` read the variables that start with it, and others
+/// only when the person names them on the command line (`--allow-env`).
+pub fn env_prefix(service: &str) -> String {
     let mut out = String::new();
     for c in service.chars() {
         if c.is_ascii_alphanumeric() {
@@ -216,11 +276,11 @@ pub(crate) fn credential_env(service: &str) -> String {
     }
     let trimmed = out.trim_end_matches('_');
     if trimmed.is_empty() {
-        "CONNECTOR_TOKEN".to_string()
+        "CONNECTOR_".to_string()
     } else if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("_{trimmed}_TOKEN")
+        format!("_{trimmed}_")
     } else {
-        format!("{trimmed}_TOKEN")
+        format!("{trimmed}_")
     }
 }
 
@@ -244,6 +304,8 @@ pub enum AuthScheme {
     #[serde(rename = "oauth2")]
     OAuth2,
     OpenIdConnect,
+    /// Several parts sent together (`Auth::parts`), or a part in the body.
+    Parts,
     /// No security requirement applies to the exposed operations.
     None,
 }

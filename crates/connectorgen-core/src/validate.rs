@@ -18,10 +18,13 @@
 //! the targets' naming rules, written once for both. `findings.rs` is the list of
 //! findings, `settings.rs` the manifest-wide settings (`targets:`, `lint:`, and what
 //! inline operations are checked against), `document.rs` the manifest-wide keys
-//! (`auth:`, and in inline mode `schemas:`, `servers:`, `errors:`), `syntax.rs` the
+//! (`auth:`, and in inline mode `schemas:`, `servers:`, `errors:`), `credential.rs` the
+//! credential's parts (`auth.parts`, `format`, a base document's security requirement,
+//! what a target cannot carry), `syntax.rs` the
 //! leaf checks both modes share (ids, paths, URLs).
 
 mod base;
+mod credential;
 mod document;
 mod findings;
 mod inline;
@@ -155,6 +158,11 @@ pub fn validate(
     };
     v.cross_operation(&checked);
 
+    let sandbox_url = raw
+        .probe
+        .as_ref()
+        .and_then(|p| p.value.sandbox_url.as_ref())
+        .and_then(|url| v.check_url(url, "probe.sandboxUrl"));
     let lint = v.lint_config(raw.lint.as_ref());
     let targets = v.targets(raw.targets.as_ref());
     v.ids_for_targets(&checked, &targets);
@@ -188,10 +196,34 @@ pub fn validate(
             }
             v.drop_invalid_examples(base, &mut document.root, &mut operations);
             v.repair_duplicate_titles(base, &mut document.root, &mut operations);
-            let scheme = base_document::auth_scheme(&document);
+            let declares = document
+                .root
+                .get("components")
+                .and_then(|c| c.get("securitySchemes"))
+                .and_then(serde_json::Value::as_object)
+                .is_some_and(|s| !s.is_empty());
+            if declares {
+                for (key, at) in &credential.base_keys {
+                    v.findings
+                        .push(Diagnostic::InlineKeyWithBase { key, span: *at });
+                }
+            }
+            let chosen = base_document::auth_scheme(&document);
+            let service_name = service.as_ref().map_or("", |s| s.name.as_str());
+            let (parts, named) = v.base_parts(
+                &credential,
+                &mut document,
+                &mut operations,
+                service_name,
+                &chosen,
+            );
+            let scheme = credential::scheme_of(&parts, named.unwrap_or(chosen));
             let client_credentials =
                 scheme == AuthScheme::OAuth2 && base_document::client_credentials_only(&document);
             let auth = Auth {
+                format: single_format(&parts),
+                parts,
+                span: credential.span,
                 scheme,
                 token_prefixes: credential.token_prefixes,
                 credential_name: credential.credential_name.unwrap_or_else(|| {
@@ -204,12 +236,18 @@ pub fn validate(
                 }),
                 client_credentials,
                 env: credential.env.clone().unwrap_or_default(),
+                env_span: credential.env_span,
             };
             Some((document, auth))
         }
-        None => match (&service, credential.scheme) {
+        None => match (&service, credential.scheme.clone()) {
             (Some(service), Some(scheme)) => {
+                let parts = v.inline_parts(&credential, &scheme, &service.name);
+                let scheme = credential::scheme_of(&parts, scheme);
                 let auth = Auth {
+                    format: single_format(&parts),
+                    parts,
+                    span: credential.span,
                     scheme,
                     token_prefixes: credential.token_prefixes,
                     credential_name: credential
@@ -217,6 +255,7 @@ pub fn validate(
                         .unwrap_or_else(|| "connector token".to_string()),
                     client_credentials: false,
                     env: credential.env.clone().unwrap_or_default(),
+                    env_span: credential.env_span,
                 };
                 let around = lower::Around {
                     service,
@@ -253,6 +292,11 @@ pub fn validate(
     if auth.env.is_empty() {
         auth.env = crate::model::credential_env(&service.name);
     }
+    let at = auth
+        .span
+        .or_else(|| raw.openapi.as_ref().map(span))
+        .unwrap_or(root);
+    v.credential_targets(&auth, &targets, at);
     let connector = Connector {
         service,
         auth,
@@ -262,9 +306,20 @@ pub fn validate(
         targets,
         templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
         schema_spans: v.schema_spans,
+        sandbox_url,
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
     Ok((connector, v.findings.into_vec()))
+}
+
+/// A one-part credential's author-written `format` (bearer's and basic's are implied).
+fn single_format(parts: &[crate::model::CredentialPart]) -> Option<String> {
+    match parts {
+        [one] if !one.basic && one.format.as_deref() != Some("Bearer {value}") => {
+            one.format.clone()
+        }
+        _ => None,
+    }
 }
 
 /// Where the connector's OpenAPI document is, unless `specUrl` says: beside the API.
@@ -443,7 +498,7 @@ impl Validator {
     /// Every other URL is a link (a page the person opens, a file the model reads) and
     /// may carry both.
     fn check_url(&mut self, value: &Spanned<String>, key: &'static str) -> Option<String> {
-        let checked = if key == "publicUrl" {
+        let checked = if matches!(key, "publicUrl" | "probe.sandboxUrl") {
             check_url(value.value.trim())
         } else {
             check_link(value.value.trim())

@@ -124,6 +124,20 @@ impl Client {
     /// A client that contacts only `allowed` (the origins of the manifest's servers and
     /// of `--base-url`).
     pub(crate) fn new(limits: Limits, allowed: Vec<Origin>) -> Result<Client, SendError> {
+        Client::build(limits, allowed, true)
+    }
+
+    /// A client that follows no redirect: a 3xx is the answer. For `probe`, which
+    /// follows them itself so that it can count each request that reaches the provider
+    /// against `--allow-spend`.
+    pub(crate) fn without_redirects(
+        limits: Limits,
+        allowed: Vec<Origin>,
+    ) -> Result<Client, SendError> {
+        Client::build(limits, allowed, false)
+    }
+
+    fn build(limits: Limits, allowed: Vec<Origin>, follow: bool) -> Result<Client, SendError> {
         // rustls without a built-in provider: ring is the one compiled in. Installing
         // twice (a second client) is harmless, so the result is ignored.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -139,6 +153,11 @@ impl Client {
                 attempt.error(format!("redirect to {to}"))
             }
         });
+        let policy = if follow {
+            policy
+        } else {
+            redirect::Policy::none()
+        };
         let inner = reqwest::Client::builder()
             .connect_timeout(limits.connect_timeout)
             .timeout(limits.total_timeout)

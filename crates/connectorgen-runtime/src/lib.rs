@@ -14,8 +14,10 @@
 //! confirmation tokens bound to a tool and its exact arguments), `ledger` (the durable
 //! record of tracked calls, behind a small trait, with its SQLite implementation),
 //! `guard` (the decision: send, retry with the same key, answer from the ledger, or
-//! ask first), `client` (the one bounded HTTP client), `credential` (where the
-//! provider's credential comes from), `state` (the state folder).
+//! ask first), `client` (the one bounded HTTP client), `credential` (which environment
+//! variables may be read, and the provider's credential from them), `redact` (every
+//! secret replaced, by value, in everything the process writes), `state` (the state
+//! folder).
 
 pub mod client;
 pub(crate) mod clock;
@@ -24,6 +26,7 @@ pub(crate) mod credential;
 pub(crate) mod guard;
 pub(crate) mod ledger;
 pub mod probe;
+pub(crate) mod redact;
 pub(crate) mod request;
 pub mod serve;
 pub(crate) mod state;

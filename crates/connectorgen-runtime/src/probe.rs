@@ -8,10 +8,14 @@
 //! Returns: one `CheckResult` per check and operation — passed, failed with bounded
 //! evidence, skipped with the reason — and how many paid calls were made.
 //! Must never: build a request itself (every request comes from
-//! `runtime::request::build`, as `serve`'s do), speak MCP, make more calls that spend or
-//! cannot be undone than `--allow-spend` allows, or contact a base URL that is neither
-//! on this machine nor a server the document marks as a sandbox or test server, unless
-//! the caller says the target is live.
+//! `runtime::request::build`, as `serve`'s do), speak MCP, send more requests to an
+//! operation that spends or cannot be undone than `--allow-spend` allows (each request
+//! that reaches the provider counts: a redirect followed is another one, so probe
+//! follows redirects itself), contact a base URL that is neither on this machine nor the
+//! manifest's `probe.sandboxUrl` unless the caller says the target is live (a server's
+//! description is prose, never a reason), read an environment variable the person did
+//! not allow (`credential::Environment`), or print a secret (every report text passes
+//! through the redactor).
 
 pub mod report;
 
@@ -20,8 +24,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::client::{Client, HttpResponse, Limits, Origin};
-use crate::credential::Credential;
+use crate::client::{Client, HttpRequest, HttpResponse, Limits, Origin};
+use crate::credential::{Credential, Environment};
+use crate::redact::Redactor;
 use crate::request::{self, Target};
 use connectorgen_core::Analysis;
 use connectorgen_core::diagnostics::Span;
@@ -30,6 +35,9 @@ use connectorgen_core::render::mcp::mapping::{self, Location, RequestMapping};
 
 /// The credential sent by the 401 check: no provider issues it.
 pub(crate) const BAD_CREDENTIAL: &str = "connectorgen-probe-invalid-credential";
+
+/// The most redirects followed for one call (as `serve`'s client).
+const MAX_REDIRECTS: u32 = 5;
 
 /// How many times the poll check polls one job.
 pub(crate) const POLLS: u32 = 3;
@@ -119,6 +127,9 @@ pub struct CheckResult {
 #[derive(Debug, Clone)]
 pub struct ProbeReport {
     pub base_url: String,
+    /// Each environment variable read: its name, what for, and where it went
+    /// (`NAME (credential) -> origin`), for a line on stderr.
+    pub environment: Vec<String>,
     pub results: Vec<CheckResult>,
     /// Calls to operations that spend or cannot be undone that were sent.
     pub paid_calls: u32,
@@ -143,7 +154,8 @@ impl ProbeReport {
 /// The command line's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub base_url: String,
+    /// `--base-url`; `None`: the manifest's `probe.sandboxUrl`.
+    pub base_url: Option<String>,
     /// Only these operations (empty: every operation).
     pub operations: Vec<String>,
     /// The most calls that spend or cannot be undone.
@@ -151,6 +163,9 @@ pub struct Config {
     /// The target is a live service, not a sandbox: the caller accepts real effects.
     pub live: bool,
     pub limits: Limits,
+    /// Environment variables the manifest may read besides the service's own
+    /// (`<SERVICE>_…`): `--allow-env NAME`.
+    pub allow_env: Vec<String>,
 }
 
 /// Runs every check that applies. `Err`: nothing could be checked (and nothing was sent).
@@ -167,25 +182,43 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
             ));
         }
     }
-    let origin = Origin::of(&config.base_url)
-        .ok_or_else(|| format!("--base-url {} is not an absolute URL", config.base_url))?;
+    let base_url = config
+        .base_url
+        .clone()
+        .or_else(|| connector.sandbox_url.clone())
+        .ok_or(
+            "no sandbox to probe: pass --base-url URL, or name the provider's sandbox in the \
+             manifest (probe: { sandboxUrl: https://… })",
+        )?;
+    let origin = Origin::of(&base_url)
+        .ok_or_else(|| format!("--base-url {base_url} is not an absolute URL"))?;
     if !config.live && !is_sandbox(connector, &origin) {
         return Err(format!(
-            "{} is neither on this machine nor a server the document marks as a sandbox or \
-             test server; probe makes real calls: pass --live if that is intended",
-            config.base_url
+            "{base_url} is neither on this machine nor the manifest's probe.sandboxUrl; probe \
+             makes real calls: pass --live if that is intended"
         ));
     }
-    let client = Client::new(config.limits, vec![origin]).map_err(|e| e.to_string())?;
-    let secret = std::env::var(&connector.auth.env)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
+    let client =
+        Client::without_redirects(config.limits, vec![origin]).map_err(|e| e.to_string())?;
+    let environment = Environment::read(
+        analysis,
+        &tools,
+        &config.allow_env,
+        Some(&base_url),
+        &|name| std::env::var(name).ok(),
+    )?;
+    let credentials: Vec<Option<Credential>> = tools
+        .iter()
+        .map(|(_, m)| environment.credential(m))
+        .collect();
+    let redactor = environment.redactor(&credentials);
     let mut prober = Prober {
         connector,
         tools,
         client,
-        base_url: config.base_url.clone(),
-        secret,
+        base_url: base_url.clone(),
+        environment: environment.clone(),
+        redactor: redactor.clone(),
         paid: 0,
         cap: config.allow_spend,
         rate_limited: Vec::new(),
@@ -193,16 +226,52 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
     };
     crate::block_on(prober.all(&config.operations))
         .map_err(|e| format!("could not start the runtime: {e}"))?;
-    Ok(ProbeReport {
-        base_url: config.base_url.clone(),
-        results: prober.results,
-        paid_calls: prober.paid,
-        allow_spend: config.allow_spend,
-    })
+    let environment = environment
+        .uses
+        .iter()
+        .map(|u| {
+            format!(
+                "{} ({}{}) -> {}",
+                u.name,
+                u.purposes.join(", "),
+                if u.set { "" } else { ", not set" },
+                u.origins.join(", ")
+            )
+        })
+        .collect();
+    Ok(redacted(
+        &redactor,
+        ProbeReport {
+            base_url,
+            environment,
+            results: prober.results,
+            paid_calls: prober.paid,
+            allow_spend: config.allow_spend,
+        },
+    ))
 }
 
-/// Whether `origin` is this machine, or a server of the document whose description
-/// says sandbox or test (or whose host does).
+/// The report with every secret replaced in every text it holds, so no format can
+/// print one (each text was redacted where it was made, too).
+fn redacted(redactor: &Redactor, mut report: ProbeReport) -> ProbeReport {
+    report.base_url = redactor.text(&report.base_url);
+    for result in &mut report.results {
+        result.operation = redactor.text(&result.operation);
+        match &mut result.outcome {
+            Outcome::Failed(evidence) | Outcome::Warning(evidence) => {
+                for e in evidence {
+                    *e = redactor.text(e);
+                }
+            }
+            Outcome::Skipped(why) => *why = redactor.text(why),
+            Outcome::Passed => {}
+        }
+    }
+    report
+}
+
+/// Whether `origin` is this machine, or the manifest's `probe.sandboxUrl`. What a
+/// server's description says is not asked: prose is not a declaration.
 fn is_sandbox(connector: &Connector, origin: &Origin) -> bool {
     let host = origin.host.trim_start_matches('[').trim_end_matches(']');
     if host == "localhost" || host.ends_with(".localhost") || host == "::1" {
@@ -214,27 +283,11 @@ fn is_sandbox(connector: &Connector, origin: &Origin) -> bool {
     {
         return true;
     }
-    let servers = connector
-        .document
-        .root
-        .get("servers")
-        .and_then(Value::as_array);
-    servers.into_iter().flatten().any(|server| {
-        let url = server.get("url").and_then(Value::as_str).unwrap_or("");
-        let said = format!(
-            "{} {url}",
-            server
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        )
-        .to_ascii_lowercase();
-        // Whole words only: "the latest API" or a contest host is not a test server.
-        let marked = said
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|word| matches!(word, "sandbox" | "test" | "testing"));
-        Origin::of(url).as_ref() == Some(origin) && marked
-    })
+    connector
+        .sandbox_url
+        .as_deref()
+        .and_then(Origin::of)
+        .is_some_and(|sandbox| sandbox == *origin)
 }
 
 /// One answer, with what the checks read from it.
@@ -283,7 +336,9 @@ struct Prober<'a> {
     tools: Vec<(Value, RequestMapping)>,
     client: Client,
     base_url: String,
-    secret: Option<String>,
+    /// The variables read at start-up: `fixed:` inputs come from here.
+    environment: Environment,
+    redactor: Redactor,
     paid: u32,
     cap: u32,
     /// Every 429 seen: the operation and whether it carried Retry-After.
@@ -395,13 +450,16 @@ impl Prober<'_> {
         }
         let mapping = &mapping;
         let credential = match cred {
-            Cred::Real => self
-                .secret
-                .as_deref()
-                .and_then(|v| Credential::new(&mapping.credential, v)),
-            Cred::Bad => Credential::new(&mapping.credential, BAD_CREDENTIAL),
+            Cred::Real => self.environment.credential(mapping),
+            Cred::Bad => match &mapping.credential {
+                mapping::Credential::Parts { parts } => {
+                    Credential::from_parts(parts, &|_| Some(BAD_CREDENTIAL.to_string()))
+                }
+                scheme => Credential::new(scheme, BAD_CREDENTIAL),
+            },
         };
-        let env = |name: &str| std::env::var(name).ok();
+        let environment = &self.environment;
+        let env = |name: &str| environment.get(name);
         let http = request::build(
             mapping,
             args,
@@ -412,24 +470,16 @@ impl Prober<'_> {
                 env: &env,
             },
         )
-        .map_err(|e| format!("`{op}`: {e}"))?;
-        let line = format!(
+        .map_err(|e| self.redactor.text(&format!("`{op}`: {e}")))?;
+        let line = self.redactor.text(&format!(
             "{} {}",
             http.method,
             http.url
                 .strip_prefix(self.base_url.trim_end_matches('/'))
                 .unwrap_or(&http.url)
-        );
-        if paid {
-            // Counted before sending: a call that times out may still have cost.
-            self.paid += 1;
-        }
+        ));
         let start = Instant::now();
-        let response = self
-            .client
-            .send(&http)
-            .await
-            .map_err(|e| format!("{line}: {e}"))?;
+        let response = self.exchange(http, paid, &line).await?;
         let elapsed = start.elapsed();
         if response.status == 429 {
             self.rate_limited
@@ -441,6 +491,55 @@ impl Prober<'_> {
             elapsed,
             line,
         })
+    }
+
+    /// Sends `http` and follows the provider's redirects within its origin (at most
+    /// `MAX_REDIRECTS`), counting each request of a paid call before it is sent: every
+    /// one reaches the provider, and each may cost. The answer is redacted as it arrives.
+    async fn exchange(
+        &mut self,
+        mut http: HttpRequest,
+        paid: bool,
+        line: &str,
+    ) -> Result<HttpResponse, String> {
+        for hop in 0..=MAX_REDIRECTS {
+            if paid {
+                if self.paid >= self.cap && hop == 0 {
+                    return Err(spend_reason(self.cap, self.paid, 1));
+                }
+                if self.paid >= self.cap {
+                    return Err(format!(
+                        "{line}: the provider redirected it to {}; following would be another \
+                         request that spends, and {}",
+                        self.redactor.text(&http.url),
+                        spend_reason(self.cap, self.paid, 1)
+                    ));
+                }
+                // Counted before sending: a call that times out may still have cost.
+                self.paid += 1;
+            }
+            let response = self
+                .client
+                .send(&http)
+                .await
+                .map(|r| self.redactor.http_response(r))
+                .map_err(|e| self.redactor.text(&format!("{line}: {e}")))?;
+            let Some(next) = redirected(&http, &response) else {
+                return Ok(response);
+            };
+            let next = next.map_err(|why| self.redactor.text(&format!("{line}: {why}")))?;
+            self.client.check(&next.url).map_err(|e| {
+                self.redactor.text(&format!(
+                    "{line}: the provider redirected it to {}, which is not followed ({e})",
+                    next.url
+                ))
+            })?;
+            if hop == MAX_REDIRECTS {
+                break;
+            }
+            http = next;
+        }
+        Err(format!("{line}: more than {MAX_REDIRECTS} redirects"))
     }
 
     /// The ids the list operation of `op` shows now; `None` when it has none or the list
@@ -754,6 +853,37 @@ impl Prober<'_> {
     }
 }
 
+/// The request a redirect asks for, as a browser (and reqwest) makes it: 307 and 308
+/// repeat the method and body, 303 (and 301/302 after a POST) become a GET without a
+/// body. `None`: not a redirect.
+fn redirected(sent: &HttpRequest, response: &HttpResponse) -> Option<Result<HttpRequest, String>> {
+    if !matches!(response.status, 301 | 302 | 303 | 307 | 308) {
+        return None;
+    }
+    let Some(location) = response.header("location") else {
+        return Some(Err(format!(
+            "the provider answered {} without a Location",
+            response.status
+        )));
+    };
+    let url = reqwest::Url::parse(&sent.url)
+        .and_then(|base| base.join(location))
+        .map_err(|e| format!("the provider redirected to `{location}`, not a URL ({e})"));
+    Some(url.map(|url| {
+        let keep = matches!(response.status, 307 | 308)
+            || response.status != 303 && sent.method != http::Method::POST;
+        let mut next = sent.clone();
+        next.url = url.to_string();
+        if !keep {
+            next.method = http::Method::GET;
+            next.body = None;
+            next.headers
+                .retain(|(name, _)| !name.eq_ignore_ascii_case("content-type"));
+        }
+        next
+    }))
+}
+
 /// The checks `operation` runs for `op`, all skipped together when it has no input.
 fn applicable(op: &Operation, keyed: bool) -> Vec<Check> {
     let mut checks = Vec::new();
@@ -851,6 +981,7 @@ servers:
   - { url: "https://eu.vidgen.example", description: "Production, Europe" }
   - { url: "https://latest.vidgen.example", description: The latest API }
   - { url: "https://api-test.vidgen.example" }
+probe: { sandboxUrl: "https://api-test.vidgen.example" }
 operations:
   - id: createVideo
     method: post
@@ -906,7 +1037,8 @@ operations:
             tools,
             client: Client::new(Limits::default(), Vec::new()).unwrap(),
             base_url: "http://127.0.0.1:9".to_string(),
-            secret: None,
+            environment: Environment::default(),
+            redactor: Redactor::default(),
             paid: 0,
             cap: 0,
             rate_limited: Vec::new(),
@@ -915,20 +1047,21 @@ operations:
     }
 
     #[test]
-    fn only_this_machine_or_a_server_marked_sandbox_is_probed_without_live() {
+    fn only_this_machine_or_the_declared_sandbox_is_probed_without_live() {
         let analysis = analysis();
         let connector = analysis.connector.as_ref().unwrap();
         let allowed = |url: &str| is_sandbox(connector, &Origin::of(url).unwrap());
         assert!(allowed("http://127.0.0.1:8787"));
         assert!(allowed("http://localhost:1"));
         assert!(allowed("http://[::1]:80"));
-        assert!(allowed("https://sandbox.vidgen.example"));
+        assert!(allowed("https://api-test.vidgen.example"));
+        // A description that says "Sandbox" is prose, not a declaration.
+        assert!(!allowed("https://sandbox.vidgen.example"));
         assert!(!allowed("https://eu.vidgen.example"));
         assert!(!allowed("https://latest.vidgen.example"));
-        assert!(allowed("https://api-test.vidgen.example"));
         assert!(!allowed("https://api.vidgen.example"));
         // The sandbox's host alone is not enough on another port.
-        assert!(!allowed("https://sandbox.vidgen.example:8443"));
+        assert!(!allowed("https://api-test.vidgen.example:8443"));
     }
 
     #[test]

@@ -109,6 +109,9 @@ pub(crate) fn build(
     let mut query: Vec<(String, String)> = Vec::new();
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut cookies: Vec<String> = Vec::new();
+    // The body fields the connection fills in (a `fixed:` input, a credential part):
+    // the mapping lists no argument for them.
+    let filled = filled_fields(mapping, target.credential);
     let mut body_fields: Vec<(&Argument, Value)> = Vec::new();
     let mut whole_body: Option<(&Argument, Value)> = None;
     let key_argument = mapping.idempotency.as_ref().map(|i| i.argument.as_str());
@@ -205,24 +208,22 @@ pub(crate) fn build(
                 fixed.name,
                 encode(&simple(&value, false, None), STRICT)
             )),
-            Location::Body => body_fields.push((
-                mapping
-                    .arguments
-                    .iter()
-                    .find(|a| a.name.as_deref() == Some(&fixed.name))
-                    .unwrap_or(&FALLBACK_BODY),
-                value,
-            )),
+            Location::Body => body_fields.push((body_argument(&filled, &fixed.name), value)),
         }
     }
 
-    if let Some(credential) = target.credential {
-        match &credential.placement {
+    for placement in target.credential.iter().flat_map(|c| &c.placements) {
+        match placement {
             Placement::Header(name, value) => headers.push((name.clone(), value.clone())),
             Placement::Query(name, value) => {
                 query.push((encode(name, STRICT), encode(value, STRICT)));
             }
             Placement::Cookie(name, value) => cookies.push(format!("{name}={value}")),
+            Placement::Body(name, value) => {
+                // The field replaces whatever the model or a `fixed:` input put there.
+                body_fields.retain(|(a, _)| a.name.as_deref() != Some(name.as_str()));
+                body_fields.push((body_argument(&filled, name), Value::String(value.clone())));
+            }
         }
     }
     if !cookies.is_empty() {
@@ -258,7 +259,39 @@ pub(crate) fn build(
     })
 }
 
-/// A body field for a `fixed` body input the arguments do not describe.
+/// One body argument for each field the connection fills in.
+fn filled_fields(mapping: &RequestMapping, credential: Option<&Credential>) -> Vec<Argument> {
+    let fixed = mapping
+        .fixed
+        .iter()
+        .filter(|f| f.location == Location::Body)
+        .map(|f| f.name.clone());
+    let placed = credential
+        .into_iter()
+        .flat_map(|c| &c.placements)
+        .filter_map(|p| match p {
+            Placement::Body(name, _) => Some(name.clone()),
+            _ => None,
+        });
+    fixed
+        .chain(placed)
+        .map(|name| Argument {
+            argument: String::new(),
+            name: Some(name),
+            ..FALLBACK_BODY.clone()
+        })
+        .collect()
+}
+
+/// The body argument of a field the connection fills in.
+fn body_argument<'a>(filled: &'a [Argument], name: &str) -> &'a Argument {
+    filled
+        .iter()
+        .find(|a| a.name.as_deref() == Some(name))
+        .unwrap_or(&FALLBACK_BODY)
+}
+
+/// A body field no argument describes.
 static FALLBACK_BODY: Argument = Argument {
     argument: String::new(),
     location: Location::Body,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::client::{Client, Limits, Origin};
 use crate::clock::{Clock, SystemClock};
 use crate::consent::Sealer;
-use crate::credential::Credential;
+use crate::credential::{Credential, Environment};
 use crate::ledger::SqliteLedger;
 use crate::state;
 use connectorgen_core::Analysis;
@@ -51,6 +51,9 @@ pub struct Config {
     /// How long an identical call counts as a retry of the one before (seconds).
     pub retry_window: u64,
     pub limits: Limits,
+    /// Environment variables the manifest may read besides the service's own
+    /// (`<SERVICE>_…`): `--allow-env NAME`.
+    pub allow_env: Vec<String>,
 }
 
 /// Default `--retry-window`: one hour covers a client's timeout and restart and a
@@ -59,8 +62,10 @@ pub struct Config {
 pub const DEFAULT_RETRY_WINDOW: u64 = 3600;
 
 /// Runs the server until the client disconnects (stdio) or the process ends (HTTP).
+/// The error (exit 2) has every secret redacted.
 pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
     let server = prepare(analysis, config, Arc::new(SystemClock))?;
+    let redactor = server.redactor().clone();
     crate::block_on(async move {
         match config.http {
             None => serve_stdio(server).await,
@@ -68,6 +73,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
         }
     })
     .map_err(|e| format!("could not start the runtime: {e}"))?
+    .map_err(|e| redactor.text(&e))
 }
 
 /// The server for a connector, ready to attach to a transport.
@@ -90,6 +96,19 @@ pub(crate) fn prepare(
     let allowed = allowed_origins(tools.iter().map(|(_, m)| m), config.base_url.as_deref());
     let client = Client::new(config.limits, allowed).map_err(|e| e.to_string())?;
 
+    // Before anything is created: a refused variable stops the server with nothing done.
+    let environment = Environment::read(
+        analysis,
+        &tools,
+        &config.allow_env,
+        config.base_url.as_deref(),
+        &|name| std::env::var(name).ok(),
+    )?;
+    let credentials: Vec<Option<Credential>> = tools
+        .iter()
+        .map(|(_, m)| environment.credential(m))
+        .collect();
+    let redactor = environment.redactor(&credentials);
     let dir = match &config.state_dir {
         Some(dir) => dir.clone(),
         None => {
@@ -104,28 +123,7 @@ pub(crate) fn prepare(
     let sealer = Sealer::new(&secret, clock)?;
 
     let env_name = connector.auth.env.clone();
-    let secret_value = std::env::var(&env_name)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    let credentials: Vec<Option<Credential>> = tools
-        .iter()
-        .map(|(_, m)| {
-            secret_value
-                .as_deref()
-                .and_then(|v| Credential::new(&m.credential, v))
-        })
-        .collect();
-    let mut secrets: Vec<String> = credentials
-        .iter()
-        .flatten()
-        .map(|c| c.secret().to_string())
-        .collect();
-    secrets.extend(secret_value.clone());
-    let redactor = log::Redactor::new(secrets);
 
-    let takes_credential = tools
-        .iter()
-        .any(|(_, m)| m.credential != mapping::Credential::None);
     redactor.line(
         "start",
         serde_json::json!({
@@ -135,7 +133,8 @@ pub(crate) fn prepare(
             "state": ledger_path.display().to_string(),
             "retryWindowSeconds": config.retry_window,
             "credentialEnv": env_name,
-            "credentialSet": secret_value.is_some(),
+            "credentialSet": environment.credential_set(),
+            "env": environment.describe(),
             "baseUrl": config.base_url,
         }),
     );
@@ -146,10 +145,25 @@ pub(crate) fn prepare(
                 forwarded WITHOUT asking the person. Only for tests and sandboxes."}),
         );
     }
-    if takes_credential && secret_value.is_none() {
+    for name in environment.missing_credential() {
+        let what = if environment.credential_envs.len() == 1 {
+            "a credential"
+        } else {
+            "this part of the credential"
+        };
         redactor.line(
             "warning",
-            serde_json::json!({"message": format!("{env_name} is not set: calls go out without a credential")}),
+            serde_json::json!({"message": format!("{name} is not set: calls go out without {what}")}),
+        );
+    }
+    for name in &environment.too_short {
+        redactor.line(
+            "warning",
+            serde_json::json!({"message": format!(
+                "{name} holds fewer than {} characters: too short to be redacted from logs \
+                 and answers (and too short to be a secret)",
+                crate::redact::MIN_SECRET
+            )}),
         );
     }
 
@@ -163,6 +177,7 @@ pub(crate) fn prepare(
         config: config.clone(),
         redactor,
         env_name,
+        environment,
     })
 }
 

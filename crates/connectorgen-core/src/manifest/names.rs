@@ -167,6 +167,10 @@ names!(
     ApiKeyInName => crate::model::API_KEY_LOCATIONS
 );
 names!(
+    /// Where one part of a credential goes.
+    CredentialPartInName => crate::model::CREDENTIAL_PART_LOCATIONS
+);
+names!(
     /// A lint id.
     LintId => Lint::lints().map(Lint::code)
 );

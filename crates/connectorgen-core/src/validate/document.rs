@@ -13,7 +13,7 @@ use serde_saphyr::Spanned;
 use super::Validator;
 use super::inline::lower::Errors;
 use super::inline::refs;
-use crate::diagnostics::{Diagnostic, suggest};
+use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
 use crate::model::{AUTH_SCHEMES, AuthScheme};
 
@@ -27,8 +27,18 @@ pub(super) struct Credential {
         reason = "the name of model::Auth's field it becomes"
     )]
     pub credential_name: Option<String>,
-    /// `auth.env`, when given and a variable name.
+    /// `auth.env`, when given and a variable name, and where it is written.
     pub env: Option<String>,
+    pub env_span: Option<Span>,
+    /// `auth.format`, checked, and where it is written.
+    pub format: Option<(String, Span)>,
+    /// `auth.parts`, each checked (`credential.rs`).
+    pub parts: Option<Vec<super::credential::PartSpec>>,
+    /// Where `auth:` is.
+    pub span: Option<Span>,
+    /// Base mode: `auth.scheme`, `in` and `name` as written, refused only when the
+    /// document declares security schemes of its own (`inline-key-with-base`).
+    pub base_keys: Vec<(&'static str, Span)>,
 }
 
 impl Validator {
@@ -44,28 +54,45 @@ impl Validator {
                 token_prefixes: Vec::new(),
                 credential_name: None,
                 env: None,
+                env_span: None,
+                format: None,
+                parts: None,
+                span: None,
+                base_keys: Vec::new(),
             };
         };
         let raw = &a.value;
+        let mut base_keys = Vec::new();
         if base_mode {
             for (key, value) in [
-                ("scheme", &raw.scheme),
-                ("in", &raw.in_),
-                ("name", &raw.name),
+                ("auth.scheme", &raw.scheme),
+                ("auth.in", &raw.in_),
+                ("auth.name", &raw.name),
             ] {
                 if let Some(v) = value {
-                    self.findings.push(Diagnostic::InlineKeyWithBase {
-                        key: match key {
-                            "scheme" => "auth.scheme",
-                            "in" => "auth.in",
-                            _ => "auth.name",
-                        },
-                        span: span(v),
-                    });
+                    base_keys.push((key, span(v)));
                 }
             }
         }
-        let scheme = if base_mode { None } else { self.auth_scheme(a) };
+        let parts = self.credential_parts(a, base_mode);
+        // Base mode names a scheme only for a document that declares none (checked
+        // once the document is read).
+        let scheme = if raw.parts.is_some() {
+            // Inline, the parts are the credential; base mode reads the document's.
+            parts
+                .as_ref()
+                .filter(|_| !base_mode)
+                .map(|_| AuthScheme::Parts)
+        } else if base_mode && base_keys.is_empty() {
+            None
+        } else {
+            self.auth_scheme(a)
+        };
+        let format = raw
+            .format
+            .as_ref()
+            .filter(|_| raw.parts.is_none())
+            .and_then(|f| self.credential_format(f).map(|text| (text, span(f))));
         let token_prefixes = match &raw.token_prefix {
             None => Vec::new(),
             Some(p) => self.token_prefixes(p),
@@ -95,6 +122,11 @@ impl Validator {
             token_prefixes,
             credential_name,
             env,
+            env_span: raw.env.as_ref().map(span),
+            format,
+            parts,
+            span: Some(span(a)),
+            base_keys,
         }
     }
 

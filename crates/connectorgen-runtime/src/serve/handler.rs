@@ -21,7 +21,7 @@ use super::log::Redactor;
 use super::reply::{self, Poll, Why};
 use crate::client::{Client, HttpResponse};
 use crate::consent::{Purpose, Sealer};
-use crate::credential::Credential;
+use crate::credential::{Credential, Environment, ReadVariable};
 use crate::guard::{self, Verdict};
 use crate::ledger::{Claim, Entry, Ledger, Outcome, Status};
 use crate::request::{self, Target};
@@ -50,6 +50,9 @@ pub(super) struct Parts {
     pub config: Config,
     pub redactor: Redactor,
     pub env_name: String,
+    /// The environment variables read at start-up (the allowed ones): `fixed:` inputs
+    /// come from here, never from the process environment.
+    pub environment: Environment,
 }
 
 struct Served {
@@ -71,6 +74,8 @@ struct Shared {
     sealer: Sealer,
     config: Config,
     redactor: Redactor,
+    /// Reads a `fixed:` input's variable from the ones read at start-up.
+    env: Box<ReadVariable>,
     info: ServerConfig,
     /// Rows whose request is out at the provider right now.
     in_flight: Mutex<HashSet<i64>>,
@@ -92,6 +97,7 @@ impl Server {
             config,
             redactor,
             env_name,
+            environment,
         } = parts;
         let mut served = Vec::new();
         let mut by_name = HashMap::new();
@@ -137,6 +143,7 @@ impl Server {
             sealer,
             config,
             redactor,
+            env: Box::new(move |name| environment.get(name)),
             info,
             in_flight: Mutex::new(HashSet::new()),
         })))
@@ -257,7 +264,15 @@ impl rmcp::ServerHandler for Server {
                 None,
             ));
         };
-        self.0.call(index, request, &context).await
+        // Every answer leaves through the redactor: an error that quotes a URL, a
+        // provider that echoes the key.
+        match self.0.call(index, request, &context).await {
+            Ok(response) => Ok(self.0.redactor.response(response)),
+            Err(mut error) => {
+                error.message = self.0.redactor.text(&error.message).into();
+                Err(error)
+            }
+        }
     }
 }
 
@@ -367,7 +382,7 @@ impl Shared {
             base_url: self.config.base_url.as_deref(),
             credential: served.credential.as_ref(),
             retry_key: key,
-            env: &env_var,
+            env: &*self.env,
         }
     }
 
@@ -483,7 +498,13 @@ impl Shared {
             }
         };
         let started = std::time::Instant::now();
-        let sent = self.client.send(&http).await;
+        // Redacted as it arrives, so the ledger, the answer and any cut of it hold no
+        // secret the provider echoed.
+        let sent = self
+            .client
+            .send(&http)
+            .await
+            .map(|response| self.redactor.http_response(response));
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let uri = http.url.split('?').next().unwrap_or_default().to_string();
         let mut fields = json!({
@@ -524,10 +545,6 @@ impl Shared {
             }
         }
     }
-}
-
-fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok()
 }
 
 /// The job id an async operation's answer names: the field called like the poll

@@ -2,49 +2,16 @@
 //!
 //! Takes: an event name and fields. Returns: nothing (writes stderr).
 //! Must never: write to stdout (in stdio mode stdout is the MCP channel), or write a
-//! credential: every string is passed through the redactor first.
+//! secret: every string, keys included, passes through the process's one `Redactor`
+//! (`crate::redact`: by value, every encoded form) first.
 
 use std::io::Write as _;
 
 use serde_json::{Map, Value};
 
-/// Replaces each of the secrets with `[redacted]` wherever it appears.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Redactor {
-    secrets: Vec<String>,
-}
+pub(crate) use crate::redact::Redactor;
 
 impl Redactor {
-    pub(crate) fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
-        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 4).collect();
-        // Longest first, so a secret that contains another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        Redactor { secrets }
-    }
-
-    pub(crate) fn text(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in &self.secrets {
-            out = out.replace(secret.as_str(), "[redacted]");
-            let encoded =
-                percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC)
-                    .to_string();
-            out = out.replace(&encoded, "[redacted]");
-        }
-        out
-    }
-
-    fn value(&self, value: Value) -> Value {
-        match value {
-            Value::String(s) => Value::String(self.text(&s)),
-            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
-            Value::Object(map) => {
-                Value::Object(map.into_iter().map(|(k, v)| (k, self.value(v))).collect())
-            }
-            other => other,
-        }
-    }
-
     /// Writes one line: `{"event": event, ...fields}`.
     pub(crate) fn line(&self, event: &str, fields: Value) {
         let mut map = Map::new();
@@ -59,16 +26,36 @@ impl Redactor {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_redacted_plain_and_percent_encoded() {
-        let r = Redactor::new(["s3cr&t".to_string(), "Bearer s3cr&t".to_string()]);
-        assert_eq!(
-            r.text("https://x/?api_key=s3cr%26t and Bearer s3cr&t"),
-            "https://x/?api_key=[redacted] and [redacted]"
-        );
+impl Redactor {
+    /// A tool call's answer with every secret replaced: its text, structured content and
+    /// `_meta`. A result that cannot be taken apart is replaced by an error saying so,
+    /// never sent as it was.
+    pub(crate) fn response(
+        &self,
+        response: rmcp::model::CallToolResponse,
+    ) -> rmcp::model::CallToolResponse {
+        use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+        if self.is_empty() {
+            return response;
+        }
+        match response {
+            CallToolResponse::Complete(result) => {
+                let redacted = serde_json::to_value(&result)
+                    .map(|v| self.value(v))
+                    .and_then(serde_json::from_value::<CallToolResult>);
+                match redacted {
+                    Ok(result) => result.into(),
+                    Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                        "The answer could not be checked for the credential ({e}), so it is \
+                         not shown."
+                    ))])
+                    .into(),
+                }
+            }
+            // An input-required result is the consent question (the manifest's text and
+            // the model's arguments: nothing the process holds as a secret) and a sealed
+            // state; rmcp cannot read one back to rebuild it.
+            other => other,
+        }
     }
 }

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 
 use super::document::{Defs, base64_binary, pick_media, resolved};
 use super::mapping::{
-    Argument, Body, Credential, Encoding, FixedInput, IdempotencyMapping, Location, RequestMapping,
-    ServerUrl,
+    Argument, Body, Credential, CredentialPart, Encoding, FixedInput, IdempotencyMapping, Location,
+    RequestMapping, ServerUrl,
 };
 use super::{idempotency_argument, is_own_key};
 use crate::arguments;
@@ -65,8 +65,16 @@ fn merge_parameters<'a>(shared: Vec<&'a Value>, own: Vec<&'a Value>) -> Vec<&'a 
     out
 }
 
-/// Where the document's API keys travel: (name, location) of each `apiKey` scheme.
-fn credential_parameters(doc: &Document) -> Vec<(&str, &str)> {
+/// Where the credential travels: (name, location) of each `apiKey` scheme of the
+/// document and each part of the connector's credential that is not a body field.
+fn credential_parameters(connector: &Connector) -> Vec<(&str, &str)> {
+    let doc = &connector.document;
+    let parts = connector
+        .auth
+        .parts
+        .iter()
+        .filter(|p| !p.in_body())
+        .map(|p| (p.name.as_str(), p.location.as_str()));
     doc.root
         .get("components")
         .and_then(|c| c.get("securitySchemes"))
@@ -79,11 +87,40 @@ fn credential_parameters(doc: &Document) -> Vec<(&str, &str)> {
             let location = s.get("in").and_then(Value::as_str)?;
             Some((name, location))
         })
+        .chain(parts)
         .collect()
 }
 
-/// How the connection's credential is sent.
-fn credential(connector: &Connector) -> Credential {
+/// How the connection's credential is sent by this tool: one of the one-part schemes
+/// when one part says it (as every manifest before `auth.parts` did), else each part,
+/// a body field only when `body_fields` (the tool's body's top-level fields) has it.
+fn credential(connector: &Connector, body_fields: &[String]) -> Credential {
+    let auth = &connector.auth;
+    let one_part = match auth.parts.as_slice() {
+        [] => true,
+        [one] => !one.in_body() && auth.format.is_none(),
+        _ => false,
+    };
+    if !one_part || auth.scheme == AuthScheme::Parts {
+        let parts = auth
+            .parts
+            .iter()
+            .filter(|p| !p.in_body() || body_fields.contains(&p.name))
+            .map(|p| CredentialPart {
+                location: match p.location.as_str() {
+                    "query" => Location::Query,
+                    "cookie" => Location::Cookie,
+                    "body" => Location::Body,
+                    _ => Location::Header,
+                },
+                name: p.name.clone(),
+                format: p.format.clone(),
+                encoding: p.basic.then_some(Encoding::Base64),
+                env: p.env.clone(),
+            })
+            .collect();
+        return Credential::Parts { parts };
+    }
     match &connector.auth.scheme {
         AuthScheme::Bearer => Credential::Bearer,
         AuthScheme::ApiKey { location, name } => Credential::ApiKey {
@@ -92,7 +129,7 @@ fn credential(connector: &Connector) -> Credential {
         },
         AuthScheme::Basic => Credential::Basic,
         AuthScheme::OAuth2 | AuthScheme::OpenIdConnect => Credential::OAuth2,
-        AuthScheme::None => Credential::None,
+        AuthScheme::Parts | AuthScheme::None => Credential::None,
     }
 }
 
@@ -180,7 +217,7 @@ pub(super) fn input_schema(
     let mut idempotency: Option<Input> = None;
     let mut fixed = Vec::new();
     let mut fixed_used = vec![false; op.fixed.len()];
-    let credentials = credential_parameters(doc);
+    let credentials = credential_parameters(connector);
     for p in parameters(doc, op) {
         let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
         let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
@@ -257,27 +294,13 @@ pub(super) fn input_schema(
         }
         inputs.push(input);
     }
-    for (f, used) in op.fixed.iter().zip(&fixed_used) {
-        if !used {
-            let names: Vec<&str> = parameters(doc, op)
-                .iter()
-                .filter_map(|p| p.get("name").and_then(Value::as_str))
-                .collect();
-            findings.push(Finding::error(Diagnostic::UnknownMcpInput {
-                id: op.id.clone(),
-                key: "fixed",
-                name: f.name.clone(),
-                what: "parameter",
-                span: f.span,
-                help: unknown_help(&f.name, names, "a path, query, header or cookie parameter"),
-            }));
-        }
-    }
-
     // The body's own keywords (additionalProperties, $defs, …) stay on the merged
     // object so references like `#/$defs/x` still resolve from the tool's root.
     let mut base = Map::new();
     let mut body_mapping = None;
+    // The top-level fields of a JSON or form body (a credential part or a `fixed:` input
+    // may fill one in).
+    let mut body_fields: Vec<String> = Vec::new();
     if let Some(body) = op.http.get("requestBody").map(|b| resolved(doc, b)) {
         // OpenAPI's default for `requestBody.required` is false, but providers that list
         // a body's required properties and leave the key out (Twilio's `To`) mean them:
@@ -314,7 +337,36 @@ pub(super) fn input_schema(
                 if structured && object.get("properties").is_some_and(Value::is_object) =>
             {
                 let required = &properties_required;
+                let fillable = matches!(media, "json" | "form");
                 for (name, property) in object["properties"].as_object().into_iter().flatten() {
+                    if fillable {
+                        body_fields.push(name.clone());
+                        // The connection fills in a credential field, never the model.
+                        if connector
+                            .auth
+                            .parts
+                            .iter()
+                            .any(|p| p.in_body() && p.name == *name)
+                        {
+                            continue;
+                        }
+                        if let Some(i) = op.fixed.iter().position(|f| f.name == *name) {
+                            fixed_used[i] = true;
+                            let (env, value) = match &op.fixed[i].source {
+                                FixedSource::Env(e) => (Some(e.clone()), None),
+                                FixedSource::Value(v) => (None, Some(v.clone())),
+                            };
+                            fixed.push(FixedInput {
+                                location: Location::Body,
+                                name: name.clone(),
+                                style: None,
+                                explode: None,
+                                env,
+                                value,
+                            });
+                            continue;
+                        }
+                    }
                     let (property, binary) = if media == "json" {
                         (property.clone(), false)
                     } else {
@@ -369,6 +421,28 @@ pub(super) fn input_schema(
             }
         }
     }
+    for (f, used) in op.fixed.iter().zip(&fixed_used) {
+        if !used {
+            let mut names: Vec<&str> = parameters(doc, op)
+                .iter()
+                .filter_map(|p| p.get("name").and_then(Value::as_str))
+                .collect();
+            names.extend(body_fields.iter().map(String::as_str));
+            findings.push(Finding::error(Diagnostic::UnknownMcpInput {
+                id: op.id.clone(),
+                key: "fixed",
+                name: f.name.clone(),
+                what: "parameter",
+                span: f.span,
+                help: unknown_help(
+                    &f.name,
+                    names,
+                    "a path, query, header or cookie parameter, or a top-level field of a JSON or form body",
+                ),
+            }));
+        }
+    }
+
     inputs.extend(idempotency);
     choose_names(op, &mut inputs, findings);
 
@@ -432,7 +506,7 @@ pub(super) fn input_schema(
         body: body_mapping,
         idempotency: idempotency_mapping,
         fixed,
-        credential: credential(connector),
+        credential: credential(connector, &body_fields),
     };
     (Value::Object(schema), mapping)
 }

@@ -20,7 +20,9 @@
 //!    value given (never from the call);
 //! 4. the body is sent as `body.mediaType` (JSON, form, multipart, text, or the bytes
 //!    of a base64 argument);
-//! 5. the credential goes as `credential` says.
+//! 5. the credential goes as `credential` says: one of the one-part schemes (read from
+//!    the connector's credential variable), or `parts`, each from its own variable, in a
+//!    header, the query, a cookie or a top-level field of the body, written by `format`.
 //!
 //! Arguments a call has that the mapping does not list are not sent.
 
@@ -208,8 +210,32 @@ pub enum Credential {
     /// An OAuth 2 or OpenID Connect access token, sent as a bearer token.
     #[serde(rename = "oauth2")]
     OAuth2,
+    /// Several parts sent together, or one that the forms above cannot say (a `format`,
+    /// a body field): each from its own environment variable.
+    Parts { parts: Vec<CredentialPart> },
     /// No credential.
     None,
+}
+
+/// One part of a credential: where it goes, how it is written, where its value is read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CredentialPart {
+    /// `header`, `query`, `cookie`, or `body` (a top-level field of the JSON or form body).
+    #[serde(rename = "in")]
+    pub location: Location,
+    /// The header, query parameter, cookie or body field.
+    pub name: String,
+    /// How the value is written, `{value}` standing for it (`Bearer {value}`); absent: the
+    /// value itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// `base64`: the variable's content is base64-encoded first (HTTP Basic's
+    /// `user:password`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<Encoding>,
+    /// The environment variable of the server process that holds the value.
+    pub env: String,
 }
 
 /// Each tool of an `mcp-tools.json` text with its mapping, in file order.

@@ -460,7 +460,8 @@ pub(in crate::validate) fn auth_scheme(document: &Document) -> AuthScheme {
         AuthScheme::Basic => 3,
         AuthScheme::OAuth2 => 4,
         AuthScheme::OpenIdConnect => 5,
-        AuthScheme::None => 6,
+        AuthScheme::Parts => 6,
+        AuthScheme::None => 7,
     };
     found.sort_by_key(rank);
     found.into_iter().next().unwrap_or(AuthScheme::None)

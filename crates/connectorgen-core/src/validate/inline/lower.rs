@@ -363,8 +363,14 @@ pub(crate) fn document(around: Around, operations: &[Operation]) -> Document {
         server_list.push(Value::Object(server));
     }
     root.insert("servers".into(), Value::Array(server_list));
-    let (scheme_name, scheme) = security_scheme(service, auth);
-    root.insert("security".into(), json!([{ scheme_name: [] }]));
+    let schemes = security_schemes(service, auth);
+    if !schemes.is_empty() {
+        let requirement: Map<String, Value> = schemes
+            .iter()
+            .map(|(name, _)| (name.clone(), json!([])))
+            .collect();
+        root.insert("security".into(), json!([requirement]));
+    }
     // The tags the operations use, in order of first use, then described ones no
     // operation uses (nothing the author wrote is dropped).
     for (name, _) in &described {
@@ -424,14 +430,64 @@ pub(crate) fn document(around: Around, operations: &[Operation]) -> Document {
         }
     }
     let mut components = Map::new();
-    components.insert("securitySchemes".into(), json!({ scheme_name: scheme }));
+    if !schemes.is_empty() {
+        components.insert(
+            "securitySchemes".into(),
+            Value::Object(schemes.into_iter().collect()),
+        );
+    }
     components.insert("schemas".into(), Value::Object(schemas));
     components.insert("responses".into(), Value::Object(responses));
     root.insert("components".into(), Value::Object(components));
     Document { root }
 }
 
-/// The security scheme of an inline manifest, by its name in `components`.
+/// The security schemes of an inline manifest, by their names in `components`: the one
+/// of a one-part credential (as before `auth.parts`), else one per part that is not a
+/// body field (OpenAPI cannot say those; `credential-not-expressible` warns).
+fn security_schemes(service: &Service, auth: &Auth) -> Vec<(String, Value)> {
+    if auth.scheme != AuthScheme::Parts {
+        let (name, mut scheme) = security_scheme(service, auth);
+        if let (Some(format), Some(Value::String(d))) =
+            (&auth.format, scheme.get_mut("description"))
+        {
+            d.push_str(&format!(
+                " Written `{}`.",
+                format.replace("{value}", "<credential>")
+            ));
+        }
+        return vec![(name.to_string(), scheme)];
+    }
+    auth.parts
+        .iter()
+        .filter(|p| !p.in_body())
+        .map(|p| {
+            let key: String = p
+                .name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || "-._".contains(c) { c } else { '_' })
+                .collect();
+            let mut scheme = if p.basic {
+                json!({ "type": "http", "scheme": "basic" })
+            } else if p.name == "Authorization" && p.format.as_deref() == Some("Bearer {value}") {
+                json!({ "type": "http", "scheme": "bearer" })
+            } else {
+                json!({ "type": "apiKey", "in": p.location, "name": p.name })
+            };
+            let how = match &p.format {
+                Some(f) if !p.basic => format!(" Written `{}`.", f.replace("{value}", "<credential>")),
+                _ => String::new(),
+            };
+            scheme["description"] = json!(format!(
+                "One part of the {} {}, sent together with the others.{how} The person creates it at {}.",
+                service.name, auth.credential_name, service.dashboard_url
+            ));
+            (key, scheme)
+        })
+        .collect()
+}
+
+/// The security scheme of a one-part credential, by its name in `components`.
 fn security_scheme(service: &Service, auth: &Auth) -> (&'static str, Value) {
     let mut credential =
         crate::english::with_article(&format!("{} {}", service.name, auth.credential_name));
