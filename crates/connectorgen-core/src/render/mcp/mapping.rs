@@ -5,7 +5,7 @@
 //! `_meta["dev.connectorgen/request"]` and read back by whoever executes calls
 //! (`connectorgen serve`), so one value is the single source of how a call is sent.
 //! Must never: hold anything a request cannot be rebuilt from (no spans, no model
-//! references), or change shape without updating docs/mcp.md and /work/coord/mapping.md.
+//! references), or change shape without updating docs/mcp.md.
 //!
 //! Rebuilding a request from a call's `arguments` (a JSON object):
 //! 1. the URL is `servers[0].url` (each `{var}` replaced by its default in `variables`)
