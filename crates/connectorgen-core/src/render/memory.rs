@@ -23,15 +23,16 @@
 //! users built upstream without it (issue 32).
 //!
 //! What a render may hold: what its fuel left pays for at minijinja's own price for
-//! text, 64 bytes per fuel (`UNITS_PER_FUEL`): 244 MiB for the default fuel of a small
-//! manifest, 3 GiB for 100,000 operations. Counted: bytes allocated and not yet freed on
-//! the rendering thread while it runs, its output text left out (`--max-template-output`
-//! bounds that). At that price a string doubled until the fuel runs out (held: about 45
-//! bytes per fuel, measured at the default fuel) is still stopped by the fuel, which
-//! points at the template's line; this bound stops what the fuel does not charge in
-//! advance. The default templates hold a few kilobytes besides their output. Measured
-//! (debug build, video example, default limits): a list doubled through `namespace`
-//! stops after 10 s at 225 MB; without the bound it took 1 GiB (the test's cap) in 35 s.
+//! text, 64 bytes per fuel (`UNITS_PER_FUEL`), and at least 16 MiB: 244 MiB for the
+//! default fuel of a small manifest, 3 GiB for 100,000 operations. Counted: bytes
+//! allocated and not yet freed on the rendering thread while it runs, its output text
+//! left out (`--max-template-output` bounds that). At that price a string doubled until
+//! the fuel runs out (it held about 45 bytes per fuel, measured at the default fuel) is
+//! still stopped by the fuel, which points at the template's line; this bound stops what
+//! the fuel does not charge in advance. The default templates build every case and the
+//! suite's large manifests under it. Measured (debug build, video example, default
+//! limits): a list doubled through `namespace` stops after 10 s at 225 MB; without the
+//! bound it took 1 GiB (the test's address-space cap) in 35 s, then aborted.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -91,9 +92,14 @@ pub(crate) fn bounded<T>(template: &'static str, max_bytes: u64, f: impl FnOnce(
     f()
 }
 
+/// The least a render may hold, whatever the fuel: with a small `--template-fuel` the
+/// fuel stops the work first (a few hundred fuel renders a description, and holds more
+/// than 64 bytes each while it does).
+pub(crate) const MIN_BYTES: u64 = 16 << 20;
+
 /// The bytes a render may hold with `fuel` left.
 pub(crate) fn for_fuel(fuel: u64) -> u64 {
-    fuel.saturating_mul(BYTES_PER_FUEL)
+    fuel.saturating_mul(BYTES_PER_FUEL).max(MIN_BYTES)
 }
 
 /// Leaves `bytes` the render just allocated out of its count: its output text, which
@@ -148,14 +154,17 @@ fn out_of_memory(template: &str, limit: i64) -> ! {
     };
     let limit = u64::try_from(limit).unwrap_or(0);
     let fuel = limit / BYTES_PER_FUEL;
-    let _ = write!(
+    // At the floor the fuel left was smaller than `fuel`: twice `fuel` is still more.
+    let _ = writeln!(
         line,
         "error: template `{template}` could not be rendered: it ran out of template fuel: \
-         it held more than {} MiB of memory besides its output ({limit} bytes: \
-         {BYTES_PER_FUEL} for each of the {fuel} fuel left to it; see --template-fuel), by a \
-         list that keeps doubling or far more work than the outputs need; if the template is legitimate, raise the budget with \
-         --template-fuel {}. Nothing was written.\n",
+         it held more than {} MiB of memory besides its output ({limit} bytes: what the fuel \
+         left to it pays for at {BYTES_PER_FUEL} bytes per fuel, {} MiB at least; see \
+         --template-fuel), by a list that keeps doubling or far more work than the outputs \
+         need; if the template is legitimate, raise the budget with --template-fuel {}. \
+         Nothing was written.",
         limit >> 20,
+        MIN_BYTES >> 20,
         fuel.saturating_mul(2).max(1),
     );
     let _ = std::io::stderr().write_all(&line.bytes[..line.len]);
