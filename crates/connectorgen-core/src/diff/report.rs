@@ -273,6 +273,6 @@ mod tests {
         assert_eq!(md_cell("<img src=x>"), "\\<img src\\=x\\>");
         assert_eq!(md_cell("[x](y)"), "\\[x\\]\\(y\\)");
         assert_eq!(md_cell("one\ntwo"), "one<br>two");
-        assert_eq!(md_cell("&amp;"), "\\&amp;");
+        assert_eq!(md_cell("&amp;"), "\\&amp\\;");
     }
 }
