@@ -30,6 +30,13 @@ mod serve_probe;
 mod source;
 mod watch;
 
+/// The system allocator, with the bound on what one template render may hold: the
+/// template engine copies a list doubled by `+` before its fuel is charged
+/// (connectorgen-core's render/memory.rs).
+#[global_allocator]
+static ALLOC: connectorgen_core::render::memory::BoundedAlloc =
+    connectorgen_core::render::memory::BoundedAlloc;
+
 /// `0.1.0 (0123456789ab)` when built from a git checkout, else `0.1.0` (build.rs).
 const VERSION: &str = env!("CONNECTORGEN_VERSION");
 

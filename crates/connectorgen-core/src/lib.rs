@@ -74,6 +74,12 @@ pub mod templates;
 pub mod terminal;
 pub mod validate;
 
+/// The render memory bound (render/memory.rs) in this crate's own unit tests, as the
+/// binary installs it.
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: render::memory::BoundedAlloc = render::memory::BoundedAlloc;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
