@@ -9,6 +9,7 @@ use crate::support::provider;
 use crate::support::recorder;
 
 mod credentials;
+mod echoes;
 mod probe;
 mod reference;
 mod requests;
