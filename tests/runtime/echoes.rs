@@ -35,7 +35,7 @@ const KEYS: [&str; 10] = [
     "<b>&\"it's\"</b>",
 ];
 
-const MANIFEST: &str = r#"version: 1
+const MANIFEST: &str = r"version: 1
 service:
   name: Keyed
   version: 1.0.0
@@ -53,7 +53,7 @@ operations:
     input: { type: object, properties: { name: { type: string } } }
     idempotency: { header: Request-Id }
     probe: { input: { name: one } }
-"#;
+";
 
 /// Every character but ASCII letters and digits as `\uXXXX` (UTF-16), `/` as `\/`.
 fn json_escaped(key: &str, upper: bool) -> String {
@@ -289,7 +289,7 @@ async fn a_key_echoed_in_any_encoding_never_comes_back() {
             assert_clean(what, &text, key);
             assert_clean(what, &serde_json::to_string(result).unwrap(), key);
         }
-        assert_clean("the log", &s.log().join("\n"), key);
+        assert_clean("the log", &s.log_with("forwarded").await.join("\n"), key);
         s.close().await;
         let files = state_files(state.path());
         for form in hostile(key) {
@@ -318,7 +318,7 @@ async fn a_key_in_a_body_that_is_not_utf8_is_redacted_before_the_cut() {
         let text = text_of(&failed);
         assert!(text.contains("xxxx[reda"), "{key:?}: {text}");
         assert_clean("the refused call", &text, key);
-        assert_clean("the log", &s.log().join("\n"), key);
+        assert_clean("the log", &s.log_with("forwarded").await.join("\n"), key);
         s.close().await;
     }
 }
