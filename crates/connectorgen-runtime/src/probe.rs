@@ -211,7 +211,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         .iter()
         .map(|(_, m)| environment.credential(m))
         .collect();
-    let redactor = environment.redactor(&credentials);
+    let redactor = environment.redactor(&credentials)?;
     let mut prober = Prober {
         connector,
         tools,
