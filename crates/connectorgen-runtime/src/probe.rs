@@ -211,7 +211,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         .iter()
         .map(|(_, m)| environment.credential(m))
         .collect();
-    let redactor = environment.redactor(&credentials);
+    let redactor = environment.redactor(&credentials)?;
     let mut prober = Prober {
         connector,
         tools,
@@ -468,6 +468,9 @@ impl Prober<'_> {
                 credential: credential.as_ref(),
                 retry_key: key,
                 env: &env,
+                // Not yet: probe's inputs are the manifest's `probe.input`, checked by name
+                // in `input` above.
+                schema: None,
             },
         )
         .map_err(|e| self.redactor.text(&format!("`{op}`: {e}")))?;
