@@ -99,6 +99,7 @@ const ACCEPTED: &[&str] = &[
     "empty-text--tags",
     "bad-url--public-url-query", // a query is fine in a link, not in a base URL: syntax
     "confirm-contradicts-spends", // `confirm: false` beside `spends`: two values
+    "sandbox-is-production",     // two URLs compared: the schema sees each alone
     "get-with-side-effect--confirm",
     "openai-notice-too-long--when",
     "id-not-for-target",

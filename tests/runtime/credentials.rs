@@ -277,3 +277,45 @@ async fn a_missing_part_is_a_start_up_warning() {
         "{log:#?}"
     );
 }
+
+/// Review defect 10: a credential of parts is named by its parts' variables — in the
+/// start-up line and in the instructions the client gets — never by the unused
+/// `<SERVICE>_TOKEN` default.
+#[tokio::test]
+async fn the_start_line_and_the_instructions_name_every_part_variable() {
+    let recorder = Recorder::start(json!({ "id": "rec_1" }));
+    let state = tempfile::tempdir().unwrap();
+    let mut serve = Serve::new(
+        path("examples/manifests/vonage-numbers.yaml"),
+        &recorder.url(),
+        state.path(),
+    )
+    .env("VONAGE_API_KEY", "vk-1a2b")
+    .env("VONAGE_API_SECRET", "vs/3c+4d=");
+    serve.token = None;
+    let s = serve
+        .connect(Transport::Stdio, Person::without_elicitation())
+        .await;
+    let instructions = s
+        .client
+        .peer_info()
+        .and_then(|info| info.instructions.clone())
+        .unwrap_or_default();
+    let log = s.log_with("\"start\"").await;
+    s.close().await;
+    assert!(
+        instructions.contains("environment (VONAGE_API_KEY and VONAGE_API_SECRET)"),
+        "{instructions}"
+    );
+    assert!(!instructions.contains("VONAGE_TOKEN"), "{instructions}");
+    let start: Value = serde_json::from_str(&log[0]).unwrap();
+    assert_eq!(
+        start["credentialEnv"],
+        "VONAGE_API_KEY and VONAGE_API_SECRET"
+    );
+    assert_eq!(
+        start["credentialEnvs"],
+        json!(["VONAGE_API_KEY", "VONAGE_API_SECRET"])
+    );
+    assert!(!log.join("\n").contains("VONAGE_TOKEN"), "{log:#?}");
+}

@@ -25,6 +25,9 @@ async fn sent(example: &str, credential_env: &str, calls: &[(&str, Value)]) -> V
     let state = tempfile::tempdir().unwrap();
     let s = Serve::new(manifest(example), &recorder.url(), state.path())
         .arg("--no-consent")
+        // OpenAI's prefix is reserved (docs/serve.md): its variable needs the flag.
+        .arg("--allow-env")
+        .arg(credential_env)
         .env(credential_env, SECRET)
         .connect(Transport::Stdio, Person::without_elicitation())
         .await;

@@ -154,6 +154,22 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `probe.sandboxUrl` is the production URL.
+    ///
+    /// `probe.sandboxUrl` names the same URL as `service.publicUrl` or the first
+    /// server (where calls go by default): `probe` would spend real money there
+    /// without `--live`.
+    #[error("`probe.sandboxUrl` is the production URL {url} (the same as {production})")]
+    #[diagnostic(help(
+        "name the provider's sandbox or test server here, or leave `probe.sandboxUrl` out and pass `--live` to probe production on purpose"
+    ))]
+    SandboxIsProduction {
+        url: String,
+        production: &'static str,
+        #[label("not a sandbox")]
+        span: Span,
+    },
+
     /// The manifest lists no operations.
     #[error("`operations` is empty")]
     #[diagnostic(help(

@@ -297,6 +297,21 @@ pub fn validate(
         .or_else(|| raw.openapi.as_ref().map(span))
         .unwrap_or(root);
     v.credential_targets(&auth, &targets, at);
+    if let Some(sandbox) = &sandbox_url
+        && let Some(production) = production_twin(sandbox, &service.public_url, &document)
+    {
+        let at = raw
+            .probe
+            .as_ref()
+            .and_then(|p| p.value.sandbox_url.as_ref())
+            .map_or(root, span);
+        v.findings.push(Diagnostic::SandboxIsProduction {
+            url: sandbox.clone(),
+            production,
+            span: at,
+        });
+        return Err(v.findings.into_vec());
+    }
     let connector = Connector {
         service,
         auth,
@@ -310,6 +325,44 @@ pub fn validate(
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
     Ok((connector, v.findings.into_vec()))
+}
+
+/// Which production URL `sandbox` is (`service.publicUrl` or the document's first
+/// server), compared without case in scheme and host and without a trailing `/`.
+fn production_twin(
+    sandbox: &str,
+    public_url: &str,
+    document: &crate::model::Document,
+) -> Option<&'static str> {
+    let same = |a: &str, b: &str| {
+        let norm = |u: &str| {
+            let u = u.trim().trim_end_matches('/');
+            match u.split_once("://") {
+                Some((scheme, rest)) => {
+                    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                    format!(
+                        "{}://{}{path}",
+                        scheme.to_ascii_lowercase(),
+                        host.to_ascii_lowercase()
+                    )
+                }
+                None => u.to_string(),
+            }
+        };
+        norm(a) == norm(b)
+    };
+    if same(sandbox, public_url) {
+        return Some("service.publicUrl");
+    }
+    let first = document
+        .root
+        .get("servers")
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("url"))
+        .and_then(serde_json::Value::as_str);
+    first
+        .filter(|f| same(sandbox, f))
+        .map(|_| "the first server")
 }
 
 /// A one-part credential's author-written `format` (bearer's and basic's are implied).

@@ -215,9 +215,12 @@ impl Environment {
             .ok_or("the manifest did not validate")?;
         let named = named(connector, tools, base_url);
         let prefix = env_prefix(&connector.service.name);
+        let own = own_prefix(&prefix);
         let refused: Vec<(&String, &Vec<Named>)> = named
             .iter()
-            .filter(|(name, _)| !name.starts_with(&prefix) && !allow.contains(name))
+            .filter(|(name, _)| {
+                !(own.is_some_and(|own| name.starts_with(own)) || allow.contains(name))
+            })
             .map(|(name, places)| (name, places))
             .collect();
         if !refused.is_empty() {
@@ -465,6 +468,82 @@ fn origins(mapping: &RequestMapping, base_url: Option<&str>) -> Vec<String> {
     out
 }
 
+/// Prefixes of variables that other software's credentials and the system's settings
+/// use. The service's name is the manifest author's choice, so a service called `AWS`
+/// or `GitHub` must not make `AWS_SECRET_ACCESS_KEY` or `GITHUB_TOKEN` "its own":
+/// under these prefixes every variable needs `--allow-env` (review defect 2).
+pub(crate) const RESERVED_PREFIXES: &[&str] = &[
+    "ACTIONS_",
+    "ANTHROPIC_",
+    "ARM_",
+    "AWS_",
+    "AZURE_",
+    "BITBUCKET_",
+    "BUILDKITE_",
+    "CARGO_",
+    "CI_",
+    "CIRCLE_",
+    "CLAUDE_",
+    "CLOUDFLARE_",
+    "CLOUDSDK_",
+    "CONNECTORGEN_",
+    "DATABASE_",
+    "DIGITALOCEAN_",
+    "DOCKER_",
+    "DYLD_",
+    "GCLOUD_",
+    "GCP_",
+    "GH_",
+    "GIT_",
+    "GITHUB_",
+    "GITLAB_",
+    "GNUPG_",
+    "GOOGLE_",
+    "GPG_",
+    "HEROKU_",
+    "HF_",
+    "HOME_",
+    "HUGGINGFACE_",
+    "JENKINS_",
+    "KUBE_",
+    "KUBECONFIG_",
+    "LC_",
+    "LD_",
+    "MYSQL_",
+    "NETLIFY_",
+    "NODE_",
+    "NPM_",
+    "OPENAI_",
+    "PG_",
+    "PULUMI_",
+    "PYPI_",
+    "REDIS_",
+    "RUNNER_",
+    "RUSTUP_",
+    "SLACK_",
+    "SSH_",
+    "SUDO_",
+    "TF_",
+    "TWINE_",
+    "VAULT_",
+    "VERCEL_",
+    "XDG_",
+];
+
+/// The shortest service prefix (without its `_`) that makes variables the service's
+/// own: a two-letter prefix (`DO_`, `GH_`) is too likely to be someone else's.
+pub(crate) const MIN_OWN_PREFIX: usize = 3;
+
+/// The prefix whose variables need no flag: the service's, unless it is reserved or
+/// shorter than `MIN_OWN_PREFIX` — then none.
+pub(crate) fn own_prefix(prefix: &str) -> Option<&str> {
+    let short = prefix.trim_matches('_').chars().count() < MIN_OWN_PREFIX;
+    let reserved = RESERVED_PREFIXES
+        .iter()
+        .any(|r| prefix.starts_with(r) || r.starts_with(prefix));
+    (!short && !reserved).then_some(prefix)
+}
+
 /// One line: which variables the manifest names that the person did not allow, where,
 /// where they would go, and the flags that allow them.
 fn refusal(analysis: &Analysis, prefix: &str, refused: &[(&String, &Vec<Named>)]) -> String {
@@ -503,10 +582,17 @@ fn refusal(analysis: &Analysis, prefix: &str, refused: &[(&String, &Vec<Named>)]
         .iter()
         .map(|(name, _)| format!("--allow-env {name}"))
         .collect();
+    let rule = if own_prefix(prefix).is_some() {
+        format!("Only variables whose names start with {prefix} are read")
+    } else {
+        format!(
+            "The service's prefix {prefix} is one other software's credentials or the \
+             system use (or shorter than {MIN_OWN_PREFIX} characters), so no variable is read"
+        )
+    };
     format!(
-        "the manifest reads {} the person did not allow: {}. Only variables whose names \
-         start with {prefix} are read unless allowed on the command line: if you mean to \
-         send {} there, add {}",
+        "the manifest reads {} the person did not allow: {}. {rule} unless allowed on the \
+         command line: if you mean to send {} there, add {}",
         if refused.len() == 1 {
             "an environment variable"
         } else {
@@ -679,5 +765,37 @@ operations:
             assert!(refused.starts_with(expect), "{key} {account}: {refused}");
             assert!(!refused.contains(&format!("{key} ")), "{refused}");
         }
+    }
+
+    /// Defect 2: a service named like someone else's credentials (`AWS`, `GitHub`), or
+    /// with a two-letter prefix, makes no variable its own.
+    #[test]
+    fn a_reserved_or_short_prefix_makes_no_variable_the_services_own() {
+        for (service, env) in [
+            ("AWS", "AWS_SECRET_ACCESS_KEY"),
+            ("GitHub", "GITHUB_TOKEN"),
+            ("Aws Secret", "AWS_SECRET_ACCESS_KEY"),
+            ("GH", "GH_TOKEN"),
+            ("Do", "DO_TOKEN"),
+            ("SSH", "SSH_AUTH_SOCK"),
+        ] {
+            let text = MANIFEST
+                .replace("name: VidGen", &format!("name: {service}"))
+                .replace("env: GITHUB_TOKEN", &format!("env: {env}"))
+                .replace("fixed: { account: { env: HOME } }", "");
+            let analysis = analysis(&text);
+            let tools = tools_in(analysis.outputs.as_ref()).unwrap();
+            let read = |_: &str| Some("value-of-it".to_string());
+            let refused = Environment::read(&analysis, &tools, &[], None, &read).unwrap_err();
+            assert!(
+                refused.contains(&format!("add --allow-env {env}")),
+                "{service}: {refused}"
+            );
+            assert!(refused.contains("so no variable is read"), "{refused}");
+            let allowed = Environment::read(&analysis, &tools, &[env.to_string()], None, &read);
+            assert!(allowed.is_ok(), "{service}: {allowed:?}");
+        }
+        assert_eq!(own_prefix("VIDGEN_"), Some("VIDGEN_"));
+        assert_eq!(own_prefix("AWSOME_"), Some("AWSOME_"));
     }
 }

@@ -274,7 +274,9 @@ fn redacted(redactor: &Redactor, mut report: ProbeReport) -> ProbeReport {
 /// server's description says is not asked: prose is not a declaration.
 fn is_sandbox(connector: &Connector, origin: &Origin) -> bool {
     let host = origin.host.trim_start_matches('[').trim_end_matches(']');
-    if host == "localhost" || host.ends_with(".localhost") || host == "::1" {
+    // Only the literal loopback names: `x.localhost` is a name a resolver (or a proxy)
+    // may send anywhere (review defect 9).
+    if host.eq_ignore_ascii_case("localhost") || host == "::1" {
         return true;
     }
     if host
@@ -1063,6 +1065,8 @@ operations:
         assert!(!allowed("https://eu.vidgen.example"));
         assert!(!allowed("https://latest.vidgen.example"));
         assert!(!allowed("https://api.vidgen.example"));
+        assert!(!allowed("http://api.localhost:8787"));
+        assert!(!allowed("http://127.0.0.1.example:8787"));
         // The sandbox's host alone is not enough on another port.
         assert!(!allowed("https://api-test.vidgen.example:8443"));
     }

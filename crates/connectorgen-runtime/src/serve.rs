@@ -126,7 +126,13 @@ pub(crate) fn prepare(
     let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let sealer = Sealer::new(&secret, clock)?;
 
-    let env_name = connector.auth.env.clone();
+    // The credential's real variables: each part's for a credential of parts (not the
+    // unused `auth.env` default), `auth.env` for one (review defect 10).
+    let env_name = match environment.credential_envs.as_slice() {
+        [] => connector.auth.env.clone(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
 
     redactor.line(
         "start",
@@ -137,6 +143,7 @@ pub(crate) fn prepare(
             "state": ledger_path.display().to_string(),
             "retryWindowSeconds": config.retry_window,
             "credentialEnv": env_name,
+            "credentialEnvs": environment.credential_envs,
             "credentialSet": environment.credential_set(),
             "env": environment.describe(),
             "baseUrl": config.base_url,

@@ -169,8 +169,8 @@ fn instructions(connector: &Connector, env_name: &str, enforce: bool) -> String 
     format!(
         "{} ({}). {consent} Identical calls within the retry window are retries of the same \
          request; a started job is returned again instead of starting a second one: poll it. \
-         The credential comes from the server's {env_name} environment variable, never from \
-         an argument.",
+         The credential comes from the server's environment ({env_name}), never from an \
+         argument.",
         connector.service.title, connector.service.description
     )
 }
