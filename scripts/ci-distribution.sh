@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI checks of how connectorgen ships (run by .ci/run after the tests):
-# - the crate packages and builds from its package alone (`cargo package --locked`);
+# - every crate packages and builds from its package alone (`cargo package --workspace`),
+#   and the packaged CLI passes the template-bomb test (no [patch] survives packaging);
 # - the cargo-dist release configuration is valid (`dist plan`), with the pinned dist
 #   installed from crates.io when it is missing;
 # - the pre-commit hook works through the real pre-commit framework
@@ -13,7 +14,23 @@ DIST_VERSION=0.34.0
 PRE_COMMIT_VERSION=4.3.0
 
 echo "== cargo package"
-cargo package --locked --quiet
+# Every crate of the workspace, each built from its package alone (the packages of its
+# workspace dependencies stand in for crates.io).
+cargo package --workspace --locked --quiet
+
+echo "== the template-bomb test against the packaged crate"
+# What `cargo install connectorgen` builds: the packaged sources and their Cargo.lock,
+# with no [patch] of ours (the packaged crates of the workspace stand in for the
+# unpublished connectorgen-core and connectorgen-runtime). Its render memory bound must
+# stop the list-doubling templates (tests/bounded_templates.rs).
+packaged=target/package/connectorgen-0.1.0
+# Not --locked: the two [patch] entries change their lock lines (registry to path);
+# every other version stays as the packaged Cargo.lock pins it.
+cargo build --quiet --manifest-path "$packaged/Cargo.toml" --target-dir target/packaged \
+  --config "patch.crates-io.connectorgen-core.path='$root/target/package/connectorgen-core-0.1.0'" \
+  --config "patch.crates-io.connectorgen-runtime.path='$root/target/package/connectorgen-runtime-0.1.0'"
+CONNECTORGEN_TEST_BIN=$root/target/packaged/debug/connectorgen \
+  cargo test --locked --test integration bounded_templates::runaway_templates
 
 echo "== dist plan"
 if ! dist --version 2>/dev/null | grep -qx "cargo-dist $DIST_VERSION"; then

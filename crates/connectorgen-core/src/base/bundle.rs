@@ -43,9 +43,46 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// every level.
 pub(crate) const MAX_COPIED_NODES: usize = 4_000_000;
 
+/// What copying into place may cost in all, charged before each copy (`copy_cost`):
+/// `COPY_FACTOR` times the bytes of the files read so far, plus `COPY_FLOOR`. A document
+/// that copies each file into place once costs about its own size; one whose files each
+/// copy the next into two places (31 files of 4 KB, 2^31 copies) would have taken
+/// gigabytes before `MAX_COPIED_NODES`, counted after each copy, stopped it (issue 30).
+pub(crate) const COPY_FACTOR: u64 = 8;
+
+/// See `COPY_FACTOR`.
+pub(crate) const COPY_FLOOR: u64 = 4 << 20;
+
+/// What one node costs in `copy_cost`, besides the bytes of its key and string: about
+/// what a `serde_json` value and its map slot take.
+const NODE_COST: u64 = 32;
+
 /// How deep a node copied into place may sit in the bundled document: every later stage
 /// walks it recursively.
 const MAX_NESTING: usize = 256;
+
+/// What copying `value` costs against `COPY_FACTOR`'s budget: `NODE_COST` per node plus
+/// the bytes of its keys and strings. Walked with a stack: a copied node may sit
+/// `MAX_NESTING` deep and its own nesting comes from the file.
+fn copy_cost(value: &Value) -> u64 {
+    let mut cost = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        cost = cost.saturating_add(NODE_COST);
+        match v {
+            Value::String(text) => cost = cost.saturating_add(text.len() as u64),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (key, child) in map {
+                    cost = cost.saturating_add(key.len() as u64);
+                    stack.push(child);
+                }
+            }
+            _ => {}
+        }
+    }
+    cost
+}
 
 /// How the files a document refers to may be read.
 #[derive(Debug, Clone)]
@@ -289,6 +326,8 @@ struct Bundler<'a> {
     added: Vec<(&'static str, String, Value)>,
     copying: Vec<(usize, String)>,
     copied_nodes: usize,
+    /// What the copies into place made so far cost (`COPY_FACTOR`).
+    copied_bytes: u64,
     mounts: HashMap<String, (usize, String)>,
     problems: HashMap<String, RefProblem>,
     reads: Vec<Read>,
@@ -323,6 +362,7 @@ impl<'a> Bundler<'a> {
             added: Vec::new(),
             copying: Vec::new(),
             copied_nodes: 0,
+            copied_bytes: 0,
             mounts: HashMap::new(),
             problems: HashMap::new(),
             reads: Vec::new(),
@@ -513,12 +553,31 @@ impl<'a> Bundler<'a> {
             self.problems.insert(at, problem);
             return;
         }
-        let mut copy = if let Some(v) = self.value_at(target, &pointer) {
-            v.clone()
-        } else {
+        let Some(cost) = self.value_at(target, &pointer).map(copy_cost) else {
             let problem = self.missing(target, &pointer);
             self.problems.insert(at, problem);
             return;
+        };
+        // Charged before the copy is made: what is copied in place is copied again for
+        // every reference to it, so the copies can double at every file.
+        let cost = cost.saturating_add(out.len() as u64);
+        let budget = COPY_FLOOR.saturating_add(COPY_FACTOR.saturating_mul(self.bytes));
+        if self.copied_bytes.saturating_add(cost) > budget {
+            self.problems.insert(
+                at,
+                RefProblem::Limit(format!(
+                    "copying it into place would take the copies past {} MiB ({COPY_FACTOR} times the {} bytes of the document's files read, plus {} MiB); the document copies files into several places, which copy others into several places",
+                    budget >> 20,
+                    self.bytes,
+                    COPY_FLOOR >> 20,
+                )),
+            );
+            return;
+        }
+        self.copied_bytes += cost;
+        let mut copy = match self.value_at(target, &pointer) {
+            Some(v) => v.clone(),
+            None => return,
         };
         let next = if target == file { depth } else { depth + 1 };
         self.mounts.insert(out.clone(), (target, pointer.clone()));
@@ -1240,6 +1299,47 @@ mod tests {
         assert!(
             matches!(problem, Some(RefProblem::Limit(m)) if m.contains("--max-bytes")),
             "{problem:?}"
+        );
+    }
+
+    /// Issue 30, item 8: 31 files of 4 KB (132 KB), each copying the next into two
+    /// places inside an extension, made 2^31 copies: 2.4 GB and 10-15 s before the node
+    /// count, taken after each copy, stopped it (5.9 GB and over 120 s in a debug
+    /// build). Each copy is now charged before it is made, against one budget for all
+    /// files: the bundled document stays within it (counted, not timed), and the copy
+    /// that would pass it is a `base-ref-limit` problem.
+    #[test]
+    fn copies_into_place_are_charged_before_they_are_made() {
+        let root = "openapi: 3.1.0\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: getA\n      x-samples: {a: {$ref: f1.yaml}, b: {$ref: f1.yaml}}\n      responses: {}\n";
+        let pad = "x".repeat(4200);
+        let files: Vec<(String, String)> = (1..=31)
+            .map(|i| {
+                let mut text = format!("pad: {pad}\n");
+                if i < 31 {
+                    let next = i + 1;
+                    text += &format!("a: {{$ref: f{next}.yaml}}\nb: {{$ref: f{next}.yaml}}\n");
+                }
+                (format!("f{i}.yaml"), text)
+            })
+            .collect();
+        let mut all = vec![("api.yaml", root)];
+        all.extend(files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+        let (dir, reader) = folder(&all);
+        let base = load(&dir, &reader);
+        let read: u64 = all.iter().map(|(_, t)| t.len() as u64).sum();
+        let budget = COPY_FLOOR + COPY_FACTOR * read;
+        let bundled = copy_cost(&base.root);
+        // The root's own nodes are not copies; a few KB of them at most.
+        assert!(
+            bundled <= budget + 4096,
+            "the bundled document costs {bundled}, the budget is {budget}"
+        );
+        assert!(
+            base.problems
+                .values()
+                .any(|p| matches!(p, RefProblem::Limit(m) if m.contains("copies past"))),
+            "{:?}",
+            base.problems
         );
     }
 
