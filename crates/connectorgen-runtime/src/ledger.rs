@@ -172,9 +172,11 @@ CREATE INDEX IF NOT EXISTS calls_by_call ON calls (tool, args_hash, created);
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts";
 
 impl SqliteLedger {
-    /// Opens (creating) the ledger file.
+    /// Opens (creating) the ledger file: owner-only, never through a symlink.
     pub(crate) fn open(path: &Path) -> Result<SqliteLedger, LedgerError> {
-        Self::with(Connection::open(path)?)
+        crate::state::prepare_ledger(path).map_err(|e| LedgerError(e.to_string()))?;
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        Self::with(Connection::open_with_flags(path, flags)?)
     }
 
     /// A ledger that lives in memory (tests).
