@@ -5,10 +5,14 @@
 #
 # Inputs (environment): CG_MANIFEST (default connector.yaml), CG_TARGETS, CG_FORMAT
 # (default github), CG_SARIF_FILE (default connectorgen.sarif), CG_VERSION (default
-# latest), CG_ARGS (more arguments, split on spaces).
+# latest), CG_ARGS (more arguments, split on spaces), CG_DIFF (`true`: also run
+# `connectorgen diff --base` against CG_DIFF_BASE, default the pull request's base
+# branch, fetched from origin when the checkout lacks it; its Markdown table goes to
+# $GITHUB_STEP_SUMMARY when set).
 # CONNECTORGEN_BIN: use this binary instead of installing one (tests; a runner that
 # already has connectorgen).
-# Exit code: connectorgen check's own (0 clean, 1 findings or drift, 2 could not run).
+# Exit code: the worst of connectorgen check's and diff's (0 clean, 1 findings or drift,
+# 2 could not run).
 set -euo pipefail
 
 manifest=${CG_MANIFEST:-connector.yaml}
@@ -74,5 +78,30 @@ if [ "$format" = sarif ]; then
   [ -z "${GITHUB_OUTPUT:-}" ] || echo "sarif-file=$sarif" >> "$GITHUB_OUTPUT"
 else
   "$bin" "${args[@]}" || status=$?
+fi
+
+if [ "${CG_DIFF:-false}" = true ]; then
+  base=${CG_DIFF_BASE:-}
+  if [ -z "$base" ]; then
+    if [ -z "${GITHUB_BASE_REF:-}" ]; then
+      echo "connectorgen action: diff: true needs a pull request (GITHUB_BASE_REF) or diff-base" >&2
+      exit 2
+    fi
+    base="origin/$GITHUB_BASE_REF"
+    # actions/checkout fetches one commit by default: fetch the base branch's tip.
+    git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
+      git fetch --no-tags --depth=1 origin "+refs/heads/$GITHUB_BASE_REF:refs/remotes/origin/$GITHUB_BASE_REF" >&2 ||
+      { echo "connectorgen action: cannot fetch the base branch $GITHUB_BASE_REF" >&2; exit 2; }
+  fi
+  case "$format" in
+    json|human) diff_format=$format ;;
+    *) diff_format=github ;;
+  esac
+  diff_status=0
+  "$bin" diff --base "$base" "$manifest" --format "$diff_format" || diff_status=$?
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ "$diff_status" -ne 2 ]; then
+    "$bin" diff --base "$base" "$manifest" --format markdown >> "$GITHUB_STEP_SUMMARY" || true
+  fi
+  [ "$diff_status" -le "$status" ] || status=$diff_status
 fi
 exit "$status"

@@ -524,3 +524,75 @@ fn levels_come_from_the_old_side() {
         1
     );
 }
+
+/// Runs one of the distribution scripts in `dir` with the binary under test.
+fn script(dir: &Path, name: &str, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(root().join("scripts").join(name))
+        .args(args)
+        .current_dir(dir)
+        .env("CONNECTORGEN_BIN", env!("CARGO_BIN_EXE_connectorgen"))
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_BASE_REF");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// The Action with `diff: true` and the pre-commit diff hook, in a repository whose
+/// last commit has the old manifest and whose working tree drops a `spends:`.
+#[test]
+fn the_action_and_the_pre_commit_hook_run_the_diff() {
+    let case = root().join("tests/cases/diff/spends-removed");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    std::fs::copy(case.join("old.yaml"), d.join("connector.yaml")).unwrap();
+    git(d, &["add", "."]);
+    git(d, &["commit", "-q", "-m", "old"]);
+    std::fs::copy(case.join("new.yaml"), d.join("connector.yaml")).unwrap();
+    let built = run(d, &["build"]);
+    assert_eq!(built.status.code(), Some(0), "{}", text(&built.stderr));
+
+    // Without the diff, the check alone passes.
+    let out = script(d, "action.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = d.join("summary.md");
+    let out = script(
+        d,
+        "action.sh",
+        &[
+            ("CG_DIFF", "true"),
+            ("CG_DIFF_BASE", "main"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("::error file=connector.yaml,line=13,col=5,endLine=13,endColumn=5,title=spends-removed::"),
+        "{}",
+        text(&out.stdout)
+    );
+    let table = markdown_table(&std::fs::read_to_string(&summary).unwrap());
+    assert!(
+        table.iter().any(|row| row[1] == "`spends-removed`"),
+        "{table:?}"
+    );
+    // Outside a pull request, without a base: could not run.
+    let out = script(d, "action.sh", &[("CG_DIFF", "true")], &[]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = script(d, "pre-commit-diff.sh", &[], &["connector.yaml"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("spends-removed"),
+        "{}",
+        text(&out.stdout)
+    );
+    git(d, &["commit", "-q", "-am", "new"]);
+    let out = script(d, "pre-commit-diff.sh", &[], &["connector.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
