@@ -50,7 +50,7 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// With --http: also accept requests whose Host is NAME (a remote deployment's public name; repeatable)
         #[arg(long, value_name = "NAME")]
         allow_host: Vec<String>,
-        /// Send every call here instead of the manifest's server (a sandbox, a local provider)
+        /// Send every call here instead of the manifest's server, whose path it replaces too (a sandbox, a local provider)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
         /// The folder of the ledger [default: the platform's state directory + /connectorgen]
