@@ -8,7 +8,10 @@ use crate::support::mcp_client as mcp;
 use crate::support::provider;
 use crate::support::recorder;
 
+mod arguments;
+mod bounds;
 mod credentials;
+mod echoes;
 mod probe;
 mod reference;
 mod requests;
