@@ -59,7 +59,7 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// With --http: seconds a connection may take to send a request's headers before it is closed
         #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds)]
         header_timeout: f64,
-        /// Send every call here instead of the manifest's server (a sandbox, a local provider)
+        /// Send every call here instead of the manifest's server, whose path it replaces too (a sandbox, a local provider)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
         /// The folder of the ledger [default: the platform's state directory + /connectorgen]

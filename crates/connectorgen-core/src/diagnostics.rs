@@ -1291,7 +1291,8 @@ pub enum Diagnostic {
     /// The description does not say what the call will not do.
     ///
     /// A GET or a paid operation's description does not say what the call will not
-    /// do (no "read-only", "cannot", "does not", "never", "only", …). "Reads your
+    /// do (no "read-only", "cannot", "does not", "never", "only", "changes nothing",
+    /// "costs nothing", …). "Reads your
     /// balance" → "Read-only. This cannot move funds."
     #[strum_discriminants(strum(props(level = "warn")))]
     // ---- Safety lints: valid manifests that may still mislead a model. ----

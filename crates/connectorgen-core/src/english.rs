@@ -37,8 +37,9 @@ fn article(phrase: &str) -> &'static str {
     if vowel_sound { "an" } else { "a" }
 }
 
-/// Words that bound what a call does ("Read-only", "cannot", "does not", "never", "only", …).
-const LIMIT_WORDS: [&str; 12] = [
+/// Words that bound what a call does ("Read-only", "cannot", "does not", "never", "only",
+/// "changes nothing", "costs nothing", …).
+const LIMIT_WORDS: [&str; 16] = [
     "read-only",
     "read only",
     "cannot",
@@ -51,6 +52,11 @@ const LIMIT_WORDS: [&str; 12] = [
     "only",
     "will not",
     "won't",
+    // "Changes nothing." and "It costs nothing." bound the call as plainly as "cannot".
+    "changes nothing",
+    "change nothing",
+    "costs nothing",
+    "cost nothing",
 ];
 
 /// Whether the text bounds what the call does ("Read-only", "cannot", "does not", …),
@@ -117,6 +123,9 @@ mod tests {
         assert!(states_limit("Only lists."));
         assert!(!states_limit("Commonly used to list things."));
         assert!(!states_limit("Reads your balance."));
+        assert!(states_limit("Returns the quote. Changes nothing."));
+        assert!(states_limit("Lists voices; it costs nothing."));
+        assert!(!states_limit("Costs nothingness."));
     }
 
     #[test]

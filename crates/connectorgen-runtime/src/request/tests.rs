@@ -661,6 +661,29 @@ fn a_retry_key_in_the_body_or_the_query_is_the_servers_too() {
     }
 }
 
+#[test]
+fn base_url_replaces_the_servers_path_too() {
+    // docs/serve.md promises this: `--base-url` is the whole prefix, not only the origin,
+    // so a local copy of the provider mounted at `/` receives `/v1/videos`, not `/v2/v1/videos`.
+    let mut m = mapping("GET", "/v1/videos", vec![], None);
+    m.servers[0].url = "https://api.example/v2".into();
+    m.servers[0].variables.clear();
+    let without = build(&m, &args(json!({})), &target()).unwrap();
+    assert_eq!(without.url, "https://api.example/v2/v1/videos");
+    let t = Target {
+        base_url: Some("http://127.0.0.1:9"),
+        ..target()
+    };
+    let with = build(&m, &args(json!({})), &t).unwrap();
+    assert_eq!(with.url, "http://127.0.0.1:9/v1/videos");
+    let t = Target {
+        base_url: Some("http://127.0.0.1:9/sandbox/"),
+        ..target()
+    };
+    let with = build(&m, &args(json!({})), &t).unwrap();
+    assert_eq!(with.url, "http://127.0.0.1:9/sandbox/v1/videos");
+}
+
 fn schema(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap()
 }

@@ -509,17 +509,7 @@ impl Shared {
             .map(|response| self.redactor.http_response(response));
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let uri = http.url.split('?').next().unwrap_or_default().to_string();
-        let mut fields = json!({
-            "tool": op.id,
-            "method": http.method.as_str(),
-            "url": http.url,
-            "ms": ms,
-        });
-        if let Some((entry, retry)) = tracked {
-            fields["key"] = json!(entry.key);
-            fields["retry"] = json!(retry);
-            fields["attempt"] = json!(entry.attempts);
-        }
+        let mut fields = forwarded_fields(served, &http, ms, tracked);
         let now = self.sealer.clock().now();
         match sent {
             Ok(response) => {
@@ -547,6 +537,31 @@ impl Shared {
             }
         }
     }
+}
+
+/// The fields of a `forwarded` log line. `key` is the retry key the request carried, so a
+/// call whose operation takes none (`idempotency: unsupported`) shows none, though its
+/// ledger row still has one (the ledger's own identity for the logical request).
+fn forwarded_fields(
+    served: &Served,
+    http: &crate::client::HttpRequest,
+    ms: u64,
+    tracked: Option<(&Entry, bool)>,
+) -> Value {
+    let mut fields = json!({
+        "tool": served.op.id,
+        "method": http.method.as_str(),
+        "url": http.url,
+        "ms": ms,
+    });
+    if let Some((entry, retry)) = tracked {
+        if served.mapping.idempotency.is_some() {
+            fields["key"] = json!(entry.key);
+        }
+        fields["retry"] = json!(retry);
+        fields["attempt"] = json!(entry.attempts);
+    }
+    fields
 }
 
 /// The job id an async operation's answer names: the field called like the poll

@@ -680,7 +680,10 @@ fn unknown_help(name: &str, names: Vec<&str>, what: &str) -> String {
         .max_by(|a, b| strsim::jaro_winkler(name, a).total_cmp(&strsim::jaro_winkler(name, b)));
     match close {
         Some(n) => format!("did you mean `{n}`? The key is the HTTP name of {what}"),
-        None if names.is_empty() => format!("the operation has no {what} to name"),
+        // `what` carries its article ("a parameter …"): "has no a parameter" is not English.
+        None if names.is_empty() => {
+            "the operation has no parameters and no top-level body fields to name".to_string()
+        }
         None => format!(
             "the key is the HTTP name of {what}: one of {}",
             names

@@ -256,3 +256,54 @@ fn the_question_names_whose_money_moves_and_when_it_is_permanent() {
         "{action}"
     );
 }
+
+#[test]
+fn a_forwarded_line_shows_a_key_only_when_the_request_carried_one() {
+    let (connector, tools) = video();
+    let create = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "createVideo")
+        .unwrap();
+    let (definition, mapping) = tools
+        .iter()
+        .find(|(t, _)| t["name"] == "createVideo")
+        .unwrap();
+    assert!(mapping.idempotency.is_some());
+    let mut served = Served {
+        tool: serde_json::from_value(definition.clone()).unwrap(),
+        mapping: mapping.clone(),
+        op: create.clone(),
+        credential: None,
+        tracked: true,
+        poll: None,
+    };
+    let http = crate::client::HttpRequest {
+        method: http::Method::POST,
+        url: "http://127.0.0.1:9/v1/videos".into(),
+        headers: vec![],
+        body: None,
+    };
+    let entry = Entry {
+        id: 1,
+        tool: "createVideo".into(),
+        args_hash: "h".into(),
+        key: "ledger-key".into(),
+        nonce: None,
+        status: Status::Pending,
+        http_status: None,
+        job_id: None,
+        result: None,
+        created: 0,
+        updated: 0,
+        attempts: 1,
+    };
+    let with = forwarded_fields(&served, &http, 3, Some((&entry, false)));
+    assert_eq!(with["key"], "ledger-key");
+    // `idempotency: unsupported`: the mapping sends no key, so the line names none.
+    served.mapping.idempotency = None;
+    let without = forwarded_fields(&served, &http, 3, Some((&entry, true)));
+    assert!(without.get("key").is_none(), "{without}");
+    assert_eq!(without["retry"], true);
+    assert_eq!(without["attempt"], 1);
+}
