@@ -251,9 +251,11 @@ fn sentences(case: &Case, note: Option<&str>) -> Vec<String> {
     out
 }
 
-/// The openai description of `startRender`, and the build's findings as (code,
-/// severity, message).
-fn build(case: &Case) -> Result<(String, Vec<(String, Severity, String)>), TestCaseError> {
+/// A build's findings as (code, severity, message).
+type Findings = Vec<(String, Severity, String)>;
+
+/// The openai description of `startRender`, and the build's findings.
+fn build(case: &Case) -> Result<(String, Findings), TestCaseError> {
     let yaml = yaml(case);
     let options = Options {
         targets: Some(vec![Target::Openai]),
@@ -261,11 +263,17 @@ fn build(case: &Case) -> Result<(String, Vec<(String, Severity, String)>), TestC
     };
     let analysis = analyze_with("connector.yaml", Arc::new(yaml.clone()), &options)
         .map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
-    let findings: Vec<(String, Severity, String)> = analysis
+    let findings: Findings = analysis
         .diagnostics
         .items()
         .iter()
-        .map(|f| (f.diagnostic.code_str(), f.severity, f.diagnostic.to_string()))
+        .map(|f| {
+            (
+                f.diagnostic.code_str(),
+                f.severity,
+                f.diagnostic.to_string(),
+            )
+        })
         .collect();
     let errors: Vec<_> = findings
         .iter()

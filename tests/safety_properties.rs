@@ -608,7 +608,8 @@ fn check_retry(
         }
         let openai = file == "openapi.openai.json";
         let never = text.contains("NEVER REPEAT this call on your own")
-            || (openai && (text.contains("Never retry") || text.contains("never resubmit or retry.")));
+            || (openai
+                && (text.contains("Never retry") || text.contains("never resubmit or retry.")));
         match mechanism {
             Ok(("header", _, _)) if openai => prop_assert!(never, "header on openai: {at}"),
             Ok((location, name, argument)) => {

@@ -182,9 +182,13 @@ impl Part {
 
     fn action(self, dropped: bool) -> &'static str {
         match (self, dropped) {
-            (Part::Note, false) => "is shortened in the cost sentence (`x-cost-note` keeps it whole)",
+            (Part::Note, false) => {
+                "is shortened in the cost sentence (`x-cost-note` keeps it whole)"
+            }
             (Part::Note, true) => "is left out of the cost sentence (`x-cost-note` keeps it)",
-            (Part::When, false) => "is shortened in the cost sentence (`x-cost-when` keeps it whole)",
+            (Part::When, false) => {
+                "is shortened in the cost sentence (`x-cost-when` keeps it whole)"
+            }
             (Part::When, true) => {
                 "is left out, and the cost sentence reads as if every call costs (`x-cost-when` keeps it)"
             }
