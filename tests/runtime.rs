@@ -10,6 +10,7 @@ use crate::support::recorder;
 
 mod arguments;
 mod credentials;
+mod echoes;
 mod probe;
 mod reference;
 mod requests;
