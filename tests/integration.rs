@@ -16,6 +16,7 @@ mod guarantees;
 mod import;
 mod inline_requests;
 mod nothing_lost;
+mod openai_budget;
 mod openapi30_meaning;
 mod properties;
 mod reporting;

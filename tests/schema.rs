@@ -101,12 +101,10 @@ const ACCEPTED: &[&str] = &[
     "confirm-contradicts-spends", // `confirm: false` beside `spends`: two values
     "sandbox-is-production",     // two URLs compared: the schema sees each alone
     "get-with-side-effect--confirm",
-    "openai-notice-too-long--when",
     "id-not-for-target",
     "idempotency-contradicts-base",
     "idempotency-key-not-found", // the key is missing from the base document
     "idempotency-second-key",    // the base document declares another key
-    "openai-notice-too-long--key", // a length only the rendered text shows
     "idempotency-key-not-found--body", // the shared schema lacks the field
     "invalid-openapi-fragment",  // which fields a fragment may hold is connectorgen's rule
     "invalid-openapi-fragment--parameters",
@@ -134,7 +132,6 @@ const ACCEPTED: &[&str] = &[
     "unknown-mcp-input",           // the operation's inputs
     "missing-key--base-publicurl", // the base document has no server
     "missing-key--input",          // `input` needed because of `inputType`
-    "openai-notice-too-long",      // a length with the generated sentences
     "operation-listed-twice",
     "openapi30-unsupported",
     "openapi30-unsupported--no-responses",

@@ -650,26 +650,6 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The generated sentences alone leave too little of OpenAI's 300 characters.
-    ///
-    /// With the `openai` target, the generated cost, polling and consent sentences
-    /// alone leave too little of OpenAI's 300 characters for the author's
-    /// description. At the author's words the generated sentences repeat (the
-    /// longer of `spends.note` and `spends.when`), else the poll target's name.
-    /// What to shorten, or how to leave the target out.
-    #[error(
-        "`{id}`: the generated sentences alone are {length} characters in openapi.openai.json; at most {max} leave room for what the call will not do within OpenAI's 300"
-    )]
-    OpenaiNoticeTooLong {
-        id: String,
-        length: usize,
-        max: usize,
-        #[label("this makes it long")]
-        span: Span,
-        #[help]
-        help: String,
-    },
-
     /// A path or header parameter is unusable: its name, a path without it, a
     /// header connectorgen or the client sends itself, or `required: false` on a
     /// path parameter.

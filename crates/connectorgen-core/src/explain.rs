@@ -282,7 +282,7 @@ fn mechanism(op: &Operation) -> String {
 
 /// The retry rule at the end of a description the model reads, or "(none)".
 fn retry_sentence(text: &str) -> &str {
-    const STARTS: [&str; 7] = [
+    const STARTS: [&str; 8] = [
         "RETRIES:",
         "NEVER REPEAT",
         "A retry is safe",
@@ -290,6 +290,8 @@ fn retry_sentence(text: &str) -> &str {
         "Safe to retry.",
         "Never retry",
         "Do not resubmit to \"check\" progress or retry.",
+        // The openai target's compact form of a job without a key.
+        "never resubmit or retry.",
     ];
     STARTS
         .iter()

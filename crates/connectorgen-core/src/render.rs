@@ -154,7 +154,12 @@ pub fn render(
                     .iter()
                     .map(|op| prose.compact_notice(op))
                     .collect::<Result<Vec<_>, _>>()?;
-                let (text, found) = openai::render(connector, base, &descriptions, &compact);
+                let mut notice = |op: &model::Operation| {
+                    let value = prose::operation_value(connector, &reads, op, Flavour::Openai);
+                    prose.compact_notice(&value)
+                };
+                let (text, found) =
+                    openai::render(connector, base, &descriptions, &compact, &mut notice)?;
                 outputs.insert(model::OPENAPI_OPENAI_JSON.to_string(), text);
                 findings.extend(found);
             }

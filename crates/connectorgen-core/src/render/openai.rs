@@ -1,46 +1,71 @@
 //! Connector → `openapi.openai.json`: OpenAPI 3.1 within OpenAI GPT Actions' limits
 //! (operation description 300 characters, parameter description 700).
 //!
-//! Takes: the connector, the full model-facing descriptions and the compact form of the
-//! generated sentences. Returns: the JSON text, an `openai-description-shortened` warning for
-//! every author's text it had to shorten, and an `openai-notice-too-long` error when the
-//! generated sentences alone leave the author too little room (a very long `spends.note`).
+//! Takes: the connector, the full model-facing descriptions, the compact form of the
+//! generated sentences, and a way to render that compact form again for an operation
+//! whose author's words were shortened. Returns: the JSON text and an
+//! `openai-description-shortened` warning for every author's text it had to shorten.
 //! Must never: write a description over 300 characters or a parameter description over
-//! 700, or drop or cut the cost ("COSTS THE PERSON"), permanence ("PERMANENT", "Cannot
-//! be undone") or polling (do-not-resubmit, calling-again-is-not-faster) sentences. When
-//! the full text does not fit, the generated sentences switch to their short form and
-//! only the author's prose is shortened, keeping the sentence that says what the call
-//! will not do. (When even the short form leaves the author less than 60 characters,
-//! it is the `openai-notice-too-long` error, so no description is ever written over 300.)
+//! 700, refuse an operation because of the generated text (there is no error here), or
+//! drop the cost ("COSTS THE PERSON"), consent, permanence ("PERMANENT", "Cannot be
+//! undone"), polling ("never resubmit", "calling again is not faster") or retry
+//! sentences. When the full text does not fit, the generated sentences switch to their
+//! short form (about 135 characters for an operation that spends, cannot be undone, is
+//! async and has a retry key, besides the ids and the author's words: a 100-character
+//! note always fits) and the author's prose is shortened first, keeping the sentence that
+//! says what the call will not do, down to 60 characters. When even that does not fit,
+//! the author's words inside the sentences (`spends.note`, `spends.when`,
+//! `confirm.when`) are shortened, the longest first, and then the prose gives up its
+//! room; a condition shortened to nothing is left out, which makes the sentence
+//! unconditional (the cautious reading). A retry key whose name alone does not fit is
+//! the never-retry rule instead (the safe side). Every shortening is a warning naming the
+//! text; the full texts stay in the other targets and in the operation's `x-cost-note`,
+//! `x-cost-when` and `x-permanent-when` hints.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use crate::base::Base;
-use crate::diagnostics::{Diagnostic, Finding, Severity};
-use crate::model::{Connector, KeyLocation, Operation, escape, unescape};
+use crate::diagnostics::{Diagnostic, Finding, Severity, Span};
+use crate::model::{Connector, Idempotency, KeyLocation, Operation, Unsupported, escape, unescape};
 use crate::model::{Level, Lint};
 
-use super::openapi;
+use super::{RenderError, openapi};
 
 /// OpenAI's documented limit on an operation's description.
 pub const DESCRIPTION_MAX: usize = 300;
 /// OpenAI's documented limit on a parameter's description.
 pub const PARAMETER_MAX: usize = 700;
 
-/// The generated sentences may take at most this much of an operation's 300 characters,
-/// so that the author's own words (at least their limit sentence) always have room.
-pub(crate) const NOTICE_MAX: usize = DESCRIPTION_MAX - 2 - PROSE_MIN;
-/// What the author's prose always keeps of the budget.
-const PROSE_MIN: usize = 60;
+/// What the author's prose keeps of the budget before the author's words inside the
+/// generated sentences are shortened.
+pub const PROSE_MIN: usize = 60;
+
+/// What the author's words inside the generated sentences (note and conditions together)
+/// keep before the prose gives up more than `PROSE_MIN`: a 100-character note always
+/// fits whole.
+pub const AUTHOR_ROOM: usize = 100;
+
+/// What the prose keeps, if it can, once the author's words are down to `AUTHOR_ROOM`:
+/// the start of its limit sentence.
+const PROSE_FLOOR: usize = 24;
+
+/// A shortened note or condition shorter than this is left out rather than kept as a
+/// stub ("Charges…" says less than nothing about what is charged).
+const PART_MIN: usize = 8;
+
+/// Renders the compact notice of an operation (`description.compact.j2`), for the
+/// copies of an operation whose author's words were shortened.
+pub(crate) type Notice<'a> = dyn FnMut(&Operation) -> Result<String, RenderError> + 'a;
 
 pub(crate) fn render(
     connector: &Connector,
     base: Option<&Base>,
     descriptions: &[String],
     compact: &[String],
-) -> (String, Vec<Finding>) {
+    notice: &mut Notice<'_>,
+) -> Result<(String, Vec<Finding>), RenderError> {
     let mut findings = Vec::new();
     let mut texts = Vec::with_capacity(descriptions.len());
     for (op, (full, compact)) in connector
@@ -48,43 +73,10 @@ pub(crate) fn render(
         .iter()
         .zip(descriptions.iter().zip(compact))
     {
-        let text = if full.chars().count() <= DESCRIPTION_MAX {
+        let text = if chars(full) <= DESCRIPTION_MAX {
             full.clone()
         } else {
-            let notice = compact.chars().count();
-            if notice > NOTICE_MAX {
-                let (span, what) = notice_cause(op);
-                findings.push(Finding::error(Diagnostic::OpenaiNoticeTooLong {
-                    id: op.id.clone(),
-                    length: notice,
-                    max: NOTICE_MAX,
-                    span,
-                    help: format!(
-                        "shorten {what}, or leave the openai target out: remove it from `targets`, or pass `--target` without it for one run"
-                    ),
-                }));
-            }
-            let room = match notice {
-                0 => DESCRIPTION_MAX,
-                n => DESCRIPTION_MAX.saturating_sub(n + 2).max(PROSE_MIN),
-            };
-            let prose = fit_prose(&op.description, room);
-            if prose != op.description {
-                warning(
-                    connector,
-                    op,
-                    "the author's description",
-                    op.description.chars().count(),
-                    room,
-                    "keeps its limit sentence and shortens the rest",
-                    &mut findings,
-                );
-            }
-            match (prose.is_empty(), compact.is_empty()) {
-                (_, true) => prose,
-                (true, false) => compact.clone(),
-                (false, false) => format!("{prose}\n\n{compact}"),
-            }
+            fit(connector, op, compact, notice, &mut findings)?
         };
         texts.push(text);
     }
@@ -93,39 +85,259 @@ pub(crate) fn render(
     drop_header_keys(connector, &mut doc, &mut findings);
     drop_orphans(&mut doc, &before);
     fit_parameters(connector, base, &mut doc, &mut findings);
-    (super::json_text(&doc), findings)
+    Ok((super::json_text(&doc), findings))
 }
 
-/// Where the generated sentences get their length from, and what to call it: the longer
-/// of `spends.note` and `spends.when` (the cost sentence repeats them), else the poll
-/// target's id (the polling sentence names it).
-fn notice_cause(op: &Operation) -> (crate::diagnostics::Span, &'static str) {
-    let chars = |s: &str| s.chars().count();
-    let note = op.spends.as_ref().map_or(0, |s| chars(&s.note));
-    let when = op
-        .spends
-        .as_ref()
-        .and_then(|s| s.when.as_deref())
-        .map_or(0, chars);
-    // A body or query key is named in the short retry sentence (a header key is not:
-    // the openai target cannot send it).
-    let key = op
-        .key()
-        .filter(|k| k.location != KeyLocation::Header)
-        .map_or(0, |k| chars(&k.name));
-    if key > note.max(when) {
-        return (
-            op.origin.idempotency.unwrap_or(op.origin.entry),
-            "the retry key's name (the retry sentence repeats it)",
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// The description of `op` within 300 characters, from its compact notice and the
+/// author's prose, in the order of the module doc.
+fn fit(
+    connector: &Connector,
+    op: &Operation,
+    compact: &str,
+    notice: &mut Notice<'_>,
+    findings: &mut Vec<Finding>,
+) -> Result<String, RenderError> {
+    let prose_len = chars(&op.description);
+    // The room the prose keeps first; the separator only when both are there.
+    let keep = prose_len.min(PROSE_MIN);
+    let sep = |prose: usize| if prose > 0 { 2 } else { 0 };
+    let mut compact = compact.to_string();
+    if chars(&compact) + sep(keep) + keep > DESCRIPTION_MAX {
+        compact = fit_notice(connector, op, keep, notice, findings)?;
+    }
+    let room = match chars(&compact) {
+        0 => DESCRIPTION_MAX,
+        n => DESCRIPTION_MAX.saturating_sub(n + 2),
+    };
+    // A prose of a few characters would be "…" and nothing more.
+    let prose = if room < PART_MIN {
+        String::new()
+    } else {
+        fit_prose(&op.description, room)
+    };
+    if prose != op.description {
+        warning(
+            connector,
+            op,
+            "the author's description",
+            prose_len,
+            room,
+            "keeps its limit sentence and shortens the rest",
+            op.origin.description,
+            findings,
         );
     }
-    match (op.origin.note, op.origin.when) {
-        (_, Some(at)) if when > note => (at, "`spends.when` (the cost sentence repeats it)"),
-        (Some(at), _) => (at, "`spends.note` (the cost sentence repeats it)"),
-        _ => (
-            op.origin.poll_with.unwrap_or(op.origin.entry),
-            "the poll target's id (the polling sentence names it)",
-        ),
+    let text = match (prose.is_empty(), compact.is_empty()) {
+        (_, true) => prose,
+        (true, false) => compact,
+        (false, false) => format!("{prose}\n\n{compact}"),
+    };
+    // The steps above always fit (ids are at most 64 characters with the openai
+    // target); this guard only keeps the promise if a template override does not.
+    Ok(if chars(&text) > DESCRIPTION_MAX {
+        crate::english::clip(&text, DESCRIPTION_MAX)
+    } else {
+        text
+    })
+}
+
+/// The author's words inside the generated sentences: the cost note and the two
+/// conditions, with what to call each, the hint keeping its full text, and its place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Note,
+    When,
+    ConfirmWhen,
+}
+
+impl Part {
+    fn text(self, op: &Operation) -> Option<&str> {
+        match self {
+            Part::Note => op.spends.as_ref().map(|s| s.note.as_str()),
+            Part::When => op.spends.as_ref().and_then(|s| s.when.as_deref()),
+            Part::ConfirmWhen => op.confirm_when.as_deref(),
+        }
+    }
+
+    fn set(self, op: &mut Operation, text: Option<String>) {
+        match (self, op.spends.as_mut()) {
+            (Part::Note, Some(s)) => s.note = text.unwrap_or_default(),
+            (Part::When, Some(s)) => s.when = text,
+            (Part::ConfirmWhen, _) => op.confirm_when = text,
+            _ => {}
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Part::Note => "`spends.note`",
+            Part::When => "`spends.when`",
+            Part::ConfirmWhen => "`confirm.when`",
+        }
+    }
+
+    fn action(self, dropped: bool) -> &'static str {
+        match (self, dropped) {
+            (Part::Note, false) => {
+                "is shortened in the cost sentence (`x-cost-note` keeps it whole)"
+            }
+            (Part::Note, true) => "is left out of the cost sentence (`x-cost-note` keeps it)",
+            (Part::When, false) => {
+                "is shortened in the cost sentence (`x-cost-when` keeps it whole)"
+            }
+            (Part::When, true) => {
+                "is left out, and the cost sentence reads as if every call costs (`x-cost-when` keeps it)"
+            }
+            (Part::ConfirmWhen, false) => {
+                "is shortened in the permanence sentence (`x-permanent-when` keeps it whole)"
+            }
+            (Part::ConfirmWhen, true) => {
+                "is left out, and the permanence sentence reads as if every call is permanent (`x-permanent-when` keeps it)"
+            }
+        }
+    }
+
+    fn span(self, op: &Operation) -> Span {
+        match self {
+            Part::Note => op.origin.note,
+            Part::When => op.origin.when,
+            Part::ConfirmWhen => op.origin.confirm_when,
+        }
+        .or(op.origin.spends)
+        .unwrap_or(op.origin.entry)
+    }
+}
+
+/// The compact notice of `op`, its author's words shortened (the longest first) only as
+/// far as needed, in passes from the gentlest, while the author's words keep at least
+/// `AUTHOR_ROOM` together: to leave the prose `keep` characters; to leave it
+/// `PROSE_FLOOR`; to fit at all (the prose gets what is left, the operation's `summary`
+/// still says what it does); then with the author's words shortened as far as needed;
+/// and last with a retry key too long to name as the never-retry rule. The first pass that fits wins (the last one's result if none
+/// does, which only a long template override can make). Each shortening is a warning.
+fn fit_notice(
+    connector: &Connector,
+    op: &Operation,
+    keep: usize,
+    notice: &mut Notice<'_>,
+    findings: &mut Vec<Finding>,
+) -> Result<String, RenderError> {
+    let parts: Vec<(Part, usize)> = [Part::Note, Part::When, Part::ConfirmWhen]
+        .into_iter()
+        .filter_map(|p| p.text(op).map(|t| (p, chars(t))))
+        .collect();
+    let room = |prose: usize| DESCRIPTION_MAX - prose - if prose > 0 { 2 } else { 0 };
+    let floor = keep.min(PROSE_FLOOR);
+    let passes = [
+        (room(keep), AUTHOR_ROOM, false),
+        (room(floor), AUTHOR_ROOM, false),
+        (DESCRIPTION_MAX, AUTHOR_ROOM, false),
+        (DESCRIPTION_MAX, 0, false),
+        (DESCRIPTION_MAX, 0, true),
+    ];
+    let mut copy = op.clone();
+    let mut result = (String::new(), Vec::new(), false);
+    for (target, author_room, unnamed_key) in passes {
+        if unnamed_key {
+            if !matches!(op.idempotency, Idempotency::Key(_)) {
+                break;
+            }
+            copy.idempotency = Idempotency::Unsupported(Unsupported::Stated);
+        }
+        let mut caps: Vec<usize> = parts.iter().map(|(_, n)| *n).collect();
+        // Each round renders the notice, then takes what is over from the longest
+        // parts; clipping at a word only shortens more, so a few rounds suffice.
+        let mut rendered = String::new();
+        for _ in 0..16 {
+            for ((part, length), cap) in parts.iter().zip(&caps) {
+                let text = part.text(op).unwrap_or_default();
+                let clipped = match *cap {
+                    c if c >= *length => Some(text.to_string()),
+                    c if c < PART_MIN => None,
+                    c => Some(crate::english::clip(text, c)),
+                };
+                part.set(&mut copy, clipped);
+            }
+            rendered = notice(&copy)?;
+            let over = chars(&rendered).saturating_sub(target);
+            if over == 0 || !shrink(&mut caps, over, author_room) {
+                break;
+            }
+        }
+        let fits = chars(&rendered) <= target;
+        result = (rendered, caps, unnamed_key);
+        if fits {
+            break;
+        }
+    }
+    let (text, caps, unnamed_key) = result;
+    report(connector, op, &parts, &caps, unnamed_key, findings);
+    Ok(text)
+}
+
+/// Takes `over` characters from the longest of `caps`, one at a time (so two long
+/// parts end up the same length rather than one vanishing), while they keep more than
+/// `floor` together; a cap below `PART_MIN` falls to zero, as the part is then left
+/// out. Whether anything was taken.
+fn shrink(caps: &mut [usize], mut over: usize, floor: usize) -> bool {
+    let mut taken = false;
+    while over > 0 && caps.iter().sum::<usize>() > floor {
+        let Some((i, _)) = caps
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i)))
+        else {
+            break;
+        };
+        caps[i] -= 1;
+        over -= 1;
+        taken = true;
+        if caps[i] < PART_MIN {
+            caps[i] = 0;
+        }
+    }
+    taken
+}
+
+/// The warnings for the parts `caps` shortened, and for a retry key left unnamed.
+fn report(
+    connector: &Connector,
+    op: &Operation,
+    parts: &[(Part, usize)],
+    caps: &[usize],
+    key_dropped: bool,
+    findings: &mut Vec<Finding>,
+) {
+    for ((part, length), cap) in parts.iter().zip(caps) {
+        if cap < length {
+            warning(
+                connector,
+                op,
+                part.name(),
+                *length,
+                *cap,
+                part.action(*cap < PART_MIN),
+                part.span(op),
+                findings,
+            );
+        }
+    }
+    if key_dropped && let Idempotency::Key(key) = &op.idempotency {
+        warning(
+            connector,
+            op,
+            "the retry key's name",
+            chars(&key.name),
+            0,
+            "is not named: the description says never to retry on its own (the key stays in the request)",
+            op.origin.idempotency.unwrap_or(op.origin.entry),
+            findings,
+        );
     }
 }
 
@@ -221,6 +433,7 @@ fn fit_parameters(
                     length,
                     PARAMETER_MAX,
                     "shortens it",
+                    op.origin.description,
                     findings,
                 ),
                 (None, Some(base)) => findings.push(
@@ -367,6 +580,10 @@ fn drop_orphans(doc: &mut Value, before: &BTreeSet<(String, String)>) {
     }
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one warning's fields, each from its caller"
+)]
 fn warning(
     connector: &Connector,
     op: &Operation,
@@ -374,6 +591,7 @@ fn warning(
     length: usize,
     max: usize,
     action: &'static str,
+    span: Span,
     findings: &mut Vec<Finding>,
 ) {
     // Shortening is never silent: it warns even while the lint is at its default
@@ -393,7 +611,7 @@ fn warning(
             length,
             max,
             action,
-            span: op.origin.description,
+            span,
         },
         severity,
     });

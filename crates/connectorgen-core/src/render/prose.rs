@@ -744,10 +744,11 @@ pub(super) fn md_inline(text: &str) -> String {
     line
 }
 
-/// The text with a full stop added unless it already ends a sentence.
+/// The text with a full stop added unless it already ends a sentence (or was cut
+/// short with "…", as the openai target cuts a long note).
 pub(super) fn sentence(text: &str) -> String {
     let text = text.trim_end();
-    if text.is_empty() || text.ends_with(['.', '!', '?', ':', ';']) {
+    if text.is_empty() || text.ends_with(['.', '!', '?', ':', ';', '…']) {
         text.to_string()
     } else {
         format!("{text}.")
