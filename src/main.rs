@@ -23,11 +23,19 @@ use connectorgen_core::report::Format;
 use connectorgen_core::{import, input, templates, terminal};
 
 mod build;
+mod diff_cmd;
 mod explain_cmd;
 mod init_import;
 mod serve_probe;
 mod source;
 mod watch;
+
+/// The system allocator, with the bound on what one template render may hold: the
+/// template engine copies a list doubled by `+` before its fuel is charged
+/// (connectorgen-core's render/memory.rs).
+#[global_allocator]
+static ALLOC: connectorgen_core::render::memory::BoundedAlloc =
+    connectorgen_core::render::memory::BoundedAlloc;
 
 /// `0.1.0 (0123456789ab)` when built from a git checkout, else `0.1.0` (build.rs).
 const VERSION: &str = env!("CONNECTORGEN_VERSION");
@@ -90,6 +98,13 @@ Exit codes: 0 clean (warnings allowed unless --deny-warnings); 1 errors, denied 
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Compare two versions of a manifest: what the change does to what the model is told
+    #[command(
+        after_help = "Examples:\n  connectorgen diff old.yaml connector.yaml\n  connectorgen diff --base main\n  connectorgen diff --base origin/main connectors/vidgen.yaml --format markdown\n\n\
+Exit codes: 0 no finding at or above the threshold (errors; warnings too with --deny-warnings); 1 findings; 2 could not run \
+(a manifest unreadable or invalid, a revision git does not know)."
+    )]
+    Diff(diff_cmd::DiffArgs),
     /// Show exactly what each target's model reads about one operation
     #[command(
         after_help = "Examples:\n  connectorgen explain createVideo\n  connectorgen explain createVideo examples/manifests/video.yaml --target mcp,openai\n  connectorgen explain --list\n  connectorgen explain --list --stats --target mcp\n  connectorgen explain --rule missing-limit\n\n\
@@ -426,6 +441,7 @@ fn main() -> ExitCode {
         } if watch => watch::watch_build(&ui, &common, force),
         Command::Build { common, force, .. } => build::build(&ui, &common, force),
         Command::Check { common, format } => build::run_check(&ui, &common, format),
+        Command::Diff(args) => diff_cmd::run(&ui, &args),
         Command::Explain {
             rule: Some(code), ..
         } => Ok(explain_cmd::explain_rule(&ui, &code)),

@@ -19,20 +19,14 @@ use connectorgen_core::{Analysis, Input, Options, analyze_with, input, templates
 use crate::{Failure, Source, fatal};
 
 impl Source {
-    pub(crate) fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
-        self.analyze_reading(manifest, &mut Vec::new())
-    }
-
-    /// `analyze`, adding to `inputs` every file and folder it read (for `--watch`), also
-    /// when a read fails.
-    pub(crate) fn analyze_reading(
+    /// The `Options` these flags give for `manifest`: its folder, the `--allow-read`
+    /// folders (each must be one), and the `--templates` folder read (added to
+    /// `inputs`).
+    pub(crate) fn options(
         &self,
         manifest: &Path,
         inputs: &mut Vec<Input>,
-    ) -> Result<Analysis, Failure> {
-        let text = input::read_manifest(manifest, self.max_bytes);
-        inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
-        let text = text.map_err(fatal)?;
+    ) -> Result<Options, Failure> {
         for dir in &self.allow_read {
             if !dir.is_dir() {
                 return Err(Failure::Fatal(format!(
@@ -63,6 +57,24 @@ impl Source {
             inputs.push(Input::templates(dir.clone(), scope, &read));
             options.templates = Some(read.map_err(fatal)?);
         }
+        Ok(options)
+    }
+
+    pub(crate) fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
+        self.analyze_reading(manifest, &mut Vec::new())
+    }
+
+    /// `analyze`, adding to `inputs` every file and folder it read (for `--watch`), also
+    /// when a read fails.
+    pub(crate) fn analyze_reading(
+        &self,
+        manifest: &Path,
+        inputs: &mut Vec<Input>,
+    ) -> Result<Analysis, Failure> {
+        let text = input::read_manifest(manifest, self.max_bytes);
+        inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
+        let text = text.map_err(fatal)?;
+        let options = self.options(manifest, inputs)?;
         let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))?;
         inputs.extend(analysis.inputs.iter().cloned());

@@ -271,10 +271,11 @@ fn every_rule_has_an_invalid_case() {
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
+    // Diff rules have case folders instead (`diff::every_diff_rule_has_a_case`).
     let rules: Vec<Rule> = Rule::VARIANTS
         .iter()
         .copied()
-        .filter(|r| !r.is_retired())
+        .filter(|r| !r.is_retired() && !r.is_diff())
         .collect();
     assert!(rules.len() >= 30, "found only {rules:?}");
     for rule in rules {

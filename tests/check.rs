@@ -154,7 +154,7 @@ fn sarif_validates_against_the_sarif_2_1_0_schema() {
         let rules = doc["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
             .unwrap();
-        for lint in connectorgen_core::lint::Lint::lints() {
+        for lint in connectorgen_core::lint::Lint::lints().filter(|l| !l.is_diff()) {
             assert!(
                 rules.iter().any(|r| r["id"] == lint.code()),
                 "rule for {}",

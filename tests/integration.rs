@@ -10,6 +10,7 @@ mod bounded_templates;
 mod cases;
 mod check;
 mod cli;
+mod diff;
 mod fast_path;
 mod guarantees;
 mod import;

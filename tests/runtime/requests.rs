@@ -129,7 +129,13 @@ async fn assemblyai_binary_upload_explode_false_and_api_key_header() {
                 "wordSearch",
                 json!({ "transcript_id": "t1", "words": ["hello", "big world", "a,b"] }),
             ),
-            ("createTranscript", json!({ "body": { "audio_url": "https://x.example/a.mp3", "speaker_labels": true } })),
+            // `speech_models` is required by AssemblyAI's schema: the call is checked
+            // against it before anything is sent.
+            (
+                "createTranscript",
+                json!({ "body": { "audio_url": "https://x.example/a.mp3", "speech_models": ["universal"],
+                                  "speaker_labels": true } }),
+            ),
         ],
     )
     .await;
@@ -155,7 +161,8 @@ async fn assemblyai_binary_upload_explode_false_and_api_key_header() {
     let body: Value = serde_json::from_slice(&r[2].body).unwrap();
     assert_eq!(
         body,
-        json!({ "audio_url": "https://x.example/a.mp3", "speaker_labels": true })
+        json!({ "audio_url": "https://x.example/a.mp3", "speech_models": ["universal"],
+                "speaker_labels": true })
     );
 }
 

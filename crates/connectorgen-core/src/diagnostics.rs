@@ -1462,6 +1462,368 @@ pub enum Diagnostic {
         #[help]
         help: String,
     },
+
+    // ---- Diff rules (`connectorgen diff`): what a change between two versions of a
+    // manifest does to what the model is told. Lints, so that `lint:` sets their level;
+    // `diff` reads the levels of the old side (src/diff.rs says why). ----
+    /// An operation that spent no longer says so.
+    ///
+    /// The old version declared `spends:`, the new one does not: every target stops
+    /// telling the model that the call costs the person and that it must ask first, while
+    /// the provider still charges. Remove the operation instead, or keep `spends:`.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: `spends` was removed: the model is no longer told this call costs the person")]
+    #[diagnostic(help(
+        "if the call still costs anything, keep `spends:`; if it became free, say so in the description and acknowledge with `lint: {{ spends-removed: allow }}` in the old version"
+    ))]
+    SpendsRemoved {
+        id: String,
+        #[label("no `spends:` here any more")]
+        span: Span,
+    },
+
+    /// The kind of what an operation spends became a cheaper one (money → credits).
+    ///
+    /// `spends.kind: money` became `credits`: the cost sentence no longer says that the
+    /// person's money moves.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: `spends.kind` went from `{old}` to `{new}`")]
+    #[diagnostic(help(
+        "keep `kind: money` while the call moves money; credits are a prepaid balance, not the person's money"
+    ))]
+    SpendKindCheaper {
+        id: String,
+        old: &'static str,
+        new: &'static str,
+        #[label("now `{new}`")]
+        span: Span,
+    },
+
+    /// An operation's charge became conditional (`spends.when` added).
+    ///
+    /// The new version adds `spends.when`: the cost sentence now says the call costs
+    /// only under a condition, and a model may take the condition as met or not met.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: the charge became conditional (`spends.when` added)")]
+    #[diagnostic(help(
+        "make sure the condition is exact: a model that reads it as not met calls without asking"
+    ))]
+    SpendConditionAdded {
+        id: String,
+        #[label("`when` added")]
+        span: Span,
+    },
+
+    /// An operation's charge is no longer conditional (`spends.when` removed).
+    ///
+    /// The old version charged only under `spends.when`; the new one says every call
+    /// costs. Safer for the person, but a change in what the model is told.
+    #[strum_discriminants(strum(props(level = "warn", diff = "true")))]
+    #[error("`{id}`: `spends.when` was removed: every call is now said to cost")]
+    #[diagnostic(help("check that every call does cost; the model now asks before each one"))]
+    SpendConditionRemoved {
+        id: String,
+        #[label("no `when` any more")]
+        span: Span,
+    },
+
+    /// The cost note an operation's cost sentence repeats changed.
+    ///
+    /// `spends.note` is what the model tells the person before asking for a yes: a
+    /// reviewer should read the new one.
+    #[strum_discriminants(strum(props(level = "warn", diff = "true")))]
+    #[error("`{id}`: the cost note changed from {old:?} to {new:?}")]
+    #[diagnostic(help("check that the note still states the price the provider charges"))]
+    CostNoteChanged {
+        id: String,
+        old: String,
+        new: String,
+        #[label("the new note")]
+        span: Span,
+    },
+
+    /// An operation that asked the person first because it cannot be undone no longer
+    /// does (`confirm` removed).
+    ///
+    /// The old version had `confirm: true` (or was a DELETE without `confirm: false`),
+    /// the new one does not: the permanence sentence and the consent requirement are
+    /// gone.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: `confirm` was removed: the person is no longer asked before a permanent call")]
+    #[diagnostic(help(
+        "keep `confirm: true` while the call cannot be undone; `confirm: {{ when: … }}` when only some calls are permanent"
+    ))]
+    ConfirmRemoved {
+        id: String,
+        #[label("no `confirm` here any more")]
+        span: Span,
+    },
+
+    /// An operation that was async is no longer async.
+    ///
+    /// Without `async:`, the model is no longer told to poll instead of resubmitting,
+    /// and a slow call that times out tempts it to start (and pay for) a second job.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error(
+        "`{id}` is no longer async: the model is not told to poll `{poll}` instead of resubmitting"
+    )]
+    #[diagnostic(help(
+        "keep `async: {{ pollWith: … }}` while the call returns before its work is done"
+    ))]
+    AsyncRemoved {
+        id: String,
+        poll: String,
+        #[label("no `async:` here any more")]
+        span: Span,
+    },
+
+    /// An async operation polls another operation (`pollWith` changed).
+    ///
+    /// The model follows the job with the poll target: a different one may not name the
+    /// job, may not be free, or may be another provider's endpoint.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: `pollWith` changed from `{old}` to `{new}`")]
+    #[diagnostic(help(
+        "check that `{new}` is a free GET that names this job; acknowledge with `lint: {{ poll-target-changed: allow }}` in the old version"
+    ))]
+    PollTargetChanged {
+        id: String,
+        old: String,
+        new: String,
+        #[label("now polls `{new}`")]
+        span: Span,
+    },
+
+    /// A retry key was removed: the operation now says a retry is safe by its nature
+    /// (`inherent`).
+    ///
+    /// The old version sent a key the provider recognises a retry by; the new one says
+    /// repeating the call cannot do it twice, so the model retries without a key.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: the retry key `{key}` was removed and a retry is now said to be safe")]
+    #[diagnostic(help("keep the key unless repeating the call truly cannot duplicate its effect"))]
+    RetryKeyRemoved {
+        id: String,
+        key: String,
+        #[label("now `inherent`")]
+        span: Span,
+    },
+
+    /// A retry key the provider required became optional.
+    ///
+    /// With `required: true` a call without the key is refused; once optional, a call
+    /// without it goes through and a retry of it can charge twice.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: the retry key `{key}` is no longer required")]
+    #[diagnostic(help("keep `required: true` while the provider refuses a call without it"))]
+    RetryKeyOptional {
+        id: String,
+        key: String,
+        #[label("now optional")]
+        span: Span,
+    },
+
+    /// A retry key's mechanism changed (another header, a query parameter, a body
+    /// field).
+    ///
+    /// The model sends the key where the manifest says: if the provider does not look
+    /// there, every retry is a new request.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: the retry key moved from {old} to {new}")]
+    #[diagnostic(help(
+        "check in the provider's documentation that it recognises a retry by {new}"
+    ))]
+    RetryKeyChanged {
+        id: String,
+        old: String,
+        new: String,
+        #[label("now {new}")]
+        span: Span,
+    },
+
+    /// An operation that could be retried safely now has `idempotency: unsupported`.
+    ///
+    /// The model is now told never to repeat the call on its own; for an operation that
+    /// spends, a timeout leaves the person not knowing whether they paid.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: idempotency went from {old} to unsupported")]
+    #[diagnostic(help(
+        "if the provider still recognises a retry, keep its key; acknowledge with `lint: {{ idempotency-unsupported: allow }}` in the old version"
+    ))]
+    IdempotencyUnsupported {
+        id: String,
+        old: String,
+        #[label("no retry is recognised now")]
+        span: Span,
+    },
+
+    /// An operation (its tool) was removed.
+    ///
+    /// Every client's saved permission for the tool and every prompt that names it stop
+    /// working.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}` was removed")]
+    #[diagnostic(help(
+        "announce the removal to the connector's users; acknowledge with `lint: {{ operation-removed: allow }}` in the old version"
+    ))]
+    OperationRemoved {
+        id: String,
+        #[label("this operation is not in the new version")]
+        span: Span,
+    },
+
+    /// An operation (its tool) was renamed: the same method and path under another id.
+    ///
+    /// A tool's name is what clients save permissions under and prompts call it by; a
+    /// rename breaks both, as a removal does.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{old}` was renamed to `{id}`")]
+    #[diagnostic(help(
+        "keep the old id (`id:` is the tool name); acknowledge with `lint: {{ operation-renamed: allow }}` in the old version"
+    ))]
+    OperationRenamed {
+        id: String,
+        old: String,
+        #[label("was `{old}`")]
+        span: Span,
+    },
+
+    /// An operation has a new required argument.
+    ///
+    /// A client or a saved prompt that calls the tool as before is refused.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: argument `{argument}` is now required")]
+    #[diagnostic(help("make the argument optional, with a default the provider applies"))]
+    RequiredArgumentAdded {
+        id: String,
+        argument: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// An operation's argument was removed.
+    ///
+    /// A client that still sends it is refused (tools' input schemas allow no unknown
+    /// argument), and a prompt that relied on it silently loses it.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: argument `{argument}` was removed")]
+    #[diagnostic(help("keep the argument, or announce the change"))]
+    ArgumentRemoved {
+        id: String,
+        argument: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// An operation's argument was renamed: the same HTTP parameter under another
+    /// argument name.
+    ///
+    /// A client or a prompt that passes the old name is refused.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: argument `{old}` was renamed to `{argument}`")]
+    #[diagnostic(help("keep the old name (`args:` renames an argument)"))]
+    ArgumentRenamed {
+        id: String,
+        old: String,
+        argument: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// An operation that only read now changes something (GET became another method,
+    /// or it lost its read-only declaration).
+    ///
+    /// Clients auto-approve read-only tools (`readOnlyHint`); a read that became a write
+    /// keeps that approval.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}` was a read and is now a write ({old} → {new})")]
+    #[diagnostic(help(
+        "give the write its own id, so that no saved approval of the read covers it"
+    ))]
+    ReadBecameWrite {
+        id: String,
+        old: String,
+        new: String,
+        #[label("now {new}")]
+        span: Span,
+    },
+
+    /// A new operation that spends was added.
+    ///
+    /// Not wrong, but a reviewer should read its cost sentence and its retry rule.
+    #[strum_discriminants(strum(props(level = "warn", diff = "true")))]
+    #[error("new paid operation `{id}`")]
+    #[diagnostic(help(
+        "review its `spends:`, `idempotency:` and `async:`; `connectorgen explain {id}` shows what the model reads"
+    ))]
+    NewPaidOperation {
+        id: String,
+        #[label("spends")]
+        span: Span,
+    },
+
+    /// A new operation that cannot be undone was added.
+    ///
+    /// Not wrong, but a reviewer should read its permanence sentence.
+    #[strum_discriminants(strum(props(level = "warn", diff = "true")))]
+    #[error("new permanent operation `{id}`")]
+    #[diagnostic(help(
+        "review its `confirm:`; `connectorgen explain {id}` shows what the model reads"
+    ))]
+    NewPermanentOperation {
+        id: String,
+        #[label("cannot be undone")]
+        span: Span,
+    },
+
+    /// The generated safety sentences of an operation changed in a target.
+    ///
+    /// The cost, permanence, polling and retry sentences connectorgen writes after the
+    /// author's description are what the model obeys; the finding shows them before and
+    /// after.
+    #[strum_discriminants(strum(props(level = "warn", diff = "true")))]
+    #[error("`{id}`: what the model reads in {files} changed:\n  before: {old}\n  after:  {new}")]
+    #[diagnostic(help("read the new sentences as the model will; `connectorgen explain {id}`"))]
+    SafetyTextChanged {
+        id: String,
+        files: String,
+        old: String,
+        new: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
+    /// The HTTP request of an exposed operation changed: its method or path.
+    ///
+    /// `serve` sends the call to the new place: in base mode, the provider's document
+    /// changed under the manifest, as oasdiff would call breaking.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: the request went from `{old}` to `{new}`")]
+    #[diagnostic(help("check that the provider serves the operation at `{new}`"))]
+    HttpRouteChanged {
+        id: String,
+        old: String,
+        new: String,
+        #[label("now `{new}`")]
+        span: Span,
+    },
+
+    /// An HTTP parameter or body field of an exposed operation was removed, became
+    /// required, or moved (another location).
+    ///
+    /// The same list oasdiff calls breaking, limited to the operations the manifest
+    /// exposes: requests built as before are refused or lose a value.
+    #[strum_discriminants(strum(props(level = "deny", diff = "true")))]
+    #[error("`{id}`: {change}")]
+    #[diagnostic(help(
+        "check the provider's document; a client that calls as before may be refused"
+    ))]
+    HttpInputChanged {
+        id: String,
+        change: String,
+        #[label("this operation")]
+        span: Span,
+    },
 }
 
 impl Diagnostic {
@@ -1515,6 +1877,16 @@ impl Rule {
     /// A retired lint: its id is still accepted, and nothing reports it.
     pub fn is_retired(self) -> bool {
         self.get_str("retired").is_some()
+    }
+
+    /// A diff rule: reported by `connectorgen diff` alone, never by `check`.
+    pub fn is_diff(self) -> bool {
+        self.get_str("diff").is_some()
+    }
+
+    /// Every diff rule, in declaration order.
+    pub fn diff_rules() -> impl Iterator<Item = Rule> {
+        Rule::VARIANTS.iter().copied().filter(|r| r.is_diff())
     }
 
     /// How findings of a rule that is not a lint are reported: `error` unless it

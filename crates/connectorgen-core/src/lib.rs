@@ -28,7 +28,8 @@
 //! 8. `output` (write a set of files), `check` (compare it with disk) and `probe`
 //!    (compare the provider's behaviour with the manifest's promises, through
 //!    `runtime`);
-//! 9. `report` (findings and drift → text);
+//! 9. `report` (findings and drift → text), and `diff` (two analysed versions of a
+//!    manifest → the diff rules' findings, and their text);
 //! 10. the commands: `explain`, `rules` (`explain --rule`, docs/rules.md), `init`,
 //!     `import`, `schema`, `serve` (the MCP server:
 //!     the only module that speaks MCP); then this file, which
@@ -54,6 +55,7 @@ mod atomic_file;
 pub mod base;
 pub mod check;
 pub mod diagnostics;
+pub mod diff;
 pub mod english;
 pub mod explain;
 pub mod import;
@@ -71,6 +73,12 @@ mod subschemas;
 pub mod templates;
 pub mod terminal;
 pub mod validate;
+
+/// The render memory bound (render/memory.rs) in this crate's own unit tests, as the
+/// binary installs it.
+#[cfg(test)]
+#[global_allocator]
+static ALLOC: render::memory::BoundedAlloc = render::memory::BoundedAlloc;
 
 use std::path::PathBuf;
 use std::sync::Arc;

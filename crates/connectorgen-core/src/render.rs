@@ -9,6 +9,7 @@
 //! no environment, no hash-map order): the same manifest gives the same bytes.
 
 pub mod mcp;
+pub mod memory;
 mod nesting;
 pub mod openai;
 mod openapi;

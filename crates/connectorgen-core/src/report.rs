@@ -203,6 +203,7 @@ impl Report<'_> {
         let lines = self.lines();
         // One rule per lint id, always; problem codes and drift when they occur.
         let mut rules: Vec<serde_json::Value> = Rule::lints()
+            .filter(|l| !l.is_diff())
             .map(|l| {
                 rule(
                     l.code(),
@@ -215,7 +216,10 @@ impl Report<'_> {
                 )
             })
             .collect();
-        let mut ids: Vec<String> = Rule::lints().map(|l| l.code().to_string()).collect();
+        let mut ids: Vec<String> = Rule::lints()
+            .filter(|l| !l.is_diff())
+            .map(|l| l.code().to_string())
+            .collect();
         let mut results = Vec::new();
         let mut rule_index = |code: &str, summary: &str, rules: &mut Vec<serde_json::Value>| {
             ids.iter().position(|c| c == code).unwrap_or_else(|| {
@@ -316,7 +320,7 @@ pub fn to_pretty(doc: &serde_json::Value) -> String {
     text
 }
 
-fn help(d: &Diagnostic) -> Option<String> {
+pub(crate) fn help(d: &Diagnostic) -> Option<String> {
     use miette::Diagnostic as _;
     d.help().map(|h| h.to_string())
 }
@@ -404,11 +408,11 @@ impl<'a> Files<'a> {
         (&self.manifest.1, self.manifest.0)
     }
 
-    fn name(&self, f: &Finding) -> &'a str {
+    pub(crate) fn name(&self, f: &Finding) -> &'a str {
         self.file(f).1
     }
 
-    fn range(&self, f: &Finding) -> ((usize, usize), (usize, usize)) {
+    pub(crate) fn range(&self, f: &Finding) -> ((usize, usize), (usize, usize)) {
         range(self.file(f).0, f)
     }
 }

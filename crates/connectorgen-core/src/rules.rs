@@ -16,6 +16,7 @@ use crate::diagnostics::{Rule, suggest};
 fn kind(rule: Rule) -> String {
     match rule.lint_level() {
         Some(_) if rule.is_retired() => "lint (retired)".to_string(),
+        Some(level) if rule.is_diff() => format!("diff, default `{}`", level.as_str()),
         Some(level) => format!("lint, default `{}`", level.as_str()),
         None => rule.severity().to_string(),
     }
@@ -51,12 +52,15 @@ pub fn markdown() -> String {
          `lintAllow` ([lints.md](lints.md)). The other rules are errors (the manifest is\n\
          refused and nothing is written) unless the table says warning.\n\
          `connectorgen explain --rule CODE` prints one rule's explanation; each rule has an\n\
-         example under `tests/cases/invalid/` or `tests/cases/lint/`.\n\n\
+         example under `tests/cases/invalid/` or `tests/cases/lint/`. Diff rules are what\n\
+         `connectorgen diff` reports about a change between two versions of a manifest\n\
+         ([diff.md](diff.md)); their levels are set in `lint:` like a lint's, and each has a\n\
+         case folder under `tests/cases/diff/`.\n\n\
          | code | kind | summary |\n|---|---|---|\n",
     );
-    let lints = Rule::lints();
+    let lints = Rule::lints().filter(|r| !r.is_diff());
     let others = Rule::VARIANTS.iter().copied().filter(|r| !r.is_lint());
-    let order: Vec<Rule> = lints.chain(others).collect();
+    let order: Vec<Rule> = lints.chain(Rule::diff_rules()).chain(others).collect();
     for rule in &order {
         out.push_str(&format!(
             "| [`{0}`](#{0}) | {1} | {2} |\n",

@@ -468,6 +468,9 @@ impl Prober<'_> {
                 credential: credential.as_ref(),
                 retry_key: key,
                 env: &env,
+                // Not yet: probe's inputs are the manifest's `probe.input`, checked by name
+                // in `input` above.
+                schema: None,
             },
         )
         .map_err(|e| self.redactor.text(&format!("`{op}`: {e}")))?;

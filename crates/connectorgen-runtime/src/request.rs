@@ -72,6 +72,24 @@ pub(crate) enum RequestError {
     NoServer,
     #[error("argument `{argument}`: {problem}")]
     Shape { argument: String, problem: String },
+    #[error("unknown argument `{argument}`: {hint} Nothing was sent and nothing was asked.")]
+    Unknown { argument: String, hint: String },
+    #[error(
+        "the arguments do not match the tool's inputSchema: {0}. Nothing was sent and nothing was asked."
+    )]
+    Invalid(String),
+    #[error("the tool's inputSchema cannot be checked ({0}), so the call is not sent")]
+    Schema(String),
+    #[error(
+        "argument `{0}`: a path value may not be empty, `.` or `..` (it would change the path)"
+    )]
+    DotSegment(String),
+    #[error("argument `{argument}`: `{name}` {why}")]
+    Query {
+        argument: String,
+        name: String,
+        why: &'static str,
+    },
 }
 
 /// One call's inputs besides the mapping and the arguments.
@@ -84,6 +102,9 @@ pub(crate) struct Target<'a> {
     pub retry_key: Option<&'a str>,
     /// Reads one environment variable (`fixed` inputs).
     pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// The tool's served `inputSchema`: when given, the arguments are checked against it
+    /// (and against the mapping) before anything is built (`check`).
+    pub schema: Option<&'a Map<String, Value>>,
 }
 
 /// The server URL a mapping sends to, `{variables}` replaced by their defaults.
@@ -105,6 +126,9 @@ pub(crate) fn build(
     args: &Map<String, Value>,
     target: &Target<'_>,
 ) -> Result<HttpRequest, RequestError> {
+    if let Some(schema) = target.schema {
+        check::arguments(schema, mapping, args)?;
+    }
     let mut path = mapping.path.clone();
     let mut query: Vec<(String, String)> = Vec::new();
     let mut headers: Vec<(String, String)> = Vec::new();
@@ -140,7 +164,10 @@ pub(crate) fn build(
                 let text = path_value(argument, &name, &value);
                 path = path.replace(&format!("{{{name}}}"), &text);
             }
-            Location::Query => query.extend(query_pairs(argument, &name, &value)),
+            Location::Query => {
+                exploded_names(mapping, argument, &value, target)?;
+                query.extend(query_pairs(argument, &name, &value));
+            }
             Location::Header => {
                 let text = match &argument.content_type {
                     Some(_) => value.to_string(),
@@ -212,6 +239,8 @@ pub(crate) fn build(
         }
     }
 
+    dot_segments(mapping, &path)?;
+
     for placement in target.credential.iter().flat_map(|c| &c.placements) {
         match placement {
             Placement::Header(name, value) => headers.push((name.clone(), value.clone())),
@@ -230,6 +259,15 @@ pub(crate) fn build(
         headers.push(("Cookie".into(), cookies.join("; ")));
     }
 
+    // A whole-body argument cannot shadow a field the connection fills in (a credential
+    // part, a `fixed:` input): the connection's value replaces the model's.
+    if let Some((_, Value::Object(map))) = &mut whole_body {
+        for (argument, _) in &body_fields {
+            if let Some(name) = &argument.name {
+                map.shift_remove(name);
+            }
+        }
+    }
     let body = match &mapping.body {
         Some(body) if whole_body.is_some() || !body_fields.is_empty() || body.required => {
             let (content_type, bytes) = encode_body(&body.media_type, whole_body, body_fields)?;
@@ -257,6 +295,145 @@ pub(crate) fn build(
         headers,
         body,
     })
+}
+
+/// A path whose template segment became empty, `.` or `..` is refused: the value would
+/// remove a segment or climb one (`{"id": ".."}` made `GET /v1/things/..` into
+/// `GET /v1/`). Values are percent-encoded (`/` included), so the segments line up.
+fn dot_segments(mapping: &RequestMapping, path: &str) -> Result<(), RequestError> {
+    for (template, sent) in mapping.path.split('/').zip(path.split('/')) {
+        if template.contains('{') && matches!(sent, "" | "." | "..") {
+            let name = template
+                .split('{')
+                .nth(1)
+                .and_then(|rest| rest.split('}').next())
+                .unwrap_or(template);
+            let argument = mapping
+                .arguments
+                .iter()
+                .find(|a| a.location == Location::Path && a.name.as_deref() == Some(name))
+                .map_or(name, |a| a.argument.as_str());
+            return Err(RequestError::DotSegment(argument.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// An object sent as an exploded `form` query parameter becomes one query parameter per
+/// property (`{"a": 1}` → `a=1`): it may carry only the properties its schema names, and
+/// never one named like the retry key, the credential, a `fixed:` input or another
+/// parameter — else a model adds its own `request_id` ahead of the server's, or an
+/// `api_key=` / `access_token=` of its choosing.
+fn exploded_names(
+    mapping: &RequestMapping,
+    argument: &Argument,
+    value: &Value,
+    target: &Target<'_>,
+) -> Result<(), RequestError> {
+    let Value::Object(map) = value else {
+        return Ok(());
+    };
+    let form = argument.style.as_deref().unwrap_or("form") == "form";
+    if argument.content_type.is_some() || !form || !argument.explode.unwrap_or(true) {
+        return Ok(());
+    }
+    let named = target
+        .schema
+        .map(|root| property_names(root, &argument.argument));
+    let mut reserved: Vec<&str> = Vec::new();
+    if let Some(idem) = &mapping.idempotency {
+        reserved.push(&idem.name);
+    }
+    reserved.extend(
+        mapping
+            .fixed
+            .iter()
+            .filter(|f| f.location == Location::Query)
+            .map(|f| f.name.as_str()),
+    );
+    for placement in target.credential.iter().flat_map(|c| &c.placements) {
+        if let Placement::Query(name, _) = placement {
+            reserved.push(name);
+        }
+    }
+    reserved.extend(
+        mapping
+            .arguments
+            .iter()
+            .filter(|a| a.location == Location::Query && a.argument != argument.argument)
+            .filter_map(|a| a.name.as_deref()),
+    );
+    for key in map.keys() {
+        if reserved.iter().any(|r| r.eq_ignore_ascii_case(key)) {
+            return Err(RequestError::Query {
+                argument: argument.argument.clone(),
+                name: key.clone(),
+                why: "is a query parameter this server sends itself (the retry key, the \
+                      credential, a fixed input or another argument); leave it out",
+            });
+        }
+        if let Some(named) = &named
+            && !named.iter().any(|n| n == key)
+        {
+            return Err(RequestError::Query {
+                argument: argument.argument.clone(),
+                name: key.clone(),
+                why: "is not a property its schema names (each property becomes a query \
+                      parameter of its own, so only the named ones are sent)",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The property names the served schema gives the argument `argument` (through local
+/// `$ref`s and the branches of `allOf`, `anyOf` and `oneOf`).
+fn property_names(root: &Map<String, Value>, argument: &str) -> Vec<String> {
+    let root = Value::Object(root.clone());
+    let mut names = Vec::new();
+    if let Some(schema) = root.get("properties").and_then(|p| p.get(argument)) {
+        // Bounded: a schema that refers to itself is walked a few levels, not forever.
+        let mut budget = 256usize;
+        collect_names(&root, schema, 0, &mut budget, &mut names);
+    }
+    names
+}
+
+fn collect_names(
+    root: &Value,
+    schema: &Value,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<String>,
+) {
+    if depth > 16 || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    if let Some(target) = object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+    {
+        collect_names(root, target, depth + 1, budget, out);
+    }
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        out.extend(properties.keys().cloned());
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for branch in object
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            collect_names(root, branch, depth + 1, budget, out);
+        }
+    }
 }
 
 /// One body argument for each field the connection fills in.
@@ -513,6 +690,12 @@ fn encode_body(
     }
     if is_json {
         let value = match whole {
+            Some((_, Value::Object(mut map))) => {
+                for (a, v) in fields {
+                    map.insert(a.name.clone().unwrap_or_default(), v);
+                }
+                Value::Object(map)
+            }
             Some((_, value)) => value,
             None => Value::Object(
                 fields
@@ -590,5 +773,6 @@ fn multipart(
     Ok((format!("multipart/form-data; boundary={boundary}"), out))
 }
 
+mod check;
 #[cfg(test)]
 mod tests;

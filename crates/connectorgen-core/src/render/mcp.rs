@@ -168,6 +168,17 @@ pub(crate) fn render(connector: &Connector, descriptions: &[String]) -> Rendered
     }
 }
 
+/// Each operation's tool definition, in manifest order, without its description (which
+/// the prose templates write) and without the findings of building it: what `diff`
+/// compares the tools' names, arguments and requests by.
+pub(crate) fn definitions(connector: &Connector) -> Vec<Value> {
+    connector
+        .operations
+        .iter()
+        .map(|op| tool(connector, op, "", &mut Vec::new()))
+        .collect()
+}
+
 /// Each tool's pretty JSON, in manifest order, their weights and the findings of
 /// building them.
 type Built = (Vec<String>, Vec<ToolWeight>, Vec<Finding>);

@@ -515,15 +515,18 @@ impl Prose {
         })
     }
 
-    fn render(&self, name: &str, ctx: Value) -> Result<String, RenderError> {
+    fn render(&self, name: &'static str, ctx: Value) -> Result<String, RenderError> {
         let left = self.fuel_left.get();
         self.env.borrow_mut().set_fuel(Some(left));
         let env = self.env.borrow();
         let mut out = BoundedText::new(self.limits.max_output);
-        let rendered = env
-            .get_template(name)
-            .and_then(|t| t.render_captured_to(ctx, &mut out))
-            .map(|captured| captured.state().fuel_levels());
+        // The memory it may hold, at fuel's price: minijinja copies a list made by
+        // repeated `+` before it charges fuel for it (memory.rs).
+        let rendered = super::memory::bounded(name, super::memory::for_fuel(left), || {
+            env.get_template(name)
+                .and_then(|t| t.render_captured_to(ctx, &mut out))
+                .map(|captured| captured.state().fuel_levels())
+        });
         match rendered {
             Ok(levels) => {
                 let used = levels.map_or(0, |(used, _)| used);
@@ -655,7 +658,10 @@ impl std::io::Write for BoundedText {
             self.overflowed = true;
             return Err(std::io::Error::other("output limit reached"));
         }
+        let before = self.bytes.capacity();
         self.bytes.extend_from_slice(buf);
+        // The text is bounded by `max`; the render's memory bound is for the rest.
+        super::memory::exempt(self.bytes.capacity() - before);
         Ok(buf.len())
     }
 

@@ -56,6 +56,7 @@ fn target() -> Target<'static> {
         credential: None,
         retry_key: None,
         env: &no_env,
+        schema: None,
     }
 }
 
@@ -462,6 +463,7 @@ fn local(credential: Option<&Credential>) -> Target<'_> {
         credential,
         retry_key: Some("key-1"),
         env: &no_env,
+        schema: None,
     }
 }
 
@@ -657,4 +659,223 @@ fn a_retry_key_in_the_body_or_the_query_is_the_servers_too() {
         assert_eq!(r.url, expect_url);
         assert_eq!(r.body.as_deref(), Some(expect_body.as_bytes()));
     }
+}
+
+fn schema(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+#[test]
+fn path_values_that_are_dot_segments_or_empty_are_refused() {
+    let m = mapping(
+        "GET",
+        "/v1/videos/{id}/frames",
+        vec![styled(
+            arg("id", Location::Path, Some("id")),
+            "simple",
+            false,
+        )],
+        None,
+    );
+    for id in ["..", ".", ""] {
+        assert_eq!(
+            build(&m, &args(json!({ "id": id })), &target()),
+            Err(RequestError::DotSegment("id".into())),
+            "{id:?}"
+        );
+    }
+    // A label-style value of "" or "." would be the segment `.` or `..` too.
+    let m = mapping(
+        "GET",
+        "/v1/{id}",
+        vec![styled(
+            arg("id", Location::Path, Some("id")),
+            "label",
+            false,
+        )],
+        None,
+    );
+    for id in ["", "."] {
+        assert_eq!(
+            build(&m, &args(json!({ "id": id })), &target()),
+            Err(RequestError::DotSegment("id".into())),
+            "{id:?}"
+        );
+    }
+    let r = build(&m, &args(json!({ "id": ".." })), &target()).unwrap();
+    assert_eq!(r.url, "https://eu.api.example/v1/...");
+}
+
+#[test]
+fn an_exploded_object_query_carries_only_named_properties_and_no_reserved_name() {
+    let mut m = mapping(
+        "GET",
+        "/v1/x",
+        vec![
+            styled(arg("filter", Location::Query, Some("filter")), "form", true),
+            styled(arg("limit", Location::Query, Some("limit")), "form", true),
+        ],
+        None,
+    );
+    m.idempotency = Some(IdempotencyMapping {
+        argument: "requestId".into(),
+        location: Location::Query,
+        name: "request_id".into(),
+        required: false,
+    });
+    let served = schema(json!({
+        "type": "object",
+        "properties": {
+            "filter": { "$ref": "#/$defs/Filter" },
+            "limit": { "type": "integer" }
+        },
+        "$defs": { "Filter": { "type": "object", "properties": { "status": {}, "request_id": {} } } }
+    }));
+    let scheme = Scheme::ApiKey {
+        location: Location::Query,
+        name: "api_key".into(),
+    };
+    let credential = Credential::new(&scheme, "s3cret").unwrap();
+    let t = Target {
+        credential: Some(&credential),
+        schema: Some(&served),
+        ..target()
+    };
+    let r = build(&m, &args(json!({ "filter": { "status": "paid" } })), &t).unwrap();
+    assert_eq!(
+        r.url,
+        "https://eu.api.example/v1/x?status=paid&api_key=s3cret"
+    );
+    for key in ["request_id", "REQUEST_ID", "api_key", "limit"] {
+        let got = build(&m, &args(json!({ "filter": { key: "x" } })), &t);
+        assert!(
+            matches!(&got, Err(RequestError::Query { name, why, .. }) if name == key && why.contains("sends itself")),
+            "{key}: {got:?}"
+        );
+    }
+    let got = build(&m, &args(json!({ "filter": { "access_token": "x" } })), &t);
+    assert!(
+        matches!(&got, Err(RequestError::Query { why, .. }) if why.contains("not a property")),
+        "{got:?}"
+    );
+    // Without a schema (nothing to say which names it has) the reserved names still hold.
+    let t = Target {
+        credential: Some(&credential),
+        ..target()
+    };
+    assert!(build(&m, &args(json!({ "filter": { "api_key": "x" } })), &t).is_err());
+}
+
+#[test]
+fn arguments_are_checked_against_the_schema_and_the_mapping() {
+    let m = mapping(
+        "POST",
+        "/v1/charges",
+        vec![
+            arg("note", Location::Body, Some("note")),
+            arg("amount", Location::Body, Some("amount")),
+        ],
+        Some("application/json"),
+    );
+    let served = schema(json!({
+        "type": "object",
+        "properties": { "note": { "type": "string", "minLength": 1 } },
+        "oneOf": [{ "properties": { "amount": { "type": "integer" } }, "required": ["amount"] }]
+    }));
+    let t = Target {
+        schema: Some(&served),
+        ..target()
+    };
+    let r = build(&m, &args(json!({ "amount": 500 })), &t).unwrap();
+    assert_eq!(r.body.as_deref(), Some(br#"{"amount":500}"#.as_slice()));
+    let unknown = build(&m, &args(json!({ "amonut": 500 })), &t);
+    assert_eq!(
+        unknown,
+        Err(RequestError::Unknown {
+            argument: "amonut".into(),
+            hint: "did you mean `amount`?".into()
+        })
+    );
+    let wrong = build(&m, &args(json!({ "amount": "500", "note": "" })), &t);
+    let Err(RequestError::Invalid(text)) = wrong else {
+        panic!("{wrong:?}")
+    };
+    assert!(text.contains("`note`:"), "{text}");
+    assert!(text.contains("alternative 1: `amount`:"), "{text}");
+    // A `$ref` outside the schema is never fetched: the call is not sent.
+    let remote = schema(json!({ "$ref": "https://schemas.example/x.json" }));
+    let t = Target {
+        schema: Some(&remote),
+        ..target()
+    };
+    assert!(matches!(
+        build(&m, &args(json!({ "amount": 1 })), &t),
+        Err(RequestError::Schema(_))
+    ));
+}
+
+#[test]
+fn a_whole_body_cannot_shadow_a_field_the_connection_fills_in() {
+    let mut m = mapping(
+        "POST",
+        "/v1/x",
+        vec![arg("body", Location::Body, None)],
+        Some("application/json"),
+    );
+    m.fixed = vec![FixedInput {
+        location: Location::Body,
+        name: "account".into(),
+        style: None,
+        explode: None,
+        env: None,
+        value: Some("acct_1".into()),
+    }];
+    // (A credential body field is one of the same list: `filled_fields`.)
+    let r = build(
+        &m,
+        &args(json!({ "body": { "x": 1, "account": "acct_model" } })),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.body.as_deref(),
+        Some(br#"{"x":1,"account":"acct_1"}"#.as_slice())
+    );
+}
+
+#[test]
+fn a_closed_all_of_is_read_as_closing_the_union_not_each_branch() {
+    // AssemblyAI's `TranscriptParams`: each branch says `additionalProperties: false`,
+    // which taken literally refuses every call.
+    let m = mapping(
+        "POST",
+        "/v2/transcript",
+        vec![arg("body", Location::Body, None)],
+        Some("application/json"),
+    );
+    let served = schema(json!({
+        "type": "object",
+        "properties": { "body": { "$ref": "#/$defs/Params" } },
+        "$defs": {
+            "Params": { "type": "object", "additionalProperties": false, "allOf": [
+                { "type": "object", "required": ["audio_url"], "additionalProperties": false,
+                  "properties": { "audio_url": { "type": "string" } } },
+                { "$ref": "#/$defs/Optional" }
+            ] },
+            "Optional": { "type": "object", "additionalProperties": false,
+                          "properties": { "speaker_labels": { "type": "boolean" } } }
+        }
+    }));
+    let t = Target {
+        schema: Some(&served),
+        ..target()
+    };
+    let ok = json!({ "body": { "audio_url": "u", "speaker_labels": true } });
+    assert!(build(&m, &args(ok), &t).is_ok());
+    // Still closed: a property no branch names is refused.
+    let extra = json!({ "body": { "audio_url": "u", "speakr_labels": true } });
+    assert!(matches!(
+        build(&m, &args(extra), &t),
+        Err(RequestError::Invalid(text)) if text.contains("speakr_labels")
+    ));
 }

@@ -392,6 +392,8 @@ impl Shared {
             credential: served.credential.as_ref(),
             retry_key: key,
             env: &*self.env,
+            // The arguments are checked against what the model was shown.
+            schema: Some(&served.tool.input_schema),
         }
     }
 

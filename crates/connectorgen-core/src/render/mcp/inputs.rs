@@ -2,7 +2,9 @@
 //!
 //! Takes: the connector and one operation (its parameters, the path item's shared ones,
 //! its body). Returns: the `inputSchema` and the `RequestMapping`, one entry per
-//! argument, in the same order; findings for `args:`/`fixed:` keys that name no input
+//! argument, in the same order (then one for each body field only the body's
+//! `oneOf`/`anyOf`/`allOf` branches name, which the root's copy of those keywords
+//! describes); findings for `args:`/`fixed:` keys that name no input
 //! and `args:` names that collide.
 //! Must never: give an argument a name outside `^[a-zA-Z0-9_.-]{1,64}$` or two arguments
 //! one name (`crate::arguments`), or leave a parameter out of both the arguments and
@@ -301,6 +303,8 @@ pub(super) fn input_schema(
     // The top-level fields of a JSON or form body (a credential part or a `fixed:` input
     // may fill one in).
     let mut body_fields: Vec<String> = Vec::new();
+    // The body fields only the body schema's `oneOf`/`anyOf`/`allOf` branches name.
+    let mut composed: Vec<String> = Vec::new();
     if let Some(body) = op.http.get("requestBody").map(|b| resolved(doc, b)) {
         // OpenAPI's default for `requestBody.required` is false, but providers that list
         // a body's required properties and leave the key out (Twilio's `To`) mean them:
@@ -396,6 +400,30 @@ pub(super) fn input_schema(
                         base.insert(k.clone(), defs.own(doc, v.clone()));
                     }
                 }
+                // The body's `oneOf`/`anyOf`/`allOf` stay on the tool's root (above), so
+                // the fields only their branches name are arguments too: without a
+                // mapping entry a call's `amount` would be quoted to the person and left
+                // out of the body.
+                if fillable || media == "multipart" {
+                    let mut names = Vec::new();
+                    let mut budget = 256usize;
+                    composed_properties(doc, shown, 0, &mut budget, &mut names);
+                    for name in names {
+                        let own = object["properties"]
+                            .as_object()
+                            .is_some_and(|p| p.contains_key(&name));
+                        let filled = connector
+                            .auth
+                            .parts
+                            .iter()
+                            .any(|p| p.in_body() && p.name == name)
+                            || op.fixed.iter().any(|f| f.name == name);
+                        if !own && !filled && arguments::is_safe(&name) && !composed.contains(&name)
+                        {
+                            composed.push(name);
+                        }
+                    }
+                }
             }
             _ => {
                 let binary = !matches!(media, "json" | "form" | "multipart" | "text");
@@ -488,6 +516,24 @@ pub(super) fn input_schema(
             required: input.required,
         });
     }
+    for name in composed {
+        // A name an argument already has (a parameter called like a branch's field)
+        // stays that argument's: the root's `properties` say where it goes.
+        if arguments.iter().any(|a| a.argument == name) {
+            continue;
+        }
+        arguments.push(Argument {
+            argument: name.clone(),
+            location: Location::Body,
+            name: Some(name),
+            style: None,
+            explode: None,
+            allow_reserved: false,
+            content_type: None,
+            encoding: None,
+            required: false,
+        });
+    }
     let mut schema = Map::new();
     schema.insert("type".into(), json!("object"));
     if !properties.is_empty() {
@@ -509,6 +555,37 @@ pub(super) fn input_schema(
         credential: credential(connector, &body_fields),
     };
     (Value::Object(schema), mapping)
+}
+
+/// The property names the `allOf`/`anyOf`/`oneOf` branches of a body schema give (through
+/// the document's `$ref`s, nested branches included), bounded so a schema that refers to
+/// itself is walked a few levels, not forever.
+fn composed_properties(
+    doc: &Document,
+    schema: &Value,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<String>,
+) {
+    if depth > 16 || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    let schema = resolved(doc, schema);
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let branch = resolved(doc, branch);
+            if let Some(properties) = branch.get("properties").and_then(Value::as_object) {
+                out.extend(properties.keys().cloned());
+            }
+            composed_properties(doc, branch, depth + 1, budget, out);
+        }
+    }
 }
 
 /// A parameter's style and explode, OpenAPI's defaults filled in.

@@ -43,7 +43,9 @@ pub struct RequestMapping {
     /// Where the path is appended: the operation's servers, else its path item's, else
     /// the document's, in the document's order (the first is the one to use).
     pub servers: Vec<ServerUrl>,
-    /// Every argument of the tool's `inputSchema`, in its order, with where it goes.
+    /// Every argument of the tool's `inputSchema`, in its order, with where it goes; then
+    /// the body fields only the `oneOf`/`anyOf`/`allOf` branches at the schema's root
+    /// name (those keywords are the body schema's).
     pub arguments: Vec<Argument>,
     /// The request body, when the operation has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
