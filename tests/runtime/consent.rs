@@ -66,7 +66,7 @@ async fn two_questions_one_order_by_value(transport: Transport) {
     // Both relays at once; the first is held at the provider until the second has
     // reached the server and found it in flight.
     let gate = p.hold("createVideo");
-    let (a, b, ()) = tokio::join!(
+    let (one, two, ()) = tokio::join!(
         s.call("createVideo", with_confirmation(&cat(), &first)),
         s.call("createVideo", with_confirmation(&cat_reordered(), &second)),
         async {
@@ -79,7 +79,7 @@ async fn two_questions_one_order_by_value(transport: Transport) {
             gate.release();
         }
     );
-    for r in [&a, &b] {
+    for r in [&one, &two] {
         assert!(!is_error(r), "{}\n{:#?}", text_of(r), s.log());
         assert_eq!(json_of(r)["id"], "vid_1", "{r:?}");
     }
@@ -120,7 +120,7 @@ async fn two_forms_one_question(transport: Transport) {
     let s = Serve::new(video(), &p.url(), state.path())
         .connect(transport, person.clone())
         .await;
-    let (a, b, ()) = tokio::join!(
+    let (one, two, ()) = tokio::join!(
         s.call("createVideo", cat()),
         s.call("createVideo", cat_reordered()),
         async {
@@ -130,7 +130,7 @@ async fn two_forms_one_question(transport: Transport) {
         }
     );
     assert_eq!(person.asked().len(), 1, "{:?}", person.asked());
-    for r in [&a, &b] {
+    for r in [&one, &two] {
         assert!(!is_error(r), "{}\n{:#?}", text_of(r), s.log());
         assert_eq!(json_of(r)["id"], "vid_1", "{r:?}");
     }
@@ -167,7 +167,7 @@ async fn two_request_states_one_order(transport: Transport) {
     let s = Serve::new(video(), &p.url(), state.path())
         .connect(transport, person.clone())
         .await;
-    let (a, b, ()) = tokio::join!(
+    let (one, two, ()) = tokio::join!(
         s.call("createVideo", cat()),
         s.call("createVideo", cat_reordered()),
         async {
@@ -175,7 +175,7 @@ async fn two_request_states_one_order(transport: Transport) {
             person.answer_now();
         }
     );
-    for r in [&a, &b] {
+    for r in [&one, &two] {
         assert!(!is_error(r), "{}\n{:#?}", text_of(r), s.log());
         assert_eq!(json_of(r)["id"], "vid_1", "{r:?}");
     }
