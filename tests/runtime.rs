@@ -11,6 +11,7 @@ use crate::support::recorder;
 mod arguments;
 mod consent;
 mod credentials;
+mod echoes;
 mod probe;
 mod reference;
 mod requests;

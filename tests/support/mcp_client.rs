@@ -374,6 +374,24 @@ impl Session {
         );
     }
 
+    /// The log once a line holding `needle` has arrived: stderr is read by another task,
+    /// so a line the server wrote before answering may not be in `log()` yet. Panics
+    /// when none arrives within the hang guard.
+    pub(crate) async fn log_with(&self, needle: &str) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + NO_HANG;
+        loop {
+            let log = self.log();
+            if log.iter().any(|line| line.contains(needle)) {
+                return log;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no log line with {needle:?} within {NO_HANG:?}: {log:#?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// Ends the session and the server (a restart is `drop` then `Serve::connect`).
     pub(crate) async fn close(self) {
         let Session {

@@ -120,13 +120,13 @@ impl Credential {
 
     /// The base64 of basic's `user:password`, its pieces registered as secrets.
     fn basic(&mut self, value: &str) -> String {
-        let [encoded, unpadded] = redact::base64_forms(value);
+        let forms = redact::base64_forms(value);
         if let Some((user, password)) = value.split_once(':') {
             self.secrets
                 .extend([user.to_string(), password.to_string()]);
         }
-        self.secrets.push(unpadded);
-        self.secrets.push(encoded.clone());
+        let encoded = forms[0].clone();
+        self.secrets.extend(forms);
         encoded
     }
 
@@ -223,15 +223,55 @@ impl Environment {
         if !refused.is_empty() {
             return Err(refusal(analysis, &prefix, &refused));
         }
+        let mut credential_envs: Vec<String> = Vec::new();
+        for (_, mapping) in tools {
+            let names: Vec<String> = match &mapping.credential {
+                Scheme::None => Vec::new(),
+                Scheme::Parts { parts } => parts.iter().map(|p| p.env.clone()).collect(),
+                _ => vec![connector.auth.env.clone()],
+            };
+            for name in names {
+                if !credential_envs.contains(&name) {
+                    credential_envs.push(name);
+                }
+            }
+        }
+        // The words a secret must not occur in: what the process writes as structure,
+        // the tools' names and the service's (defect 8).
+        let mut words: Vec<&str> = redact::STRUCTURAL.to_vec();
+        words.push(&connector.service.name);
+        words.extend(
+            tools
+                .iter()
+                .filter_map(|(tool, _)| tool.get("name").and_then(Value::as_str)),
+        );
         let mut values = BTreeMap::new();
         let mut uses = Vec::new();
         let mut too_short = Vec::new();
         for (name, places) in &named {
             let value = read(name).filter(|v| !v.trim().is_empty());
-            if let Some(v) = &value
-                && v.trim().chars().count() < MIN_SECRET
-            {
-                too_short.push(name.clone());
+            if let Some(v) = &value {
+                let length = v.trim().chars().count();
+                if length < MIN_SECRET && credential_envs.contains(name) {
+                    return Err(format!(
+                        "{name} holds {length} character{}: a credential that short cannot be \
+                         kept out of answers and logs (and is not a secret); set it to the \
+                         provider's key, of {MIN_SECRET} characters or more",
+                        if length == 1 { "" } else { "s" }
+                    ));
+                }
+                if length < MIN_SECRET {
+                    too_short.push(name.clone());
+                } else if let Some(word) =
+                    Redactor::new([v.as_str()])?.collides(words.iter().copied())
+                {
+                    return Err(format!(
+                        "{name}'s value occurs in `{word}`, a word serve and probe write as \
+                         structure (a field, a tool's name): redacting it there would break \
+                         answers and log lines. A secret this short or this common cannot be \
+                         kept out of them; check the variable"
+                    ));
+                }
             }
             let mut origins: Vec<String> = Vec::new();
             for origin in places.iter().flat_map(|p| &p.origins) {
@@ -253,19 +293,6 @@ impl Environment {
             });
             if let Some(value) = value {
                 values.insert(name.clone(), value);
-            }
-        }
-        let mut credential_envs: Vec<String> = Vec::new();
-        for (_, mapping) in tools {
-            let names: Vec<String> = match &mapping.credential {
-                Scheme::None => Vec::new(),
-                Scheme::Parts { parts } => parts.iter().map(|p| p.env.clone()).collect(),
-                _ => vec![connector.auth.env.clone()],
-            };
-            for name in names {
-                if !credential_envs.contains(&name) {
-                    credential_envs.push(name);
-                }
             }
         }
         Ok(Environment {
@@ -306,8 +333,9 @@ impl Environment {
             .collect()
     }
 
-    /// The redactor of every value read and every credential placed from it.
-    pub(crate) fn redactor(&self, credentials: &[Option<Credential>]) -> Redactor {
+    /// The redactor of every value read and every credential placed from it. Fails
+    /// (and the command stops) when it cannot be built.
+    pub(crate) fn redactor(&self, credentials: &[Option<Credential>]) -> Result<Redactor, String> {
         let mut secrets: Vec<&str> = self.values.values().map(String::as_str).collect();
         for credential in credentials.iter().flatten() {
             secrets.extend(credential.secrets().iter().map(String::as_str));
@@ -606,10 +634,50 @@ operations:
             .replace("env: HOME", "env: VIDGEN_ACCOUNT");
         let analysis = analysis(&text);
         let tools = tools_in(analysis.outputs.as_ref()).unwrap();
-        let read = |name: &str| (name == "VIDGEN_KEY").then(|| "abc".to_string());
+        let read = |name: &str| match name {
+            "VIDGEN_KEY" => Some("vg_key_1".to_string()),
+            _ => Some("ab".to_string()),
+        };
         let env = Environment::read(&analysis, &tools, &[], None, &read).unwrap();
         assert!(env.credential_set());
-        assert_eq!(env.get("VIDGEN_ACCOUNT"), None);
-        assert_eq!(env.too_short, ["VIDGEN_KEY"]);
+        assert_eq!(env.get("VIDGEN_ACCOUNT").as_deref(), Some("ab"));
+        assert_eq!(env.too_short, ["VIDGEN_ACCOUNT"]);
+    }
+
+    /// Defect 8: a credential too short to redact, or one inside a word the process
+    /// writes as structure (a field, a tool's name), stops start-up, naming the variable.
+    #[test]
+    fn a_credential_too_short_or_structural_is_refused() {
+        let text = MANIFEST
+            .replace("env: GITHUB_TOKEN", "env: VIDGEN_KEY")
+            .replace("env: HOME", "env: VIDGEN_ACCOUNT");
+        let analysis = analysis(&text);
+        let tools = tools_in(analysis.outputs.as_ref()).unwrap();
+        for (key, account, expect) in [
+            ("abc", "acct_1", "VIDGEN_KEY holds 3 characters"),
+            (
+                "structured",
+                "acct_1",
+                "VIDGEN_KEY's value occurs in `structuredContent`",
+            ),
+            (
+                "vg_key_1",
+                "Video",
+                "VIDGEN_ACCOUNT's value occurs in `getVideo`",
+            ),
+            (
+                "vg_key_1",
+                "text",
+                "VIDGEN_ACCOUNT's value occurs in `text`",
+            ),
+        ] {
+            let read = |name: &str| match name {
+                "VIDGEN_KEY" => Some(key.to_string()),
+                _ => Some(account.to_string()),
+            };
+            let refused = Environment::read(&analysis, &tools, &[], None, &read).unwrap_err();
+            assert!(refused.starts_with(expect), "{key} {account}: {refused}");
+            assert!(!refused.contains(&format!("{key} ")), "{refused}");
+        }
     }
 }

@@ -17,12 +17,16 @@
 //! ask first), `client` (the one bounded HTTP client), `credential` (which environment
 //! variables may be read, and the provider's credential from them), `redact` (every
 //! secret replaced, by value, in everything the process writes), `state` (the state
-//! folder).
+//! folder), `request` (a call → the exact HTTP request, its arguments checked against the
+//! served `inputSchema` first), `fuzzing` (that builder opened to the fuzz target
+//! `arguments`, nothing else).
 
 pub mod client;
 pub(crate) mod clock;
 pub(crate) mod consent;
 pub(crate) mod credential;
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod guard;
 pub(crate) mod ledger;
 pub mod probe;

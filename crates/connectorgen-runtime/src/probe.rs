@@ -211,7 +211,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
         .iter()
         .map(|(_, m)| environment.credential(m))
         .collect();
-    let redactor = environment.redactor(&credentials);
+    let redactor = environment.redactor(&credentials)?;
     let mut prober = Prober {
         connector,
         tools,
@@ -437,9 +437,11 @@ impl Prober<'_> {
         if paid && self.paid >= self.cap {
             return Err(spend_reason(self.cap, self.paid, 1));
         }
-        let (_, mapping) = self
+        let (definition, mapping) = self
             .tool(op)
             .ok_or_else(|| format!("`{op}` is not a tool"))?;
+        // The call is checked against the schema serve would check it against.
+        let schema = request::served_schema(definition, mapping);
         let mut mapping = mapping.clone();
         if key.is_none()
             && let Some(idem) = mapping.idempotency.take()
@@ -468,9 +470,7 @@ impl Prober<'_> {
                 credential: credential.as_ref(),
                 retry_key: key,
                 env: &env,
-                // Not yet: probe's inputs are the manifest's `probe.input`, checked by name
-                // in `input` above.
-                schema: None,
+                schema: Some(&schema),
             },
         )
         .map_err(|e| self.redactor.text(&format!("`{op}`: {e}")))?;
@@ -1078,5 +1078,21 @@ operations:
         );
         let why = prober.input("listVideos", None).unwrap_err();
         assert!(why.contains("`cursor` has no example"), "{why}");
+    }
+
+    #[test]
+    fn a_call_its_schema_refuses_is_not_sent() {
+        // 127.0.0.1:9 is never reached: the check comes first.
+        let analysis = analysis();
+        let mut prober = prober(&analysis);
+        let args = serde_json::json!({ "cursor": 5 });
+        let sent =
+            crate::block_on(prober.send("listVideos", args.as_object().unwrap(), None, Cred::Real))
+                .unwrap();
+        let why = sent.err().unwrap_or_default();
+        assert!(
+            why.contains("inputSchema") && why.contains("`cursor`"),
+            "{why}"
+        );
     }
 }

@@ -120,6 +120,27 @@ pub(crate) fn server_url(mapping: &RequestMapping, base_url: Option<&str>) -> Op
     Some(url.trim_end_matches('/').to_string())
 }
 
+/// The `inputSchema` a call of this tool is checked against outside `serve` (probe, the
+/// fuzz target): the definition's, without the retry key argument, which the server
+/// fills in itself (`serve` checks against the schema it serves, which is that one plus
+/// the `confirmation` argument it takes out before the check).
+pub(crate) fn served_schema(definition: &Value, mapping: &RequestMapping) -> Map<String, Value> {
+    let mut schema = definition
+        .get("inputSchema")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(idem) = &mapping.idempotency {
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.shift_remove(&idem.argument);
+        }
+        if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|r| r.as_str() != Some(idem.argument.as_str()));
+        }
+    }
+    schema
+}
+
 /// Builds the request for one call.
 pub(crate) fn build(
     mapping: &RequestMapping,

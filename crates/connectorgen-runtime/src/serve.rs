@@ -133,7 +133,7 @@ pub(crate) fn prepare(
         .iter()
         .map(|(_, m)| environment.credential(m))
         .collect();
-    let redactor = environment.redactor(&credentials);
+    let redactor = environment.redactor(&credentials)?;
     let dir = match &config.state_dir {
         Some(dir) => dir.clone(),
         None => {
