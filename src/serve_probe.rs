@@ -50,6 +50,15 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// With --http: also accept requests whose Host is NAME (a remote deployment's public name; repeatable)
         #[arg(long, value_name = "NAME")]
         allow_host: Vec<String>,
+        /// With --http: the most connections open at once; one more is answered 503 and closed
+        #[arg(long, value_name = "N", default_value_t = connectorgen_runtime::serve::HttpLimits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..))]
+        max_connections: u32,
+        /// With --http: the most MCP sessions at once; an initialize beyond them is answered 503
+        #[arg(long, value_name = "N", default_value_t = connectorgen_runtime::serve::HttpLimits::default().max_sessions, value_parser = clap::value_parser!(u32).range(1..))]
+        max_sessions: u32,
+        /// With --http: seconds a connection may take to send a request's headers before it is closed
+        #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds)]
+        header_timeout: f64,
         /// Send every call here instead of the manifest's server (a sandbox, a local provider)
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
@@ -155,6 +164,11 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
     pub(crate) fn run_serve(ui: &Ui, args: ServeArgs) -> Result<ExitCode, Failure> {
         let config = connectorgen_runtime::serve::Config {
             http: args.http,
+            http_limits: connectorgen_runtime::serve::HttpLimits {
+                max_connections: args.max_connections,
+                max_sessions: args.max_sessions,
+                header_timeout: std::time::Duration::from_secs_f64(args.header_timeout),
+            },
             allow_hosts: args.allow_host,
             base_url: args.base_url,
             state_dir: args.state,

@@ -9,6 +9,7 @@ use crate::support::provider;
 use crate::support::recorder;
 
 mod arguments;
+mod bounds;
 mod consent;
 mod credentials;
 mod echoes;

@@ -17,10 +17,11 @@
 //! declares elicitation, else with a one-time confirmation value the model relays.
 
 mod handler;
+mod http;
 pub(crate) mod log;
 pub(crate) mod reply;
+mod stdio;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -35,12 +36,15 @@ use connectorgen_core::model::Target;
 use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
 
 pub(crate) use handler::Server;
+pub use http::HttpLimits;
 
 /// How `serve` runs.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `None`: stdio. `Some`: Streamable HTTP on this address, path `/mcp`.
-    pub http: Option<SocketAddr>,
+    pub http: Option<std::net::SocketAddr>,
+    /// The bounds of the HTTP listener (unused on stdio).
+    pub http_limits: HttpLimits,
     /// Host names (or `host:port`) accepted in the `Host` header of HTTP requests besides
     /// loopback (`--allow-host`): a remote deployment's public name.
     pub allow_hosts: Vec<String>,
@@ -69,7 +73,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
     crate::block_on(async move {
         match config.http {
             None => serve_stdio(server).await,
-            Some(address) => serve_http(server, address).await,
+            Some(address) => http::serve(server, address, config.http_limits).await,
         }
     })
     .map_err(|e| format!("could not start the runtime: {e}"))?
@@ -235,7 +239,10 @@ fn allowed_origins<'a>(
 async fn serve_stdio(server: Server) -> Result<(), String> {
     use rmcp::ServiceExt as _;
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::proxy(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            tokio::io::stdout(),
+        ))
         .await
         .map_err(|e| format!("MCP handshake failed: {e}"))?;
     running
@@ -243,49 +250,4 @@ async fn serve_stdio(server: Server) -> Result<(), String> {
         .await
         .map_err(|e| format!("the server stopped: {e}"))?;
     Ok(())
-}
-
-async fn serve_http(server: Server, address: SocketAddr) -> Result<(), String> {
-    use hyper_util::rt::TokioIo;
-    use hyper_util::service::TowerToHyperService;
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    let mut hosts = vec![
-        "localhost".to_string(),
-        "127.0.0.1".to_string(),
-        "::1".to_string(),
-        local.ip().to_string(),
-    ];
-    hosts.push(format!("{}:{}", local.ip(), local.port()));
-    hosts.push(format!("localhost:{}", local.port()));
-    hosts.extend(server.allow_hosts().iter().cloned());
-    let http_config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
-    let redactor = server.redactor().clone();
-    let factory = move || Ok(server.clone());
-    let service = StreamableHttpService::new(
-        factory,
-        Arc::new(LocalSessionManager::default()),
-        http_config,
-    );
-    redactor.line(
-        "listening",
-        serde_json::json!({"url": format!("http://{local}/mcp")}),
-    );
-    loop {
-        let (stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
-        let service = TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            // A client that hangs up mid-request ends only its own connection.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
 }
