@@ -10,6 +10,7 @@ use crate::support::recorder;
 
 mod arguments;
 mod bounds;
+mod consent;
 mod credentials;
 mod echoes;
 mod probe;

@@ -44,6 +44,11 @@ pub(crate) struct Person {
     pub revision: Revision,
     /// The messages of every consent form shown, in order.
     pub asked: Arc<Mutex<Vec<String>>>,
+    /// How many forms were shown so far, to wait on.
+    pub shown: Arc<tokio::sync::watch::Sender<usize>>,
+    /// `Some`: the person answers a form only once a permit is added (`answer_now`),
+    /// so a test can have two forms open at once.
+    pub gate: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +63,8 @@ impl Person {
             answer: None,
             revision: Revision::Earlier,
             asked: Arc::default(),
+            shown: Arc::new(tokio::sync::watch::channel(0).0),
+            gate: None,
         }
     }
 
@@ -66,7 +73,33 @@ impl Person {
             answer: Some(answer),
             revision,
             asked: Arc::default(),
+            shown: Arc::new(tokio::sync::watch::channel(0).0),
+            gate: None,
         }
+    }
+
+    /// The same person, who answers only after `answer_now`.
+    pub(crate) fn holding(mut self) -> Person {
+        self.gate = Some(Arc::new(tokio::sync::Semaphore::new(0)));
+        self
+    }
+
+    /// Lets a holding person answer every form, shown or to come.
+    pub(crate) fn answer_now(&self) {
+        if let Some(gate) = &self.gate {
+            gate.add_permits(tokio::sync::Semaphore::MAX_PERMITS / 2);
+        }
+    }
+
+    /// Waits until `n` forms were shown (bounded by `NO_HANG`).
+    pub(crate) async fn wait_shown(&self, n: usize) {
+        let mut shown = self.shown.subscribe();
+        let waited = tokio::time::timeout(NO_HANG, shown.wait_for(|k| *k >= n)).await;
+        assert!(
+            matches!(waited, Ok(Ok(_))),
+            "{n} forms were never shown: {:?}",
+            self.asked()
+        );
     }
 
     pub(crate) fn asked(&self) -> Vec<String> {
@@ -108,6 +141,10 @@ impl ClientHandler for Person {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(message);
+        self.shown.send_modify(|n| *n += 1);
+        if let Some(gate) = &self.gate {
+            let _ = gate.acquire().await;
+        }
         Ok(match self.answer {
             Some(Answer::Accept) => ElicitResult::new(ElicitationAction::Accept)
                 .with_content(serde_json::json!({ "confirm": true })),
@@ -202,6 +239,7 @@ impl Serve {
         let log: Arc<Mutex<Vec<String>>> = Arc::default();
         let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
         let lines = log.clone();
+        let (logged_tx, logged) = tokio::sync::watch::channel(0usize);
         // Drain stderr as it comes, so the server never blocks on a full pipe, and find
         // the address an HTTP server announces.
         tokio::spawn(async move {
@@ -217,6 +255,7 @@ impl Serve {
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .push(line);
+                logged_tx.send_modify(|n| *n += 1);
             }
         });
         let revision = person.revision;
@@ -265,6 +304,7 @@ impl Serve {
             client,
             person,
             log,
+            logged,
             _server: child,
         }
     }
@@ -284,6 +324,8 @@ pub(crate) struct Session {
     pub client: RunningService<RoleClient, Person>,
     pub person: Person,
     log: Arc<Mutex<Vec<String>>>,
+    /// Bumped on every line the server writes.
+    logged: tokio::sync::watch::Receiver<usize>,
     _server: tokio::process::Child,
 }
 
@@ -311,6 +353,25 @@ impl Session {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// Waits until the server's log satisfies `ready` (bounded by `NO_HANG`): a
+    /// barrier on what the server did, never a pause.
+    pub(crate) async fn wait_for_log(&self, what: &str, ready: impl Fn(&[String]) -> bool) {
+        let mut logged = self.logged.clone();
+        let waited = tokio::time::timeout(NO_HANG, async {
+            while !ready(&self.log()) {
+                if logged.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+        assert!(
+            waited.is_ok() && ready(&self.log()),
+            "the server never logged {what}: {:#?}",
+            self.log()
+        );
     }
 
     /// The log once a line holding `needle` has arrived: stderr is read by another task,

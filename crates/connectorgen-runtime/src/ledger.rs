@@ -98,6 +98,9 @@ pub(crate) struct Found {
     /// The newest row of this tool and these arguments in the window, rejected ones
     /// left out.
     pub latest: Option<Entry>,
+    /// The newest row of this tool and these arguments of any age and status: the next
+    /// logical request's consent nonce is derived from it (`consent::Sealer::nonce_for`).
+    pub last_id: Option<i64>,
 }
 
 /// What the decision asks the ledger to do.
@@ -255,7 +258,16 @@ impl Ledger for SqliteLedger {
                 entry,
             )
             .optional()?;
-        let found = Found { by_nonce, latest };
+        let last_id = tx.query_row(
+            "SELECT MAX(id) FROM calls WHERE tool = ?1 AND args_hash = ?2",
+            params![claim.tool, claim.args_hash],
+            |row| row.get::<_, Option<i64>>(0),
+        )?;
+        let found = Found {
+            by_nonce,
+            latest,
+            last_id,
+        };
         let written = match decide(&found) {
             Decision::Insert { key, nonce } => {
                 tx.execute(

@@ -49,8 +49,11 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::
 }
 
 /// The arguments' identity: SHA-256 (hex) of their canonical JSON (object keys sorted at
-/// every depth, no spaces), so the same call spelled in another key order is the same
-/// call.
+/// every depth, no spaces, strings as their characters, numbers by their value), so the
+/// same call spelled another way is the same call: reordered keys, `\u0063` for `c`, and
+/// `1`, `1.0`, `1e0` or `10e-1` for one number are identical (docs/serve.md, "What
+/// identical means"). A default left out and the same default written out are not: what
+/// is sent differs.
 pub(crate) fn args_hash(args: &serde_json::Map<String, Value>) -> String {
     let mut text = String::new();
     canonical(&Value::Object(args.clone()), &mut text);
@@ -84,8 +87,27 @@ fn canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
+        Value::Number(n) => out.push_str(&canonical_number(n)),
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// One spelling per value: an integral value within the range a double holds exactly
+/// (±2^53) as an integer, `-0` as `0`, anything else as `serde_json` writes it.
+fn canonical_number(n: &serde_json::Number) -> String {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if n.is_f64()
+        && let Some(f) = n.as_f64()
+        && f.fract() == 0.0
+        && f.abs() <= EXACT
+    {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "integral and within ±2^53: exact"
+        )]
+        return (f as i64).to_string();
+    }
+    n.to_string()
 }
 
 #[cfg(test)]
@@ -111,5 +133,28 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 64);
+    }
+
+    /// What "identical" means, on the text a client sends.
+    #[test]
+    fn unicode_escapes_and_number_spellings_are_the_same_call() {
+        let hash = |text: &str| args_hash(&serde_json::from_str(text).unwrap());
+        let plain = hash(r#"{"prompt":"a cat","n":1,"f":0.5,"z":0}"#);
+        for same in [
+            r#"{"prompt":"a \u0063at","n":1,"f":0.5,"z":0}"#,
+            r#"{"n":1.0,"prompt":"a cat","f":5e-1,"z":-0}"#,
+            r#"{"z":0.0,"f":0.50,"n":1e0,"prompt":"a cat"}"#,
+            r#"{"prompt":"a cat","n":10e-1,"f":0.5,"z":-0.0}"#,
+        ] {
+            assert_eq!(hash(same), plain, "{same}");
+        }
+        for other in [
+            r#"{"prompt":"a cat","n":2,"f":0.5,"z":0}"#,
+            r#"{"prompt":"a cat","n":"1","f":0.5,"z":0}"#,
+            r#"{"prompt":"a cat ","n":1,"f":0.5,"z":0}"#,
+            r#"{"prompt":"a cat","n":1,"f":0.5}"#,
+        ] {
+            assert_ne!(hash(other), plain, "{other}");
+        }
     }
 }

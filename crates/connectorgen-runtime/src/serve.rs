@@ -80,6 +80,31 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
     .map_err(|e| redactor.text(&e))
 }
 
+/// The connector a consent is bound to: its service name and the SHA-256 of everything
+/// its manifest produced (each output's path and text), so a confirmation value given
+/// for one connector never opens another's same-named tool, even with a shared state
+/// folder, nor the same service after its manifest changed what a tool does.
+fn connector_identity(analysis: &Analysis) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut hasher = Sha256::new();
+    for (path, text) in analysis.outputs.iter().flatten() {
+        for part in [path, text] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part.as_bytes());
+        }
+    }
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let name = analysis
+        .connector
+        .as_ref()
+        .map_or("", |c| c.service.name.as_str());
+    format!("{name} sha256:{digest}")
+}
+
 /// The server for a connector, ready to attach to a transport.
 pub(crate) fn prepare(
     analysis: &Analysis,
@@ -124,7 +149,7 @@ pub(crate) fn prepare(
     let ledger =
         SqliteLedger::open(&ledger_path).map_err(|e| format!("{}: {e}", ledger_path.display()))?;
     let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let sealer = Sealer::new(&secret, clock)?;
+    let sealer = Sealer::new(&secret, clock, &connector_identity(analysis))?;
 
     // The credential's real variables: each part's for a credential of parts (not the
     // unused `auth.env` default), `auth.env` for one (review defect 10).

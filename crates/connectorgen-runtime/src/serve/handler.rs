@@ -77,9 +77,14 @@ struct Shared {
     /// Reads a `fixed:` input's variable from the ones read at start-up.
     env: Box<ReadVariable>,
     info: ServerConfig,
-    /// Rows whose request is out at the provider right now.
-    in_flight: Mutex<HashSet<i64>>,
+    /// Rows whose request is out at the provider right now, with the outcome the
+    /// identical calls waiting on it get.
+    in_flight: Mutex<HashMap<i64, InFlight>>,
+    /// Consent forms open or answered yes, by nonce (handler/consent.rs).
+    questions: Mutex<HashMap<String, consent::Question>>,
 }
+
+type InFlight = tokio::sync::watch::Receiver<Option<rmcp::model::CallToolResult>>;
 
 /// The MCP server (cheap to clone: one per HTTP session shares everything).
 #[derive(Clone)]
@@ -145,7 +150,8 @@ impl Server {
             redactor,
             env: Box::new(move |name| environment.get(name)),
             info,
-            in_flight: Mutex::new(HashSet::new()),
+            in_flight: Mutex::default(),
+            questions: Mutex::default(),
         })))
     }
 
@@ -333,48 +339,51 @@ impl Shared {
 
         let consent = self.consent_of(&request, &served.op.id, &hash, token.as_deref());
         let invalid = matches!(consent, Consent::Invalid);
-        let mut nonce = match &consent {
-            Consent::Token(n) | Consent::Given(n) => Some(n.clone()),
+        let (nonce, second) = match consent {
+            // On a client that can ask the person, a relayed confirmation is not the
+            // person's yes: it is ignored, and the person is asked if a yes is needed.
+            Consent::Token(_) if needs_consent && how != Asking::Token => (None, false),
+            Consent::Token(n) | Consent::Given(n) => (Some(n), false),
+            Consent::Second => (None, true),
             Consent::Declined => {
                 self.refuse(&op.id, "declined", json!({}));
                 return Ok(reply::declined(op).into());
             }
-            Consent::None | Consent::Invalid => None,
+            Consent::None | Consent::Invalid => (None, false),
         };
-        // On a client that can ask the person, a relayed confirmation (offered for a
-        // second identical request) is not the person's yes: ask them.
-        if matches!(consent, Consent::Token(_)) && needs_consent && how != Asking::Token {
+
+        let claimed = self.claim(op, &hash, nonce.as_deref(), needs_consent)?;
+        let why = match &claimed.verdict {
+            Verdict::AskConsent { spent: true } => {
+                self.refuse(&op.id, "confirmation-spent", json!({}));
+                Why::Spent
+            }
+            Verdict::AskConsent { .. } if invalid => {
+                self.refuse(&op.id, "confirmation-invalid", json!({}));
+                Why::NotForThisCall
+            }
+            Verdict::AskConsent { .. } => Why::Fresh,
+            // The person asked for a second, identical order: put that question to them.
+            Verdict::Answer { .. } if second => Why::Second,
+            _ => return Ok(self.act(served, &args, claimed).await.into()),
+        };
+        let after = claimed.after;
+        drop(claimed);
+        let nonce = if needs_consent {
             match self
-                .ask(served, &args, &hash, how, Why::Second, context)
+                .ask(served, &args, &hash, how, why, after, context)
                 .await?
             {
                 Asked::Response(response) => return Ok(*response),
-                Asked::Given(given) => nonce = Some(given),
+                Asked::Given(nonce) => nonce,
             }
-        }
-
-        let verdict = self.claim(op, &hash, nonce.as_deref(), needs_consent)?;
-        match verdict {
-            Verdict::AskConsent { spent } => {
-                let why = if spent {
-                    self.refuse(&op.id, "confirmation-spent", json!({}));
-                    Why::Spent
-                } else if invalid {
-                    self.refuse(&op.id, "confirmation-invalid", json!({}));
-                    Why::NotForThisCall
-                } else {
-                    Why::Fresh
-                };
-                match self.ask(served, &args, &hash, how, why, context).await? {
-                    Asked::Response(response) => Ok(*response),
-                    Asked::Given(nonce) => {
-                        let verdict = self.claim(op, &hash, Some(&nonce), needs_consent)?;
-                        Ok(self.act(served, &args, verdict).await.into())
-                    }
-                }
-            }
-            other => Ok(self.act(served, &args, other).await.into()),
-        }
+        } else {
+            // A free tracked tool (an async or keyed one without consent): the second
+            // order needs no question, only its own logical request.
+            self.sealer.nonce_for(&op.id, &hash, after)
+        };
+        let claimed = self.claim(op, &hash, Some(&nonce), needs_consent)?;
+        Ok(self.act(served, &args, claimed).await.into())
     }
 
     fn target<'a>(&'a self, served: &'a Served, key: Option<&'a str>) -> Target<'a> {
@@ -388,19 +397,22 @@ impl Shared {
         }
     }
 
+    /// The guard's verdict on the call, made and marked in one step: no other identical
+    /// call sees the ledger between this call's claim and its being marked in flight
+    /// (otherwise two parallel calls with one yes could both be sent).
     fn claim(
         &self,
         op: &Operation,
         hash: &str,
         nonce: Option<&str>,
         needs_consent: bool,
-    ) -> Result<Verdict, ErrorData> {
+    ) -> Result<Claimed<'_>, ErrorData> {
         let now = self.sealer.clock().now();
-        let busy = self
+        let mut flying = self
             .in_flight
             .lock()
-            .map(|set| set.clone())
-            .unwrap_or_default();
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let busy: HashSet<i64> = flying.keys().copied().collect();
         let in_flight = |id: i64| busy.contains(&id);
         let call = guard::Call {
             needs_consent,
@@ -416,7 +428,7 @@ impl Shared {
             since: now.saturating_sub(self.config.retry_window),
         };
         let mut plan = None;
-        let (_, written) = self
+        let (found, written) = self
             .ledger
             .claim(&claim, &mut |found| {
                 let (decision, p) = guard::decide(&call, found);
@@ -424,8 +436,29 @@ impl Shared {
                 decision
             })
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        plan.and_then(|p| p.verdict(written))
-            .ok_or_else(|| ErrorData::internal_error("the ledger returned no row", None))
+        let verdict = plan
+            .and_then(|p| p.verdict(written))
+            .ok_or_else(|| ErrorData::internal_error("the ledger returned no row", None))?;
+        let mut claimed = Claimed {
+            after: found.last_id,
+            verdict,
+            sending: None,
+            waiting: None,
+        };
+        match &claimed.verdict {
+            Verdict::Send { entry, .. } => {
+                let (tx, rx) = tokio::sync::watch::channel(None);
+                flying.insert(entry.id, rx);
+                claimed.sending = Some(Sending {
+                    shared: self,
+                    id: entry.id,
+                    tx,
+                });
+            }
+            Verdict::InFlight { entry } => claimed.waiting = flying.get(&entry.id).cloned(),
+            _ => {}
+        }
+        Ok(claimed)
     }
 
     /// Carries out a verdict that is not a question.
@@ -433,14 +466,29 @@ impl Shared {
         &self,
         served: &Served,
         args: &Map<String, Value>,
-        verdict: Verdict,
+        claimed: Claimed<'_>,
     ) -> rmcp::model::CallToolResult {
         let op = &served.op;
         let hash = crate::args_hash(args);
+        let Claimed {
+            verdict,
+            after,
+            sending,
+            waiting,
+        } = claimed;
         match verdict {
-            Verdict::Send { entry, retry } => self.send_tracked(served, args, entry, retry).await,
+            Verdict::Send { entry, retry } => {
+                let result = self.forward(served, args, Some((&entry, retry))).await;
+                if let Some(sending) = sending {
+                    // Every identical call that waited on this one gets its outcome.
+                    sending.tx.send_replace(Some(result.clone()));
+                }
+                result
+            }
             Verdict::Answer { entry } => {
-                let issued = self.sealer.issue(Purpose::Confirmation, &op.id, &hash);
+                // Opens only the question about a second order, never the order itself.
+                let nonce = self.sealer.nonce_for(&op.id, &hash, after);
+                let issued = self.sealer.issue(Purpose::Second, &op.id, &hash, &nonce);
                 self.refuse(
                     &op.id,
                     "already-started",
@@ -454,7 +502,15 @@ impl Shared {
             }
             Verdict::InFlight { .. } => {
                 self.refuse(&op.id, "in-flight", json!({}));
-                reply::in_flight(op)
+                let Some(mut waiting) = waiting else {
+                    return reply::in_flight(op);
+                };
+                match waiting.wait_for(Option::is_some).await {
+                    Ok(outcome) => reply::shared((*outcome).clone().unwrap_or_default()),
+                    // The call being sent went away (its client hung up): its row is still
+                    // open, so the next identical call is a retry with the same key.
+                    Err(_) => reply::in_flight(op),
+                }
             }
             Verdict::AskConsent { .. } => {
                 // `call` asks before acting; reaching here means a second claim asked again.
@@ -462,23 +518,6 @@ impl Shared {
                 reply::declined(op)
             }
         }
-    }
-
-    async fn send_tracked(
-        &self,
-        served: &Served,
-        args: &Map<String, Value>,
-        entry: Entry,
-        retry: bool,
-    ) -> rmcp::model::CallToolResult {
-        if let Ok(mut set) = self.in_flight.lock() {
-            set.insert(entry.id);
-        }
-        let result = self.forward(served, args, Some((&entry, retry))).await;
-        if let Ok(mut set) = self.in_flight.lock() {
-            set.remove(&entry.id);
-        }
-        result
     }
 
     /// Builds and sends the request; for a tracked call records the outcome on `entry`.
@@ -562,6 +601,35 @@ fn forwarded_fields(
         fields["attempt"] = json!(entry.attempts);
     }
     fields
+}
+
+/// A verdict with what goes with it.
+struct Claimed<'a> {
+    verdict: Verdict,
+    /// The newest ledger row of this call: the next logical request's nonce follows it.
+    after: Option<i64>,
+    /// `Send`: the mark that this row is out, removed when dropped.
+    sending: Option<Sending<'a>>,
+    /// `InFlight`: the outcome of the identical call being sent.
+    waiting: Option<InFlight>,
+}
+
+/// A row being sent by this process. Dropping it (the send finished, or the call was
+/// cancelled) takes the mark away.
+struct Sending<'a> {
+    shared: &'a Shared,
+    id: i64,
+    tx: tokio::sync::watch::Sender<Option<rmcp::model::CallToolResult>>,
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        self.shared
+            .in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.id);
+    }
 }
 
 /// The job id an async operation's answer names: the field called like the poll

@@ -35,7 +35,9 @@ pub(crate) fn consent_question(op: &Operation, args: &Map<String, Value>, second
     let mut parts = Vec::new();
     if second {
         parts.push(format!(
-            "An identical {} was already started or done a moment ago; this would be a second one.",
+            "An identical {} was already started or done a moment ago; this would be a second, \
+             identical one, in addition to the first. Agree only if you want a second, identical \
+             one.",
             op.summary.trim_end_matches('.').to_lowercase()
         ));
     }
@@ -151,12 +153,36 @@ pub(crate) struct Poll<'a> {
     pub param: &'a str,
 }
 
+/// The outcome of the identical call this one waited for: it was sent once, and both
+/// calls get its answer.
+pub(crate) fn shared(mut result: CallToolResult) -> CallToolResult {
+    let mut facts = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get(META_KEY))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    facts["sharedWithIdenticalCall"] = json!(true);
+    result.meta = meta(facts);
+    result.content.insert(
+        0,
+        ContentBlock::text(
+            "An identical call was being sent when this one came; it was sent once, and this \
+             is its answer."
+                .to_string(),
+        ),
+    );
+    result
+}
+
 /// This exact call already started a job or succeeded: the stored answer, not sent again.
+/// `second` is the value that opens the question about a second, identical order: it
+/// never opens the order itself, so a model relaying it still has the person asked.
 pub(crate) fn already(
     op: &Operation,
     entry: &Entry,
     poll: Option<&Poll<'_>>,
-    token: &str,
+    second: &str,
 ) -> CallToolResult {
     let stored: Option<Value> = entry
         .result
@@ -165,26 +191,33 @@ pub(crate) fn already(
     let job = entry.job_id.as_deref();
     let mut text = match (entry.status, poll, job) {
         (Status::Job, Some(p), Some(id)) => format!(
-            "NOT SENT AGAIN: this exact call already started a job ({id}), which may still be \
-             running. Follow it with {} ({}: \"{id}\"); calling {} again does not make it faster, \
-             and nothing was charged now.",
+            "NOT SENT AGAIN: this exact call already started a job ({id}). Its current status is \
+             not known here: follow it with {} ({}: \"{id}\"); calling {} again does not make it \
+             faster, and nothing was charged now.",
             p.tool, p.param, op.id
         ),
         (Status::Job, Some(p), None) => format!(
-            "NOT SENT AGAIN: this exact call already started a job, which may still be running. \
-             Follow it with {}; nothing was charged now.",
+            "NOT SENT AGAIN: this exact call already started a job. Its current status is not \
+             known here: follow it with {}; nothing was charged now.",
             p.tool
         ),
-        _ => "NOT SENT AGAIN: this exact call already succeeded a moment ago; its answer is \
-              below. Nothing was sent or charged now."
+        _ => "NOT SENT AGAIN: this exact call already succeeded a moment ago. Nothing was sent \
+              or charged now."
             .to_string(),
     };
+    if entry.result.is_some() {
+        text.push_str(
+            " Below is the provider's answer to the first call, as it was then (any status in it \
+             is the status at the first call, not now).",
+        );
+    }
     text.push_str(&format!(
         " Only if the person explicitly asks for a second, identical one, call {} again with \
-         \"confirmation\": \"{token}\"{}.",
+         \"confirmation\": \"{second}\"{}.",
         op.id,
         if op.consent() {
-            " after they agreed to its cost or permanence"
+            ": that does not send anything, it puts the question about a second order, with its \
+             cost or permanence, to the person"
         } else {
             ""
         }
@@ -198,8 +231,9 @@ pub(crate) fn already(
     result.meta = meta(json!({
         "notSent": true,
         "jobId": job,
-        "status": entry.status_name(),
-        "confirmation": token,
+        "statusAtFirstCall": entry.status_name(),
+        "answeredAt": entry.updated,
+        "secondOrder": second,
     }));
     result
 }

@@ -2,8 +2,14 @@
 //! (a relayed confirmation, or the answer to an input-required round trip), and the
 //! question itself (a form elicitation, or a tool error with a confirmation value).
 //!
-//! Takes: the call, the client's capabilities and revision. Returns: a nonce when the
-//! person said yes, or the result that asks them.
+//! Takes: the call, the client's capabilities and revision, and the ledger row the
+//! logical request would follow. Returns: the request's nonce when the person said yes,
+//! or the result that asks them.
+//!
+//! One question per logical request: the value, the `requestState` and the form all
+//! name the nonce `Sealer::nonce_for` derives, so the same call asked about twice before
+//! the person answers is one question (a second form for it is not shown: the call
+//! waits for the first form's answer), and two yeses are one order.
 //! Must never: treat anything but the server's own sealed value, or the person's
 //! accepted form, as a yes.
 
@@ -56,6 +62,16 @@ pub(super) enum Consent {
     Declined,
     /// A confirmation or request state that did not open for this call.
     Invalid,
+    /// The value "NOT SENT AGAIN" offers: the person asked for a second, identical
+    /// order, which is put to them as its own question.
+    Second,
+}
+
+/// A form shown (or answered yes) for one nonce; an identical call waits on it.
+pub(super) struct Question {
+    answer: tokio::sync::watch::Receiver<Option<bool>>,
+    /// A yes is remembered as long as a confirmation value would stay good.
+    until: u64,
 }
 
 impl Shared {
@@ -83,14 +99,22 @@ impl Shared {
         match token {
             Some(token) => match self.sealer.open(Purpose::Confirmation, tool, hash, token) {
                 Ok(opened) => Consent::Token(opened.nonce),
+                Err(_) if self.sealer.open(Purpose::Second, tool, hash, token).is_ok() => {
+                    Consent::Second
+                }
                 Err(_) => Consent::Invalid,
             },
             None => Consent::None,
         }
     }
 
-    /// Asks the person (or has the model ask them). `Given` when they said yes in an
-    /// elicitation just now.
+    /// Asks the person (or has the model ask them) about the logical request that
+    /// follows ledger row `after`. `Given` when they said yes in an elicitation just now
+    /// (or in the form an identical call showed them).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the call, its identity and the way to ask, all needed here"
+    )]
     pub(super) async fn ask(
         &self,
         served: &Served,
@@ -98,13 +122,18 @@ impl Shared {
         hash: &str,
         how: Asking,
         why: Why,
+        after: Option<i64>,
         context: &RequestContext<RoleServer>,
     ) -> Result<Asked, ErrorData> {
         let op = &served.op;
-        let question = reply::consent_question(op, args, why == Why::Second);
+        let second = why == Why::Second;
+        let question = reply::consent_question(op, args, second);
+        let nonce = self.sealer.nonce_for(&op.id, hash, after);
         match how {
             Asking::Token => {
-                let issued = self.sealer.issue(Purpose::Confirmation, &op.id, hash);
+                let issued = self
+                    .sealer
+                    .issue(Purpose::Confirmation, &op.id, hash, &nonce);
                 self.refuse(&op.id, "consent-required", json!({"asked": "confirmation"}));
                 Ok(Asked::Response(Box::new(
                     reply::consent_required(
@@ -118,11 +147,13 @@ impl Shared {
                 )))
             }
             Asking::RoundTrip => {
-                let issued = self.sealer.issue(Purpose::RequestState, &op.id, hash);
+                let issued = self
+                    .sealer
+                    .issue(Purpose::RequestState, &op.id, hash, &nonce);
                 let mut requests = InputRequests::new();
                 requests.insert(
                     CONSENT_INPUT.to_string(),
-                    InputRequest::Elicitation(ElicitRequest::new(form(&question)?)),
+                    InputRequest::Elicitation(ElicitRequest::new(form(&question, second)?)),
                 );
                 self.refuse(
                     &op.id,
@@ -134,37 +165,90 @@ impl Shared {
                 )))
             }
             Asking::Elicit => {
-                self.refuse(&op.id, "consent-required", json!({"asked": "elicitation"}));
-                // A person who never answers does not hold the call open for longer than a
-                // confirmation value would stay good.
-                let answer = context
-                    .peer
-                    .create_elicitation_with_timeout(
-                        form(&question)?,
-                        Some(std::time::Duration::from_secs(TOKEN_LIFETIME_SECONDS)),
-                    )
-                    .await;
-                match answer {
-                    Ok(result)
-                        if result.action == ElicitationAction::Accept
-                            && result
-                                .content
-                                .as_ref()
-                                .and_then(|c| c.get("confirm"))
-                                .and_then(Value::as_bool)
-                                == Some(true) =>
-                    {
-                        let issued = self.sealer.issue(Purpose::RequestState, &op.id, hash);
-                        Ok(Asked::Given(issued.nonce))
+                let yes = match self.open_question(&nonce) {
+                    Open::Answered => true,
+                    Open::Waiting(mut answer) => {
+                        // The identical call's form is open: its answer is this call's.
+                        self.refuse(&op.id, "consent-pending", json!({"asked": "same-question"}));
+                        match answer.wait_for(Option::is_some).await {
+                            Ok(said) => *said == Some(true),
+                            Err(_) => false,
+                        }
                     }
-                    _ => {
-                        self.refuse(&op.id, "declined", json!({}));
-                        Ok(Asked::Response(Box::new(reply::declined(op).into())))
+                    Open::Mine(tell) => {
+                        self.refuse(&op.id, "consent-required", json!({"asked": "elicitation"}));
+                        // A person who never answers does not hold the call open for longer
+                        // than a confirmation value would stay good.
+                        let answer = context
+                            .peer
+                            .create_elicitation_with_timeout(
+                                form(&question, second)?,
+                                Some(std::time::Duration::from_secs(TOKEN_LIFETIME_SECONDS)),
+                            )
+                            .await;
+                        let yes = matches!(&answer, Ok(result)
+                            if result.action == ElicitationAction::Accept
+                                && result
+                                    .content
+                                    .as_ref()
+                                    .and_then(|c| c.get("confirm"))
+                                    .and_then(Value::as_bool)
+                                    == Some(true));
+                        tell.send_replace(Some(yes));
+                        if !yes {
+                            // After a no, a later identical call may ask again.
+                            self.questions
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .remove(&nonce);
+                        }
+                        yes
                     }
+                };
+                if yes {
+                    Ok(Asked::Given(nonce))
+                } else {
+                    self.refuse(&op.id, "declined", json!({}));
+                    Ok(Asked::Response(Box::new(reply::declined(op).into())))
                 }
             }
         }
     }
+
+    /// The form for `nonce`: answered yes already, open (wait on it), or this call's to
+    /// show. A form whose call went away unanswered is shown again.
+    fn open_question(&self, nonce: &str) -> Open {
+        let now = self.sealer.clock().now();
+        let mut open = self
+            .questions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.retain(|_, q| q.until > now);
+        if let Some(q) = open.get(nonce) {
+            match *q.answer.borrow() {
+                Some(true) => return Open::Answered,
+                None if q.answer.has_changed().is_ok() => {
+                    return Open::Waiting(q.answer.clone());
+                }
+                _ => {}
+            }
+        }
+        let (tell, answer) = tokio::sync::watch::channel(None);
+        open.insert(
+            nonce.to_string(),
+            Question {
+                answer,
+                until: now + TOKEN_LIFETIME_SECONDS,
+            },
+        );
+        Open::Mine(tell)
+    }
+}
+
+enum Open {
+    Answered,
+    Waiting(tokio::sync::watch::Receiver<Option<bool>>),
+    Mine(tokio::sync::watch::Sender<Option<bool>>),
 }
 
 pub(super) enum Asked {
@@ -181,14 +265,27 @@ pub(super) fn accepted(answer: &Value) -> bool {
             == Some(true)
 }
 
-fn form(question: &str) -> Result<ElicitRequestParams, ErrorData> {
+/// The form: one checkbox. For a second order its words say so, and only those words
+/// agree to it.
+fn form(question: &str, second: bool) -> Result<ElicitRequestParams, ErrorData> {
+    let (title, description) = if second {
+        (
+            "Yes, a second, identical one",
+            "Check to order a second, identical one: the first is not undone or replaced.",
+        )
+    } else {
+        (
+            "Yes, do exactly this",
+            "Check to agree to this one call, with these arguments.",
+        )
+    };
     let schema = serde_json::from_value(json!({
         "type": "object",
         "properties": {
             "confirm": {
                 "type": "boolean",
-                "title": "Yes, do exactly this",
-                "description": "Check to agree to this one call, with these arguments.",
+                "title": title,
+                "description": description,
                 "default": false
             }
         },
