@@ -129,9 +129,10 @@ const ACCEPTED: &[&str] = &[
     "mcp-output-too-large", // a size after rendering
     "mcp-tool-name",        // 128 characters and `.` are fine in other targets
     "mcp-tool-name--long",
-    "unknown-mcp-input",           // the operation's inputs
-    "missing-key--base-publicurl", // the base document has no server
-    "missing-key--input",          // `input` needed because of `inputType`
+    "unknown-mcp-input",            // the operation's inputs
+    "unknown-mcp-input--no-inputs", // the operation's inputs
+    "missing-key--base-publicurl",  // the base document has no server
+    "missing-key--input",           // `input` needed because of `inputType`
     "operation-listed-twice",
     "openapi30-unsupported",
     "openapi30-unsupported--no-responses",
