@@ -1934,6 +1934,16 @@ pub enum Severity {
     Warning,
 }
 
+impl Severity {
+    /// The word the machine formats use: `error` or `warning` (as serde writes it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+        }
+    }
+}
+
 /// Which file a finding's spans point into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Source {

@@ -95,6 +95,11 @@ pub(crate) fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
+/// "1 error", "2 errors": `n` with the noun that agrees with it.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// At most `max` characters: whole sentences if they fit, else whole words, with "…".
 pub fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {

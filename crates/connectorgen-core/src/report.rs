@@ -13,6 +13,7 @@
 mod excerpt;
 mod human;
 
+use crate::english::plural;
 use std::fmt::Write as _;
 
 use owo_colors::OwoColorize as _;
@@ -58,8 +59,6 @@ impl Report<'_> {
 
     /// "2 errors, 3 warnings, 1 file drifted".
     pub fn summary(&self) -> String {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let errors = self.diagnostics.count(Severity::Error);
         let warnings = self.diagnostics.count(Severity::Warning);
         let mut parts = vec![
@@ -162,23 +161,7 @@ impl Report<'_> {
         let lines = self.lines();
         let mut out = String::new();
         for f in self.diagnostics.items() {
-            let ((line, col), (end_line, end_col)) = lines.range(f);
-            let command = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
-            let mut message = f.diagnostic.to_string();
-            if let Some(help) = help(&f.diagnostic) {
-                message.push_str("\nhelp: ");
-                message.push_str(&help);
-            }
-            let _ = writeln!(
-                out,
-                "::{command} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}",
-                gh_property(lines.name(f)),
-                gh_property(&f.diagnostic.code_str()),
-                gh_message(&message),
-            );
+            gh_annotation(&mut out, f, &lines);
         }
         for d in self.drift {
             let file = d.path.display().to_string();
@@ -204,17 +187,7 @@ impl Report<'_> {
         // One rule per lint id, always; problem codes and drift when they occur.
         let mut rules: Vec<serde_json::Value> = Rule::lints()
             .filter(|l| !l.is_diff())
-            .map(|l| {
-                rule(
-                    l.code(),
-                    &l.summary(),
-                    match l.lint_level() {
-                        Some(Level::Allow) => "none",
-                        Some(Level::Warn) => "warning",
-                        Some(Level::Deny) | None => "error",
-                    },
-                )
-            })
+            .map(sarif_rule)
             .collect();
         let mut ids: Vec<String> = Rule::lints()
             .filter(|l| !l.is_diff())
@@ -232,27 +205,7 @@ impl Report<'_> {
             let code = f.diagnostic.code_str();
             let summary = Rule::from(&f.diagnostic).summary();
             let index = rule_index(&code, &summary, &mut rules);
-            let ((line, col), (end_line, end_col)) = lines.range(f);
-            let mut text = f.diagnostic.to_string();
-            if let Some(help) = help(&f.diagnostic) {
-                text.push_str("\nhelp: ");
-                text.push_str(&help);
-            }
-            results.push(json!({
-                "ruleId": code,
-                "ruleIndex": index,
-                "level": match f.severity { Severity::Error => "error", Severity::Warning => "warning" },
-                "message": { "text": text },
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": { "uri": uri(lines.name(f)) },
-                        "region": {
-                            "startLine": line, "startColumn": col,
-                            "endLine": end_line, "endColumn": end_col
-                        }
-                    }
-                }]
-            }));
+            results.push(sarif_result(f, &lines, index));
         }
         for d in self.drift {
             let index = rule_index(
@@ -272,22 +225,79 @@ impl Report<'_> {
                 }]
             }));
         }
-        let doc = json!({
-            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-            "version": "2.1.0",
-            "runs": [{
-                "tool": {
-                    "driver": {
-                        "name": "connectorgen",
-                        "version": env!("CARGO_PKG_VERSION"),
-                        "rules": rules
-                    }
-                },
-                "results": results
-            }]
-        });
-        to_pretty(&doc)
+        sarif_log(rules, results)
     }
+}
+
+/// A finding's message followed by its help, as annotations and SARIF results show it.
+fn message_with_help(f: &Finding) -> String {
+    let mut message = f.diagnostic.to_string();
+    if let Some(help) = help(&f.diagnostic) {
+        message.push_str("\nhelp: ");
+        message.push_str(&help);
+    }
+    message
+}
+
+/// One finding as a GitHub Actions annotation (a line of `out`), placed in its file.
+pub(crate) fn gh_annotation(out: &mut String, f: &Finding, files: &Files) {
+    let ((line, col), (end_line, end_col)) = files.range(f);
+    let _ = writeln!(
+        out,
+        "::{} file={},line={line},col={col},endLine={end_line},endColumn={end_col},title={}::{}",
+        f.severity.as_str(),
+        gh_property(files.name(f)),
+        gh_property(&f.diagnostic.code_str()),
+        gh_message(&message_with_help(f)),
+    );
+}
+
+/// A lint rule's SARIF descriptor, at the level it has by default.
+pub(crate) fn sarif_rule(r: Rule) -> serde_json::Value {
+    let level = match r.lint_level() {
+        Some(Level::Allow) => "none",
+        Some(Level::Warn) => "warning",
+        Some(Level::Deny) | None => "error",
+    };
+    rule(r.code(), &r.summary(), level)
+}
+
+/// One finding as a SARIF result for the rule at `rule_index`, placed in its file.
+pub(crate) fn sarif_result(f: &Finding, files: &Files, rule_index: usize) -> serde_json::Value {
+    let ((line, col), (end_line, end_col)) = files.range(f);
+    json!({
+        "ruleId": f.diagnostic.code_str(),
+        "ruleIndex": rule_index,
+        "level": f.severity.as_str(),
+        "message": { "text": message_with_help(f) },
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": { "uri": uri(files.name(f)) },
+                "region": {
+                    "startLine": line, "startColumn": col,
+                    "endLine": end_line, "endColumn": end_col
+                }
+            }
+        }]
+    })
+}
+
+/// The SARIF 2.1.0 log of one connectorgen run: its rules and results.
+pub(crate) fn sarif_log(rules: Vec<serde_json::Value>, results: Vec<serde_json::Value>) -> String {
+    to_pretty(&json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "connectorgen",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "rules": rules
+                }
+            },
+            "results": results
+        }]
+    }))
 }
 
 #[derive(Serialize)]

@@ -19,6 +19,7 @@
 
 pub mod report;
 
+use connectorgen_core::english::plural;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -953,10 +954,6 @@ fn spend_reason(cap: u32, paid: u32, need: u32) -> String {
         plural(need as usize, "paid call", "paid calls"),
         cap.saturating_sub(paid)
     )
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn join(items: &[&String]) -> String {

@@ -9,13 +9,16 @@
 //! character of a cell that Markdown or HTML could read as structure is escaped, so a
 //! manifest cannot add a row, a link, an image or a heading to the comment.
 
+use crate::english::plural;
 use std::fmt::Write as _;
 
 use serde_json::json;
 
 use super::{Report, operation};
-use crate::diagnostics::{Level, Rule, Severity};
-use crate::report::{Files, gh_message, gh_property, help, human_findings, rule, to_pretty, uri};
+use crate::diagnostics::{Rule, Severity};
+use crate::report::{
+    Files, gh_annotation, help, human_findings, sarif_log, sarif_result, sarif_rule, to_pretty,
+};
 use crate::terminal;
 
 /// The output formats of `diff --format`.
@@ -58,8 +61,6 @@ impl Report {
 
     /// "1 error, 2 warnings".
     pub fn summary(&self) -> String {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         format!(
             "{}, {}",
             plural(self.count(Severity::Error), "error", "errors"),
@@ -133,87 +134,29 @@ impl Report {
 
     fn github(&self) -> String {
         let mut out = String::new();
-        for p in self.placed() {
-            let command = match p.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
-            let mut message = p.message;
-            if let Some(help) = p.help {
-                message.push_str("\nhelp: ");
-                message.push_str(&help);
+        for diagnostics in self.sides() {
+            let files = Files::new(diagnostics);
+            for f in diagnostics.items() {
+                gh_annotation(&mut out, f, &files);
             }
-            let _ = writeln!(
-                out,
-                "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
-                gh_property(p.file),
-                p.start.0,
-                p.start.1,
-                p.end.0,
-                p.end.1,
-                gh_property(&p.code),
-                gh_message(&message),
-            );
         }
         let _ = writeln!(out, "{}", self.summary());
         out
     }
 
     fn sarif(&self) -> String {
-        let rules: Vec<serde_json::Value> = Rule::diff_rules()
-            .map(|r| {
-                rule(
-                    r.code(),
-                    &r.summary(),
-                    match r.lint_level() {
-                        Some(Level::Allow) => "none",
-                        Some(Level::Warn) => "warning",
-                        Some(Level::Deny) | None => "error",
-                    },
-                )
-            })
-            .collect();
+        let rules = Rule::diff_rules().map(sarif_rule).collect();
         let ids: Vec<&str> = Rule::diff_rules().map(Rule::code).collect();
-        let results: Vec<_> = self
-            .placed()
-            .into_iter()
-            .map(|p| {
-                let mut text = p.message;
-                if let Some(help) = p.help {
-                    text.push_str("\nhelp: ");
-                    text.push_str(&help);
-                }
-                json!({
-                    "ruleId": p.code,
-                    "ruleIndex": ids.iter().position(|c| *c == p.code).unwrap_or(0),
-                    "level": match p.severity { Severity::Error => "error", Severity::Warning => "warning" },
-                    "message": { "text": text },
-                    "locations": [{
-                        "physicalLocation": {
-                            "artifactLocation": { "uri": uri(p.file) },
-                            "region": {
-                                "startLine": p.start.0, "startColumn": p.start.1,
-                                "endLine": p.end.0, "endColumn": p.end.1
-                            }
-                        }
-                    }]
-                })
-            })
-            .collect();
-        to_pretty(&json!({
-            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-            "version": "2.1.0",
-            "runs": [{
-                "tool": {
-                    "driver": {
-                        "name": "connectorgen",
-                        "version": env!("CARGO_PKG_VERSION"),
-                        "rules": rules
-                    }
-                },
-                "results": results
-            }]
-        }))
+        let mut results = Vec::new();
+        for diagnostics in self.sides() {
+            let files = Files::new(diagnostics);
+            for f in diagnostics.items() {
+                let code = f.diagnostic.code_str();
+                let index = ids.iter().position(|c| *c == code).unwrap_or(0);
+                results.push(sarif_result(f, &files, index));
+            }
+        }
+        sarif_log(rules, results)
     }
 
     fn markdown(&self) -> String {
@@ -225,13 +168,10 @@ impl Report {
         }
         out.push_str("| severity | rule | operation | finding |\n|---|---|---|---|\n");
         for p in &placed {
-            let severity = match p.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
             let _ = writeln!(
                 out,
-                "| {severity} | `{}` | {} | {} |",
+                "| {} | `{}` | {} | {} |",
+                p.severity.as_str(),
                 p.code,
                 md_cell(p.operation),
                 md_cell(&p.message),
