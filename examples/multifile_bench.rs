@@ -1,4 +1,4 @@
-//! Inputs for the multi-file benchmark (docs/PERFORMANCE.md): a generated provider
+//! Inputs for the multi-file benchmark (docs/dev/performance.md): a generated provider
 //! document in the layout of a large cloud provider's published one — a root file whose
 //! every operation is a `$ref` to a file of its own, which refer to responses, models,
 //! attributes, parameters, links and code samples in further files, relative to

@@ -34,7 +34,7 @@ pub(crate) fn build(ui: &Ui, common: &Common, force: bool) -> Result<ExitCode, F
 
 /// The process is about to exit, and freeing a large manifest's trees one node at a
 /// time costs more than the OS reclaiming the pages at once (about 100 ms at 10,000
-/// operations; docs/PERFORMANCE.md). Never used by `--watch`, which keeps running.
+/// operations; docs/dev/PERFORMANCE-diary.md). Never used by `--watch`, which keeps running.
 fn exit_without_freeing(analysis: Analysis) {
     std::mem::forget(analysis);
 }

@@ -152,7 +152,7 @@ impl Drop for Temporary {
 /// A set is written in full before any of it is flushed, so the file system can write
 /// its files out together rather than a file and a journal commit at a time. (Flushing
 /// them side by side, a thread each, was measured too: at 10 operations its threads
-/// cost more than the waits they saved; docs/PERFORMANCE.md, round six.)
+/// cost more than the waits they saved; docs/dev/PERFORMANCE-diary.md, round six.)
 pub(crate) fn sync_all<'a>(
     temporaries: impl IntoIterator<Item = &'a mut Temporary>,
 ) -> std::io::Result<()> {

@@ -208,7 +208,7 @@ fn flavoured<'a>(
 /// written (`pretty`: `serde_json`'s bytes, fewer writes). Not pre-sized on purpose:
 /// growing by doubling copies little (glibc moves large blocks with `mremap`);
 /// measured, sizing it was 10 M instructions more at 10,000 operations
-/// (docs/PERFORMANCE.md).
+/// (docs/dev/PERFORMANCE-diary.md).
 fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
     let mut text = pretty::to_string(value);
     text.push('\n');
