@@ -19,6 +19,7 @@ mod nothing_lost;
 mod openai_budget;
 mod openapi30_meaning;
 mod properties;
+mod reference_docs;
 mod reporting;
 #[cfg(feature = "runtime")]
 mod runtime;

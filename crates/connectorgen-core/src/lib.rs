@@ -22,23 +22,20 @@
 //! 4. `base`: the provider's OpenAPI document, read and indexed;
 //! 5. `validate`: raw manifest (and base) → model, every problem at once;
 //! 6. `templates` (the prose sources) and `render` (model → outputs, target by target);
-//! 7. `lint` (model + descriptions → findings), and beside it `runtime` (model +
-//!    render's request mapping → HTTP requests sent within bounds, the ledger, consent
-//!    tokens): the only async code, run only by the `serve` and `probe` commands;
-//! 8. `output` (write a set of files), `check` (compare it with disk) and `probe`
-//!    (compare the provider's behaviour with the manifest's promises, through
-//!    `runtime`);
+//! 7. `lint` (model + descriptions → findings);
+//! 8. `output` (write a set of files) and `check` (compare it with disk);
 //! 9. `report` (findings and drift → text), and `diff` (two analysed versions of a
 //!    manifest → the diff rules' findings, and their text);
-//! 10. the commands: `explain`, `rules` (`explain --rule`, docs/rules.md), `init`,
-//!     `import`, `schema`, `serve` (the MCP server:
-//!     the only module that speaks MCP); then this file, which
-//!     strings the stages together, and `main.rs`, the command line.
+//! 10. the commands' libraries: `explain`, `rules` (`explain --rule`, docs/rules.md),
+//!     `init`, `import`, `schema`; then this file, which strings the stages together.
 //!
-//! The crate is a binary first: its library is `pub` only where something outside it
-//! uses it — the binary (`main.rs` and its command modules beside it), `tests/`,
-//! `examples/` and `fuzz/`. Everything else is `pub(crate)`, and `unreachable_pub`
-//! (Cargo.toml's `[lints]`) keeps it so, so that rustc reports what nothing uses as dead
+//! Above this crate: `connectorgen-runtime` (serve, probe, the ledger, the HTTP client: the
+//! only async code, built on this crate's model and `render::mcp`'s request mapping) and the
+//! `connectorgen` package, the command line (CONTRIBUTING.md, "Project layout").
+//!
+//! This crate is `pub` only where something outside it uses it — the runtime crate, the
+//! command line (`src/main.rs` and its command modules), `tests/`, `examples/` and `fuzz/`.
+//! Everything else is `pub(crate)`, and `unreachable_pub` (Cargo.toml's `[lints]`) keeps it so, so that rustc reports what nothing uses as dead
 //! code. A `pub mod` below is one whose items outsiders name; inside it, an item is `pub`
 //! because an outsider calls it or because it is part of the type of one that is
 //! (`Connector`'s fields, `manifest::parse`'s raw types). `arguments`, `atomic_file`,
