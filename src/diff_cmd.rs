@@ -53,7 +53,7 @@ pub(crate) fn run(ui: &Ui, args: &DiffArgs) -> Result<ExitCode, Failure> {
         (Some(rev), manifest, None) => {
             let manifest = manifest
                 .clone()
-                .unwrap_or_else(|| PathBuf::from("connector.yaml"));
+                .unwrap_or_else(|| PathBuf::from(crate::cli::DEFAULT_MANIFEST));
             let old = git::side(ui, rev, &manifest, &args.source)?;
             let new = if manifest.exists() {
                 Some(disk_side(ui, &manifest, &args.source)?)

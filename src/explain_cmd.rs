@@ -43,7 +43,7 @@ pub(crate) fn run_explain(
         (true, Some(op), None) => (None, Some(PathBuf::from(op))),
         (_, op, m) => (op, m),
     };
-    let manifest = manifest.unwrap_or_else(|| PathBuf::from("connector.yaml"));
+    let manifest = manifest.unwrap_or_else(|| PathBuf::from(crate::cli::DEFAULT_MANIFEST));
     let analysis = source.analyze(&manifest)?;
     let (Some(connector), Some(outputs)) = (&analysis.connector, &analysis.outputs) else {
         ui.err(&connectorgen_core::report::human_findings(

@@ -42,7 +42,7 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
     )]
     pub(crate) struct ServeArgs {
         /// The manifest to serve
-        #[arg(default_value = "connector.yaml")]
+        #[arg(default_value = crate::cli::DEFAULT_MANIFEST)]
         manifest: PathBuf,
         /// Serve Streamable HTTP on this address (path /mcp) instead of stdio
         #[arg(long, value_name = "ADDR")]
@@ -103,7 +103,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
     )]
     pub(crate) struct ProbeArgs {
         /// The manifest whose promises to check
-        #[arg(default_value = "connector.yaml")]
+        #[arg(default_value = crate::cli::DEFAULT_MANIFEST)]
         manifest: PathBuf,
         /// The sandbox to call: on this machine, or the manifest's probe.sandboxUrl (else --live) [default: probe.sandboxUrl]
         #[arg(long, value_name = "URL")]
