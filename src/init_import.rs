@@ -44,11 +44,11 @@ pub(crate) fn run_import(
                 build.push_str(&format!(" --allow-read {}", shown(dir)));
             }
             ui.note(&format!(
-                "wrote {}: {} operations from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
+                "wrote {}: {} from {} ({} skipped); suggestions to review: {} async, {} paid, {} DELETE\n\
                  next: decide on the suggestions (commented-out keys whose value ends in `?`), remove what the agent should not call, \
                  then `{build}`\n",
                 shown(output),
-                done.listed,
+                connectorgen_core::english::plural(done.listed, "operation", "operations"),
                 shown(spec),
                 done.skipped,
                 done.async_candidates,

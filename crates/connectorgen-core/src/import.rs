@@ -33,7 +33,7 @@ mod poll;
 mod servers;
 mod yaml;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -198,8 +198,8 @@ pub(crate) fn manifest(
     let polls = PollTargets::new(base, &rows);
     for row in &rows {
         match row {
-            Row::Skipped { op, why } => {
-                let _ = writeln!(out, "  # skipped {}: {why}", comment(&op.route()));
+            Row::Skipped { route, why } => {
+                let _ = writeln!(out, "  # skipped {}: {why}", comment(route));
             }
             Row::Listed(
                 entry @ Entry {
@@ -255,10 +255,10 @@ const HEADER: &str = "\
 # what to ask them first, is yours to decide.
 ";
 
-/// One base operation in the manifest: listed, or skipped with the reason.
+/// One base operation in the manifest: listed, or skipped (by its route) with the reason.
 enum Row<'a> {
     Listed(Entry<'a>),
-    Skipped { op: &'a BaseOperation, why: String },
+    Skipped { route: String, why: String },
 }
 
 struct Entry<'a> {
@@ -293,18 +293,27 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
                 "agents call GET, POST, PUT, PATCH and DELETE, not {}",
                 op.method.to_ascii_uppercase()
             );
-            rows.push(Row::Skipped { op, why });
+            rows.push(Row::Skipped {
+                route: op.route(),
+                why,
+            });
             continue;
         }
         if let Some(problem) = op.path_problem() {
             let why =
                 format!("no URL path can be this one ({problem}): fix the document to expose it");
-            rows.push(Row::Skipped { op, why });
+            rows.push(Row::Skipped {
+                route: op.route(),
+                why,
+            });
             continue;
         }
         let Some(object) = base.get(&op.pointer()).and_then(Value::as_object) else {
             let why = "the operation is not a mapping in the document".to_string();
-            rows.push(Row::Skipped { op, why });
+            rows.push(Row::Skipped {
+                route: op.route(),
+                why,
+            });
             continue;
         };
         // `Base::find` is what `build` will use, so it decides; the first operation
@@ -323,7 +332,7 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
                 let why =
                     "its route is another operation's operationId, so `operation:` cannot name it";
                 rows.push(Row::Skipped {
-                    op,
+                    route: op.route(),
                     why: why.to_string(),
                 });
                 continue;
@@ -342,6 +351,42 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
             id,
             refused: None,
         }));
+    }
+    // OpenAPI 3.2's own operations are not in `operations` (no 3.1 output can hold them):
+    // they are skipped in the listing, with the reason, and counted as skipped.
+    // Each goes after the rows of its path, before those of later paths: the listing
+    // keeps the document's order of paths.
+    let order: HashMap<&str, usize> = base
+        .root
+        .get("paths")
+        .and_then(Value::as_object)
+        .map(|paths| {
+            paths
+                .keys()
+                .enumerate()
+                .map(|(i, k)| (k.as_str(), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (route, _, _) in &base.only_in_32 {
+        let path = route.split_once(' ').map_or("", |(_, path)| path);
+        let why = if route.starts_with("QUERY ") {
+            "it uses OpenAPI 3.2's `query` method, which OpenAPI 3.1 (every output) cannot express"
+        } else {
+            "it is an OpenAPI 3.2 `additionalOperations` method: agents call GET, POST, PUT, PATCH and DELETE"
+        };
+        let rank = |p: &str| order.get(p).copied().unwrap_or(usize::MAX);
+        let at = rows
+            .iter()
+            .position(|row| rank(row_path(row)) > rank(path))
+            .unwrap_or(rows.len());
+        rows.insert(
+            at,
+            Row::Skipped {
+                route: route.clone(),
+                why: why.to_string(),
+            },
+        );
     }
     // Generated ids come second, so that they never take an operationId's name.
     for row in &mut rows {
@@ -363,6 +408,14 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
         *slot = (unique(route_id(entry.op), &mut used), why);
     }
     rows
+}
+
+/// The path of a row's operation.
+fn row_path<'r>(row: &'r Row<'_>) -> &'r str {
+    match row {
+        Row::Listed(entry) => &entry.op.path,
+        Row::Skipped { route, .. } => route.split_once(' ').map_or("", |(_, path)| path),
+    }
 }
 
 /// `post` + `/v1/jobs/{job_id}/cancel` → `postV1JobsByJobIdCancel`.

@@ -405,6 +405,9 @@ fn parameter_problems(
                     (!seen.insert((key, l)))
                         .then(|| format!("the {l} parameter `{n}` is declared twice"))
                 }
+                (Some(n), Some("querystring")) => Some(format!(
+                    "the parameter `{n}` is `in: querystring` (OpenAPI 3.2: the whole query string as one value), which OpenAPI 3.1 (every output) cannot express"
+                )),
                 (Some(n), Some(l)) => Some(format!(
                     "the parameter `{n}` is `in: {l}`, which is not path, query, header or cookie"
                 )),
