@@ -338,7 +338,7 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
                 continue;
             }
         };
-        let keeps_id = by_id.is_some_and(is_identifier);
+        let keeps_id = by_id.is_some_and(|id| is_identifier(id) && id.len() <= MAX_ID);
         if keeps_id {
             used.insert(name.clone());
         }
@@ -394,20 +394,99 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
         let Some(slot) = entry.id.as_mut() else {
             continue;
         };
-        let why = match &entry.op.operation_id {
-            None => "the document gives no operationId".to_string(),
-            Some(id) if is_identifier(id) => format!(
-                "the operationId {} is also an earlier operation's",
-                yaml_quote(&shorten(id))
+        let (id, why) = match &entry.op.operation_id {
+            None => (
+                route_id(entry.op),
+                "the document gives no operationId".to_string(),
             ),
-            Some(id) => format!(
-                "the operationId {} is not an agent id (1 to 128 letters, digits, `_`, `.` or `-`)",
-                yaml_quote(&shorten(id))
+            Some(id) if is_identifier(id) && id.len() <= MAX_ID => (
+                route_id(entry.op),
+                format!(
+                    "the operationId {} is also an earlier operation's",
+                    yaml_quote(&shorten(id))
+                ),
             ),
+            // The operationId's own words keep what the provider called it (and its verb),
+            // which the route alone loses: `emails/send` is `sendEmails`, not `postEmails`.
+            Some(id) => {
+                let why = if is_identifier(id) {
+                    format!(
+                        "the operationId {} is longer than {MAX_ID} characters, where OpenAI's function names stop",
+                        yaml_quote(&shorten(id))
+                    )
+                } else {
+                    format!(
+                        "the operationId {} is not an agent id (1 to 128 letters, digits, `_`, `.` or `-`)",
+                        yaml_quote(&shorten(id))
+                    )
+                };
+                let words = id_from_words(id).filter(|words| {
+                    // `GET /v1/hidden` on a POST must not read as a GET.
+                    let method = ["get", "post", "put", "patch", "delete"]
+                        .into_iter()
+                        .find(|m| words.starts_with(m));
+                    method.is_none_or(|m| m == entry.op.method)
+                });
+                (words.unwrap_or_else(|| route_id(entry.op)), why)
+            }
         };
-        *slot = (unique(route_id(entry.op), &mut used), why);
+        *slot = (unique(id, &mut used), why);
     }
     rows
+}
+
+/// Verbs an operationId may end with (`emails/send`, `payments.capture`): put first, as
+/// agent ids read (`sendEmails`).
+const TRAILING_VERBS: &[&str] = &[
+    "add", "cancel", "capture", "create", "delete", "get", "list", "refund", "remove", "retrieve",
+    "search", "send", "start", "stop", "submit", "update", "upload", "verify", "void",
+];
+
+/// An agent id from the words of an operationId that cannot be one as written: its ASCII
+/// words in camel case, a trailing verb put first, cut after the last whole word that
+/// fits in `MAX_ID`. `None` (the route names it instead) when the operationId is not
+/// plain words — anything but ASCII letters, digits, spaces and `/ . _ -` —, when fewer
+/// than three characters are left, or when the id would start with a digit.
+fn id_from_words(operation_id: &str) -> Option<String> {
+    if !operation_id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '/' | '.' | '_' | '-'))
+    {
+        return None;
+    }
+    let mut words: Vec<String> = Vec::new();
+    for part in operation_id.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut word = String::new();
+        for c in part.chars() {
+            if c.is_ascii_uppercase() && word.chars().last().is_some_and(|p| p.is_ascii_lowercase())
+            {
+                words.push(std::mem::take(&mut word).to_ascii_lowercase());
+            }
+            word.push(c);
+        }
+        if !word.is_empty() {
+            words.push(word.to_ascii_lowercase());
+        }
+    }
+    if words.len() > 1
+        && TRAILING_VERBS.contains(&words[words.len() - 1].as_str())
+        && !TRAILING_VERBS.contains(&words[0].as_str())
+    {
+        words.rotate_right(1);
+    }
+    let mut id = String::new();
+    for (i, word) in words.iter().enumerate() {
+        if id.len() + word.len() > MAX_ID {
+            break;
+        }
+        if i == 0 {
+            id.push_str(word);
+        } else {
+            id.push_str(&word[..1].to_ascii_uppercase());
+            id.push_str(&word[1..]);
+        }
+    }
+    (id.len() >= 3 && !id.starts_with(|c: char| c.is_ascii_digit())).then_some(id)
 }
 
 /// The path of a row's operation.
@@ -580,5 +659,34 @@ mod tests {
         assert_eq!(unique("a".into(), &mut used), "a");
         assert_eq!(unique("a".into(), &mut used), "a2");
         assert!(is_identifier(&second));
+    }
+
+    #[test]
+    fn ids_from_operation_ids_keep_their_words_and_verb() {
+        assert_eq!(id_from_words("emails/send").as_deref(), Some("sendEmails"));
+        assert_eq!(
+            id_from_words("payments.capture").as_deref(),
+            Some("capturePayments")
+        );
+        assert_eq!(id_from_words("create: item\n# spends"), None);
+        assert_eq!(id_from_words("a b"), None);
+        assert_eq!(
+            id_from_words("Create a Payment Link").as_deref(),
+            Some("createAPaymentLink")
+        );
+        assert_eq!(
+            id_from_words("getHTTPStatus").as_deref(),
+            Some("getHttpstatus")
+        );
+        assert_eq!(id_from_words("2fa/verify").as_deref(), Some("verify2fa"));
+        assert_eq!(id_from_words("ü/ß"), None);
+        assert_eq!(id_from_words("a\u{202e}b"), None);
+        let long = "GetTheVeryLongNameOfAnOperationThatSomeGeneratorWroteForThisRouteAndMore";
+        let id = id_from_words(long).unwrap();
+        assert!(id.len() <= MAX_ID && is_identifier(&id), "{id}");
+        assert!(
+            id.starts_with("getTheVeryLong") && id.ends_with("This"),
+            "{id}"
+        );
     }
 }
