@@ -1,8 +1,12 @@
 //! Whether an operation may cost the person something, read from its own text and route.
 //!
-//! Takes: one base operation (its method, path, operationId, summary and description).
-//! Returns: the evidence for a `spends` suggestion — the cost words its text uses as
-//! affirmations, or the money or message it sends — or none.
+//! Takes: one base operation (its method, path, operationId, summary, description and the
+//! top-level properties of its request body). Returns: the evidence for a `spends`
+//! suggestion — the cost words its text affirms, money it moves (a verb that moves money
+//! with a payment, transfer or an `amount` to move), or the message it sends — or none.
+//! The word "payment" alone is no evidence: a payments API names every call after
+//! payments, and updating one's metadata costs nothing (issue 31: 14 of 28 operations of
+//! a card API were suggested for it, while its captures and transfers got none).
 //! Must never: count a cost word the text negates ("you will not be charged", "free of
 //! charge", "at no cost"), suggest spending on what gives money back (a refund, cancel,
 //! void or reversal) or on a DELETE, or read anything but the operation itself.
@@ -42,38 +46,107 @@ impl Cost {
     }
 }
 
-/// Words that say a call may cost something, in every form the text may use them.
+/// Words that say a call may cost something, in every form the text may use them. Not
+/// the names of the payments domain ("payment", "invoice", "subscription", "price",
+/// "billing"): those name what a call is about, not that it costs.
 const COST_WORDS: &[&str] = &[
     "charge",
     "charges",
     "charged",
     "charging",
-    "payment",
-    "payments",
     "pay",
     "pays",
     "paid",
     "paying",
-    "credit",
     "credits",
-    "billing",
     "billed",
-    "bill",
-    "bills",
-    "price",
-    "prices",
-    "priced",
-    "pricing",
-    "invoice",
-    "invoices",
-    "invoiced",
     "purchase",
     "purchases",
     "purchased",
-    "subscription",
-    "subscriptions",
     "cost",
     "costs",
+    "fee",
+    "fees",
+];
+
+/// Verbs that move money when what they act on is money (`MONEY_NOUNS`, or an amount in
+/// the body): "capture a payment", "create a transfer", "confirm a payment".
+const MONEY_VERBS: &[&str] = &[
+    "create",
+    "creates",
+    "capture",
+    "captures",
+    "complete",
+    "completes",
+    "transfer",
+    "transfers",
+    "pay",
+    "pays",
+    "charge",
+    "charges",
+    "authorize",
+    "authorizes",
+    "authorise",
+    "authorises",
+    "purchase",
+    "buy",
+    "buys",
+    "payout",
+    "disburse",
+    "disburses",
+    "withdraw",
+    "withdraws",
+    "fund",
+    "funds",
+    "send",
+    "sends",
+    "confirm",
+    "confirms",
+    "execute",
+    "executes",
+    "process",
+    "processes",
+    "initiate",
+    "initiates",
+    "submit",
+    "submits",
+    "make",
+    "makes",
+    "subscribe",
+    "top",
+];
+
+/// What money moves as: the thing a money verb acts on.
+const MONEY_NOUNS: &[&str] = &[
+    "payment",
+    "payments",
+    "transfer",
+    "transfers",
+    "payout",
+    "payouts",
+    "charge",
+    "charges",
+    "funds",
+    "money",
+    "subscription",
+    "subscriptions",
+    "purchase",
+    "disbursement",
+    "disbursements",
+    "withdrawal",
+    "withdrawals",
+];
+
+/// Top-level request body properties that hold an amount of money to move.
+const AMOUNT_FIELDS: &[&str] = &[
+    "amount",
+    "amount_money",
+    "amountMoney",
+    "amount_cents",
+    "amount_in_cents",
+    "total",
+    "total_amount",
+    "totalAmount",
 ];
 
 /// Words that turn a cost word after them (within `NEGATION_REACH` words) into its
@@ -161,8 +234,9 @@ const SEND_WORDS: &[&str] = &[
     "dials",
 ];
 
-/// The evidence that calling `op` may cost the person, or `None`.
-pub(super) fn cost(op: &BaseOperation, object: &Map<String, Value>) -> Option<Cost> {
+/// The evidence that calling `op` may cost the person, or `None`. `body` lists the
+/// top-level properties of its request body.
+pub(super) fn cost(op: &BaseOperation, object: &Map<String, Value>, body: &[&str]) -> Option<Cost> {
     if matches!(op.method, "get" | "delete") || reverses(op, object) {
         return None;
     }
@@ -194,7 +268,49 @@ pub(super) fn cost(op: &BaseOperation, object: &Map<String, Value>) -> Option<Co
     if !found.is_empty() {
         return Some(Cost::Words(found));
     }
-    sends(op, &texts)
+    sends(op, &texts).or_else(|| moves(op, object, body))
+}
+
+/// Money the call moves, by its name: a money verb in its operationId, its summary, its
+/// description's first sentence or the last part of its path, acting on money (a money noun there or in its path) or on an
+/// amount its body carries.
+fn moves(op: &BaseOperation, object: &Map<String, Value>, body: &[&str]) -> Option<Cost> {
+    let mut names = Vec::new();
+    if let Some(id) = &op.operation_id {
+        names.extend(camel_words(id));
+    }
+    if let Some(summary) = object.get("summary").and_then(Value::as_str) {
+        names.extend(words(summary));
+    }
+    // The description's first sentence says what the call does as often as a summary.
+    if let Some(first) = object
+        .get("description")
+        .and_then(Value::as_str)
+        .and_then(|d| d.split(['.', '\n']).next())
+    {
+        names.extend(words(first));
+    }
+    let route: Vec<String> = op
+        .path
+        .split('/')
+        .filter(|segment| !segment.starts_with('{'))
+        .flat_map(camel_words)
+        .collect();
+    if let Some(last) = last_literal(&op.path) {
+        names.extend(camel_words(last));
+    }
+    let verb = names.iter().find(|w| MONEY_VERBS.contains(&w.as_str()))?;
+    let noun = names
+        .iter()
+        .chain(&route)
+        .find(|w| MONEY_NOUNS.contains(&w.as_str()) && *w != verb);
+    let amount = body.iter().find(|p| AMOUNT_FIELDS.contains(p));
+    let what = match (noun, amount) {
+        (Some(noun), _) => format!("moves money ({verb} + {noun})"),
+        (None, Some(amount)) => format!("moves money ({verb} + an `{amount}` in its body)"),
+        (None, None) => return None,
+    };
+    Some(Cost::Sends(what))
 }
 
 /// Whether the operation gives money back or stops it moving, by its name: the words of
@@ -282,7 +398,7 @@ mod tests {
             serde_json::json!({ "summary": summary, "description": description }),
         )
         .unwrap();
-        cost(&op, &object)
+        cost(&op, &object, &[])
     }
 
     #[test]
@@ -292,18 +408,23 @@ mod tests {
             Some(Cost::Words(vec!["charges", "pays"]))
         );
         assert_eq!(
-            post(
-                "/a",
-                "a",
-                "",
-                "Sends the payload at a low costume price-less"
-            ),
-            Some(Cost::Words(vec!["price"]))
+            post("/a", "a", "", "Sends the payload at a low costume fee-less"),
+            Some(Cost::Words(vec!["fee"]))
         );
         assert_eq!(post("/a", "a", "", "Sends the payload in costume"), None);
         assert_eq!(
             post("/a", "a", "Uses credits", "").map(|c| c.kind()),
             Some("credits")
+        );
+        // The domain's names are not costs: a payments API's every call says "payment".
+        assert_eq!(
+            post(
+                "/v1/payments/{id}",
+                "updatePayment",
+                "Update a payment",
+                "Sets the payment's metadata; payments, invoices and prices."
+            ),
+            None
         );
         for free in [
             "You will not be charged.",
@@ -382,6 +503,75 @@ mod tests {
             None
         );
         assert_eq!(post("/v1/messages/{id}", "m", "Send a message", ""), None);
+    }
+
+    #[test]
+    fn what_moves_money_is_found_by_its_verb_and_what_it_moves() {
+        let moved = |path, id, summary, body: &[&str]| {
+            let op = BaseOperation {
+                path: String::from(path),
+                method: "post",
+                operation_id: Some(String::from(id)),
+            };
+            let object: Map<String, Value> =
+                serde_json::from_value(serde_json::json!({ "summary": summary })).unwrap();
+            cost(&op, &object, body).map(|c| c.evidence())
+        };
+        assert_eq!(
+            moved(
+                "/v1/payments/{id}/captures",
+                "capturePayment",
+                "Capture an authorised payment",
+                &[]
+            )
+            .as_deref(),
+            Some("it moves money (capture + payment)")
+        );
+        assert_eq!(
+            moved(
+                "/v1/balanceTransfers",
+                "createBalanceTransfer",
+                "Create a balance transfer",
+                &[]
+            )
+            .as_deref(),
+            Some("it moves money (create + balance)")
+                .filter(|_| false)
+                .or(Some("it moves money (create + transfer)"))
+        );
+        assert_eq!(
+            moved(
+                "/v1/orders",
+                "createOrder",
+                "Create an order",
+                &["amount", "currency"]
+            )
+            .as_deref(),
+            Some("it moves money (create + an `amount` in its body)")
+        );
+        // An order without an amount, and a payment only updated, move nothing.
+        assert_eq!(
+            moved("/v1/orders", "createOrder", "Create an order", &["items"]),
+            None
+        );
+        assert_eq!(
+            moved(
+                "/v1/payments/{id}",
+                "updatePayment",
+                "Update a payment",
+                &["amount"]
+            ),
+            None
+        );
+        assert_eq!(
+            moved(
+                "/v1/payments/{id}/refunds",
+                "refundPayment",
+                "Refund a payment",
+                &["amount"]
+            ),
+            None
+        );
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
                 }
             });
         }
-        if let Some(cost) = super::cost::cost(op, entry.object) {
+        let body = body_properties(base, entry.object);
+        if let Some(cost) = super::cost::cost(op, entry.object, &body) {
             found.is_paid = true;
             found.lines.push(format!(
                 "spends: {{ kind: {}, note: \"…\" }}?  # {}: does calling it cost the person?",
@@ -247,6 +248,25 @@ fn each_member<'a>(
             each_member(base, member, depth + 1, budget, visit);
         }
     }
+}
+
+/// The top-level properties of the operation's request body (its first media type's
+/// schema, references followed), for the amount a call moves.
+fn body_properties<'a>(base: &'a Base, op: &'a Map<String, Value>) -> Vec<&'a str> {
+    let Some(body) = op.get("requestBody") else {
+        return Vec::new();
+    };
+    let schema = follow(base, body)
+        .get("content")
+        .and_then(Value::as_object)
+        .and_then(|content| content.values().next())
+        .and_then(|media| media.get("schema"));
+    schema
+        .map(|schema| follow(base, schema))
+        .and_then(|schema| schema.get("properties"))
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().map(String::as_str).collect())
+        .unwrap_or_default()
 }
 
 /// `value`, or what its local `$ref` points at (a chain of them, at most 16 long).
