@@ -43,7 +43,7 @@ use settings::Settings;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
 pub use base::service::{first_server, server_url};
-pub use safety::candidates::{base_candidates, declared_key};
+pub use safety::candidates::{base_candidates, declared_key, retired_key};
 pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;

@@ -16,7 +16,7 @@ use super::poll::{NoTarget, PollTargets};
 use super::yaml::{comment, scalar};
 use crate::base::Base;
 use crate::model::KeyLocation;
-use crate::validate::{base_candidates, declared_key};
+use crate::validate::{base_candidates, declared_key, retired_key};
 
 /// The comment lines of one listed operation, and which kinds of suggestion they hold.
 #[derive(Default)]
@@ -73,7 +73,19 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
     }
     // The same evidence base mode's default reads: a suggestion names what the default
     // would use, so the author can see it and keep it, or name the real key.
-    match declared_key(&base_candidates(base, &op.path, entry.object)) {
+    let candidates = base_candidates(base, &op.path, entry.object);
+    if let Some(old) = retired_key(&candidates) {
+        let form = match old.location {
+            KeyLocation::Header => "header",
+            KeyLocation::Query => "query parameter",
+            KeyLocation::Body => "body field",
+        };
+        found.lines.push(format!(
+            "not the retry key: the {form} {} looks like one, but the document retires it (deprecated or no longer used)",
+            comment(&format!("`{}`", old.name))
+        ));
+    }
+    match declared_key(&candidates) {
         Some(key) => {
             let form = match key.location {
                 KeyLocation::Header => "header",

@@ -27,6 +27,10 @@ pub struct Candidate {
     pub description: String,
     /// Whether its schema says it is a string (as a retry key is).
     pub string: bool,
+    /// Whether the document retires it: `deprecated: true`, or a description that says it
+    /// is deprecated or no longer used. Never the default key (issue 31: a provider's old
+    /// `idempotency_key` field, kept in the schema, "no longer used").
+    pub deprecated: bool,
 }
 
 /// Whether `candidate` is the key `location`/`name` names (header names in any case).
@@ -113,6 +117,9 @@ pub(crate) fn candidates<'a>(
             string: p
                 .get("schema")
                 .is_some_and(|schema| is_string(follow(resolve, schema))),
+            deprecated: retired(p)
+                || p.get("schema")
+                    .is_some_and(|schema| retired(follow(resolve, schema))),
         });
     }
     if let Some(body) = op.get("requestBody").map(|b| follow(resolve, b)) {
@@ -187,6 +194,7 @@ fn properties<'a>(
                 required: required.contains(name.as_str()),
                 description: text_of(property),
                 string: is_string(property),
+                deprecated: retired(property),
             });
         }
         let parts = schema.get("allOf").and_then(Value::as_array);
@@ -206,6 +214,27 @@ fn is_string(schema: &Value) -> bool {
     }
 }
 
+/// Whether a parameter or schema says it is retired: `deprecated: true`, or a description
+/// saying it is deprecated or no longer used.
+fn retired(value: &Value) -> bool {
+    let said = text_of(value).to_ascii_lowercase();
+    // "Deprecated: …" or "**Deprecated.**" at the start; anywhere, only phrases about this
+    // value itself ("Replaces the deprecated `request_id`" retires another one).
+    let opening = said.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    value.get("deprecated").and_then(Value::as_bool) == Some(true)
+        || opening.starts_with("deprecated")
+        || [
+            "no longer used",
+            "no longer supported",
+            "no longer in use",
+            "this field is deprecated",
+            "this parameter is deprecated",
+            "this header is deprecated",
+        ]
+        .iter()
+        .any(|phrase| said.contains(phrase))
+}
+
 fn text_of(value: &Value) -> String {
     value
         .get("description")
@@ -220,7 +249,29 @@ fn text_of(value: &Value) -> String {
 /// first whose description says so. Every name is tried before any description: a
 /// description that merely mentions idempotency ("not used for idempotency") must not
 /// win over a field named `idempotency_key`.
+///
+/// A retired candidate (`Candidate::deprecated`) is never declared.
 pub fn declared_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
+    pick(candidates, false)
+}
+
+/// The retired candidate the document would declare as its retry key were it not retired,
+/// for `import`'s comment saying it was skipped. `None` when `declared_key`'s own choice
+/// would be the same without the retired ones.
+pub fn retired_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
+    pick(candidates, true).filter(|key| {
+        candidates
+            .iter()
+            .any(|c| c.deprecated && is(c, key.location, &key.name))
+    })
+}
+
+/// `declared_key`, with the retired candidates taken too when `retired` is set.
+fn pick(candidates: &[Candidate], retired: bool) -> Option<IdempotencyKey> {
+    let candidates: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| retired || !c.deprecated)
+        .collect();
     let key = |c: &Candidate, evidence: String| IdempotencyKey {
         location: c.location,
         name: c.name.clone(),
@@ -228,7 +279,10 @@ pub fn declared_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
         added: false,
         evidence: Some(evidence),
     };
-    if let Some(c) = find(candidates, KeyLocation::Header, IDEMPOTENCY_HEADER) {
+    if let Some(c) = candidates
+        .iter()
+        .find(|c| is(c, KeyLocation::Header, IDEMPOTENCY_HEADER))
+    {
         return Some(key(
             c,
             format!("the document declares the `{}` header", c.name),
@@ -240,6 +294,7 @@ pub fn declared_key(candidates: &[Candidate]) -> Option<IdempotencyKey> {
     let eligible = || {
         candidates
             .iter()
+            .copied()
             .filter(|c| c.string && key_name_problem(c.location, &c.name).is_none())
     };
     let by_name = eligible().find(|c| {
@@ -283,6 +338,41 @@ mod tests {
             required: false,
             description: description.to_string(),
             string,
+            deprecated: false,
+        }
+    }
+
+    #[test]
+    fn a_retired_key_is_never_declared_and_is_named_as_skipped() {
+        let old = Candidate {
+            deprecated: true,
+            ..candidate(
+                KeyLocation::Body,
+                "idempotency_key",
+                "No longer used.",
+                true,
+            )
+        };
+        let new = candidate(
+            KeyLocation::Body,
+            "request_token",
+            "Deduplicates requests.",
+            true,
+        );
+        let both = [old.clone(), new];
+        let declared = declared_key(&both).unwrap();
+        assert_eq!(declared.name, "request_token");
+        assert_eq!(retired_key(&both).unwrap().name, "idempotency_key");
+        assert!(declared_key(&[old]).is_none());
+        // Phrases that retire another value do not retire this one.
+        let live = serde_json::json!({ "description": "Replaces the deprecated `request_id`." });
+        assert!(!retired(&live));
+        for said in [
+            json!({ "description": "**Deprecated.** Use the header." }),
+            json!({ "description": "This field is no longer used." }),
+            json!({ "deprecated": true }),
+        ] {
+            assert!(retired(&said), "{said}");
         }
     }
 
