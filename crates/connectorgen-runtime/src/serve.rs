@@ -19,6 +19,7 @@
 mod handler;
 mod http;
 pub(crate) mod log;
+mod output;
 pub(crate) mod reply;
 mod stdio;
 
