@@ -215,6 +215,7 @@ pub(crate) fn prepare(
         redactor,
         env_name,
         environment,
+        descriptions: analysis.served_descriptions.clone(),
     })
 }
 

@@ -54,6 +54,9 @@ pub(super) struct Parts {
     /// The environment variables read at start-up (the allowed ones): `fixed:` inputs
     /// come from here, never from the process environment.
     pub environment: Environment,
+    /// The descriptions served instead of `mcp-tools.json`'s, by tool name: a keyed
+    /// tool's says the server sends the key (`Analysis::served_descriptions`).
+    pub descriptions: std::collections::BTreeMap<String, String>,
 }
 
 struct Served {
@@ -107,11 +110,17 @@ impl Server {
             redactor,
             env_name,
             environment,
+            descriptions,
         } = parts;
         let mut served = Vec::new();
         let mut by_name = HashMap::new();
-        for ((definition, mapping), credential) in tools.into_iter().zip(credentials) {
+        for ((mut definition, mapping), credential) in tools.into_iter().zip(credentials) {
             let name = definition["name"].as_str().unwrap_or_default().to_string();
+            if let Some(text) = descriptions.get(&name) {
+                // The served arguments differ from the file's (no key argument): so does
+                // what the description tells the model to send.
+                definition["description"] = json!(text);
+            }
             let op = connector
                 .operations
                 .iter()
