@@ -201,6 +201,23 @@ pub fn render(
     })
 }
 
+/// The free reads that show whether a call went through, as the descriptions name them
+/// (`retry.checkWith`): for an operation without a retry key, a job's list, the thing a
+/// change settles on, or an exposed GET on its collection or parent. `serve` names the
+/// same in its advice after a failure.
+pub struct CheckWith<'a>(prose::GetsByPath<'a>);
+
+impl<'a> CheckWith<'a> {
+    pub fn new(connector: &'a Connector) -> Self {
+        CheckWith(prose::GetsByPath::new(connector))
+    }
+
+    /// The read for `op`, if any.
+    pub fn of<'b>(&'b self, op: &'b model::Operation) -> Option<&'b str> {
+        prose::check_with(&self.0, op)
+    }
+}
+
 /// Operation values and descriptions, borrowed unless some were rendered again.
 type Flavoured<'a> = (Cow<'a, [minijinja::Value]>, Cow<'a, [String]>);
 

@@ -273,7 +273,7 @@ impl Retry {
 /// jobs; for a change, its poll target (it reads the thing that changes); otherwise an
 /// exposed GET on the call's own path (the collection it adds to) or on its parent
 /// (`POST /payments/{id}/capture` → `GET /payments/{id}`).
-fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> {
+pub(super) fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> {
     match &op.async_ {
         Some(a) if a.returns == crate::model::Returns::Change => return Some(&a.poll_with),
         Some(a) => return a.list_with.as_deref(),

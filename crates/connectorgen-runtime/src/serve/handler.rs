@@ -71,6 +71,9 @@ struct Served {
     /// The tool's output schema, compiled once: every success is checked against it
     /// before it leaves (serve/output.rs).
     output: Option<jsonschema::Validator>,
+    /// The free read that shows whether a call went through, for the advice after a
+    /// failure (the description's `checkWith`).
+    check_with: Option<String>,
 }
 
 struct Shared {
@@ -114,6 +117,7 @@ impl Server {
         } = parts;
         let mut served = Vec::new();
         let mut by_name = HashMap::new();
+        let checks = connectorgen_core::render::CheckWith::new(&connector);
         for ((mut definition, mapping), credential) in tools.into_iter().zip(credentials) {
             let name = definition["name"].as_str().unwrap_or_default().to_string();
             if let Some(text) = descriptions.get(&name) {
@@ -128,6 +132,7 @@ impl Server {
                 .cloned()
                 .ok_or_else(|| format!("tool {name} has no operation"))?;
             let tracked = op.consent() || op.async_.is_some() || mapping.idempotency.is_some();
+            let check_with = checks.of(&op).map(str::to_string);
             let poll = op.async_.as_ref().and_then(|a| {
                 let target = connector.operations.iter().find(|o| o.id == a.poll_with)?;
                 let param = target.path_params.last()?.clone();
@@ -158,6 +163,7 @@ impl Server {
                 tracked,
                 poll,
                 output,
+                check_with,
             });
         }
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -646,13 +652,10 @@ fn retry_of(served: &Served, tracked: bool) -> reply::Retry<'_> {
     } else if matches!(op.idempotency, Idempotency::Inherent) {
         reply::Retry::Inherent
     } else {
-        // The read that shows whether it went through: a job's list, the thing a change
-        // settles on (the generator's descriptions name the same).
-        let check = op.async_.as_ref().and_then(|a| match a.returns {
-            Returns::Change => Some(a.poll_with.as_str()),
-            Returns::Job => a.list_with.as_deref(),
-        });
-        reply::Retry::CheckFirst { check }
+        // The read that shows whether it went through, as the description names it.
+        reply::Retry::CheckFirst {
+            check: served.check_with.as_deref(),
+        }
     }
 }
 

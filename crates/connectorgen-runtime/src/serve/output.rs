@@ -91,13 +91,21 @@ pub(crate) fn checked(
     };
     result.structured_content = None;
     result.is_error = Some(true);
+    // An error is read as "try again": a call that spends or starts work must not be.
+    let done = if op.consent() || op.async_.is_some() {
+        format!(
+            "The call went through: {} was done (and charged, if it costs), so do not call it \
+             again for this.",
+            op.id
+        )
+    } else {
+        "The call went through: the provider answered it.".to_string()
+    };
     result.content.insert(
         0,
         ContentBlock::text(format!(
-            "The call went through: {} was done and anything it costs was charged, so do not \
-             call it again for this. But the provider's answer does not match the tool's \
-             outputSchema ({problem}), so it is given as text below, not as structured content.",
-            op.id
+            "{done} But the provider's answer does not match the tool's outputSchema \
+             ({problem}), so it is given as text below, not as structured content."
         )),
     );
     let mut facts = result
