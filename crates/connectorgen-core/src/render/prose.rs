@@ -176,6 +176,10 @@ pub(super) enum Flavour {
 }
 
 /// What the templates see of an operation's retry rule.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each flag is a template variable of its own (docs/templates.md)"
+)]
 #[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Retry {
