@@ -440,6 +440,45 @@ mod tests {
     }
 
     #[test]
+    fn a_ledger_from_before_media_types_gains_the_column_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite3");
+        {
+            // The schema as it was before `media_type`, with one answered row.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&SCHEMA.replace(",\n    media_type TEXT", ""))
+                .unwrap();
+            old.execute(
+                "INSERT INTO calls (tool, args_hash, key, status, http_status, result, created, \
+                 updated) VALUES ('createVideo', 'h', 'k1', 'done', 200, '{}', 1000, 1000)",
+                [],
+            )
+            .unwrap();
+        }
+        let ledger = SqliteLedger::open(&path).unwrap();
+        let (found, _) = ledger
+            .claim(&claim("h", None, 1_050), &mut |_| Decision::Nothing)
+            .unwrap();
+        let old = found.latest.unwrap();
+        assert_eq!((old.result.as_deref(), old.media_type), (Some("{}"), None));
+        let outcome = Outcome {
+            status: Status::Done,
+            http_status: Some(200),
+            job_id: None,
+            result: Some("SUQz".into()),
+            media_type: Some("audio/mpeg".into()),
+        };
+        ledger.finish(old.id, &outcome, 1_060).unwrap();
+        let (found, _) = ledger
+            .claim(&claim("h", None, 1_070), &mut |_| Decision::Nothing)
+            .unwrap();
+        assert_eq!(
+            found.latest.unwrap().media_type.as_deref(),
+            Some("audio/mpeg")
+        );
+    }
+
+    #[test]
     fn a_nonce_names_one_row_only() {
         let ledger = SqliteLedger::in_memory().unwrap();
         ledger

@@ -466,3 +466,76 @@ fn body(response: &HttpResponse, uri: &str) -> (Vec<ContentBlock>, Option<Value>
     }
     (vec![ContentBlock::resource(resource)], None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(content_type: Option<&str>, body: &[u8]) -> HttpResponse {
+        HttpResponse {
+            status: 201,
+            headers: content_type
+                .map(|c| vec![("content-type".to_string(), c.to_string())])
+                .unwrap_or_default(),
+            body: body.to_vec(),
+        }
+    }
+
+    fn row(result: String, media_type: Option<String>) -> Entry {
+        Entry {
+            id: 1,
+            tool: "t".into(),
+            args_hash: "h".into(),
+            key: "k".into(),
+            nonce: None,
+            status: Status::Done,
+            http_status: Some(201),
+            job_id: None,
+            result: Some(result),
+            created: 0,
+            updated: 0,
+            attempts: 1,
+            media_type,
+        }
+    }
+
+    /// What the ledger keeps gives back the same status, media type and bytes: JSON,
+    /// text, bytes of a named type, bytes of none (then `application/octet-stream`).
+    #[test]
+    fn a_stored_answer_comes_back_whole() {
+        let mpeg = b"ID3\x04\x00\xff\xfb\x90";
+        for (content_type, body, back) in [
+            (
+                Some("application/json"),
+                &b"{\"id\":1}"[..],
+                Some("application/json"),
+            ),
+            (
+                Some("text/plain; charset=utf-8"),
+                b"hello",
+                Some("text/plain; charset=utf-8"),
+            ),
+            (Some("audio/mpeg"), mpeg, Some("audio/mpeg")),
+            (None, b"plain", None),
+            (None, mpeg, Some("application/octet-stream")),
+        ] {
+            let (result, media) = stored(&response(content_type, body));
+            let again = replayed(&row(result, media)).unwrap();
+            assert_eq!(again.status, 201);
+            assert_eq!(again.body, body, "{content_type:?}");
+            assert_eq!(again.header("content-type"), back, "{content_type:?}");
+        }
+    }
+
+    /// A row written before media types were kept holds text: JSON when it parses.
+    #[test]
+    fn an_old_row_replays_as_json_or_text() {
+        let json = replayed(&row("{\"id\":1}".into(), None)).unwrap();
+        assert_eq!(json.header("content-type"), Some("application/json"));
+        let text = replayed(&row("done".into(), None)).unwrap();
+        assert_eq!(
+            (text.header("content-type"), text.body.as_slice()),
+            (None, &b"done"[..])
+        );
+    }
+}
