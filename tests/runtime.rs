@@ -8,6 +8,7 @@ use crate::support::mcp_client as mcp;
 use crate::support::provider;
 use crate::support::recorder;
 
+mod answers;
 mod arguments;
 mod bounds;
 mod consent;

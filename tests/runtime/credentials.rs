@@ -9,7 +9,7 @@
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Value, json};
 
-use super::mcp::{Person, Serve, Transport, is_error, text_of};
+use super::mcp::{Person, Serve, Transport, text_of, went_through};
 use super::recorder::{Recorded, Recorder};
 
 /// The request builder's encoding (all but `A-Z a-z 0-9 - . _ ~`).
@@ -48,7 +48,7 @@ async fn sent(
     for (tool, args) in calls {
         let result = s.call(tool, args.clone()).await;
         assert!(
-            !is_error(&result),
+            went_through(&result),
             "{tool}: {}\n{:#?}",
             text_of(&result),
             s.log()

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::mcp::{Person, Serve, Transport, is_error, text_of};
+use super::mcp::{Person, Serve, Transport, text_of, went_through};
 use super::recorder::{Recorded, Recorder};
 
 const SECRET: &str = "secret_test_value";
@@ -34,7 +34,7 @@ async fn sent(example: &str, credential_env: &str, calls: &[(&str, Value)]) -> V
     for (tool, args) in calls {
         let result = s.call(tool, args.clone()).await;
         assert!(
-            !is_error(&result),
+            went_through(&result),
             "{tool}: {}\n{:#?}",
             text_of(&result),
             s.log()

@@ -426,6 +426,13 @@ pub(crate) fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
 
+/// Whether the provider answered the call with success: a success, or the tool error
+/// serve makes of a successful answer that does not match the tool's `outputSchema`
+/// (for the tests of what is sent, whose recorder answers one body to every tool).
+pub(crate) fn went_through(result: &CallToolResult) -> bool {
+    !is_error(result) || serve_meta(result)["outputSchemaMismatch"] == true
+}
+
 /// What serve says about a result, machine-readably (`_meta["dev.connectorgen/serve"]`).
 pub(crate) fn serve_meta(result: &CallToolResult) -> Value {
     result

@@ -99,6 +99,9 @@ pub struct Analysis {
     /// its base document), with what each held then, so `build --watch` knows what to
     /// watch.
     pub inputs: Vec<Input>,
+    /// With the mcp target: the tool descriptions `connectorgen serve` serves where they
+    /// differ from `mcp-tools.json`'s, by operation id (`render::Rendered`).
+    pub served_descriptions: std::collections::BTreeMap<String, String>,
 }
 
 impl Analysis {
@@ -238,6 +241,7 @@ pub fn analyze_with(
         connector: Some(connector),
         base,
         inputs,
+        served_descriptions: rendered.served_descriptions,
     })
 }
 
@@ -320,6 +324,7 @@ fn invalid_analysis(
         connector: None,
         base: None,
         inputs,
+        served_descriptions: std::collections::BTreeMap::new(),
     }
 }
 

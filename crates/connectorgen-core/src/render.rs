@@ -91,6 +91,9 @@ pub struct Rendered {
     /// With the mcp target: each tool's size and heaviest parts (the `mcp-tool-too-large`
     /// lint, `explain --list --stats`).
     pub tool_weights: Vec<mcp::ToolWeight>,
+    /// With the mcp target: the descriptions `connectorgen serve` serves where they differ
+    /// from `mcp-tools.json`'s, by operation id (a keyed tool: the server sends the key).
+    pub served_descriptions: BTreeMap<String, String>,
 }
 
 /// Renders the outputs of every target the connector selects, with the given templates,
@@ -112,6 +115,7 @@ pub fn render(
     let mut outputs = Outputs::new();
     let mut findings = Vec::new();
     let mut tool_weights = Vec::new();
+    let mut served_descriptions = BTreeMap::new();
     for target in &connector.targets {
         match target {
             Target::Muse => {
@@ -136,6 +140,24 @@ pub fn render(
                     &descriptions,
                     Flavour::Mcp,
                 )?;
+                let (_, served) = flavoured(
+                    &prose,
+                    connector,
+                    &reads,
+                    &op_values,
+                    &descriptions,
+                    Flavour::Served,
+                )?;
+                for ((op, text), file) in connector
+                    .operations
+                    .iter()
+                    .zip(served.iter())
+                    .zip(descriptions.iter())
+                {
+                    if text != file {
+                        served_descriptions.insert(op.id.clone(), text.clone());
+                    }
+                }
                 let rendered = mcp::render(connector, &descriptions);
                 outputs.insert(model::MCP_TOOLS_JSON.to_string(), rendered.text);
                 findings.extend(rendered.findings);
@@ -175,7 +197,25 @@ pub fn render(
         descriptions,
         findings,
         tool_weights,
+        served_descriptions,
     })
+}
+
+/// The free reads that show whether a call went through, as the descriptions name them
+/// (`retry.checkWith`): for an operation without a retry key, a job's list, the thing a
+/// change settles on, or an exposed GET on its collection or parent. `serve` names the
+/// same in its advice after a failure.
+pub struct CheckWith<'a>(prose::GetsByPath<'a>);
+
+impl<'a> CheckWith<'a> {
+    pub fn new(connector: &'a Connector) -> Self {
+        CheckWith(prose::GetsByPath::new(connector))
+    }
+
+    /// The read for `op`, if any.
+    pub fn of<'b>(&'b self, op: &'b model::Operation) -> Option<&'b str> {
+        prose::check_with(&self.0, op)
+    }
 }
 
 /// Operation values and descriptions, borrowed unless some were rendered again.

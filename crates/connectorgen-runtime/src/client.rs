@@ -77,9 +77,17 @@ pub(crate) enum SendError {
     /// Sent; the answer was larger than the cap.
     #[error("the answer is larger than {0} bytes")]
     TooLarge(usize),
-    /// Sent; the provider redirected elsewhere, which is not followed.
-    #[error("the provider redirected to another origin ({0}), which is not followed")]
+    /// Sent; the provider redirected to another origin, which is not followed. Holds
+    /// where it pointed (the `Location`), not the URL that answered with it.
+    #[error("the provider redirected to {0}, another origin, which is not followed")]
     Redirect(String),
+    /// Sent; the provider kept redirecting within its own origin (a loop, or a chain
+    /// longer than `MAX_REDIRECTS`). Holds the last place it pointed to.
+    #[error(
+        "the provider redirected more than {MAX_REDIRECTS} times (the last time to {0}), \
+         which is not followed further"
+    )]
+    TooManyRedirects(String),
     #[error("{0}")]
     Other(String),
 }
@@ -92,6 +100,20 @@ impl SendError {
             SendError::HostNotAllowed(_) | SendError::BadUrl(_) | SendError::Connect(_)
         )
     }
+}
+
+/// The most redirects followed for one request, all within the allowed origins.
+pub(crate) const MAX_REDIRECTS: usize = 5;
+
+/// Why the redirect policy stopped, with where the redirect pointed: reqwest's own error
+/// names the URL that answered with the redirect, not its target, so the target travels
+/// in the error's source and `send` reads it back.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("redirect to {0}")]
+    Foreign(String),
+    #[error("more than {MAX_REDIRECTS} redirects, the last to {0}")]
+    TooMany(String),
 }
 
 /// An origin the client may contact: scheme, host and port.
@@ -144,13 +166,15 @@ impl Client {
         let permitted = allowed.clone();
         let policy = redirect::Policy::custom(move |attempt| {
             let same = Origin::of(attempt.url().as_str()).is_some_and(|o| permitted.contains(&o));
-            if attempt.previous().len() >= 5 {
-                attempt.error("more than 5 redirects")
-            } else if same {
-                attempt.follow()
+            let to = attempt.url().to_string();
+            if !same {
+                attempt.error(Refused::Foreign(to))
+            } else if attempt.previous().len() > MAX_REDIRECTS {
+                // `previous` holds every URL that answered with a redirect so far: this
+                // is the sixth, after five followed.
+                attempt.error(Refused::TooMany(to))
             } else {
-                let to = attempt.url().to_string();
-                attempt.error(format!("redirect to {to}"))
+                attempt.follow()
             }
         });
         let policy = if follow {
@@ -200,11 +224,17 @@ impl Client {
             if e.is_timeout() {
                 SendError::Timeout(self.limits.total_timeout.as_secs())
             } else if e.is_redirect() {
-                SendError::Redirect(
-                    e.url()
-                        .map(std::string::ToString::to_string)
-                        .unwrap_or_default(),
-                )
+                let mut source = std::error::Error::source(&e);
+                while let Some(inner) = source {
+                    match inner.downcast_ref::<Refused>() {
+                        Some(Refused::Foreign(to)) => return SendError::Redirect(to.clone()),
+                        Some(Refused::TooMany(to)) => {
+                            return SendError::TooManyRedirects(to.clone());
+                        }
+                        None => source = inner.source(),
+                    }
+                }
+                SendError::Other(e.to_string())
             } else if e.is_connect() {
                 SendError::Connect(e.to_string())
             } else {
@@ -294,7 +324,11 @@ mod tests {
         );
         let c = client(&url, Limits::default());
         let result = crate::block_on(c.send(&get(&format!("{url}/v1/x")))).unwrap();
-        assert!(matches!(result, Err(SendError::Redirect(_))), "{result:?}");
+        // It names where the redirect pointed, not the URL that answered with it.
+        assert!(
+            matches!(&result, Err(SendError::Redirect(to)) if to == "http://127.0.0.2:1/steal"),
+            "{result:?}"
+        );
         server.join().unwrap();
     }
 

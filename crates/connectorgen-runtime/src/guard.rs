@@ -151,6 +151,7 @@ mod tests {
             http_status: Some(200),
             job_id: None,
             result: None,
+            media_type: None,
         };
         ledger.finish(entry.id, &outcome, entry.updated).unwrap();
     }

@@ -64,11 +64,15 @@ pub(crate) struct Entry {
     pub status: Status,
     pub http_status: Option<u16>,
     pub job_id: Option<String>,
-    /// The provider's answer body (text), when it succeeded.
+    /// The provider's answer body, when it succeeded: its text, or base64 of its bytes
+    /// when its media type is not text (`serve::reply::stored`).
     pub result: Option<String>,
     pub created: u64,
     pub updated: u64,
     pub attempts: u32,
+    /// The answer's media type (`Content-Type` as received), so a replay is the same
+    /// resource; `None` on rows written before it was kept.
+    pub media_type: Option<String>,
 }
 
 impl Entry {
@@ -121,6 +125,8 @@ pub(crate) struct Outcome {
     pub http_status: Option<u16>,
     pub job_id: Option<String>,
     pub result: Option<String>,
+    /// The media type of `result` (see `Entry::media_type`).
+    pub media_type: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -167,12 +173,13 @@ CREATE TABLE IF NOT EXISTS calls (
     result TEXT,
     created INTEGER NOT NULL,
     updated INTEGER NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 1
+    attempts INTEGER NOT NULL DEFAULT 1,
+    media_type TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_by_call ON calls (tool, args_hash, created);
 ";
 
-const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts";
+const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type";
 
 impl SqliteLedger {
     /// Opens (creating) the ledger file: owner-only, never through a symlink.
@@ -196,6 +203,16 @@ impl SqliteLedger {
         connection.pragma_update(None, "synchronous", "FULL")?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
         connection.execute_batch(SCHEMA)?;
+        // A ledger made before answers kept their media type gets the column (its old
+        // rows replay as before: text, JSON when it parses).
+        let has_media_type: bool = connection.query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info('calls') WHERE name = 'media_type'",
+            [],
+            |row| row.get(0),
+        )?;
+        if !has_media_type {
+            connection.execute_batch("ALTER TABLE calls ADD COLUMN media_type TEXT")?;
+        }
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
         })
@@ -227,6 +244,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         created: u64::try_from(row.get::<_, i64>(9)?).unwrap_or(0),
         updated: u64::try_from(row.get::<_, i64>(10)?).unwrap_or(0),
         attempts: row.get(11)?,
+        media_type: row.get(12)?,
     })
 }
 
@@ -304,14 +322,16 @@ impl Ledger for SqliteLedger {
         let connection = self.lock()?;
         connection.execute(
             "UPDATE calls SET status = ?2, http_status = ?3, job_id = COALESCE(?4, job_id), \
-             result = COALESCE(?5, result), updated = ?6 WHERE id = ?1",
+             result = COALESCE(?5, result), updated = ?6, \
+             media_type = COALESCE(?7, media_type) WHERE id = ?1",
             params![
                 id,
                 outcome.status.as_str(),
                 outcome.http_status,
                 outcome.job_id,
                 outcome.result,
-                seconds(now)
+                seconds(now),
+                outcome.media_type,
             ],
         )?;
         Ok(())
@@ -379,6 +399,7 @@ mod tests {
             http_status: Some(202),
             job_id: Some("job_1".into()),
             result: Some("{\"id\":\"job_1\"}".into()),
+            media_type: Some("application/json".into()),
         };
         ledger.finish(id, &outcome, 1_001).unwrap();
         let (found, _) = ledger
@@ -408,6 +429,7 @@ mod tests {
             http_status: Some(400),
             job_id: None,
             result: None,
+            media_type: None,
         };
         ledger.finish(row.unwrap().id, &rejected, 1_000).unwrap();
         let (found, _) = ledger
@@ -415,6 +437,45 @@ mod tests {
             .unwrap();
         assert!(found.latest.is_none());
         assert_eq!(found.by_nonce.unwrap().status, Status::Rejected);
+    }
+
+    #[test]
+    fn a_ledger_from_before_media_types_gains_the_column_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite3");
+        {
+            // The schema as it was before `media_type`, with one answered row.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(&SCHEMA.replace(",\n    media_type TEXT", ""))
+                .unwrap();
+            old.execute(
+                "INSERT INTO calls (tool, args_hash, key, status, http_status, result, created, \
+                 updated) VALUES ('createVideo', 'h', 'k1', 'done', 200, '{}', 1000, 1000)",
+                [],
+            )
+            .unwrap();
+        }
+        let ledger = SqliteLedger::open(&path).unwrap();
+        let (found, _) = ledger
+            .claim(&claim("h", None, 1_050), &mut |_| Decision::Nothing)
+            .unwrap();
+        let old = found.latest.unwrap();
+        assert_eq!((old.result.as_deref(), old.media_type), (Some("{}"), None));
+        let outcome = Outcome {
+            status: Status::Done,
+            http_status: Some(200),
+            job_id: None,
+            result: Some("SUQz".into()),
+            media_type: Some("audio/mpeg".into()),
+        };
+        ledger.finish(old.id, &outcome, 1_060).unwrap();
+        let (found, _) = ledger
+            .claim(&claim("h", None, 1_070), &mut |_| Decision::Nothing)
+            .unwrap();
+        assert_eq!(
+            found.latest.unwrap().media_type.as_deref(),
+            Some("audio/mpeg")
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::client::{Client, HttpRequest, HttpResponse, Limits, Origin};
+use crate::client::{Client, HttpRequest, HttpResponse, Limits, MAX_REDIRECTS, Origin};
 use crate::credential::{Credential, Environment};
 use crate::redact::Redactor;
 use crate::request::{self, Target};
@@ -36,9 +36,6 @@ use connectorgen_core::render::mcp::mapping::{self, Location, RequestMapping};
 
 /// The credential sent by the 401 check: no provider issues it.
 pub(crate) const BAD_CREDENTIAL: &str = "connectorgen-probe-invalid-credential";
-
-/// The most redirects followed for one call (as `serve`'s client).
-const MAX_REDIRECTS: u32 = 5;
 
 /// How many times the poll check polls one job.
 pub(crate) const POLLS: u32 = 3;

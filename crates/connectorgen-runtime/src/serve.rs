@@ -19,6 +19,7 @@
 mod handler;
 mod http;
 pub(crate) mod log;
+mod output;
 pub(crate) mod reply;
 mod stdio;
 
@@ -214,6 +215,7 @@ pub(crate) fn prepare(
         redactor,
         env_name,
         environment,
+        descriptions: analysis.served_descriptions.clone(),
     })
 }
 

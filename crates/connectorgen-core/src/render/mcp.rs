@@ -81,6 +81,15 @@ pub(crate) fn key_sentence(
     }
 }
 
+/// Whether `connectorgen serve` sends `op`'s retry key itself: the mapping has a key
+/// argument of its own (which serve takes out of the served `inputSchema` and fills
+/// in), not a field inside a whole-body argument that the model writes.
+pub(crate) fn serve_sends_key(connector: &Connector, op: &Operation) -> bool {
+    let mut defs = Defs::default();
+    let (_, mapping) = input_schema(connector, op, &mut defs, &mut Vec::new());
+    mapping.idempotency.is_some()
+}
+
 /// The argument that carries an operation's retry key: a body field or query parameter
 /// is its own argument (under its client-safe name); a header gets a client-safe
 /// camel-case name (`Idempotency-Key` → `idempotencyKey`, `PayPal-Request-Id` →

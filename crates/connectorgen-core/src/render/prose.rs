@@ -169,9 +169,17 @@ pub(super) enum Flavour {
     Document,
     Mcp,
     Openai,
+    /// The mcp target's tools as `connectorgen serve` serves them: the server sends the
+    /// retry key itself and takes the key argument out of the served `inputSchema`, so
+    /// the retry rule is "call again with the same arguments", not "send a key".
+    Served,
 }
 
 /// What the templates see of an operation's retry rule.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each flag is a template variable of its own (docs/templates.md)"
+)]
 #[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Retry {
@@ -191,6 +199,10 @@ struct Retry {
     /// default over a document that declares no key), as opposed to `unsupported`,
     /// which says it does not.
     unknown: bool,
+    /// With a key: the server that executes the call sends it (`connectorgen serve`),
+    /// so the model repeats the call unchanged instead; `send` names the provider's own
+    /// header, query parameter or body field.
+    served: bool,
 }
 
 impl Retry {
@@ -208,6 +220,7 @@ impl Retry {
             check_with: check_with(reads, op).map(str::to_string),
             header_dropped,
             unknown,
+            served: false,
         };
         match &op.idempotency {
             Idempotency::Key(key)
@@ -216,19 +229,24 @@ impl Retry {
                 unsupported(true, false)
             }
             Idempotency::Key(key) => {
+                // `serve` sends the key only where the mapping has a key argument of its
+                // own (not a field inside a whole-body argument, which the model fills).
+                let served =
+                    flavour == Flavour::Served && super::mcp::serve_sends_key(connector, op);
                 // The name comes from the provider's document: inside a code span, it
                 // must not close the span and forge Markdown around it.
-                let (name, send) = if flavour == Flavour::Mcp {
-                    super::mcp::key_sentence(connector, op, key)
-                } else {
-                    let code = md_code(&key.name);
-                    let send = match key.location {
-                        KeyLocation::Header => format!("the `{code}` header"),
-                        KeyLocation::Query => format!("the `{code}` query parameter"),
-                        KeyLocation::Body => format!("the `{code}` body field"),
+                let (name, send) =
+                    if flavour == Flavour::Mcp || flavour == Flavour::Served && !served {
+                        super::mcp::key_sentence(connector, op, key)
+                    } else {
+                        let code = md_code(&key.name);
+                        let send = match key.location {
+                            KeyLocation::Header => format!("the `{code}` header"),
+                            KeyLocation::Query => format!("the `{code}` query parameter"),
+                            KeyLocation::Body => format!("the `{code}` body field"),
+                        };
+                        (key.name.clone(), send)
                     };
-                    (key.name.clone(), send)
-                };
                 Retry {
                     rule: "key",
                     name: Some(name),
@@ -237,6 +255,7 @@ impl Retry {
                     check_with: None,
                     header_dropped: false,
                     unknown: false,
+                    served,
                 }
             }
             Idempotency::Inherent => Retry {
@@ -247,6 +266,7 @@ impl Retry {
                 check_with: None,
                 header_dropped: false,
                 unknown: false,
+                served: false,
             },
             Idempotency::Unsupported(why) => unsupported(false, *why == Unsupported::Unknown),
         }
@@ -257,7 +277,7 @@ impl Retry {
 /// jobs; for a change, its poll target (it reads the thing that changes); otherwise an
 /// exposed GET on the call's own path (the collection it adds to) or on its parent
 /// (`POST /payments/{id}/capture` → `GET /payments/{id}`).
-fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> {
+pub(super) fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> {
     match &op.async_ {
         Some(a) if a.returns == crate::model::Returns::Change => return Some(&a.poll_with),
         Some(a) => return a.list_with.as_deref(),
@@ -376,7 +396,7 @@ pub(super) fn operation_values(connector: &Connector, reads: &GetsByPath<'_>) ->
 pub(super) fn differs(op: &Operation, flavour: Flavour) -> bool {
     match flavour {
         Flavour::Document => false,
-        Flavour::Mcp => op.key().is_some(),
+        Flavour::Mcp | Flavour::Served => op.key().is_some(),
         Flavour::Openai => op.key().is_some_and(|k| k.location == KeyLocation::Header),
     }
 }
@@ -935,7 +955,12 @@ mod tests {
             let connector = crate::load(path, std::sync::Arc::new(text)).unwrap();
             let reads = GetsByPath::new(&connector);
             for op in &connector.operations {
-                for flavour in [Flavour::Document, Flavour::Mcp, Flavour::Openai] {
+                for flavour in [
+                    Flavour::Document,
+                    Flavour::Mcp,
+                    Flavour::Openai,
+                    Flavour::Served,
+                ] {
                     let expected = Value::from(Serde(&TemplateOperation::new(
                         &connector, &reads, op, flavour,
                     )));

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::Config;
 use super::log::Redactor;
+use super::output;
 use super::reply::{self, Poll, Why};
 use crate::client::{Client, HttpResponse};
 use crate::consent::{Purpose, Sealer};
@@ -25,9 +26,9 @@ use crate::credential::{Credential, Environment, ReadVariable};
 use crate::guard::{self, Verdict};
 use crate::ledger::{Claim, Entry, Ledger, Outcome, Status};
 use crate::request::{self, Target};
-use connectorgen_core::model::{Connector, Operation, Returns};
+use connectorgen_core::model::{Connector, Idempotency, Operation, Returns};
 use connectorgen_core::render::mcp::OUTPUT_SCHEMA_META_KEY;
-use connectorgen_core::render::mcp::mapping::RequestMapping;
+use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
 
 /// The argument serve adds to tracked tools: the one-time value of a consent.
 pub(super) const CONFIRMATION_ARGUMENT: &str = "confirmation";
@@ -53,6 +54,9 @@ pub(super) struct Parts {
     /// The environment variables read at start-up (the allowed ones): `fixed:` inputs
     /// come from here, never from the process environment.
     pub environment: Environment,
+    /// The descriptions served instead of `mcp-tools.json`'s, by tool name: a keyed
+    /// tool's says the server sends the key (`Analysis::served_descriptions`).
+    pub descriptions: std::collections::BTreeMap<String, String>,
 }
 
 struct Served {
@@ -64,6 +68,12 @@ struct Served {
     tracked: bool,
     /// The async operation's poll tool and the argument that takes the job id.
     poll: Option<(String, String)>,
+    /// The tool's output schema, compiled once: every success is checked against it
+    /// before it leaves (serve/output.rs).
+    output: Option<jsonschema::Validator>,
+    /// The free read that shows whether a call went through, for the advice after a
+    /// failure (the description's `checkWith`).
+    check_with: Option<String>,
 }
 
 struct Shared {
@@ -103,11 +113,18 @@ impl Server {
             redactor,
             env_name,
             environment,
+            descriptions,
         } = parts;
         let mut served = Vec::new();
         let mut by_name = HashMap::new();
-        for ((definition, mapping), credential) in tools.into_iter().zip(credentials) {
+        let checks = connectorgen_core::render::CheckWith::new(&connector);
+        for ((mut definition, mapping), credential) in tools.into_iter().zip(credentials) {
             let name = definition["name"].as_str().unwrap_or_default().to_string();
+            if let Some(text) = descriptions.get(&name) {
+                // The served arguments differ from the file's (no key argument): so does
+                // what the description tells the model to send.
+                definition["description"] = json!(text);
+            }
             let op = connector
                 .operations
                 .iter()
@@ -115,14 +132,28 @@ impl Server {
                 .cloned()
                 .ok_or_else(|| format!("tool {name} has no operation"))?;
             let tracked = op.consent() || op.async_.is_some() || mapping.idempotency.is_some();
+            let check_with = checks.of(&op).map(str::to_string);
             let poll = op.async_.as_ref().and_then(|a| {
                 let target = connector.operations.iter().find(|o| o.id == a.poll_with)?;
                 let param = target.path_params.last()?.clone();
                 Some((a.poll_with.clone(), param))
             });
             let definition = served_definition(definition, &mapping, tracked);
-            let tool: Tool =
+            let mut tool: Tool =
                 serde_json::from_value(definition).map_err(|e| format!("tool {name}: {e}"))?;
+            let output = output::compile(&tool).unwrap_or_else(|e| {
+                // Served without a schema rather than with one its answers are not
+                // checked against: a client that checks would refuse good answers.
+                output::without_schema(&mut tool);
+                redactor.line(
+                    "warning",
+                    json!({"message": format!(
+                        "tool {name}: its output schema cannot be compiled ({e}); it is \
+                         served without one"
+                    )}),
+                );
+                None
+            });
             by_name.insert(name, served.len());
             served.push(Served {
                 tool,
@@ -131,6 +162,8 @@ impl Server {
                 credential,
                 tracked,
                 poll,
+                output,
+                check_with,
             });
         }
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -182,8 +215,17 @@ fn instructions(connector: &Connector, env_name: &str, enforce: bool) -> String 
 }
 
 /// The tool as `mcp-tools.json` has it, with the retry key argument taken out (the
-/// server sends its own) and, on tracked tools, the `confirmation` argument added.
+/// server sends its own), on tracked tools the `confirmation` argument added, and
+/// without the request mapping: the server is the one that executes calls, so the
+/// mapping is nothing a client can use, and under `--base-url` it would name servers
+/// the calls never go to (docs/serve.md, "What clients are sent").
 fn served_definition(mut definition: Value, mapping: &RequestMapping, tracked: bool) -> Value {
+    if let Some(meta) = definition.get_mut("_meta").and_then(Value::as_object_mut) {
+        meta.shift_remove(mapping::META_KEY);
+        if meta.is_empty() {
+            definition.as_object_mut().map(|d| d.shift_remove("_meta"));
+        }
+    }
     let schema = &mut definition["inputSchema"];
     if let Some(idem) = &mapping.idempotency {
         if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
@@ -273,7 +315,16 @@ impl rmcp::ServerHandler for Server {
         // Every answer leaves through the redactor: an error that quotes a URL, a
         // provider that echoes the key.
         match self.0.call(index, request, &context).await {
-            Ok(response) => Ok(self.0.redactor.response(response)),
+            Ok(response) => {
+                let served = &self.0.tools[index];
+                let response = match (response, &served.output) {
+                    (CallToolResponse::Complete(result), Some(validator)) => {
+                        output::checked(&served.op, result, validator).into()
+                    }
+                    (other, _) => other,
+                };
+                Ok(self.0.redactor.response(response))
+            }
             Err(mut error) => {
                 error.message = self.0.redactor.text(&error.message).into();
                 Err(error)
@@ -498,7 +549,16 @@ impl Shared {
                     .poll
                     .as_ref()
                     .map(|(tool, param)| Poll { tool, param });
-                reply::already(op, &entry, poll.as_ref(), &issued.token)
+                // The resource address of a replayed body: the request's URL, as on the
+                // first answer.
+                let uri = request::build(
+                    &served.mapping,
+                    args,
+                    &self.target(served, Some(&entry.key)),
+                )
+                .map(|r| r.url.split('?').next().unwrap_or_default().to_string())
+                .unwrap_or_default();
+                reply::already(op, &entry, poll.as_ref(), &issued.token, &uri)
             }
             Verdict::InFlight { .. } => {
                 self.refuse(&op.id, "in-flight", json!({}));
@@ -566,14 +626,35 @@ impl Shared {
                     .poll
                     .as_ref()
                     .map(|(tool, param)| Poll { tool, param });
-                reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref())
+                let retry = retry_of(served, tracked.is_some());
+                reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref(), retry)
             }
             Err(error) => {
                 fields["error"] = json!(error.to_string());
                 self.redactor.line("forwarded", fields);
-                // The row stays pending: a retry is sent with the same key.
-                reply::send_failed(op, &error, tracked.is_some())
+                // The row stays pending: a retry is sent with the same key (when the
+                // operation has one: the advice says which).
+                reply::send_failed(op, &error, retry_of(served, tracked.is_some()))
             }
+        }
+    }
+}
+
+/// How a repeat of `served`'s call reaches the provider: with the same retry key (one
+/// serve sends, or one in the arguments), harmlessly (`inherent`), or as a second order
+/// that only a check and the person can rule out.
+fn retry_of(served: &Served, tracked: bool) -> reply::Retry<'_> {
+    let op = &served.op;
+    if !tracked {
+        reply::Retry::Untracked
+    } else if served.mapping.idempotency.is_some() || op.key().is_some() {
+        reply::Retry::SameKey
+    } else if matches!(op.idempotency, Idempotency::Inherent) {
+        reply::Retry::Inherent
+    } else {
+        // The read that shows whether it went through, as the description names it.
+        reply::Retry::CheckFirst {
+            check: served.check_with.as_deref(),
         }
     }
 }
@@ -649,11 +730,11 @@ fn job_id(served: &Served, response: &HttpResponse) -> Option<String> {
     }
 }
 
-/// How an answer leaves the logical request: 2xx answered; 408, 409, 425, 429 and 5xx
-/// unknown (a retry with the same key is right); any other 4xx refused.
+/// How an answer leaves the logical request: 2xx answered; an unfollowed 3xx, 408, 409,
+/// 425, 429 and 5xx unknown (a retry with the same key is right); any other 4xx refused.
 fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> Outcome {
     let status = match response.status {
-        200..=399
+        200..=299
             if op
                 .async_
                 .as_ref()
@@ -661,18 +742,26 @@ fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> O
         {
             Status::Job
         }
-        200..=399 => Status::Done,
-        408 | 409 | 425 | 429 | 500.. => Status::Pending,
+        200..=299 => Status::Done,
+        // A 3xx here is a redirect the client did not follow: the provider received the
+        // request and gave no answer, so the outcome is unknown (not a job, not done).
+        300..=399 | 408 | 409 | 425 | 429 | 500.. => Status::Pending,
         _ => Status::Rejected,
     };
-    let result = (response.status < 300 && response.body.len() <= 1024 * 1024)
-        .then(|| String::from_utf8(response.body.clone()).ok())
-        .flatten();
+    // Kept so that a replay is the same answer: text as text, bytes as base64, with the
+    // media type (a replayed `audio/mpeg` answer is the same resource).
+    let (result, media_type) = if response.status < 300 && response.body.len() <= 1024 * 1024 {
+        let (body, media) = reply::stored(response);
+        (Some(body), media)
+    } else {
+        (None, None)
+    };
     Outcome {
         status,
         http_status: Some(response.status),
         job_id,
         result,
+        media_type,
     }
 }
 

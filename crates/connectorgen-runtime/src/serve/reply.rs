@@ -178,16 +178,15 @@ pub(crate) fn shared(mut result: CallToolResult) -> CallToolResult {
 /// This exact call already started a job or succeeded: the stored answer, not sent again.
 /// `second` is the value that opens the question about a second, identical order: it
 /// never opens the order itself, so a model relaying it still has the person asked.
+/// The stored answer goes out as the first one did (`body`: JSON as structured content,
+/// text as text, bytes as a resource of their media type), at `uri`.
 pub(crate) fn already(
     op: &Operation,
     entry: &Entry,
     poll: Option<&Poll<'_>>,
     second: &str,
+    uri: &str,
 ) -> CallToolResult {
-    let stored: Option<Value> = entry
-        .result
-        .as_deref()
-        .and_then(|text| serde_json::from_str(text).ok());
     let job = entry.job_id.as_deref();
     let mut text = match (entry.status, poll, job) {
         (Status::Job, Some(p), Some(id)) => format!(
@@ -201,15 +200,17 @@ pub(crate) fn already(
              known here: follow it with {}; nothing was charged now.",
             p.tool
         ),
-        _ => "NOT SENT AGAIN: this exact call already succeeded a moment ago. Nothing was sent \
-              or charged now."
+        _ => "NOT SENT AGAIN: this exact call already succeeded. Nothing was sent or charged \
+              now."
             .to_string(),
     };
-    if entry.result.is_some() {
-        text.push_str(
-            " Below is the provider's answer to the first call, as it was then (any status in it \
-             is the status at the first call, not now).",
-        );
+    let first = replayed(entry);
+    if let Some(response) = &first {
+        text.push_str(&format!(
+            " Below is the provider's answer to the first call, as it was then (HTTP {} at the \
+             first call): any status in it is the status at the first call, not now.",
+            response.status
+        ));
     }
     text.push_str(&format!(
         " Only if the person explicitly asks for a second, identical one, call {} again with \
@@ -223,36 +224,148 @@ pub(crate) fn already(
         }
     ));
     let mut content = vec![ContentBlock::text(text)];
-    if let Some(result) = &entry.result {
-        content.push(ContentBlock::text(result.clone()));
+    let mut structured = None;
+    if let Some(response) = &first {
+        let (blocks, value) = body(response, uri);
+        content.extend(blocks);
+        structured = value;
     }
     let mut result = CallToolResult::success(content);
-    result.structured_content = stored.filter(Value::is_object);
+    result.structured_content = structured;
     result.meta = meta(json!({
         "notSent": true,
         "jobId": job,
         "statusAtFirstCall": entry.status_name(),
+        "httpStatusAtFirstCall": entry.http_status,
         "answeredAt": entry.updated,
         "secondOrder": second,
     }));
     result
 }
 
-/// A request that could not be sent or got no answer.
-pub(crate) fn send_failed(op: &Operation, error: &SendError, retry_safe: bool) -> CallToolResult {
-    let advice = if !error.maybe_sent() {
-        "Nothing reached the provider."
-    } else if retry_safe {
-        "The provider may have received it. Calling again with the same arguments is safe: it is \
-         sent as a retry of the same request (the same retry key)."
+/// What the ledger keeps of a successful answer, so that a replay is the same answer:
+/// the body as text when its media type is text (or unnamed and UTF-8), else base64 of
+/// its bytes; and the media type (`application/octet-stream` for unnamed bytes, which
+/// the first answer also sent as a resource).
+pub(crate) fn stored(response: &HttpResponse) -> (String, Option<String>) {
+    let content_type = response.header("content-type").map(str::to_string);
+    let essence = content_type
+        .as_deref()
+        .map(connectorgen_core::model::media_essence)
+        .unwrap_or_default();
+    let utf8 = std::str::from_utf8(&response.body).is_ok();
+    if is_text(&essence) || essence.is_empty() && utf8 {
+        let text = String::from_utf8_lossy(&response.body).into_owned();
+        (text, content_type)
     } else {
-        "The provider may have received it; check before calling again."
+        let bytes = base64::engine::general_purpose::STANDARD.encode(&response.body);
+        let media = content_type.unwrap_or_else(|| "application/octet-stream".to_string());
+        (bytes, Some(media))
+    }
+}
+
+/// The first answer back from its row (`stored`'s inverse); `None` when none was kept.
+/// A row from before media types were kept holds text: JSON when it parses.
+fn replayed(entry: &Entry) -> Option<HttpResponse> {
+    let result = entry.result.as_ref()?;
+    let media = entry.media_type.clone().or_else(|| {
+        serde_json::from_str::<Value>(result)
+            .is_ok()
+            .then(|| "application/json".to_string())
+    });
+    let essence = media
+        .as_deref()
+        .map(connectorgen_core::model::media_essence)
+        .unwrap_or_default();
+    let body = if is_text(&essence) || essence.is_empty() {
+        result.clone().into_bytes()
+    } else {
+        base64::engine::general_purpose::STANDARD
+            .decode(result)
+            .ok()?
+    };
+    Some(HttpResponse {
+        status: entry.http_status.unwrap_or(200),
+        headers: media
+            .map(|m| vec![("content-type".to_string(), m)])
+            .unwrap_or_default(),
+        body,
+    })
+}
+
+/// How a call that may have reached the provider can be repeated, as serve sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry<'a> {
+    /// Not tracked (a read): nothing is recorded, so nothing is known about a repeat.
+    Untracked,
+    /// The same retry key goes out again (serve's own, or the one in the arguments):
+    /// a provider that honours it answers with the first result.
+    SameKey,
+    /// Repeating it cannot do it twice (`idempotency: inherent`).
+    Inherent,
+    /// The provider cannot recognise a repeat (`unsupported`, or no key known): a
+    /// second call may be a second order. `check` is the free read that shows whether
+    /// the first went through (the job list, the thing a change settles on), if any.
+    CheckFirst { check: Option<&'a str> },
+}
+
+/// What the model is told to do about a call whose outcome is not known.
+fn retry_advice(retry: Retry<'_>) -> String {
+    match retry {
+        Retry::Untracked => "The provider may have received it; check before calling again.".into(),
+        Retry::SameKey => "The provider may have received it. Calling again with the same \
+            arguments is safe: it is sent as a retry of the same request (the same retry key)."
+            .into(),
+        Retry::Inherent => "The provider may have received it. Calling again with the same \
+            arguments is safe: repeating this call cannot do it twice."
+            .into(),
+        Retry::CheckFirst { check } => {
+            let check = match check {
+                Some(tool) => format!(
+                    "First check with {tool} whether it went through, and ask \
+                    the person before calling again."
+                ),
+                None => "Ask the person before calling again.".to_string(),
+            };
+            format!(
+                "The provider may have received it, and it cannot recognise a repeat: calling \
+                 again may do it a second time (a second job, a second charge). Do not call \
+                 again on your own. {check}"
+            )
+        }
+    }
+}
+
+/// A request that could not be sent or got no answer.
+pub(crate) fn send_failed(op: &Operation, error: &SendError, retry: Retry<'_>) -> CallToolResult {
+    let advice = if error.maybe_sent() {
+        retry_advice(retry)
+    } else {
+        "Nothing reached the provider.".to_string()
     };
     let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
         "{} failed: {error}. {advice}",
         op.id
     ))]);
     result.meta = meta(json!({"sendError": error.to_string()}));
+    result
+}
+
+/// A 3xx that reached the handler: a redirect the client did not follow (no usable
+/// `Location`, or a status it does not follow such as 300 or 304). The provider
+/// received the request and did not answer it: not a success, not a job.
+fn unfollowed(op: &Operation, response: &HttpResponse, retry: Retry<'_>) -> CallToolResult {
+    let location = response
+        .header("location")
+        .map_or_else(|| "no Location".to_string(), |l| format!("Location {l}"));
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        "{} failed: the provider answered HTTP {} ({location}), a redirect that was not \
+         followed, so there is no answer. {}",
+        op.id,
+        response.status,
+        retry_advice(retry)
+    ))]);
+    result.meta = meta(json!({"status": response.status, "redirectNotFollowed": true}));
     result
 }
 
@@ -265,14 +378,11 @@ pub(crate) fn answer(
     uri: &str,
     poll: Option<&Poll<'_>>,
     job_id: Option<&str>,
+    retry: Retry<'_>,
 ) -> CallToolResult {
-    let content_type = response.header("content-type").unwrap_or_default();
-    let essence = connectorgen_core::model::media_essence(content_type);
-    let is_json = essence == "application/json" || essence.ends_with("+json");
-    let is_text = essence.starts_with("text/")
-        || is_json
-        || essence.ends_with("+xml")
-        || essence == "application/xml";
+    if (300..400).contains(&response.status) {
+        return unfollowed(op, response, retry);
+    }
     if response.status >= 400 {
         let body = String::from_utf8_lossy(&response.body);
         let mut quoted: String = body.chars().take(ERROR_BODY_MAX).collect();
@@ -286,32 +396,7 @@ pub(crate) fn answer(
         result.meta = meta(json!({"status": response.status}));
         return result;
     }
-    let mut content = Vec::new();
-    let mut structured = None;
-    if response.body.is_empty() {
-        content.push(ContentBlock::text(format!(
-            "Done: the provider answered HTTP {} with no body.",
-            response.status
-        )));
-    } else if is_json && let Ok(value) = serde_json::from_slice::<Value>(&response.body) {
-        content.push(ContentBlock::text(
-            String::from_utf8_lossy(&response.body).into_owned(),
-        ));
-        structured = Some(value);
-    } else if is_text || std::str::from_utf8(&response.body).is_ok() && essence.is_empty() {
-        content.push(ContentBlock::text(
-            String::from_utf8_lossy(&response.body).into_owned(),
-        ));
-    } else {
-        let blob = base64::engine::general_purpose::STANDARD.encode(&response.body);
-        let mut resource = ResourceContents::blob(blob, uri);
-        if !essence.is_empty()
-            && let ResourceContents::BlobResourceContents { mime_type, .. } = &mut resource
-        {
-            *mime_type = Some(content_type.to_string());
-        }
-        content.push(ContentBlock::resource(resource));
-    }
+    let (mut content, structured) = body(response, uri);
     if let (Some(a), Some(p)) = (&op.async_, poll) {
         let hint = match (a.returns, job_id) {
             (Returns::Job, Some(id)) => format!(
@@ -336,4 +421,121 @@ pub(crate) fn answer(
     result.structured_content = structured;
     result.meta = meta(json!({"status": response.status, "jobId": job_id}));
     result
+}
+
+/// JSON, text (`+xml` and XML included) by media type essence.
+fn is_json(essence: &str) -> bool {
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+fn is_text(essence: &str) -> bool {
+    essence.starts_with("text/")
+        || is_json(essence)
+        || essence.ends_with("+xml")
+        || essence == "application/xml"
+}
+
+/// A successful answer's body as content: JSON as structured content with a text copy,
+/// text as text, anything else as an embedded resource (base64, with its media type).
+fn body(response: &HttpResponse, uri: &str) -> (Vec<ContentBlock>, Option<Value>) {
+    let content_type = response.header("content-type").unwrap_or_default();
+    let essence = connectorgen_core::model::media_essence(content_type);
+    if response.body.is_empty() {
+        let done = format!(
+            "Done: the provider answered HTTP {} with no body.",
+            response.status
+        );
+        return (vec![ContentBlock::text(done)], None);
+    }
+    if is_json(&essence)
+        && let Ok(value) = serde_json::from_slice::<Value>(&response.body)
+    {
+        let text = String::from_utf8_lossy(&response.body).into_owned();
+        return (vec![ContentBlock::text(text)], Some(value));
+    }
+    if is_text(&essence) || std::str::from_utf8(&response.body).is_ok() && essence.is_empty() {
+        let text = String::from_utf8_lossy(&response.body).into_owned();
+        return (vec![ContentBlock::text(text)], None);
+    }
+    let blob = base64::engine::general_purpose::STANDARD.encode(&response.body);
+    let mut resource = ResourceContents::blob(blob, uri);
+    if !essence.is_empty()
+        && let ResourceContents::BlobResourceContents { mime_type, .. } = &mut resource
+    {
+        *mime_type = Some(content_type.to_string());
+    }
+    (vec![ContentBlock::resource(resource)], None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(content_type: Option<&str>, body: &[u8]) -> HttpResponse {
+        HttpResponse {
+            status: 201,
+            headers: content_type
+                .map(|c| vec![("content-type".to_string(), c.to_string())])
+                .unwrap_or_default(),
+            body: body.to_vec(),
+        }
+    }
+
+    fn row(result: String, media_type: Option<String>) -> Entry {
+        Entry {
+            id: 1,
+            tool: "t".into(),
+            args_hash: "h".into(),
+            key: "k".into(),
+            nonce: None,
+            status: Status::Done,
+            http_status: Some(201),
+            job_id: None,
+            result: Some(result),
+            created: 0,
+            updated: 0,
+            attempts: 1,
+            media_type,
+        }
+    }
+
+    /// What the ledger keeps gives back the same status, media type and bytes: JSON,
+    /// text, bytes of a named type, bytes of none (then `application/octet-stream`).
+    #[test]
+    fn a_stored_answer_comes_back_whole() {
+        let mpeg = b"ID3\x04\x00\xff\xfb\x90";
+        for (content_type, body, back) in [
+            (
+                Some("application/json"),
+                &b"{\"id\":1}"[..],
+                Some("application/json"),
+            ),
+            (
+                Some("text/plain; charset=utf-8"),
+                b"hello",
+                Some("text/plain; charset=utf-8"),
+            ),
+            (Some("audio/mpeg"), mpeg, Some("audio/mpeg")),
+            (None, b"plain", None),
+            (None, mpeg, Some("application/octet-stream")),
+        ] {
+            let (result, media) = stored(&response(content_type, body));
+            let again = replayed(&row(result, media)).unwrap();
+            assert_eq!(again.status, 201);
+            assert_eq!(again.body, body, "{content_type:?}");
+            assert_eq!(again.header("content-type"), back, "{content_type:?}");
+        }
+    }
+
+    /// A row written before media types were kept holds text: JSON when it parses.
+    #[test]
+    fn an_old_row_replays_as_json_or_text() {
+        let json = replayed(&row("{\"id\":1}".into(), None)).unwrap();
+        assert_eq!(json.header("content-type"), Some("application/json"));
+        let text = replayed(&row("done".into(), None)).unwrap();
+        assert_eq!(
+            (text.header("content-type"), text.body.as_slice()),
+            (None, &b"done"[..])
+        );
+    }
 }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 /// The `_meta` key of the mapping. Its prefix `dev.connectorgen/` is connectorgen's own:
 /// MCP reserves the prefixes whose second label is `modelcontextprotocol` or `mcp`.
-pub(crate) const META_KEY: &str = "dev.connectorgen/request";
+pub const META_KEY: &str = "dev.connectorgen/request";
 
 /// How one tool's call becomes an HTTP request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
