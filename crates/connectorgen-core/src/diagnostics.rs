@@ -12,7 +12,9 @@
 //! A rule is declared once, as a variant of `Diagnostic`, and everything else reads
 //! that declaration: the code is the variant's name in kebab-case; the first paragraph
 //! of its `///` doc is the summary (SARIF's rule description, `docs/rules.md`), the
-//! rest the explanation `connectorgen explain --rule CODE` prints; `#[error]` is the
+//! rest the explanation `connectorgen explain --rule CODE` prints, which says why the
+//! rule exists: what goes wrong for the model, the person or the request if the
+//! manifest were accepted (every rule has one, `rules.rs` checks); `#[error]` is the
 //! message and `#[diagnostic(help(…))]` (or a `#[help]` field) the help line; a lint
 //! says its default level with `#[strum_discriminants(strum(props(level = "warn")))]`,
 //! which makes its code a lint id (`lint:`, `lintAllow`, the JSON Schema's enum), and a
@@ -34,7 +36,7 @@ pub type Span = SourceSpan;
 /// variant's name in kebab-case, and is what the test case file
 /// `tests/cases/{invalid,lint}/<code>.yaml` is named after. `tests/cases.rs` checks
 /// that each rule has a case, and `docs/rules.md` is generated from these declarations
-/// (`tests/cases.rs` fails when it is stale).
+/// and the cases' snapshots (`tests/rules_doc.rs` fails when it is stale).
 #[derive(Debug, thiserror::Error, miette::Diagnostic, strum::EnumDiscriminants)]
 #[strum_discriminants(
     name(Rule),
