@@ -377,11 +377,11 @@ pub enum Diagnostic {
     /// costs, and a permanent action may cost nothing. The new form, with the
     /// operation's own note.
     ///
-    /// Read the old way, the operation would be described as a cost with a price that does
-    /// not exist, and a permanent action that costs nothing would not get the permanence
-    /// sentence and the person's yes that `confirm: true` gives; converting it silently
-    /// would change what the model is told without a review. The help writes the new form,
-    /// with the operation's own note.
+    /// The old form mixed what `spends` and `confirm` keep apart, a cost and a call that
+    /// cannot be undone: converting it silently would have to guess whether the call also
+    /// costs, and a wrong guess either tells the person of a price that does not exist or
+    /// drops a real one from what the model is told. The help writes the new form, with the
+    /// operation's own note.
     #[error("`spends.kind: irreversible` was replaced by `confirm: true`")]
     SpendKindIrreversible {
         #[label("no longer a spend kind")]
@@ -740,10 +740,11 @@ pub enum Diagnostic {
     /// A JSON Schema uses a construct OpenAPI 3.0 cannot express.
     ///
     /// The `openapi30` target is for platforms that read only OpenAPI 3.0: a JSON Schema
-    /// construct 3.0 has no word for (`const`, a list of types, `$defs`) is refused by
-    /// them, or ignored, which gives the model a looser schema than the provider checks, so
-    /// it sends values the provider refuses. A warning where it can be rewritten without
-    /// changing what it accepts, an error otherwise.
+    /// construct 3.0 has no word for (`$defs`, `prefixItems`, `if`/`then`) would be refused
+    /// by them, or ignored, giving the model a looser schema than the provider checks, so
+    /// it sends values the provider refuses. What can be rewritten with the same meaning is
+    /// (`const` becomes a one-value `enum`); dropping only an annotation (`examples`) is a
+    /// warning; anything else is an error (docs/targets.md).
     #[strum_discriminants(strum(props(severity = "error or warning")))]
     #[error(
         "`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 (the openapi30 target) cannot express"
@@ -787,11 +788,11 @@ pub enum Diagnostic {
     /// header connectorgen or the client sends itself, or `required: false` on a
     /// path parameter.
     ///
-    /// A path parameter that is not in the path fills nothing, and a path `{name}` without
-    /// a parameter is sent with no value; a header connectorgen or the client sends itself
-    /// (Authorization, Content-Type, Accept, Idempotency-Key) would let the model overwrite
-    /// the credential or the body's type; and a path has no URL without its parameter, so
-    /// it cannot be `required: false`.
+    /// A parameter the path does not hold fills nothing, so the value the model gives is
+    /// lost; a header connectorgen or the client sends itself (Authorization, Content-Type,
+    /// Accept, Idempotency-Key) would let the model overwrite the credential or the body's
+    /// type; and a path has no URL without its parameter, so it cannot be `required:
+    /// false`.
     // ---- Inline HTTP: what the request and response really look like. ----
     #[error("invalid {location} parameter `{name}`: {reason}")]
     #[diagnostic(help(
