@@ -154,7 +154,7 @@ fn contributing_layout_names_every_module() {
     );
     let named: BTreeSet<&str> = layout
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .filter(|word| word.ends_with(".rs") && word.len() > 3)
+        .filter(|word| Path::new(word).extension().is_some_and(|e| e == "rs") && word.len() > 3)
         .collect();
     let mut examples = BTreeSet::new();
     modules(&root().join("examples"), &mut examples);

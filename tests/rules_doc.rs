@@ -124,12 +124,12 @@ fn rules_doc_is_current() {
         ("crates/connectorgen-core/src/rules/examples.txt", &examples),
         ("docs/rules.md", &markdown),
     ] {
-        let path = root().join(path);
+        let file = root().join(path);
         if update {
-            std::fs::write(&path, generated).unwrap();
+            std::fs::write(&file, generated).unwrap();
         }
-        if std::fs::read_to_string(&path).unwrap_or_default() != *generated {
-            stale.push(path.display().to_string());
+        if std::fs::read_to_string(&file).unwrap_or_default() != *generated {
+            stale.push(path);
         }
     }
     assert!(

@@ -615,7 +615,7 @@ pub enum Diagnostic {
     ///
     /// An `args:` name that some MCP client refuses: tool argument names must match
     /// `^[a-zA-Z0-9_.-]{1,64}$` (Anthropic's API rejects the whole tool list
-    /// otherwise). What to write instead (the name the documented rule would give).
+    /// otherwise). The help gives the name the documented rule would give instead.
     #[error("`{name}` is not an argument name every MCP client accepts")]
     InvalidArgumentName {
         name: String,
