@@ -1612,8 +1612,8 @@ pub enum Diagnostic {
 
     /// The description the model reads exceeds the configured number of characters.
     ///
-    /// OpenAI's GPT Actions cut descriptions over 300 characters, and long descriptions in
-    /// every tool crowd the model's context on every turn. Off by default; for authors who
+    /// OpenAI's GPT Actions take at most 300 characters of description, and long
+    /// descriptions in every tool crowd the model's context on every turn. Off by default; for authors who
     /// target such limits.
     ///
     /// The description the model reads (with the generated sentences) is longer
