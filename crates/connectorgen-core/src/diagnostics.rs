@@ -1531,8 +1531,7 @@ pub enum Diagnostic {
     ///
     /// A GET or a paid operation's description does not say what the call will not
     /// do (no "read-only", "cannot", "does not", "never", "only", "changes nothing",
-    /// "costs nothing", …). "Reads your
-    /// balance" → "Read-only. This cannot move funds."
+    /// "costs nothing", …).
     #[strum_discriminants(strum(props(level = "warn")))]
     // ---- Safety lints: valid manifests that may still mislead a model. ----
     #[error("`{id}`: the description does not say what the call will not do")]
