@@ -21,6 +21,7 @@ mod openapi30_meaning;
 mod properties;
 mod reference_docs;
 mod reporting;
+mod rules_doc;
 #[cfg(feature = "runtime")]
 mod runtime;
 mod safety_properties;

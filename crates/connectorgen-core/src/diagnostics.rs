@@ -12,7 +12,9 @@
 //! A rule is declared once, as a variant of `Diagnostic`, and everything else reads
 //! that declaration: the code is the variant's name in kebab-case; the first paragraph
 //! of its `///` doc is the summary (SARIF's rule description, `docs/rules.md`), the
-//! rest the explanation `connectorgen explain --rule CODE` prints; `#[error]` is the
+//! rest the explanation `connectorgen explain --rule CODE` prints, which says why the
+//! rule exists: what goes wrong for the model, the person or the request if the
+//! manifest were accepted (every rule has one, `rules.rs` checks); `#[error]` is the
 //! message and `#[diagnostic(help(…))]` (or a `#[help]` field) the help line; a lint
 //! says its default level with `#[strum_discriminants(strum(props(level = "warn")))]`,
 //! which makes its code a lint id (`lint:`, `lintAllow`, the JSON Schema's enum), and a
@@ -34,7 +36,7 @@ pub type Span = SourceSpan;
 /// variant's name in kebab-case, and is what the test case file
 /// `tests/cases/{invalid,lint}/<code>.yaml` is named after. `tests/cases.rs` checks
 /// that each rule has a case, and `docs/rules.md` is generated from these declarations
-/// (`tests/cases.rs` fails when it is stale).
+/// and the cases' snapshots (`tests/rules_doc.rs` fails when it is stale).
 #[derive(Debug, thiserror::Error, miette::Diagnostic, strum::EnumDiscriminants)]
 #[strum_discriminants(
     name(Rule),
@@ -52,6 +54,11 @@ pub type Span = SourceSpan;
 )]
 pub enum Diagnostic {
     /// The file is not well-formed YAML (or a scalar could not be read).
+    ///
+    /// Nothing after a syntax error can be read with certainty: a parser that guessed past
+    /// it could drop or misplace a key such as `spends:` or `confirm:`, and the outputs
+    /// would tell the model a paid or permanent call is free and routine. The whole file is
+    /// refused, at the place the parser stopped.
     #[error("invalid YAML: {message}")]
     #[diagnostic(help(
         "fix the YAML syntax at the marked place; quote values that contain `: ` or start with a special character"
@@ -64,6 +71,10 @@ pub enum Diagnostic {
 
     /// A value has the wrong YAML type (a list where a string belongs, a word where
     /// a number belongs).
+    ///
+    /// A value of the wrong type has no one meaning: converting it (a list to one string, a
+    /// word to a number) would write something the author did not write, and a safety key
+    /// read that way (`confirm: "no"`) could mean the opposite of what was meant.
     #[error("wrong type: {message}")]
     WrongType {
         message: String,
@@ -74,6 +85,10 @@ pub enum Diagnostic {
     },
 
     /// A mapping holds a key the manifest format does not know.
+    ///
+    /// A key the format does not know is most often a misspelling (`spend:` for `spends:`,
+    /// `lintallow:`): ignored, it would silently drop what it declares, so a paid call
+    /// would be described to the model as free. The help names the nearest known key.
     #[error("unknown key `{key}`")]
     UnknownKey {
         key: String,
@@ -85,6 +100,10 @@ pub enum Diagnostic {
 
     /// A mapping holds the same key twice; YAML forbids it and the second would
     /// silently win elsewhere.
+    ///
+    /// YAML readers disagree on which of two equal keys wins, so connectorgen, an editor
+    /// and a reviewer could each read a different manifest: two `spends:` with different
+    /// notes would show the reviewer one price and the model another.
     #[error("duplicate key `{key}`")]
     #[diagnostic(help("remove one of the two; each key may appear once in a mapping"))]
     DuplicateKey {
@@ -95,8 +114,11 @@ pub enum Diagnostic {
 
     /// A YAML resource limit (nesting depth, alias expansion) was exceeded.
     ///
-    /// A YAML resource budget (nesting depth, alias expansion, node count) was
-    /// exceeded.
+    /// A few lines of YAML can expand through aliases into billions of nodes (the "billion
+    /// laughs"), or nest deep enough to exhaust the stack: without budgets, a manifest in a
+    /// pull request could take all of a CI machine's memory. The budgets (nesting depth,
+    /// alias expansion, node count) are far above any real manifest; the message says which
+    /// was reached and how to get under it.
     #[error("manifest exceeds a parser limit: {message}")]
     #[diagnostic(help(
         "anchors and aliases are fine for reuse within the budgets; the message says how to get under the limit, or which flag raises it"
@@ -108,6 +130,10 @@ pub enum Diagnostic {
     },
 
     /// A required key is absent.
+    ///
+    /// A required key has no default that would not be a guess: without `method` or `path`
+    /// there is no request to build, and without a `description` or a cost `note` the model
+    /// has nothing to choose the tool by or to tell the person.
     #[error("missing required key `{key}` in {context}")]
     MissingKey {
         key: &'static str,
@@ -119,6 +145,10 @@ pub enum Diagnostic {
     },
 
     /// `version` names a manifest format this build does not read.
+    ///
+    /// A manifest written for another format version may use keys, or meanings of keys,
+    /// this build does not know; read as version 1 it could lose a safety declaration
+    /// without a word. Use a connectorgen that reads that version.
     #[error("unsupported manifest version {found}")]
     #[diagnostic(help("only `version: 1` exists; write `version: 1`"))]
     UnsupportedVersion {
@@ -129,7 +159,10 @@ pub enum Diagnostic {
 
     /// A text the model or the person reads is empty.
     ///
-    /// A text that the model or the person reads is empty or only whitespace.
+    /// The model picks a tool, and tells the person what it is about to do, from these
+    /// texts: an empty (or blank, `" "`) description gives it nothing to tell two tools
+    /// apart by, and an empty cost note has the person agree to a price nobody stated. A
+    /// blank string also looks present in review.
     #[error("`{key}` must not be empty")]
     EmptyText {
         key: &'static str,
@@ -141,8 +174,10 @@ pub enum Diagnostic {
 
     /// A URL is not absolute https (http only for localhost).
     ///
-    /// A URL is not absolute https (http is allowed only for localhost and
-    /// 127.0.0.1).
+    /// Every call, with the person's credential, goes to these URLs: over plain http both
+    /// travel in clear to anyone on the network path, and a relative URL names no host that
+    /// every client would resolve the same way. Plain http is accepted for localhost and
+    /// 127.0.0.1, where nothing leaves the machine.
     #[error("`{key}` is not a usable URL: {reason}")]
     #[diagnostic(help(
         "use an absolute https URL such as `https://api.example.com`; plain http is accepted only for localhost or 127.0.0.1"
@@ -171,6 +206,10 @@ pub enum Diagnostic {
     },
 
     /// The manifest lists no operations.
+    ///
+    /// A connector without operations gives the model no tool, yet its outputs are valid
+    /// documents that an agent platform would accept and show as a working connector; an
+    /// empty list is usually a mistake of indentation.
     #[error("`operations` is empty")]
     #[diagnostic(help(
         "list at least one operation; a connector without operations gives the model nothing to do"
@@ -182,8 +221,9 @@ pub enum Diagnostic {
 
     /// An operation id is not a valid operationId.
     ///
-    /// An operation id is not usable by agents (1 to 128 letters, digits, `_`, `.`,
-    /// `-`).
+    /// The id becomes the tool's name and the OpenAPI operationId: agent platforms refuse a
+    /// document (or a tool list) with an id outside 1 to 128 letters, digits, `_`, `.` and
+    /// `-`, or rewrite it, so the model would call a name the docs and prompts do not use.
     #[error("invalid operation id `{id}`")]
     #[diagnostic(help(
         "use 1 to 128 letters, digits, `_`, `.` or `-`, starting with a letter, digit or `_`, e.g. `createVideo`"
@@ -195,6 +235,11 @@ pub enum Diagnostic {
     },
 
     /// Two operations share an id.
+    ///
+    /// The id is the tool's name: with two tools of one name, a client keeps one of them
+    /// (or refuses the list), so the model may call the other operation than it means, and
+    /// a `pollWith` naming the id could point at either. OpenAPI also requires operationIds
+    /// to be unique.
     #[error("duplicate operation id `{id}`")]
     #[diagnostic(help("operation ids must be unique; rename one of them"))]
     DuplicateOperationId {
@@ -207,7 +252,10 @@ pub enum Diagnostic {
 
     /// `method` is not get, post, put, patch or delete.
     ///
-    /// `method` is not one of get, post, put, patch, delete.
+    /// The method decides what a call does and what the model is told about it (a get is
+    /// treated as a free, repeatable read): a method connectorgen does not know cannot be
+    /// classed as a read or a write, so nothing could say whether the call changes
+    /// anything.
     #[error("unknown method `{method}`")]
     UnknownMethod {
         method: String,
@@ -218,6 +266,10 @@ pub enum Diagnostic {
     },
 
     /// A path is malformed or conflicts with another.
+    ///
+    /// Every call goes to this path: a malformed one is sent differently by each client
+    /// (encoded, cut or refused), and a `{param}` no argument fills, or that fills half a
+    /// segment, sends the call to another resource than the model meant.
     ///
     /// A path does not start with `/`, has characters a URL path cannot hold, or a
     /// malformed `{param}`.
@@ -233,6 +285,11 @@ pub enum Diagnostic {
     },
 
     /// Two operations share the same method and path.
+    ///
+    /// Two operations for one HTTP request would give the model two tools whose
+    /// descriptions may disagree (one free, one paid) about the same call; OpenAPI holds
+    /// one operation per method and path, so one of the two would be lost from
+    /// openapi.json.
     #[error("two operations are `{method} {path}`")]
     #[diagnostic(help(
         "each method + path pair may be declared once; merge the two operations or change one path"
@@ -247,6 +304,10 @@ pub enum Diagnostic {
     },
 
     /// A request body is declared on a get or delete operation.
+    ///
+    /// HTTP gives a body on a GET or DELETE no meaning: clients, proxies and agent
+    /// platforms drop it, so the arguments the model fills in would never reach the
+    /// provider.
     ///
     /// `input` (a request body) is given on a get or delete operation, or an
     /// `openapi:` fragment gives it a `requestBody`. What declares the body:
@@ -264,7 +325,9 @@ pub enum Diagnostic {
 
     /// `input`, `output` or a query `schema` is not a JSON Schema.
     ///
-    /// `input` or `output` is not a JSON Schema (a mapping or a boolean).
+    /// A schema that is not a mapping or a boolean (`input: object`, a list) describes no
+    /// argument: the model would be given a tool with no usable input schema, guess the
+    /// arguments, and send values the provider refuses.
     #[error("`{key}` must be a JSON Schema (a mapping)")]
     #[diagnostic(help(
         "write a JSON Schema object, e.g. `{{ type: object, properties: {{ name: {{ type: string }} }} }}`"
@@ -277,7 +340,10 @@ pub enum Diagnostic {
 
     /// A query parameter name is empty, repeated or unusable.
     ///
-    /// A query parameter name is empty, repeated, or not usable in a URL.
+    /// The name is what the provider reads the value by: an empty name sends a value under
+    /// no name, a repeated one lets two arguments fill one parameter (one of them lost),
+    /// and a character a URL cannot hold is encoded differently by each client, so the
+    /// provider reads another name.
     #[error("invalid query parameter `{name}`: {reason}")]
     #[diagnostic(help(
         "query parameter names are unique within an operation and use letters, digits, `_`, `-` or `.`"
@@ -291,7 +357,10 @@ pub enum Diagnostic {
 
     /// A get operation spends, is async or asks for confirmation.
     ///
-    /// `spends`, `async` or `confirm: true` is declared on a get operation.
+    /// Models, clients and platforms treat a GET as safe: they retry it after a timeout,
+    /// poll it in a loop and may approve it without asking (`readOnlyHint`). A GET that
+    /// spends, starts a job or needs a yes would be called again and again without the
+    /// person's consent.
     #[error("`{id}`: a get operation cannot {what}")]
     #[diagnostic(help(
         "a GET must be free and safe to repeat: models retry and poll GETs freely. Make this operation a `post`, or remove `{key}`"
@@ -307,6 +376,12 @@ pub enum Diagnostic {
     /// `spends.kind: irreversible`, which `confirm: true` replaced: `spends` is for
     /// costs, and a permanent action may cost nothing. The new form, with the
     /// operation's own note.
+    ///
+    /// The old form mixed what `spends` and `confirm` keep apart, a cost and a call that
+    /// cannot be undone: converting it silently would have to guess whether the call also
+    /// costs, and a wrong guess either tells the person of a price that does not exist or
+    /// drops a real one from what the model is told. The help writes the new form, with the
+    /// operation's own note.
     #[error("`spends.kind: irreversible` was replaced by `confirm: true`")]
     SpendKindIrreversible {
         #[label("no longer a spend kind")]
@@ -317,6 +392,11 @@ pub enum Diagnostic {
 
     /// `confirm: false` on an operation that spends: a cost always needs the
     /// person's yes.
+    ///
+    /// The two declarations cannot both hold: `confirm: false` tells platforms the call is
+    /// routine (OpenAI may "always allow" it), while the cost sentence says to ask before
+    /// every call. Either choice made for the author would be wrong in one direction, and
+    /// the wrong one spends the person's money without their yes.
     #[error("`confirm: false` on an operation that spends")]
     #[diagnostic(help(
         "a call that costs the person always needs their fresh yes, so it is never routine: remove `confirm: false` (or `spends`, if the call costs nothing)"
@@ -329,6 +409,11 @@ pub enum Diagnostic {
     },
 
     /// `async.returns` is not job or change.
+    ///
+    /// `returns` says what the immediate answer is: a job (calling again starts a second
+    /// one, and is paid again) or a change that settles in the background. A value read as
+    /// neither would leave the polling sentence guessing, and the wrong guess has the model
+    /// resubmit a job, or wait on a change as if it were one.
     #[error("unknown `async.returns` value `{value}`")]
     UnknownAsyncReturns {
         value: String,
@@ -339,6 +424,11 @@ pub enum Diagnostic {
     },
 
     /// `spends.kind` is not credits or money.
+    ///
+    /// The kind decides the cost sentence: `money` tells the person their money moves,
+    /// `credits` that a prepaid balance is used. A kind read as neither (`credit`, `usd`)
+    /// cannot be turned into either sentence, and guessing the milder one would understate
+    /// the cost.
     #[error("unknown spend kind `{kind}`")]
     UnknownSpendKind {
         kind: String,
@@ -349,6 +439,11 @@ pub enum Diagnostic {
     },
 
     /// `spends.payer` is not `person` or `customer`.
+    ///
+    /// The payer decides whose money the cost sentence names: the person's own (`person`),
+    /// or a customer's that a seller's API moves (`customer`, "MOVES THE CUSTOMER'S
+    /// MONEY"). Guessing would tell the model, and the person who approves, the wrong party
+    /// pays.
     #[error("unknown payer `{payer}`")]
     UnknownPayer {
         payer: String,
@@ -360,8 +455,9 @@ pub enum Diagnostic {
 
     /// `idempotency` is no short form and no mapping naming one key.
     ///
-    /// `idempotency` is not optional, required, inherent or unsupported, nor a
-    /// mapping naming one key (`header`, `query` or `bodyField`, and `required`).
+    /// The value decides whether the model is told a retry is safe and which key makes it
+    /// so; one that is neither a short form nor a mapping naming one key cannot be turned
+    /// into a retry rule, and guessing "safe" lets a retry after a timeout charge twice.
     #[error("unknown idempotency `{value}`")]
     UnknownIdempotency {
         value: String,
@@ -373,7 +469,9 @@ pub enum Diagnostic {
 
     /// `async.typicalSeconds` is not a positive number.
     ///
-    /// `async.typicalSeconds` is zero or negative.
+    /// The model is told how long the job usually takes ("typically ready in about 90s"):
+    /// zero or a negative wait tells it the job is done at once, so it polls in a tight
+    /// loop or, finding the job unfinished, resubmits it and pays again.
     #[error("`typicalSeconds` must be a positive whole number of seconds, not {value}")]
     #[diagnostic(help(
         "give the usual wait in seconds (e.g. `typicalSeconds: 90`), or leave the key out"
@@ -385,6 +483,10 @@ pub enum Diagnostic {
     },
 
     /// `async.pollWith` names no operation of this manifest.
+    ///
+    /// The polling sentence tells the model which tool follows the job: naming one that
+    /// does not exist leaves it no way to learn whether the job finished except starting
+    /// (and paying for) another. Usually a misspelled id; the help names the nearest.
     #[error("`pollWith` names unknown operation `{target}`")]
     UnknownPollTarget {
         target: String,
@@ -396,8 +498,9 @@ pub enum Diagnostic {
 
     /// The poll target is not a free, side-effect-free read.
     ///
-    /// `async.pollWith` names an operation that is not a free, side-effect-free
-    /// read.
+    /// The model calls the poll target again and again, without asking, until the job is
+    /// done: a target that spends charges the person on every poll, and one that is async
+    /// (or not a GET) starts another job each time.
     #[error("poll target `{target}` is not a free, side-effect-free read: {reason}")]
     #[diagnostic(help(
         "the model will call the poll target many times: point `pollWith` at a `get` operation that neither spends nor is async (e.g. `GET /v1/jobs/{{id}}`)"
@@ -413,7 +516,9 @@ pub enum Diagnostic {
 
     /// `auth.tokenPrefix` is empty or contains whitespace.
     ///
-    /// An auth token prefix is empty or contains whitespace.
+    /// llms.txt tells the person the credential starts with the prefix, so they paste the
+    /// right one: an empty prefix says nothing, and one with whitespace matches no
+    /// credential, so a person told to look for it would reject the key that works.
     #[error("invalid `tokenPrefix` `{prefix}`")]
     #[diagnostic(help(
         "give the literal start of every connector token, e.g. `vg_`, or remove `auth`"
@@ -425,6 +530,10 @@ pub enum Diagnostic {
     },
 
     /// An unknown lint id in `lint` or `lintAllow`.
+    ///
+    /// A misspelled lint id would do nothing at all: a team that writes `deny` for it
+    /// believes CI stops on that finding while it passes, and a `lintAllow` of it silences
+    /// nothing. The help names the nearest lint id.
     #[error("unknown lint `{id}`")]
     UnknownLint {
         id: String,
@@ -436,8 +545,9 @@ pub enum Diagnostic {
 
     /// A lint level or option is invalid.
     ///
-    /// A lint level that is not allow, warn or deny, or a `max` that is not a
-    /// positive number.
+    /// A setting the run cannot read cannot be applied, and ignoring it would leave the
+    /// lint at a level nobody chose: a misspelled `deny` keeps a warning CI lets through,
+    /// and a `max` that is not a positive number bounds nothing.
     #[error("invalid lint setting for `{id}`: {reason}")]
     #[diagnostic(help(
         "write `allow`, `warn` or `deny`, or for description-too-long `{{ level: warn, max: 300 }}`"
@@ -451,8 +561,10 @@ pub enum Diagnostic {
 
     /// `templates` names a folder that cannot be used.
     ///
-    /// `templates:` names a folder that cannot be read, or holds a file that is no
-    /// template.
+    /// The templates write what the model reads: a folder that cannot be read, ignored,
+    /// would build with the default templates, so the outputs would differ from the ones
+    /// the author wrote and reviewed; a file there that is no template is most often a
+    /// misnamed override, which would be skipped without a word.
     #[error("cannot use the templates folder: {message}")]
     #[diagnostic(help(
         "`templates:` is a folder relative to the manifest holding some of description.j2, description.compact.j2, llms.txt.j2, descriptions.md.j2 (`connectorgen templates export DIR` writes them)"
@@ -464,6 +576,10 @@ pub enum Diagnostic {
     },
 
     /// `targets:` names a platform connectorgen does not write for, or is empty.
+    ///
+    /// A misspelled target would write nothing for that platform, and `check` in CI would
+    /// compare fewer files than the team believes, so the platform's stale connector would
+    /// never be caught; an empty list writes nothing at all.
     #[error("unknown target `{target}`")]
     UnknownTarget {
         target: String,
@@ -475,8 +591,9 @@ pub enum Diagnostic {
 
     /// `args:` gives two inputs of one operation the same MCP argument name.
     ///
-    /// With the `mcp` target, `args:` gives two inputs of one operation the same
-    /// argument name, so they cannot share one MCP `inputSchema`. (Names
+    /// An MCP tool takes one flat set of argument names: two inputs under one name (a path
+    /// `id` and a body `id`) would have one value the model gives go to both places, or one
+    /// of them lost, so the request would differ from what the model meant. (Names
     /// connectorgen chooses never collide: it adds the location, docs/mcp.md.)
     #[error(
         "`{id}`: `{name}` would name both {first} and {second}; an MCP tool (the mcp target) takes one flat set of arguments"
@@ -498,7 +615,7 @@ pub enum Diagnostic {
     ///
     /// An `args:` name that some MCP client refuses: tool argument names must match
     /// `^[a-zA-Z0-9_.-]{1,64}$` (Anthropic's API rejects the whole tool list
-    /// otherwise). What to write instead (the name the documented rule would give).
+    /// otherwise). The help gives the name the documented rule would give instead.
     #[error("`{name}` is not an argument name every MCP client accepts")]
     InvalidArgumentName {
         name: String,
@@ -510,7 +627,9 @@ pub enum Diagnostic {
 
     /// A `fixed:` entry without exactly one of `env` and `value`.
     ///
-    /// A `fixed:` entry that does not say where its value comes from.
+    /// A `fixed:` value is sent on every call without the model seeing it: with neither
+    /// `env` nor `value` there is nothing to send, and with both nobody reading the
+    /// manifest can tell which one the provider receives.
     #[error("`fixed: {name}`: {problem}")]
     #[diagnostic(help(
         "give exactly one of `env: VARIABLE` (an environment variable of the server that sends the call, e.g. `env: ACCOUNT_SID`) and `value: text`"
@@ -524,7 +643,10 @@ pub enum Diagnostic {
 
     /// An operation's `probe:` is not an example call.
     ///
-    /// An operation's `probe:` is not `{ input: { argument: value, … } }`.
+    /// `connectorgen probe` sends this example call to the sandbox to check the connector
+    /// end to end: one that is not a tool call's input (`{ input: { argument: value, … }
+    /// }`) cannot be sent, and the probe would fail, or call with arguments nobody wrote,
+    /// for a reason that is not the connector's.
     #[error("`probe`: {problem}")]
     #[diagnostic(help(
         "write the example call `connectorgen probe` makes as `probe: {{ input: {{ prompt: \"a test\" }} }}`, with the tool's argument names"
@@ -537,8 +659,10 @@ pub enum Diagnostic {
 
     /// An `args:` or `fixed:` key names no input of the operation.
     ///
-    /// With the `mcp` target, an `args:` or `fixed:` key names no input of the
-    /// operation.
+    /// An `args:` rename or a `fixed:` value for an input the operation does not have
+    /// changes nothing: the author believes an argument is renamed, or filled in by the
+    /// server, while the model still sees the original and must fill it. It is most often a
+    /// misspelling.
     #[error("`{id}`: `{key}: {name}` names no {what} of this operation")]
     UnknownMcpInput {
         id: String,
@@ -592,6 +716,10 @@ pub enum Diagnostic {
 
     /// mcp-tools.json would pass its bound (a multiple of the input).
     ///
+    /// The bound keeps a few shared schemas from turning a small manifest into a file of
+    /// hundreds of megabytes (a 0.56 MB input once made 600 MB) that fills a CI machine's
+    /// disk and that no MCP client could load.
+    ///
     /// With the `mcp` target, `mcp-tools.json` would pass its bound: every tool
     /// carries its own copy of each component it reaches.
     #[error(
@@ -611,8 +739,12 @@ pub enum Diagnostic {
 
     /// A JSON Schema uses a construct OpenAPI 3.0 cannot express.
     ///
-    /// With the `openapi30` target, a JSON Schema uses a construct OpenAPI 3.0
-    /// cannot express.
+    /// The `openapi30` target is for platforms that read only OpenAPI 3.0: a JSON Schema
+    /// construct 3.0 has no word for (`$defs`, `prefixItems`, `if`/`then`) would be refused
+    /// by them, or ignored, giving the model a looser schema than the provider checks, so
+    /// it sends values the provider refuses. What can be rewritten with the same meaning is
+    /// (`const` becomes a one-value `enum`); dropping only an annotation (`examples`) is a
+    /// warning; anything else is an error (docs/targets.md).
     #[strum_discriminants(strum(props(severity = "error or warning")))]
     #[error(
         "`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 (the openapi30 target) cannot express"
@@ -630,9 +762,11 @@ pub enum Diagnostic {
 
     /// A description was shortened to fit OpenAI's limits in openapi.openai.json.
     ///
-    /// With the `openai` target, a text was shortened to fit OpenAI's limits.
-    /// Silenced, or made an error, like the `description-too-long` lint
-    /// (`lintAllow`, `lint:`).
+    /// OpenAI refuses an Action whose texts are over its limits, so openapi.openai.json
+    /// cuts the author's words to be accepted: the model then reads less than the author
+    /// wrote, and the cut part may be what the call will not do. The generated cost,
+    /// permanence and polling sentences are always kept. Silenced, or made an error, like
+    /// the `description-too-long` lint (`lintAllow`, `lint:`).
     #[strum_discriminants(strum(props(severity = "warning")))]
     #[error(
         "`{id}`: {what} is {length} characters and {max} fit in openapi.openai.json (OpenAI's limits), so it {action}"
@@ -653,6 +787,12 @@ pub enum Diagnostic {
     /// A path or header parameter is unusable: its name, a path without it, a
     /// header connectorgen or the client sends itself, or `required: false` on a
     /// path parameter.
+    ///
+    /// A parameter the path does not hold fills nothing, so the value the model gives is
+    /// lost; a header connectorgen or the client sends itself (Authorization, Content-Type,
+    /// Accept, Idempotency-Key) would let the model overwrite the credential or the body's
+    /// type; and a path has no URL without its parameter, so it cannot be `required:
+    /// false`.
     // ---- Inline HTTP: what the request and response really look like. ----
     #[error("invalid {location} parameter `{name}`: {reason}")]
     #[diagnostic(help(
@@ -669,6 +809,11 @@ pub enum Diagnostic {
     /// A parameter's `style` or `explode` that OpenAPI does not allow there, or
     /// that does not fit its schema: a client would serialise the value differently
     /// than the API reads it.
+    ///
+    /// A client writes a list or an object as `style` and `explode` say (`ids=1,2` or
+    /// `ids=1&ids=2`): a style OpenAPI does not define for that location, or one that does
+    /// not fit the schema, is read by each client its own way, so the provider receives a
+    /// value it cannot parse, or another one.
     #[error("`{name}` in `{key}`: {reason}")]
     #[diagnostic(help(
         "query: form (default), spaceDelimited, pipeDelimited, deepObject; path: simple (default), label, matrix; header: simple. `explode` applies to lists and objects"
@@ -682,6 +827,10 @@ pub enum Diagnostic {
     },
 
     /// A media type that is not `type/subtype`.
+    ///
+    /// The media type decides how the body is encoded and what Content-Type header goes
+    /// with it: a value that is not `type/subtype` is refused by client platforms, or sent
+    /// as it is, and the provider refuses the call or reads the body wrongly.
     ///
     /// `inputType`, `outputType` or `errors.contentType` is not a `type/subtype`
     /// media type.
@@ -697,6 +846,11 @@ pub enum Diagnostic {
     },
 
     /// A success status outside 2xx, or an error status outside 4xx/5xx.
+    ///
+    /// The status tells clients and the model which answers are success: a success status
+    /// outside 2xx makes a call that worked look failed (and the model retries it, perhaps
+    /// paying again), and an error status outside 4xx and 5xx makes a failure look like
+    /// success.
     #[error("status `{status}` is not {expected}")]
     #[diagnostic(help(
         "`status` is the success status (200 to 299; 204 has no body); `errors.statuses` lists 400 to 599 or `default`"
@@ -709,6 +863,11 @@ pub enum Diagnostic {
     },
 
     /// An operation's `openapi:` fragment holds a field it may not.
+    ///
+    /// The fragment is merged over the generated operation: a field connectorgen owns there
+    /// (its parameters, its body, its description) would replace what the manifest
+    /// declares, so the model would read an operation that no check of this run has seen,
+    /// without its cost or permanence sentences.
     ///
     /// The `openapi:` fragment of an operation is not a mapping of Operation Object
     /// fields, or sets a field connectorgen owns.
@@ -725,8 +884,10 @@ pub enum Diagnostic {
 
     /// A `$ref` in a schema does not resolve in the generated documents.
     ///
-    /// A `$ref` in a schema the author wrote does not resolve inside the generated
-    /// documents.
+    /// A reference to nothing leaves the schema undefined: clients refuse the whole
+    /// document or tool list, or treat the value as anything, so the model sends arguments
+    /// the provider refuses. Every `$ref` in a schema the author wrote must resolve inside
+    /// the generated documents (a shared schema lives under `schemas:`).
     #[error("`$ref: \"{reference}\"` does not resolve: {reason}")]
     #[diagnostic(help(
         "share a schema by writing it once under `schemas:` and pointing at it with `$ref: \"#/components/schemas/<name>\"`"
@@ -740,8 +901,10 @@ pub enum Diagnostic {
 
     /// A JSON Schema the author wrote is not valid JSON Schema 2020-12.
     ///
-    /// A JSON Schema the author wrote is not valid against the JSON Schema 2020-12
-    /// meta-schema (`type: strnig`, `required: yes`).
+    /// Clients read an invalid schema (`type: strnig`, `required: yes`) differently: one
+    /// refuses the whole document, another ignores the keyword and accepts anything, so the
+    /// model sends values the provider refuses. Every schema the author writes is checked
+    /// against the JSON Schema 2020-12 meta-schema, as OpenAPI 3.1 reads it.
     #[error("`{key}` is not a valid JSON Schema at `{pointer}`: {message}")]
     #[diagnostic(help(
         "fix the schema at that place (it is JSON Schema 2020-12, as OpenAPI 3.1 reads it); the pointer is inside the schema marked below"
@@ -796,9 +959,10 @@ pub enum Diagnostic {
 
     /// A schema keyword no JSON Schema or OpenAPI vocabulary defines.
     ///
-    /// A keyword in an author's JSON Schema that no JSON Schema or OpenAPI
-    /// vocabulary defines (often a YAML slip: `{ description: a, b }` writes a
-    /// keyword `b`).
+    /// JSON Schema ignores keywords it does not define, so a misspelled constraint
+    /// (`maxLenght: 50`) or a YAML slip (`{ description: a, b }` writes a keyword `b`)
+    /// checks nothing: the author believes a bound holds that no client or model is told
+    /// about. A warning, since extensions are allowed.
     #[strum_discriminants(strum(props(severity = "warning")))]
     #[error(
         "`{key}` has the keyword `{keyword}` at `{pointer}`, which no schema vocabulary defines"
@@ -814,6 +978,11 @@ pub enum Diagnostic {
     },
 
     /// `auth:` describes a credential no client can send.
+    ///
+    /// The credential goes where `auth:` says on every call: a scheme no client knows, an
+    /// `in` other than header or query, or a name no header or query parameter can have
+    /// cannot be sent, so every call the agent makes would be refused; and a key that
+    /// applies to another scheme is a sign the manifest means something other than it says.
     #[error("invalid `auth`: {reason}")]
     #[diagnostic(help(
         "`scheme: bearer` (the default), `scheme: basic`, or `scheme: apiKey` with `in: header` or `in: query` and the `name` that carries the key"
@@ -825,6 +994,11 @@ pub enum Diagnostic {
     },
 
     /// A credential's part (`auth.parts`) or `format` says something no request can carry.
+    ///
+    /// Every part of the credential must reach the one place the provider reads it from: a
+    /// part with no place, two parts in one place (the second overwrites the first), or a
+    /// `format` without exactly one `{value}` would send a credential the provider refuses
+    /// on every call, or send the secret where it does not belong.
     ///
     /// Each part of `auth.parts` is either one of the base document's security schemes
     /// (`securityScheme: clientId`, base mode) or a place of its own (`in: header`,
@@ -863,6 +1037,10 @@ pub enum Diagnostic {
 
     /// `auth.env` is not a name an environment variable can have, so `serve` could
     /// never read the credential from it.
+    ///
+    /// `serve` reads the person's credential from this variable when it starts: a name with
+    /// a `-`, an `=` or a leading digit cannot be set by a shell or by most platforms'
+    /// settings, so the connector could never authenticate and every call would be refused.
     #[error("`auth.env: {name}` is not an environment variable name")]
     #[diagnostic(help(
         "a letter or `_`, then letters, digits or `_` (e.g. `env: VIDGEN_TOKEN`); leave `env` out for `<SERVICE>_TOKEN`"
@@ -874,6 +1052,12 @@ pub enum Diagnostic {
     },
 
     /// `openapi:` names a file that cannot be read.
+    ///
+    /// Every request is built from the provider's document: without it there is nothing to
+    /// build, and writing outputs anyway would give the model tools with no request behind
+    /// them. The document must also be a regular file in the manifest's folder (or a folder
+    /// allowed with `--allow-read`), so that a pull request's manifest cannot print a CI
+    /// machine's files into the outputs.
     // ---- Base mode: the provider's OpenAPI document (`openapi:`). ----
     #[error("cannot use the base OpenAPI document: {message}")]
     #[diagnostic(help(
@@ -887,7 +1071,10 @@ pub enum Diagnostic {
 
     /// The base OpenAPI document is not well-formed JSON or YAML.
     ///
-    /// The base document is not well-formed JSON or YAML.
+    /// A document that does not parse cannot be read in part: guessing past the error would
+    /// build the provider's paths, parameters and security from a document nobody wrote,
+    /// and every request depends on them. Point `openapi:` at the provider's file as
+    /// published.
     #[error("the base OpenAPI document does not parse: {message}")]
     #[diagnostic(help(
         "fix the document, or point `openapi:` at the provider's published file as it is"
@@ -899,6 +1086,10 @@ pub enum Diagnostic {
     },
 
     /// The base document is not OpenAPI 3.0, 3.1 or 3.2.
+    ///
+    /// Swagger 2.0 and other formats declare parameters, bodies and security in other
+    /// places than OpenAPI 3: read as OpenAPI 3, such a document would give requests the
+    /// provider does not accept. Convert it first.
     #[error("the base document is not OpenAPI 3.0, 3.1 or 3.2: {found}")]
     #[diagnostic(help(
         "connectorgen reads OpenAPI 3.0.x, 3.1.x and 3.2.x; convert a Swagger 2.0 document first (e.g. with swagger2openapi)"
@@ -911,6 +1102,10 @@ pub enum Diagnostic {
 
     /// A `$ref` the exposed operations reach does not resolve to a component of the
     /// base document.
+    ///
+    /// What an exposed operation reaches through the reference (its parameters, its body,
+    /// its answer) would be unknown: the outputs would carry a reference to nothing, which
+    /// clients refuse (the whole document), or an argument that accepts anything.
     #[error("`$ref: \"{reference}\"` {reason}")]
     #[diagnostic(help(
         "connectorgen follows references to `#/components/…` inside the document; fix the reference or the component's name"
@@ -958,6 +1153,10 @@ pub enum Diagnostic {
 
     /// A `$ref` the exposed operations reach names a file that cannot be read.
     ///
+    /// What the operation reaches through the reference would be unknown, so its request or
+    /// answer could not be written: guessing, or leaving the reference out, would give the
+    /// model a tool that sends what the provider does not accept.
+    ///
     /// The file is missing, is not a regular file, or is not UTF-8 (or the run reads no
     /// file besides the document's own text). A file reference is relative to the file
     /// that holds it, not to the root document.
@@ -973,6 +1172,10 @@ pub enum Diagnostic {
     },
 
     /// A `$ref` the exposed operations reach names nothing in the file it names.
+    ///
+    /// A reference to nothing in a file leaves the schema or parameter it stands for
+    /// unknown, as an unreadable file does: the outputs would hold a reference clients
+    /// refuse, or an argument that accepts anything.
     ///
     /// The file was read, but the JSON pointer after its `#` names nothing in it.
     #[error("`$ref: \"{reference}\"`: {file} has nothing at `{pointer}`")]
@@ -1005,6 +1208,10 @@ pub enum Diagnostic {
 
     /// A `$ref` was not followed: the document passed a bound on multi-file documents.
     ///
+    /// A document spread over many files can reference without end, or copy one part into
+    /// place so often that the outputs grow past any use: the bounds stop a pull request's
+    /// document from taking a CI machine's time, memory and disk.
+    ///
     /// The bounds: files besides the root, files in one chain of references, bytes of
     /// every file together (`--max-bytes`), and nodes copied into place
     /// (docs/multifile.md gives each).
@@ -1020,6 +1227,10 @@ pub enum Diagnostic {
     },
 
     /// A base operation's path cannot be a URL path.
+    ///
+    /// Every call goes to this path: one with whitespace or control characters is sent
+    /// differently by each client (encoded, cut or refused), so the provider would receive
+    /// another path than its document declares.
     ///
     /// A base operation's path holds what no URL path can (whitespace, control
     /// characters, a backtick), which would also break the Markdown that quotes it.
@@ -1037,6 +1248,10 @@ pub enum Diagnostic {
     /// A parameter of an exposed base operation has no usable name or location, or
     /// is repeated.
     ///
+    /// The provider's parameter list is what every request is built from: a parameter
+    /// without a usable name or place would be sent nowhere, and one declared twice would
+    /// be filled twice, once with a value the model did not mean.
+    ///
     /// A parameter of an exposed base operation has no usable `name` or `in`, or is
     /// declared twice: no client, and no MCP tool argument, can be built from it.
     #[error("`{route}` in the base document: {reason}")]
@@ -1051,6 +1266,10 @@ pub enum Diagnostic {
     },
 
     /// The exposed part of the base document breaks the official OpenAPI schema of its version.
+    ///
+    /// Agent platforms and client generators validate the document they are given, and may
+    /// refuse an invalid one whole, so the connector would not load at all; repairing what
+    /// can be repaired, and saying so, lets the author tell the provider.
     ///
     /// The exposed part of the base document (what the outputs keep) is checked against
     /// the official OpenAPI schema of its version (3.0, 3.1 or 3.2): a warning, since the
@@ -1101,6 +1320,11 @@ pub enum Diagnostic {
 
     /// An OpenAPI 3.2 construct the 3.1 outputs cannot hold: converted (warning) or refused.
     ///
+    /// The outputs are OpenAPI 3.1, which agent platforms read: a 3.2 construct copied as
+    /// it is would be ignored or refused by them, and where it decides the request (a
+    /// `query` method, a `querystring` parameter) a 3.1 reader would send another request
+    /// than the provider expects.
+    ///
     /// An OpenAPI 3.2 construct of the base document that the outputs (OpenAPI 3.1)
     /// cannot hold as it is: an error where a 3.1 reader could not make the same request
     /// (an exposed `query` or `additionalOperations` operation, a `querystring`
@@ -1119,6 +1343,11 @@ pub enum Diagnostic {
     },
 
     /// `operation:` names nothing in the base document.
+    ///
+    /// An exposed operation must exist in the provider's document: a name that matches
+    /// nothing (a misspelling, an operation the provider renamed) leaves no request to
+    /// build, and skipping it would silently drop a tool the author meant to give. The help
+    /// names the nearest operationId or route.
     #[error("the base document has no operation `{name}`")]
     UnknownBaseOperation {
         name: String,
@@ -1130,9 +1359,9 @@ pub enum Diagnostic {
 
     /// `operation:` is one base operation's operationId and another's route.
     ///
-    /// `operation:` is one base operation's operationId and another's `METHOD
-    /// /path`: exposing either would be a guess (a GET's route that is a DELETE's
-    /// operationId).
+    /// Exposing either would be a guess, and the wrong guess gives the model another call
+    /// than the one the author reviewed: a GET's route can be a DELETE's operationId. The
+    /// help names each by what only it has.
     #[error(
         "`{name}` names two operations of the base document: the operationId of `{by_id}`, and the route `{by_route}`"
     )]
@@ -1147,6 +1376,10 @@ pub enum Diagnostic {
     },
 
     /// The same base operation is listed twice.
+    ///
+    /// Two entries for one base operation would make two tools for one HTTP call, with
+    /// possibly different ids and descriptions: the model could not tell them apart, and a
+    /// cost or permanence sentence on one could be missing from the other.
     #[error("`{name}` is listed twice")]
     #[diagnostic(help("list each base operation once; remove one of the two entries"))]
     OperationListedTwice {
@@ -1158,6 +1391,11 @@ pub enum Diagnostic {
     },
 
     /// An inline-only key on an operation of a manifest with a base document.
+    ///
+    /// With `openapi:`, the provider's document is the truth for HTTP: an inline key beside
+    /// it (`method`, `path`, `input`, …) would describe a request other than the
+    /// provider's, and one of the two would silently be ignored. An operation here may
+    /// override only `id`, `summary` and `description`.
     #[error("`{key}` comes from the base OpenAPI document in a manifest with `openapi:`")]
     #[diagnostic(help(
         "the provider's document is the truth for HTTP: remove `{key}`; an operation here names a base operation with `operation:` and may override only `id`, `summary` and `description`"
@@ -1169,6 +1407,10 @@ pub enum Diagnostic {
     },
 
     /// `operation:` in a manifest without a base document.
+    ///
+    /// `operation:` names an operation of the provider's document; without a document there
+    /// is no request to build, and ignoring the key would leave an operation with no method
+    /// or path.
     #[error("`operation:` names a base operation, but the manifest has no `openapi:` document")]
     #[diagnostic(help(
         "add `openapi: path/to/api.json` at the top of the manifest, or write the operation inline with `id`, `method` and `path`"
@@ -1180,7 +1422,10 @@ pub enum Diagnostic {
 
     /// The base operation's method is not one agents are given.
     ///
-    /// The base operation's method is one connectorgen does not expose.
+    /// Agents are given get, post, put, patch and delete: a HEAD, OPTIONS or TRACE
+    /// operation does nothing a person asks an agent for, and the safety sentences cannot
+    /// class it as a read or a write, so the model would be told nothing true about what it
+    /// does.
     #[error("`{name}` is a {method} operation, which connectorgen does not expose to agents")]
     #[diagnostic(help("expose get, post, put, patch or delete operations"))]
     UnsupportedMethod {
@@ -1192,9 +1437,10 @@ pub enum Diagnostic {
 
     /// An operation id that a chosen target cannot take.
     ///
-    /// An agent-facing operation id that a chosen target (or any agent) cannot
-    /// take. "by the openai target", or "by agents" for the rule every target
-    /// shares.
+    /// The id is the tool's name on each platform: a platform whose rule it breaks (GPT
+    /// Actions take at most 64 characters and no `.`) refuses the whole document or renames
+    /// the tool, so the model would call a name nobody wrote, or no tool at all. "by the
+    /// openai target" names the platform; "by agents" is the rule every target shares.
     #[error("operation id `{id}` cannot be used {by}: {reason}")]
     IdNotForTarget {
         id: String,
@@ -1207,6 +1453,11 @@ pub enum Diagnostic {
     },
 
     /// `idempotency: unsupported` on an operation whose base declares the header.
+    ///
+    /// The provider's document says the call honours an Idempotency-Key, while
+    /// `unsupported` tells the model never to retry it: the protection the provider offers
+    /// is thrown away, and after a timeout on a paid call the person cannot learn whether
+    /// they paid. If the document is wrong, fix the document, so that both say the same.
     #[error("`{id}` declares the Idempotency-Key header in the base document")]
     #[diagnostic(help(
         "the provider's document says the header is honoured: remove `idempotency: unsupported` (the default follows the base), or fix the base document"
@@ -1239,6 +1490,9 @@ pub enum Diagnostic {
 
     /// `idempotency:` names a key the operation does not have or cannot be given.
     ///
+    /// The model would send the key where the provider never reads it, so every retry would
+    /// look like a new request: a paid call retried after a timeout would be charged twice.
+    ///
     /// `idempotency:` names a header, query parameter or body field the operation
     /// does not have (base mode), or a body field connectorgen cannot add (inline).
     /// The message says which kind of key it looked for (the header `X-Request-Id`,
@@ -1270,10 +1524,14 @@ pub enum Diagnostic {
 
     /// The description does not say what the call will not do.
     ///
+    /// Models choose tools by their descriptions and assume a tool can do what it does not
+    /// say it cannot: a description that states its limit ("Read-only. This cannot move
+    /// funds.") keeps the model from trying a read for a write, and tells the person at a
+    /// glance what they let it call.
+    ///
     /// A GET or a paid operation's description does not say what the call will not
     /// do (no "read-only", "cannot", "does not", "never", "only", "changes nothing",
-    /// "costs nothing", …). "Reads your
-    /// balance" → "Read-only. This cannot move funds."
+    /// "costs nothing", …).
     #[strum_discriminants(strum(props(level = "warn")))]
     // ---- Safety lints: valid manifests that may still mislead a model. ----
     #[error("`{id}`: the description does not say what the call will not do")]
@@ -1288,6 +1546,10 @@ pub enum Diagnostic {
 
     /// The summary is one word or starts with a catch-all verb (Manages, Handles,
     /// Processes, Does, Deals with).
+    ///
+    /// The summary is how a model picks one tool among many: "Manages videos" fits every
+    /// call about videos, so the model may call the wrong one, and the person approving it
+    /// cannot tell what it does.
     ///
     /// The summary is one word, or starts with a catch-all verb (Manages, Handles,
     /// Processes, Does, Deals with, or their imperative: Manage, Handle, …). A
@@ -1308,6 +1570,11 @@ pub enum Diagnostic {
     /// An operation that spends has no retry key: `idempotency: unsupported`, or
     /// the base document declares none.
     ///
+    /// Without a retry key, a paid call that times out cannot be retried safely: the first
+    /// call may have gone through, so a retry may charge the person twice. The model is
+    /// told never to repeat it on its own, and the person is left not knowing whether they
+    /// paid.
+    ///
     /// An operation that spends has no retry key: `idempotency: unsupported`, or
     /// base mode's default over a document that declares none; the help names the
     /// three mechanisms a provider can offer (a header, a query parameter or a body
@@ -1325,6 +1592,10 @@ pub enum Diagnostic {
     },
 
     /// The poll target's path has no {param} to name the job.
+    ///
+    /// A poll target whose path names no job cannot say which job it reports on: a model
+    /// polling it may read another job's status, tell the person a result that is not
+    /// theirs, or never see its own job finish and start another.
     #[strum_discriminants(strum(props(level = "warn")))]
     #[error("poll target `{target}` has no path parameter to name the job")]
     #[diagnostic(help(
@@ -1339,6 +1610,10 @@ pub enum Diagnostic {
     },
 
     /// The description the model reads exceeds the configured number of characters.
+    ///
+    /// OpenAI's GPT Actions take at most 300 characters of description, and long
+    /// descriptions in every tool crowd the model's context on every turn. Off by default; for authors who
+    /// target such limits.
     ///
     /// The description the model reads (with the generated sentences) is longer
     /// than `max` characters (default 300, OpenAI GPT Actions' limit). It points at
@@ -1362,6 +1637,11 @@ pub enum Diagnostic {
     },
 
     /// A non-GET that does not spend does not say what it will not do.
+    ///
+    /// A call that changes things is where a model that overreaches does harm: a
+    /// description that bounds the change ("Cannot cancel an order already in production")
+    /// tells the model when not to use it, and the person what they approve. The lint for
+    /// GETs and paid calls is `missing-limit`.
     #[strum_discriminants(strum(props(level = "warn")))]
     #[error("`{id}` changes things but its description does not say what it will not do")]
     #[diagnostic(help(
@@ -1374,6 +1654,10 @@ pub enum Diagnostic {
     },
 
     /// An operation spends but is not async.
+    ///
+    /// A paid call that answers only when its work is done can take long enough to time
+    /// out, and a model that sees a timeout tends to call again, and pay again; async with
+    /// a free poll target avoids it. Off by default: most paid calls answer quickly.
     #[strum_discriminants(strum(props(level = "allow")))]
     #[error("`{id}` spends and answers synchronously")]
     #[diagnostic(help(
@@ -1399,6 +1683,11 @@ pub enum Diagnostic {
     /// Base mode: an operation that spends or is async has no `idempotency:`, and
     /// the document declares no retry key.
     ///
+    /// Treated as `unsupported`, the call is described to the model as never safe to
+    /// repeat: right when the provider has no key, but if it has one its protection is
+    /// lost, and after a timeout the person cannot learn whether they paid. The lint asks
+    /// the author to say which.
+    ///
     /// Base mode: an operation that spends or is async has no `idempotency:` and
     /// its document declares no retry key, so it is treated as `unsupported`; name
     /// the key, or write `unsupported`.
@@ -1418,11 +1707,11 @@ pub enum Diagnostic {
     /// With the openai target: the retry key is a header, which GPT Actions cannot
     /// send, so openapi.openai.json says never to retry.
     ///
-    /// With the `openai` target: the retry key is a header, which GPT Actions
-    /// cannot send, so openapi.openai.json writes the operation without it and with
-    /// the never-repeat rule (when the header is required, the warning says the
-    /// provider will refuse every call from a GPT Action); the help says what the
-    /// provider can do (accept the key in the body or the query).
+    /// GPT Actions send only the headers the platform knows, so a header retry key never
+    /// reaches the provider: openapi.openai.json leaves it out and tells the model never to
+    /// repeat the call, and when the provider requires the header, it refuses every call
+    /// from a GPT Action (the warning says so). The help says what the provider can do
+    /// instead (accept the key in the body or the query).
     #[strum_discriminants(strum(props(level = "warn")))]
     #[error(
         "`{id}`: GPT Actions cannot send the `{header}` header, so openapi.openai.json tells the model never to retry this call on its own{refused}"
@@ -1440,6 +1729,10 @@ pub enum Diagnostic {
 
     /// An MCP tool (mcp target) is over the configured bytes (default 8,000, about
     /// 2,000 tokens).
+    ///
+    /// Every tool's schema is sent to the model with every request: a large one takes
+    /// context the conversation needs and tokens on every turn, and some clients cut or
+    /// refuse tool lists over their budget.
     ///
     /// With the mcp target, a tool is over `max` bytes of compact JSON (default
     /// 8,000, about 2,000 tokens; `_meta` not counted); it names the three heaviest
