@@ -219,18 +219,25 @@ impl Validator {
                 format,
                 span: at,
             };
-            if let Some(twin) = out.iter().find(|o| {
-                o.place.is_some() && o.place == spec.place
-                    || o.security_scheme.is_some()
-                        && o.security_scheme.as_ref().map(|s| &s.0)
-                            == spec.security_scheme.as_ref().map(|s| &s.0)
-            }) {
-                let _ = twin;
+            let twin = out.iter().find_map(|o| {
+                if let (Some((l1, n1)), Some((l2, n2))) = (&o.place, &spec.place)
+                    && same_place(l1, n1, l2, n2)
+                {
+                    return Some(place_text(l2, n2));
+                }
+                match (&o.security_scheme, &spec.security_scheme) {
+                    (Some((a, _)), Some((b, _))) if a == b => {
+                        Some(format!("the security scheme `{b}`"))
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(place) = twin {
                 ok = false;
-                self.findings.push(Diagnostic::InvalidCredentialPart {
-                    reason: "two parts go to the same place".to_string(),
+                self.findings.push(Diagnostic::DuplicateCredentialPart {
+                    place,
                     span: at,
-                    help: "list each header, query parameter, cookie, body field or security scheme once".to_string(),
+                    help: DUPLICATE_HELP.to_string(),
                 });
                 continue;
             }
@@ -424,10 +431,19 @@ impl Validator {
             .iter()
             .filter_map(|p| p.security_scheme.clone())
             .collect();
+        // A scheme only some operations' own `security` asks for is named here too: its
+        // variable and format are those operations' (`security.rs`).
+        let elsewhere: Vec<String> = super::security::used_schemes(document, operations)
+            .into_iter()
+            .filter(|n| schemes.contains_key(n) && !known.contains(n))
+            .collect();
         for s in specs {
             let Some((name, at)) = &s.security_scheme else {
                 continue;
             };
+            if elsewhere.contains(name) {
+                continue;
+            }
             match parts
                 .iter_mut()
                 .find(|p| p.security_scheme.as_deref() == Some(name.as_str()))
@@ -455,7 +471,10 @@ impl Validator {
                         suggest(name, known.iter().map(String::as_str))
                     ),
                     span: *at,
-                    help: format!("its schemes: {}", known.join(", ")),
+                    help: format!(
+                        "its schemes: {}",
+                        known.iter().chain(&elsewhere).cloned().collect::<Vec<_>>().join(", ")
+                    ),
                 }),
             }
         }
@@ -509,6 +528,60 @@ impl Validator {
                         span: at,
                     },
                 ));
+            }
+        }
+    }
+}
+
+const DUPLICATE_HELP: &str = "list each header (whatever its case), query parameter, cookie, body field or security scheme once";
+
+/// Whether two places are one: the same location and name, a header's name compared
+/// without regard to case (HTTP's rule).
+fn same_place(l1: &str, n1: &str, l2: &str, n2: &str) -> bool {
+    l1 == l2 && (n1 == n2 || (l1 == "header" && n1.eq_ignore_ascii_case(n2)))
+}
+
+/// `the header X-Key`, for messages.
+fn place_text(location: &str, name: &str) -> String {
+    let what = match location {
+        "query" => "query parameter",
+        "cookie" => "cookie",
+        "body" => "body field",
+        _ => "header",
+    };
+    format!("the {what} `{name}`")
+}
+
+impl Validator {
+    /// `duplicate-credential-part` for each part of a built credential (the document's
+    /// schemes, the manifest's parts, an operation's own requirement) that goes where an
+    /// earlier one goes; `at` when the part's variable is not written in the manifest.
+    pub(super) fn duplicate_parts(&mut self, parts: &[CredentialPart], at: Span, whose: &str) {
+        for (i, part) in parts.iter().enumerate() {
+            if parts[..i]
+                .iter()
+                .any(|p| same_place(&p.location, &p.name, &part.location, &part.name))
+            {
+                let schemes = parts
+                    .iter()
+                    .filter(|p| same_place(&p.location, &p.name, &part.location, &part.name))
+                    .filter_map(|p| p.security_scheme.as_deref())
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>();
+                let place = if schemes.is_empty() {
+                    format!("{} ({whose})", place_text(&part.location, &part.name))
+                } else {
+                    format!(
+                        "{} ({whose}: the document's schemes {})",
+                        place_text(&part.location, &part.name),
+                        schemes.join(" and ")
+                    )
+                };
+                self.findings.push(Diagnostic::DuplicateCredentialPart {
+                    place,
+                    span: part.env_span.unwrap_or(at),
+                    help: DUPLICATE_HELP.to_string(),
+                });
             }
         }
     }
@@ -591,7 +664,7 @@ fn part_of_auth_scheme(scheme: &AuthScheme) -> Option<CredentialPart> {
 
 /// The part a document's security scheme is; `None` for one no request can carry
 /// (mutual TLS, digest).
-fn part_of_document_scheme(scheme: &Value) -> Option<CredentialPart> {
+pub(super) fn part_of_document_scheme(scheme: &Value) -> Option<CredentialPart> {
     let kind = scheme.get("type").and_then(Value::as_str)?;
     let auth = match kind {
         "apiKey" => AuthScheme::ApiKey {
