@@ -690,10 +690,22 @@ pub(super) fn part_of_document_scheme(scheme: &Value) -> Option<CredentialPart> 
 /// The security requirement the credential is, when it has several schemes: the first
 /// alternative of the exposed operations' requirements, when none of them can be met
 /// with one scheme alone. `None`: one scheme does (today's single-credential choice).
+/// When the document has a global `security` that some exposed operation inherits, only
+/// those operations decide: one with a requirement of its own (an admin key, `[]`) sends
+/// that (`security.rs`) and does not make the connection's credential another.
 fn several(document: &Document, operations: &[Operation]) -> Option<Vec<String>> {
     let global = document.root.get("security");
+    let inheriting: Vec<&Operation> = operations
+        .iter()
+        .filter(|op| !op.http.contains_key("security"))
+        .collect();
+    let deciding: Vec<&Operation> = if global.is_some() && !inheriting.is_empty() {
+        inheriting
+    } else {
+        operations.iter().collect()
+    };
     let mut first: Option<Vec<String>> = None;
-    for op in operations {
+    for op in deciding {
         let requirements = op.http.get("security").or(global);
         for requirement in requirements.and_then(Value::as_array).into_iter().flatten() {
             let names: Vec<String> = requirement
