@@ -19,7 +19,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::Syn
 
 use super::RenderError;
 use crate::model::{
-    Connector, Idempotency, OperationCredential, KeyLocation, Method, Names as _, Operation, Payer, Unsupported,
+    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, OperationCredential, Payer,
+    Unsupported,
 };
 use crate::templates::{Limits, Sources};
 

@@ -601,7 +601,10 @@ pub(super) fn input_schema(
             None => ["allOf", "anyOf", "oneOf"]
                 .iter()
                 .flat_map(|key| {
-                    let count = schema.get(*key).and_then(Value::as_array).map_or(0, Vec::len);
+                    let count = schema
+                        .get(*key)
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len);
                     (0..count).map(move |i| format!("/{key}/{i}"))
                 })
                 .collect(),
@@ -654,7 +657,10 @@ fn strip_fields(root: &mut Value, starts: Vec<String>, names: &[String]) {
             pending.push(target.to_string());
         }
         for key in ["allOf", "anyOf", "oneOf"] {
-            let count = schema.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+            let count = schema
+                .get(key)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
             pending.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
         }
     }
