@@ -852,7 +852,9 @@ pub enum Diagnostic {
     #[error("two credential parts go to the same place: {place}")]
     DuplicateCredentialPart {
         place: String,
-        #[label("the second")]
+        /// `the second`, or where the credential comes from (`the document's requirement`).
+        label: &'static str,
+        #[label("{label}")]
         span: Span,
         #[help]
         help: String,

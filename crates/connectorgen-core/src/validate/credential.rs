@@ -236,6 +236,7 @@ impl Validator {
                 ok = false;
                 self.findings.push(Diagnostic::DuplicateCredentialPart {
                     place,
+                    label: "the second",
                     span: at,
                     help: DUPLICATE_HELP.to_string(),
                 });
@@ -579,6 +580,11 @@ impl Validator {
                 };
                 self.findings.push(Diagnostic::DuplicateCredentialPart {
                     place,
+                    label: if part.env_span.is_some() {
+                        "the second's variable"
+                    } else {
+                        "the credential this manifest sends"
+                    },
                     span: part.env_span.unwrap_or(at),
                     help: DUPLICATE_HELP.to_string(),
                 });
