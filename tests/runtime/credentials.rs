@@ -530,7 +530,7 @@ async fn every_part_arrives_in_every_body_shape_and_each_operation_sends_its_own
     assert!(!log.join("\n").contains(SECRET), "{log:#?}");
 }
 
-/// Issue 31: an optional upload written as FastAPI writes one (`anyOf: [{type: string,
+/// Issue 31: an optional upload written as `FastAPI` writes one (`anyOf: [{type: string,
 /// format: binary}, {type: "null"}]`) is a file: the tool says base64, and `serve` sends
 /// the decoded bytes as a file part with a file name and a media type — not the base64
 /// text as a plain field. So is `type: [string, "null"]` with a `contentMediaType`, whose

@@ -9,7 +9,7 @@
 //! parts of the operation's first requirement that a request can carry, each read from
 //! the variable its `auth.parts` entry names (`securityScheme:`), else the connection's
 //! own for a scheme they share, else `<SERVICE>_` and the scheme's name in
-//! SCREAMING_SNAKE (`adminKey` → `<SERVICE>_ADMIN_KEY`).
+//! screaming snake case (`adminKey` → `<SERVICE>_ADMIN_KEY`).
 //! Must never: change the credential of an operation the connection's credential
 //! satisfies (one of its alternatives names only schemes the connection sends), of one
 //! without `security` of its own or global, or when the connection's parts name no
@@ -148,7 +148,7 @@ fn named(
     part
 }
 
-/// `<SERVICE>_` and the scheme's name in SCREAMING_SNAKE: a `_` where a lower-case
+/// `<SERVICE>_` and the scheme's name in screaming snake case: a `_` where a lower-case
 /// letter or digit meets an upper-case one, and for each run of other characters
 /// (`adminKey` → `ADMIN_KEY`, `X-Admin-Key` → `X_ADMIN_KEY`); a name that already starts
 /// with the prefix keeps it once.

@@ -85,7 +85,7 @@ pub(super) fn pick_media(body: &Value) -> Picked<'_> {
 /// (`contentEncoding: base64`): a binary string (`format: binary`, `contentEncoding`, or
 /// `contentMediaType` alone, as 3.1 writes a file), also when it may be null
 /// (`type: [string, "null"]`), and any `anyOf`/`oneOf` whose branches that are not null
-/// are all such strings (FastAPI's optional file: `anyOf: [{type: string, format:
+/// are all such strings (`FastAPI`'s optional file: `anyOf: [{type: string, format:
 /// binary}, {type: "null"}]`). A branch or field that is a `$ref` to a binary string is
 /// followed; the string schema it names (which has no references of its own) is written
 /// in its place, rewritten. Returns the schema as the tool shows it, and whether it is
