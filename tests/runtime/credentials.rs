@@ -593,3 +593,43 @@ async fn an_optional_upload_in_any_of_with_null_is_sent_as_a_file_part() {
         (None, &b"Scan"[..])
     );
 }
+
+/// A one-part connection credential (a bearer token) beside an operation whose own
+/// `security` asks for an admin key, listed first: the bearer operation reads its own
+/// variable (`KEYED_TOKEN`), not the first credential variable of the tool list (the
+/// admin key, which it sent before); the admin operation sends the key alone; an
+/// operation whose credential is optional (`[{}, …]`) sends none.
+#[tokio::test]
+async fn a_bearer_operation_reads_its_own_variable_beside_an_admin_key_listed_first() {
+    let (token, admin) = ("kt_bearer_51c", "ka_admin_83d");
+    let args = per_operation_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, tools, log) = sent_with(
+        "tests/cases/valid/base-admin-key.yaml",
+        &args,
+        &[("KEYED_TOKEN", token), ("KEYED_ADMIN_KEY_SECRET", admin)],
+        &[
+            ("deleteRecord", json!({ "id": "rec_1" })),
+            ("listRecords", json!({})),
+            ("getPublic", json!({})),
+        ],
+    )
+    .await;
+    assert_eq!(r[0].header("x-admin-key"), Some(admin), "{:#?}", r[0]);
+    assert_eq!(r[0].header("authorization"), None, "{:#?}", r[0]);
+    assert_eq!(
+        r[1].header("authorization"),
+        Some(format!("Bearer {token}").as_str()),
+        "{:#?}",
+        r[1]
+    );
+    assert_eq!(r[1].header("x-admin-key"), None, "{:#?}", r[1]);
+    let public = format!("{:?}", r[2].headers);
+    assert!(
+        !public.contains(token) && !public.contains(admin),
+        "{public}"
+    );
+    nowhere_in_schemas(&tools, &["X-Admin-Key", "Authorization"]);
+    let names: Vec<String> = variables(&log).into_iter().map(|v| v.0).collect();
+    assert_eq!(names, ["KEYED_ADMIN_KEY_SECRET", "KEYED_TOKEN"]);
+}
