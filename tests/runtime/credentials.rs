@@ -633,3 +633,49 @@ async fn a_bearer_operation_reads_its_own_variable_beside_an_admin_key_listed_fi
     let names: Vec<String> = variables(&log).into_iter().map(|v| v.0).collect();
     assert_eq!(names, ["KEYED_ADMIN_KEY_SECRET", "KEYED_TOKEN"]);
 }
+
+/// An inline manifest's operation whose `openapi:` fragment says `security: []` sends no
+/// credential; its neighbour sends the connection's.
+#[tokio::test]
+async fn an_inline_fragment_with_empty_security_sends_no_credential() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("connector.yaml");
+    std::fs::write(
+        &manifest,
+        r#"version: 1
+service:
+  name: Notes
+  version: 1.0.0
+  description: Reads the person's notes.
+  publicUrl: https://api.notes.example
+  dashboardUrl: https://notes.example/keys
+targets: [mcp]
+operations:
+  - id: listNotes
+    method: get
+    path: /v1/notes
+    summary: List the person's notes
+    description: Read-only. Changes nothing.
+  - id: getHealth
+    method: get
+    path: /v1/health
+    summary: Get the service health
+    description: Read-only. Changes nothing.
+    openapi: { security: [] }
+"#,
+    )
+    .unwrap();
+    let token = "nt_token_4f2a";
+    let (r, _, _) = sent(
+        manifest.to_str().unwrap(),
+        &[("NOTES_TOKEN", token)],
+        &[("listNotes", json!({})), ("getHealth", json!({}))],
+    )
+    .await;
+    assert_eq!(
+        r[0].header("authorization"),
+        Some(format!("Bearer {token}").as_str())
+    );
+    assert_eq!(r[1].target, "/v1/health");
+    assert_eq!(r[1].header("authorization"), None, "{:#?}", r[1]);
+}
