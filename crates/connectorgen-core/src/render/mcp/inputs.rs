@@ -5,11 +5,17 @@
 //! argument, in the same order (then one for each body field only the body's
 //! `oneOf`/`anyOf`/`allOf` branches name, which the root's copy of those keywords
 //! describes); findings for `args:`/`fixed:` keys that name no input
-//! and `args:` names that collide.
+//! and `args:` names that collide. A body field a credential part fills in (at the
+//! body's top, in its root `allOf`/`anyOf`/`oneOf` branches, or in the whole-body
+//! argument) is taken out of the schema everywhere it is named and listed in the
+//! mapping's credential; the credential is the operation's own when its `security`
+//! says another (`model::Auth::operations`).
 //! Must never: give an argument a name outside `^[a-zA-Z0-9_.-]{1,64}$` or two arguments
 //! one name (`crate::arguments`), or leave a parameter out of both the arguments and
 //! `fixed` unless the connection supplies it (the credential, the headers OpenAPI
-//! ignores).
+//! ignores). Known limit: a `$defs` entry a body branch names loses the credential
+//! fields for every use within the tool (a component used both as a branch and deeper
+//! in the body); a reference is rewritten, never inlined, so there is one copy.
 
 use std::collections::{BTreeMap, HashSet};
 
