@@ -642,7 +642,7 @@ async fn an_inline_fragment_with_empty_security_sends_no_credential() {
     let manifest = dir.path().join("connector.yaml");
     std::fs::write(
         &manifest,
-        r#"version: 1
+        r"version: 1
 service:
   name: Notes
   version: 1.0.0
@@ -662,7 +662,7 @@ operations:
     summary: Get the service health
     description: Read-only. Changes nothing.
     openapi: { security: [] }
-"#,
+",
     )
     .unwrap();
     let token = "nt_token_4f2a";
