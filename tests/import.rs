@@ -369,6 +369,11 @@ fn every_bundled_document_imports_to_a_manifest_that_builds_and_checks() {
         ("tests/cases/specs/bad-refs.yaml", "base-ref-unresolved"),
         ("tests/cases/specs/broken.json", "base-syntax"),
         ("tests/cases/specs/deep.json", "base-syntax"),
+        // Its one requirement is two schemes in one header: the invalid case's document.
+        (
+            "tests/cases/specs/duplicate-credential-header.yaml",
+            "duplicate-credential-part",
+        ),
         ("tests/cases/specs/duplicate-paths.json", "base-syntax"),
         ("tests/cases/specs/swagger.yaml", "base-not-openapi"),
         // JSON Schemas, not OpenAPI documents.

@@ -71,6 +71,8 @@ const ACCEPTED: &[&str] = &[
     "base-not-openapi", // the base document: the schema sees only the manifest
     "invalid-credential-part--base", // the document's security schemes: the schema sees only the manifest
     "invalid-credential-part--base-env", // how many parts the document's credential has
+    "duplicate-credential-part",     // header names compared whatever their case: two values
+    "duplicate-credential-part--base", // the document's schemes: the schema sees only the manifest
     "openapi32-unsupported", // the base document's 3.2 operations: the schema sees only the manifest
     "invalid-base-path",
     "invalid-base-path--url-rules",

@@ -30,9 +30,22 @@ async fn sent(
     env: &[(&str, &str)],
     calls: &[(&str, Value)],
 ) -> (Vec<Recorded>, Vec<Value>, Vec<String>) {
+    sent_with(manifest, &[], env, calls).await
+}
+
+/// `sent`, with more command-line arguments (`--allow-read` for a case's document).
+async fn sent_with(
+    manifest: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    calls: &[(&str, Value)],
+) -> (Vec<Recorded>, Vec<Value>, Vec<String>) {
     let recorder = Recorder::start(json!({ "id": "rec_1" }));
     let state = tempfile::tempdir().unwrap();
     let mut serve = Serve::new(path(manifest), &recorder.url(), state.path()).arg("--no-consent");
+    for arg in args {
+        serve = serve.arg(arg);
+    }
     serve.token = None;
     for (name, value) in env {
         serve = serve.env(name, value);
@@ -318,4 +331,351 @@ async fn the_start_line_and_the_instructions_name_every_part_variable() {
         json!(["VONAGE_API_KEY", "VONAGE_API_SECRET"])
     );
     assert!(!log.join("\n").contains("VONAGE_TOKEN"), "{log:#?}");
+}
+
+/// The round-three case: a manifest over `tests/cases/specs/credentials-per-operation.yaml`.
+const PER_OPERATION: &str = "tests/cases/valid/base-credentials-per-operation.yaml";
+
+/// Its document's folder, which `serve` reads only when allowed.
+fn per_operation_args() -> [String; 2] {
+    [
+        "--allow-read".to_string(),
+        path("tests/cases/specs").display().to_string(),
+    ]
+}
+
+const CLIENT_ID: &str = "cli_acme_42a";
+const SECRET: &str = "sec_acme_9xq";
+const ADMIN_KEY: &str = "adm_acme_7qz";
+
+/// One part of a multipart body: its field name, file name, media type and bytes.
+#[derive(Debug, PartialEq, Eq)]
+struct FormPart {
+    name: String,
+    filename: Option<String>,
+    content_type: Option<String>,
+    bytes: Vec<u8>,
+}
+
+/// The parts of a `multipart/form-data` body, as a provider reads them: split at the
+/// boundary its `Content-Type` names, each part's headers then its bytes.
+fn multipart_parts(request: &Recorded) -> Vec<FormPart> {
+    let content_type = request.header("content-type").expect("a Content-Type");
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))
+        .expect("a boundary")
+        .trim_matches('"');
+    let delimiter = format!("--{boundary}");
+    let body = &request.body;
+    let find = |from: usize, needle: &[u8]| {
+        body[from..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|i| i + from)
+    };
+    let mut parts = Vec::new();
+    let mut at = find(0, delimiter.as_bytes()).expect("a first boundary") + delimiter.len();
+    while body[at..].starts_with(b"\r\n") {
+        let head_end = find(at, b"\r\n\r\n").expect("a part's headers end");
+        let head = String::from_utf8(body[at + 2..head_end].to_vec()).unwrap();
+        let next =
+            find(head_end, format!("\r\n{delimiter}").as_bytes()).expect("the next boundary");
+        let mut part = FormPart {
+            name: String::new(),
+            filename: None,
+            content_type: None,
+            bytes: body[head_end + 4..next].to_vec(),
+        };
+        for line in head.split("\r\n") {
+            let (key, value) = line.split_once(':').expect("a header line");
+            if key.eq_ignore_ascii_case("content-type") {
+                part.content_type = Some(value.trim().to_string());
+            } else if key.eq_ignore_ascii_case("content-disposition") {
+                for item in value.split(';').map(str::trim) {
+                    if let Some(v) = item.strip_prefix("name=") {
+                        part.name = v.trim_matches('"').to_string();
+                    } else if let Some(v) = item.strip_prefix("filename=") {
+                        part.filename = Some(v.trim_matches('"').to_string());
+                    }
+                }
+            }
+        }
+        parts.push(part);
+        at = next + 2 + delimiter.len();
+    }
+    assert!(body[at..].starts_with(b"--"), "the closing boundary");
+    parts
+}
+
+/// No served tool's `inputSchema` names `names` anywhere: not as an argument, not in a
+/// branch of a union, not in a `$defs` entry, not in a `required` list.
+#[track_caller]
+fn nowhere_in_schemas(tools: &[Value], names: &[&str]) {
+    for tool in tools {
+        let text = tool["inputSchema"].to_string().to_ascii_lowercase();
+        for name in names {
+            let quoted = format!("\"{}\"", name.to_ascii_lowercase());
+            assert!(
+                !text.contains(&quoted),
+                "{}: `{name}` is in its inputSchema: {}",
+                tool["name"],
+                tool["inputSchema"]
+            );
+        }
+    }
+}
+
+/// Issue 31, round three: a credential of two headers whose body fields also carry it
+/// arrives whole in every body shape — the top of a JSON body with the fields in an
+/// `allOf` branch, the `oneOf` of a body that is one argument, a form body's `anyOf`
+/// branch, a multipart body — each part from its own variable; an operation with
+/// `security: []` sends no part anywhere, and one that asks for an admin key sends that
+/// key alone, from its own variable. No tool offers any part to the model.
+#[tokio::test]
+async fn every_part_arrives_in_every_body_shape_and_each_operation_sends_its_own_security() {
+    let args = per_operation_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, tools, log) = sent_with(
+        PER_OPERATION,
+        &args,
+        &[
+            ("ACMEPAY_CLIENT_ID", CLIENT_ID),
+            ("ACMEPAY_SECRET", SECRET),
+            ("ACMEPAY_ADMIN_KEY", ADMIN_KEY),
+        ],
+        &[
+            ("createTransfer", json!({ "amount": 500 })),
+            (
+                "createPayout",
+                json!({ "body": { "iban": "DE89370400440532013000" } }),
+            ),
+            ("createRefund", json!({ "transfer": "tr_1" })),
+            ("uploadDocument", json!({ "title": "Proof of address" })),
+            ("getStatus", json!({})),
+            ("closeAccount", json!({ "id": "acc_1" })),
+        ],
+    )
+    .await;
+    // The connection's credential: both headers on every call that needs it, no admin key.
+    for request in &r[..4] {
+        assert_eq!(
+            request.header("acme-client-id"),
+            Some(CLIENT_ID),
+            "{request:#?}"
+        );
+        assert_eq!(request.header("acme-secret"), Some(SECRET), "{request:#?}");
+        assert_eq!(request.header("x-admin-key"), None, "{request:#?}");
+    }
+    let json_body = |i: usize| serde_json::from_slice::<Value>(&r[i].body).unwrap();
+    assert_eq!(
+        json_body(0),
+        json!({ "amount": 500, "client_id": CLIENT_ID, "secret": SECRET })
+    );
+    assert_eq!(
+        json_body(1),
+        json!({ "iban": "DE89370400440532013000", "client_id": CLIENT_ID, "secret": SECRET })
+    );
+    assert_eq!(
+        r[2].body_text(),
+        format!("transfer=tr_1&client_id={CLIENT_ID}&secret={SECRET}")
+    );
+    let fields: Vec<(String, Vec<u8>)> = multipart_parts(&r[3])
+        .into_iter()
+        .map(|p| (p.name, p.bytes))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("title".to_string(), b"Proof of address".to_vec()),
+            ("client_id".to_string(), CLIENT_ID.as_bytes().to_vec()),
+            ("secret".to_string(), SECRET.as_bytes().to_vec()),
+        ]
+    );
+    // `security: []`: no part of any credential, anywhere in the request.
+    let status = &r[4];
+    assert_eq!(
+        (status.method.as_str(), status.target.as_str()),
+        ("GET", "/v1/status")
+    );
+    let everything = format!("{:?} {}", status.headers, status.body_text());
+    for secret in [CLIENT_ID, SECRET, ADMIN_KEY] {
+        assert!(!everything.contains(secret), "{status:#?}");
+    }
+    // The admin operation: its own key, from its own variable, and nothing else.
+    let close = &r[5];
+    assert_eq!(
+        (close.method.as_str(), close.target.as_str()),
+        ("DELETE", "/v1/accounts/acc_1")
+    );
+    assert_eq!(close.header("x-admin-key"), Some(ADMIN_KEY));
+    assert_eq!(close.header("acme-client-id"), None);
+    assert_eq!(close.header("acme-secret"), None);
+
+    nowhere_in_schemas(
+        &tools,
+        &[
+            "client_id",
+            "secret",
+            "Acme-Client-Id",
+            "Acme-Secret",
+            "X-Admin-Key",
+        ],
+    );
+    let names: Vec<String> = variables(&log).into_iter().map(|v| v.0).collect();
+    assert_eq!(
+        names,
+        ["ACMEPAY_CLIENT_ID", "ACMEPAY_SECRET", "ACMEPAY_ADMIN_KEY"]
+    );
+    assert!(!log.join("\n").contains(SECRET), "{log:#?}");
+}
+
+/// Issue 31: an optional upload written as `FastAPI` writes one (`anyOf: [{type: string,
+/// format: binary}, {type: "null"}]`) is a file: the tool says base64, and `serve` sends
+/// the decoded bytes as a file part with a file name and a media type — not the base64
+/// text as a plain field. So is `type: [string, "null"]` with a `contentMediaType`, whose
+/// media type the part carries.
+#[tokio::test]
+async fn an_optional_upload_in_any_of_with_null_is_sent_as_a_file_part() {
+    use base64::Engine as _;
+    let pdf: &[u8] = b"%PDF-1.7\n\x00\xff\xfe binary \r\n--not-a-boundary\r\n";
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\x00\x00";
+    let encode = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let args = per_operation_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, tools, _) = sent_with(
+        PER_OPERATION,
+        &args,
+        &[("ACMEPAY_CLIENT_ID", CLIENT_ID), ("ACMEPAY_SECRET", SECRET)],
+        &[(
+            "uploadDocument",
+            json!({ "title": "Scan", "file": encode(pdf), "scan": encode(png) }),
+        )],
+    )
+    .await;
+    let tool = tools
+        .iter()
+        .find(|t| t["name"] == "uploadDocument")
+        .unwrap();
+    assert_eq!(
+        tool["inputSchema"]["properties"]["file"]["anyOf"][0]["contentEncoding"], "base64",
+        "{}",
+        tool["inputSchema"]
+    );
+    let parts = multipart_parts(&r[0]);
+    let file = parts
+        .iter()
+        .find(|p| p.name == "file")
+        .expect("a file part");
+    assert_eq!(
+        (
+            file.filename.as_deref(),
+            file.content_type.as_deref(),
+            file.bytes.as_slice()
+        ),
+        (Some("file"), Some("application/octet-stream"), pdf)
+    );
+    let scan = parts
+        .iter()
+        .find(|p| p.name == "scan")
+        .expect("a scan part");
+    assert_eq!(
+        (
+            scan.filename.as_deref(),
+            scan.content_type.as_deref(),
+            scan.bytes.as_slice()
+        ),
+        (Some("scan"), Some("image/png"), png)
+    );
+    let title = parts.iter().find(|p| p.name == "title").unwrap();
+    assert_eq!(
+        (title.filename.as_deref(), title.bytes.as_slice()),
+        (None, &b"Scan"[..])
+    );
+}
+
+/// A one-part connection credential (a bearer token) beside an operation whose own
+/// `security` asks for an admin key, listed first: the bearer operation reads its own
+/// variable (`KEYED_TOKEN`), not the first credential variable of the tool list (the
+/// admin key, which it sent before); the admin operation sends the key alone; an
+/// operation whose credential is optional (`[{}, …]`) sends none.
+#[tokio::test]
+async fn a_bearer_operation_reads_its_own_variable_beside_an_admin_key_listed_first() {
+    let (token, admin) = ("kt_bearer_51c", "ka_admin_83d");
+    let args = per_operation_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, tools, log) = sent_with(
+        "tests/cases/valid/base-admin-key.yaml",
+        &args,
+        &[("KEYED_TOKEN", token), ("KEYED_ADMIN_KEY_SECRET", admin)],
+        &[
+            ("deleteRecord", json!({ "id": "rec_1" })),
+            ("listRecords", json!({})),
+            ("getPublic", json!({})),
+        ],
+    )
+    .await;
+    assert_eq!(r[0].header("x-admin-key"), Some(admin), "{:#?}", r[0]);
+    assert_eq!(r[0].header("authorization"), None, "{:#?}", r[0]);
+    assert_eq!(
+        r[1].header("authorization"),
+        Some(format!("Bearer {token}").as_str()),
+        "{:#?}",
+        r[1]
+    );
+    assert_eq!(r[1].header("x-admin-key"), None, "{:#?}", r[1]);
+    let public = format!("{:?}", r[2].headers);
+    assert!(
+        !public.contains(token) && !public.contains(admin),
+        "{public}"
+    );
+    nowhere_in_schemas(&tools, &["X-Admin-Key", "Authorization"]);
+    let names: Vec<String> = variables(&log).into_iter().map(|v| v.0).collect();
+    assert_eq!(names, ["KEYED_ADMIN_KEY_SECRET", "KEYED_TOKEN"]);
+}
+
+/// An inline manifest's operation whose `openapi:` fragment says `security: []` sends no
+/// credential; its neighbour sends the connection's.
+#[tokio::test]
+async fn an_inline_fragment_with_empty_security_sends_no_credential() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("connector.yaml");
+    std::fs::write(
+        &manifest,
+        r"version: 1
+service:
+  name: Notes
+  version: 1.0.0
+  description: Reads the person's notes.
+  publicUrl: https://api.notes.example
+  dashboardUrl: https://notes.example/keys
+targets: [mcp]
+operations:
+  - id: listNotes
+    method: get
+    path: /v1/notes
+    summary: List the person's notes
+    description: Read-only. Changes nothing.
+  - id: getHealth
+    method: get
+    path: /v1/health
+    summary: Get the service health
+    description: Read-only. Changes nothing.
+    openapi: { security: [] }
+",
+    )
+    .unwrap();
+    let token = "nt_token_4f2a";
+    let (r, _, _) = sent(
+        manifest.to_str().unwrap(),
+        &[("NOTES_TOKEN", token)],
+        &[("listNotes", json!({})), ("getHealth", json!({}))],
+    )
+    .await;
+    assert_eq!(
+        r[0].header("authorization"),
+        Some(format!("Bearer {token}").as_str())
+    );
+    assert_eq!(r[1].target, "/v1/health");
+    assert_eq!(r[1].header("authorization"), None, "{:#?}", r[1]);
 }

@@ -1015,6 +1015,25 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// Two parts of one credential go to the same place: the same header (names compared
+    /// without regard to case, as HTTP does), query parameter, cookie or body field, or
+    /// the same security scheme twice.
+    ///
+    /// A request can carry one value there, so one part would silently replace the other
+    /// (`X-Api-Key` and `x-api-key` are one header). In base mode the parts are the
+    /// document's schemes of one requirement, the manifest's `auth.parts` entries, and the
+    /// schemes of each operation's own `security`.
+    #[error("two credential parts go to the same place: {place}")]
+    DuplicateCredentialPart {
+        place: String,
+        /// `the second`, or where the credential comes from (`the document's requirement`).
+        label: &'static str,
+        #[label("{label}")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// A target cannot carry a part of the credential as the manifest declares it.
     ///
     /// `connectorgen serve` sends every part (the `mcp` target), but an agent platform

@@ -12,6 +12,8 @@
 //! mode copies it from the provider's document. Every stage after validation is written
 //! once for both.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -216,6 +218,28 @@ pub struct Auth {
     /// here), when it is.
     #[serde(skip)]
     pub span: Option<Span>,
+    /// The exposed operations whose own `security` asks for something other than this
+    /// credential, by operation id: none (`security: []`, or an alternative `{}`), or
+    /// other schemes of the document, each from its own variable. Every other operation
+    /// sends `parts`.
+    #[serde(skip)]
+    pub operations: BTreeMap<String, OperationCredential>,
+}
+
+/// The credential of one operation whose `security` differs from the connection's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperationCredential {
+    /// `security: []` or an alternative `{}`: the call goes out without a credential.
+    None,
+    /// Another requirement: its schemes, each a part read from its own variable.
+    Parts(Vec<CredentialPart>),
+}
+
+impl Auth {
+    /// The parts an operation sends (`None`: the connection's, `parts`).
+    pub fn operation(&self, id: &str) -> Option<&OperationCredential> {
+        self.operations.get(id)
+    }
 }
 
 /// Where a part of a credential may go.

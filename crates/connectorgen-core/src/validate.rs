@@ -29,6 +29,7 @@ mod document;
 mod findings;
 mod inline;
 mod safety;
+mod security;
 mod settings;
 mod syntax;
 
@@ -217,6 +218,13 @@ pub fn validate(
                 service_name,
                 &chosen,
             );
+            let operation_credentials = security::operation_credentials(
+                &document,
+                &operations,
+                &parts,
+                credential.parts.as_deref().unwrap_or_default(),
+                service_name,
+            );
             let scheme = credential::scheme_of(&parts, named.unwrap_or(chosen));
             let client_credentials =
                 scheme == AuthScheme::OAuth2 && base_document::client_credentials_only(&document);
@@ -237,6 +245,7 @@ pub fn validate(
                 client_credentials,
                 env: credential.env.clone().unwrap_or_default(),
                 env_span: credential.env_span,
+                operations: operation_credentials,
             };
             Some((document, auth))
         }
@@ -244,7 +253,7 @@ pub fn validate(
             (Some(service), Some(scheme)) => {
                 let parts = v.inline_parts(&credential, &scheme, &service.name);
                 let scheme = credential::scheme_of(&parts, scheme);
-                let auth = Auth {
+                let mut auth = Auth {
                     format: single_format(&parts),
                     parts,
                     span: credential.span,
@@ -256,6 +265,7 @@ pub fn validate(
                     client_credentials: false,
                     env: credential.env.clone().unwrap_or_default(),
                     env_span: credential.env_span,
+                    operations: std::collections::BTreeMap::new(),
                 };
                 let around = lower::Around {
                     service,
@@ -268,6 +278,14 @@ pub fn validate(
                     errors: &v.settings.error_responses,
                 };
                 let document = lower::document(around, &operations);
+                // An `openapi:` fragment's `security: []` sends no credential.
+                auth.operations = security::operation_credentials(
+                    &document,
+                    &operations,
+                    &auth.parts,
+                    &[],
+                    &service.name,
+                );
                 for (reference, at) in std::mem::take(&mut v.fragment_refs) {
                     if document.resolve(&reference).is_none() {
                         v.findings.push(Diagnostic::UnresolvedRef {
@@ -296,6 +314,15 @@ pub fn validate(
         .span
         .or_else(|| raw.openapi.as_ref().map(span))
         .unwrap_or(root);
+    v.duplicate_parts(&auth.parts, at, "the credential");
+    for (id, own) in &auth.operations {
+        if let crate::model::OperationCredential::Parts(parts) = own {
+            v.duplicate_parts(parts, at, &format!("the credential of `{id}`"));
+        }
+    }
+    if v.findings.errors() > 0 {
+        return Err(v.findings.into_vec());
+    }
     v.credential_targets(&auth, &targets, at);
     if let Some(sandbox) = &sandbox_url
         && let Some(production) = production_twin(sandbox, &service.public_url, &document)

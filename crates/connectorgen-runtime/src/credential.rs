@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use connectorgen_core::Analysis;
 use connectorgen_core::diagnostics::Span;
-use connectorgen_core::model::{Connector, env_prefix};
+use connectorgen_core::model::{Connector, OperationCredential, env_prefix};
 use connectorgen_core::render::mcp::mapping::{
     Credential as Scheme, CredentialPart as Part, Encoding, Location, RequestMapping,
 };
@@ -180,6 +180,9 @@ pub(crate) struct Environment {
     pub credential_envs: Vec<String>,
     /// Variables whose value is too short to be redacted from what the process writes.
     pub too_short: Vec<String>,
+    /// The variable of a one-part credential (`auth.env`): a tool whose mapping says a
+    /// one-part scheme reads it, whatever other tools' parts read.
+    connection_env: String,
 }
 
 impl std::fmt::Debug for Environment {
@@ -303,6 +306,7 @@ impl Environment {
             uses,
             credential_envs,
             too_short,
+            connection_env: connector.auth.env.clone(),
         })
     }
 
@@ -316,7 +320,9 @@ impl Environment {
         match &mapping.credential {
             Scheme::Parts { parts } => Credential::from_parts(parts, &|name| self.get(name)),
             scheme => {
-                let value = self.get(self.credential_envs.first()?)?;
+                // Not the first of `credential_envs`: that may be another tool's part
+                // (an operation whose own `security` names another scheme).
+                let value = self.get(&self.connection_env)?;
                 Credential::new(scheme, &value)
             }
         }
@@ -382,11 +388,16 @@ fn named(
             Scheme::None => {}
             Scheme::Parts { parts } => {
                 for part in parts {
+                    let own = connector.auth.operations.values().flat_map(|c| match c {
+                        OperationCredential::Parts(parts) => parts.as_slice(),
+                        OperationCredential::None => &[],
+                    });
                     let declared = connector
                         .auth
                         .parts
                         .iter()
-                        .find(|p| p.env == part.env)
+                        .chain(own)
+                        .find(|p| p.env == part.env && p.env_span.is_some())
                         .and_then(|p| p.env_span);
                     add(
                         &part.env,

@@ -21,9 +21,11 @@
 //! parameters, an API key's own parameter and the `fixed:` ones are left to the
 //! connection), then the request body — a JSON, form or multipart body whose schema is
 //! an object with properties gives one argument per property, any other body one `body`
-//! argument. A binary value (a `format: binary` field, or a body that is neither JSON,
-//! form nor text) is a base64 string (`contentEncoding: base64`, `encoding: base64` in
-//! the mapping). Names: docs/mcp.md.
+//! argument; a body field a credential part fills in is in neither, nor anywhere else in
+//! the schema (a branch, `$defs`). A binary value (a form or multipart field that is a
+//! binary string, or a union whose branches that are not null all are; a body that is
+//! neither JSON, form nor text) is a base64 string (`contentEncoding: base64`,
+//! `encoding: base64` in the mapping). Names: docs/mcp.md.
 
 mod document;
 mod inputs;

@@ -19,7 +19,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::Syn
 
 use super::RenderError;
 use crate::model::{
-    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, Payer, Unsupported,
+    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, OperationCredential, Payer,
+    Unsupported,
 };
 use crate::templates::{Limits, Sources};
 
@@ -627,6 +628,29 @@ impl Prose {
         let person_charges = pick(&|op| payer(op) == Some(Payer::Person));
         let customer_charges = pick(&|op| payer(op) == Some(Payer::Customer));
         let permanent_operations = pick(&|op| op.confirm);
+        // The operations whose own `security` asks for another credential or none, and
+        // every variable `serve` reads a credential from (the connection's parts, then
+        // those operations'), each once.
+        let mut own_credentials: Vec<serde_json::Value> = Vec::new();
+        let mut variables: Vec<&str> = Vec::new();
+        for part in &connector.auth.parts {
+            if !variables.contains(&part.env.as_str()) {
+                variables.push(&part.env);
+            }
+        }
+        for op in &connector.operations {
+            let parts: &[crate::model::CredentialPart] = match connector.auth.operation(&op.id) {
+                None => continue,
+                Some(OperationCredential::None) => &[],
+                Some(OperationCredential::Parts(parts)) => parts,
+            };
+            for part in parts {
+                if !variables.contains(&part.env.as_str()) {
+                    variables.push(&part.env);
+                }
+            }
+            own_credentials.push(serde_json::json!({ "id": op.id, "parts": parts }));
+        }
         context! {
             service => Serde(&connector.service),
             auth => Serde(&connector.auth),
@@ -638,6 +662,8 @@ impl Prose {
             permanentOperations => permanent_operations,
             manifest => manifest_name,
             rateLimitHeaders => rate_limit_headers(connector),
+            ownCredentials => Serde(&own_credentials),
+            credentialVariables => Serde(&variables),
         }
     }
 

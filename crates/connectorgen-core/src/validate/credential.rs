@@ -219,18 +219,26 @@ impl Validator {
                 format,
                 span: at,
             };
-            if let Some(twin) = out.iter().find(|o| {
-                o.place.is_some() && o.place == spec.place
-                    || o.security_scheme.is_some()
-                        && o.security_scheme.as_ref().map(|s| &s.0)
-                            == spec.security_scheme.as_ref().map(|s| &s.0)
-            }) {
-                let _ = twin;
+            let twin = out.iter().find_map(|o| {
+                if let (Some((l1, n1)), Some((l2, n2))) = (&o.place, &spec.place)
+                    && same_place(l1, n1, l2, n2)
+                {
+                    return Some(place_text(l2, n2));
+                }
+                match (&o.security_scheme, &spec.security_scheme) {
+                    (Some((a, _)), Some((b, _))) if a == b => {
+                        Some(format!("the security scheme `{b}`"))
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(place) = twin {
                 ok = false;
-                self.findings.push(Diagnostic::InvalidCredentialPart {
-                    reason: "two parts go to the same place".to_string(),
+                self.findings.push(Diagnostic::DuplicateCredentialPart {
+                    place,
+                    label: "the second",
                     span: at,
-                    help: "list each header, query parameter, cookie, body field or security scheme once".to_string(),
+                    help: DUPLICATE_HELP.to_string(),
                 });
                 continue;
             }
@@ -424,10 +432,19 @@ impl Validator {
             .iter()
             .filter_map(|p| p.security_scheme.clone())
             .collect();
+        // A scheme only some operations' own `security` asks for is named here too: its
+        // variable and format are those operations' (`security.rs`).
+        let elsewhere: Vec<String> = super::security::used_schemes(document, operations)
+            .into_iter()
+            .filter(|n| schemes.contains_key(n) && !known.contains(n))
+            .collect();
         for s in specs {
             let Some((name, at)) = &s.security_scheme else {
                 continue;
             };
+            if elsewhere.contains(name) {
+                continue;
+            }
             match parts
                 .iter_mut()
                 .find(|p| p.security_scheme.as_deref() == Some(name.as_str()))
@@ -455,7 +472,10 @@ impl Validator {
                         suggest(name, known.iter().map(String::as_str))
                     ),
                     span: *at,
-                    help: format!("its schemes: {}", known.join(", ")),
+                    help: format!(
+                        "its schemes: {}",
+                        known.iter().chain(&elsewhere).cloned().collect::<Vec<_>>().join(", ")
+                    ),
                 }),
             }
         }
@@ -509,6 +529,65 @@ impl Validator {
                         span: at,
                     },
                 ));
+            }
+        }
+    }
+}
+
+const DUPLICATE_HELP: &str = "list each header (whatever its case), query parameter, cookie, body field or security scheme once";
+
+/// Whether two places are one: the same location and name, a header's name compared
+/// without regard to case (HTTP's rule).
+fn same_place(l1: &str, n1: &str, l2: &str, n2: &str) -> bool {
+    l1 == l2 && (n1 == n2 || (l1 == "header" && n1.eq_ignore_ascii_case(n2)))
+}
+
+/// `the header X-Key`, for messages.
+fn place_text(location: &str, name: &str) -> String {
+    let what = match location {
+        "query" => "query parameter",
+        "cookie" => "cookie",
+        "body" => "body field",
+        _ => "header",
+    };
+    format!("the {what} `{name}`")
+}
+
+impl Validator {
+    /// `duplicate-credential-part` for each part of a built credential (the document's
+    /// schemes, the manifest's parts, an operation's own requirement) that goes where an
+    /// earlier one goes; `at` when the part's variable is not written in the manifest.
+    pub(super) fn duplicate_parts(&mut self, parts: &[CredentialPart], at: Span, whose: &str) {
+        for (i, part) in parts.iter().enumerate() {
+            if parts[..i]
+                .iter()
+                .any(|p| same_place(&p.location, &p.name, &part.location, &part.name))
+            {
+                let schemes = parts
+                    .iter()
+                    .filter(|p| same_place(&p.location, &p.name, &part.location, &part.name))
+                    .filter_map(|p| p.security_scheme.as_deref())
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>();
+                let place = if schemes.is_empty() {
+                    format!("{} ({whose})", place_text(&part.location, &part.name))
+                } else {
+                    format!(
+                        "{} ({whose}: the document's schemes {})",
+                        place_text(&part.location, &part.name),
+                        schemes.join(" and ")
+                    )
+                };
+                self.findings.push(Diagnostic::DuplicateCredentialPart {
+                    place,
+                    label: if part.env_span.is_some() {
+                        "the second's variable"
+                    } else {
+                        "the credential this manifest sends"
+                    },
+                    span: part.env_span.unwrap_or(at),
+                    help: DUPLICATE_HELP.to_string(),
+                });
             }
         }
     }
@@ -591,7 +670,7 @@ fn part_of_auth_scheme(scheme: &AuthScheme) -> Option<CredentialPart> {
 
 /// The part a document's security scheme is; `None` for one no request can carry
 /// (mutual TLS, digest).
-fn part_of_document_scheme(scheme: &Value) -> Option<CredentialPart> {
+pub(super) fn part_of_document_scheme(scheme: &Value) -> Option<CredentialPart> {
     let kind = scheme.get("type").and_then(Value::as_str)?;
     let auth = match kind {
         "apiKey" => AuthScheme::ApiKey {
@@ -617,10 +696,22 @@ fn part_of_document_scheme(scheme: &Value) -> Option<CredentialPart> {
 /// The security requirement the credential is, when it has several schemes: the first
 /// alternative of the exposed operations' requirements, when none of them can be met
 /// with one scheme alone. `None`: one scheme does (today's single-credential choice).
+/// When the document has a global `security` that some exposed operation inherits, only
+/// those operations decide: one with a requirement of its own (an admin key, `[]`) sends
+/// that (`security.rs`) and does not make the connection's credential another.
 fn several(document: &Document, operations: &[Operation]) -> Option<Vec<String>> {
     let global = document.root.get("security");
+    let inheriting: Vec<&Operation> = operations
+        .iter()
+        .filter(|op| !op.http.contains_key("security"))
+        .collect();
+    let deciding: Vec<&Operation> = if global.is_some() && !inheriting.is_empty() {
+        inheriting
+    } else {
+        operations.iter().collect()
+    };
     let mut first: Option<Vec<String>> = None;
-    for op in operations {
+    for op in deciding {
         let requirements = op.http.get("security").or(global);
         for requirement in requirements.and_then(Value::as_array).into_iter().flatten() {
             let names: Vec<String> = requirement

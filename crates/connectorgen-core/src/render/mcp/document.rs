@@ -81,17 +81,86 @@ pub(super) fn pick_media(body: &Value) -> Picked<'_> {
         .unwrap_or_else(none)
 }
 
-/// A form or multipart field: a binary string (`format: binary`) travels as base64.
-pub(super) fn base64_binary(schema: &Value) -> (Value, bool) {
-    match schema {
-        Value::Object(map) if map.get("format").and_then(Value::as_str) == Some("binary") => {
-            let mut out = map.clone();
-            out.remove("format");
-            out.insert("contentEncoding".into(), json!("base64"));
-            (Value::Object(out), true)
-        }
-        other => (other.clone(), false),
+/// A form or multipart field that is an upload travels as base64, and says so
+/// (`contentEncoding: base64`): a binary string (`format: binary`, `contentEncoding`, or
+/// `contentMediaType` alone, as 3.1 writes a file), also when it may be null
+/// (`type: [string, "null"]`), and any `anyOf`/`oneOf` whose branches that are not null
+/// are all such strings (`FastAPI`'s optional file: `anyOf: [{type: string, format:
+/// binary}, {type: "null"}]`). A branch or field that is a `$ref` to a binary string is
+/// followed; the string schema it names (which has no references of its own) is written
+/// in its place, rewritten. Returns the schema as the tool shows it, and whether it is
+/// an upload.
+pub(super) fn base64_binary(doc: &Document, schema: &Value) -> (Value, bool) {
+    if let Some(upload) = binary_string(resolved(doc, schema)) {
+        return (upload, true);
     }
+    let Value::Object(map) = schema else {
+        return (schema.clone(), false);
+    };
+    for key in ["anyOf", "oneOf"] {
+        let Some(branches) = map.get(key).and_then(Value::as_array) else {
+            continue;
+        };
+        let mut rewritten = Vec::with_capacity(branches.len());
+        let mut uploads = 0usize;
+        for branch in branches {
+            let target = resolved(doc, branch);
+            if is_null(target) {
+                rewritten.push(branch.clone());
+            } else if let Some(upload) = binary_string(target) {
+                uploads += 1;
+                rewritten.push(upload);
+            } else {
+                return (schema.clone(), false);
+            }
+        }
+        if uploads == 0 {
+            return (schema.clone(), false);
+        }
+        let mut out = map.clone();
+        out.insert(key.into(), Value::Array(rewritten));
+        return (Value::Object(out), true);
+    }
+    (schema.clone(), false)
+}
+
+/// A schema that only null matches: `type: "null"` (or `[null]`), `const: null`,
+/// `enum: [null]`.
+fn is_null(schema: &Value) -> bool {
+    let Some(map) = schema.as_object() else {
+        return false;
+    };
+    map.get("type") == Some(&json!("null"))
+        || map.get("type") == Some(&json!(["null"]))
+        || map.get("const") == Some(&Value::Null)
+        || map.get("enum") == Some(&json!([null]))
+}
+
+/// A string schema of bytes, rewritten to say they travel as base64: `format: binary`
+/// (removed), `contentEncoding` (replaced by `base64`, what the argument holds), or
+/// `contentMediaType` alone. `type` may be absent, `string`, or `[string, "null"]`.
+fn binary_string(schema: &Value) -> Option<Value> {
+    let map = schema.as_object()?;
+    let string = match map.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(list)) => {
+            list.iter().any(|t| t == "string") && list.iter().all(|t| t == "string" || t == "null")
+        }
+        Some(_) => false,
+    };
+    let binary = map.get("format").and_then(Value::as_str) == Some("binary")
+        || map.contains_key("contentEncoding")
+        || map.contains_key("contentMediaType");
+    if !string || !binary || map.contains_key("$ref") {
+        return None;
+    }
+    let mut out = map.clone();
+    if out.get("format").and_then(Value::as_str) == Some("binary") {
+        out.remove("format");
+    }
+    out.insert("contentEncoding".into(), json!("base64"));
+    Some(Value::Object(out))
 }
 
 /// The components a tool schema uses, copied into its `$defs` under their names.

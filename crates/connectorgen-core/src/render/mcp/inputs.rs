@@ -5,11 +5,17 @@
 //! argument, in the same order (then one for each body field only the body's
 //! `oneOf`/`anyOf`/`allOf` branches name, which the root's copy of those keywords
 //! describes); findings for `args:`/`fixed:` keys that name no input
-//! and `args:` names that collide.
+//! and `args:` names that collide. A body field a credential part fills in (at the
+//! body's top, in its root `allOf`/`anyOf`/`oneOf` branches, or in the whole-body
+//! argument) is taken out of the schema everywhere it is named and listed in the
+//! mapping's credential; the credential is the operation's own when its `security`
+//! says another (`model::Auth::operations`).
 //! Must never: give an argument a name outside `^[a-zA-Z0-9_.-]{1,64}$` or two arguments
 //! one name (`crate::arguments`), or leave a parameter out of both the arguments and
 //! `fixed` unless the connection supplies it (the credential, the headers OpenAPI
-//! ignores).
+//! ignores). Known limit: a `$defs` entry a body branch names loses the credential
+//! fields for every use within the tool (a component used both as a branch and deeper
+//! in the body); a reference is rewritten, never inlined, so there is one copy.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -23,7 +29,7 @@ use super::mapping::{
 use super::{idempotency_argument, is_own_key};
 use crate::arguments;
 use crate::diagnostics::{Diagnostic, Finding, Span};
-use crate::model::{AuthScheme, Connector, Document, FixedSource, Operation};
+use crate::model::{AuthScheme, Connector, Document, FixedSource, Operation, OperationCredential};
 
 /// The parameters that apply to an operation: the path item's shared ones, replaced by
 /// the operation's own of the same name and location.
@@ -93,11 +99,38 @@ fn credential_parameters(connector: &Connector) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// How the connection's credential is sent by this tool: one of the one-part schemes
-/// when one part says it (as every manifest before `auth.parts` did), else each part,
-/// a body field only when `body_fields` (the tool's body's top-level fields) has it.
-fn credential(connector: &Connector, body_fields: &[String]) -> Credential {
+/// A part of a credential as the mapping writes it.
+fn mapped_part(p: &crate::model::CredentialPart) -> CredentialPart {
+    CredentialPart {
+        location: match p.location.as_str() {
+            "query" => Location::Query,
+            "cookie" => Location::Cookie,
+            "body" => Location::Body,
+            _ => Location::Header,
+        },
+        name: p.name.clone(),
+        format: p.format.clone(),
+        encoding: p.basic.then_some(Encoding::Base64),
+        env: p.env.clone(),
+    }
+}
+
+/// How this tool sends a credential: none when its operation's `security` asks for none,
+/// the parts of its own requirement when it asks for other schemes (`Auth::operations`);
+/// else the connection's: one of the one-part schemes when one part says it (as every
+/// manifest before `auth.parts` did), else each part, a body field only when
+/// `body_fields` (the fields the tool's body names) has it.
+fn credential(connector: &Connector, op: &Operation, body_fields: &[String]) -> Credential {
     let auth = &connector.auth;
+    match auth.operation(&op.id) {
+        Some(OperationCredential::None) => return Credential::None,
+        Some(OperationCredential::Parts(parts)) => {
+            return Credential::Parts {
+                parts: parts.iter().map(mapped_part).collect(),
+            };
+        }
+        None => {}
+    }
     let one_part = match auth.parts.as_slice() {
         [] => true,
         [one] => !one.in_body() && auth.format.is_none(),
@@ -108,18 +141,7 @@ fn credential(connector: &Connector, body_fields: &[String]) -> Credential {
             .parts
             .iter()
             .filter(|p| !p.in_body() || body_fields.contains(&p.name))
-            .map(|p| CredentialPart {
-                location: match p.location.as_str() {
-                    "query" => Location::Query,
-                    "cookie" => Location::Cookie,
-                    "body" => Location::Body,
-                    _ => Location::Header,
-                },
-                name: p.name.clone(),
-                format: p.format.clone(),
-                encoding: p.basic.then_some(Encoding::Base64),
-                env: p.env.clone(),
-            })
+            .map(mapped_part)
             .collect();
         return Credential::Parts { parts };
     }
@@ -341,7 +363,7 @@ pub(super) fn input_schema(
                 if structured && object.get("properties").is_some_and(Value::is_object) =>
             {
                 let required = &properties_required;
-                let fillable = matches!(media, "json" | "form");
+                let fillable = structured;
                 for (name, property) in object["properties"].as_object().into_iter().flatten() {
                     if fillable {
                         body_fields.push(name.clone());
@@ -374,7 +396,7 @@ pub(super) fn input_schema(
                     let (property, binary) = if media == "json" {
                         (property.clone(), false)
                     } else {
-                        base64_binary(property)
+                        base64_binary(doc, property)
                     };
                     let mut input = Input::new(
                         Location::Body,
@@ -385,13 +407,17 @@ pub(super) fn input_schema(
                     );
                     input.encoding = binary.then_some(Encoding::Base64);
                     if media == "multipart" {
+                        // The part's media type: the encoding's, else an upload's own
+                        // `contentMediaType` (a file of any type says none: the client
+                        // sends application/octet-stream).
                         input.content_type = picked
                             .object
                             .and_then(|m| m.get("encoding"))
                             .and_then(|e| e.get(name))
                             .and_then(|e| e.get("contentType"))
                             .and_then(Value::as_str)
-                            .map(str::to_string);
+                            .map(str::to_string)
+                            .or_else(|| binary.then(|| upload_media_type(&input.schema)).flatten());
                     }
                     inputs.push(input);
                 }
@@ -404,10 +430,15 @@ pub(super) fn input_schema(
                 // the fields only their branches name are arguments too: without a
                 // mapping entry a call's `amount` would be quoted to the person and left
                 // out of the body.
-                if fillable || media == "multipart" {
+                if fillable {
                     let mut names = Vec::new();
                     let mut budget = 256usize;
                     composed_properties(doc, shown, 0, &mut budget, &mut names);
+                    for name in &names {
+                        if !body_fields.contains(name) {
+                            body_fields.push(name.clone());
+                        }
+                    }
                     for name in names {
                         let own = object["properties"]
                             .as_object()
@@ -426,6 +457,18 @@ pub(super) fn input_schema(
                 }
             }
             _ => {
+                if structured {
+                    // The whole body is one argument: the fields its branches name can
+                    // still be filled in by the connection (a credential part).
+                    let mut names = Vec::new();
+                    let mut budget = 256usize;
+                    composed_properties(doc, shown, 0, &mut budget, &mut names);
+                    for name in names {
+                        if !body_fields.contains(&name) {
+                            body_fields.push(name);
+                        }
+                    }
+                }
                 let binary = !matches!(media, "json" | "form" | "multipart" | "text");
                 let schema = if binary {
                     json!({
@@ -544,6 +587,36 @@ pub(super) fn input_schema(
     }
     schema.extend(base);
     defs.write_into(&mut schema);
+    // The body fields a credential part fills in leave every place the schema names
+    // them: the root's `oneOf`/`anyOf`/`allOf` branches (the body's own), or the one
+    // argument that is the whole body, and the `$defs` those reach.
+    let credential_fields: Vec<String> = connector
+        .auth
+        .parts
+        .iter()
+        .filter(|p| p.in_body() && body_fields.contains(&p.name))
+        .map(|p| p.name.clone())
+        .collect();
+    let mut schema = Value::Object(schema);
+    if !credential_fields.is_empty() {
+        let whole = arguments
+            .iter()
+            .find(|a| a.location == Location::Body && a.name.is_none());
+        let starts: Vec<String> = match whole {
+            Some(a) => vec![format!("/properties/{}", crate::model::escape(&a.argument))],
+            None => ["allOf", "anyOf", "oneOf"]
+                .iter()
+                .flat_map(|key| {
+                    let count = schema
+                        .get(*key)
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len);
+                    (0..count).map(move |i| format!("/{key}/{i}"))
+                })
+                .collect(),
+        };
+        strip_fields(&mut schema, starts, &credential_fields);
+    }
     let mapping = RequestMapping {
         method: op.method.upper().to_string(),
         path: op.path.clone(),
@@ -552,9 +625,69 @@ pub(super) fn input_schema(
         body: body_mapping,
         idempotency: idempotency_mapping,
         fixed,
-        credential: credential(connector, &body_fields),
+        credential: credential(connector, op, &body_fields),
     };
-    (Value::Object(schema), mapping)
+    (schema, mapping)
+}
+
+/// Removes the fields `names` from the `properties` and `required` of the schemas at
+/// `starts` (JSON pointers into `root`), of their `allOf`/`anyOf`/`oneOf` branches and of
+/// the local definitions their `$ref`s name, each schema once.
+fn strip_fields(root: &mut Value, starts: Vec<String>, names: &[String]) {
+    let mut pending = starts;
+    let mut seen: HashSet<String> = HashSet::new();
+    // Bounded like `composed_properties`: a definition that refers to itself is met once.
+    while let Some(pointer) = pending.pop() {
+        if seen.len() > 1024 || !seen.insert(pointer.clone()) {
+            continue;
+        }
+        let Some(Value::Object(schema)) = root.pointer_mut(&pointer) else {
+            continue;
+        };
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            for name in names {
+                properties.shift_remove(name);
+            }
+        }
+        if let Some(Value::Array(required)) = schema.get_mut("required") {
+            required.retain(|r| r.as_str().is_none_or(|r| !names.iter().any(|n| n == r)));
+            if required.is_empty() {
+                schema.shift_remove("required");
+            }
+        }
+        if let Some(target) = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        {
+            pending.push(target.to_string());
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            let count = schema
+                .get(key)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            pending.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
+        }
+    }
+}
+
+/// An upload's own media type (`contentMediaType`, on it or on the one branch of its
+/// union that says one), when it names one type, not a range (`image/*`).
+fn upload_media_type(schema: &Value) -> Option<String> {
+    let own = schema.get("contentMediaType").and_then(Value::as_str);
+    let branch = || {
+        ["anyOf", "oneOf"].iter().find_map(|k| {
+            schema
+                .get(*k)
+                .and_then(Value::as_array)?
+                .iter()
+                .find_map(|b| b.get("contentMediaType").and_then(Value::as_str))
+        })
+    };
+    own.or_else(branch)
+        .filter(|m| !m.contains('*'))
+        .map(str::to_string)
 }
 
 /// The property names the `allOf`/`anyOf`/`oneOf` branches of a body schema give (through
