@@ -304,6 +304,25 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An operation declared `read: true` spends, is async or asks for confirmation.
+    ///
+    /// `read: true` declares a free, side-effect-free read whatever the method, which
+    /// `spends`, `async` or `confirm: true` on the same operation contradicts: a read may
+    /// be polled and repeated freely, and every target marks it read-only.
+    #[error("`{id}`: an operation declared `read: true` cannot {what}")]
+    #[diagnostic(help(
+        "a read must be free and safe to repeat: models retry and poll reads freely, and clients approve read-only tools without asking. Remove `read: true`, or remove `{key}`"
+    ))]
+    ReadWithSideEffect {
+        id: String,
+        what: &'static str,
+        key: &'static str,
+        #[label("declared on a read")]
+        span: Span,
+        #[label("declared a read here")]
+        read: Span,
+    },
+
     /// `spends.kind: irreversible`, which `confirm: true` replaced: `spends` is for
     /// costs, and a permanent action may cost nothing. The new form, with the
     /// operation's own note.
@@ -400,7 +419,7 @@ pub enum Diagnostic {
     /// read.
     #[error("poll target `{target}` is not a free, side-effect-free read: {reason}")]
     #[diagnostic(help(
-        "the model will call the poll target many times: point `pollWith` at a `get` operation that neither spends nor is async (e.g. `GET /v1/jobs/{{id}}`)"
+        "the model will call the poll target many times: point `pollWith` at a read that neither spends nor is async: a `get` (e.g. `GET /v1/jobs/{{id}}`) or an operation declared `read: true`"
     ))]
     UnsafePollTarget {
         target: String,

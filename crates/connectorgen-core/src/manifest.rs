@@ -437,6 +437,13 @@ pub struct RawOperation {
     /// the person's yes is still asked before each call.
     #[schemars(with = "Option<ConfirmSetting>", example = true)]
     pub confirm: Option<Spanned<RawConfirm>>,
+    /// The call is a free, side-effect-free read whatever its method (an RPC-style API
+    /// that reads with a POST, a search whose query is a body): it may be the poll
+    /// target of an async operation, every target marks it read-only, and the model is
+    /// told it is free and safe to repeat. A get is always a read. Not allowed with
+    /// `spends`, `async` or `confirm: true`.
+    #[schemars(with = "Option<bool>", extend("default" = false), example = true)]
+    pub read: Option<Spanned<bool>>,
     /// The call's work goes on after it answers: it returns a job to poll, or starts a
     /// change that settles in the background (`returns: change`). Not allowed on get.
     #[serde(rename = "async")]
@@ -663,8 +670,8 @@ impl<'de> Deserialize<'de> for RawConfirm {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawAsync {
-    /// The id of the operation that reports the work's progress: a get that neither
-    /// spends nor is async.
+    /// The id of the operation that reports the work's progress: a read (a get, or an
+    /// operation declared `read: true`) that neither spends nor is async.
     #[schemars(with = "String", example = &"getVideo")]
     pub poll_with: Option<Spanned<String>>,
     /// How long the work usually takes, in whole seconds.

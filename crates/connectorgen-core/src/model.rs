@@ -577,11 +577,11 @@ pub struct Spends {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Async {
-    /// The agent-facing id of a validated free, side-effect-free GET operation.
+    /// The agent-facing id of a validated free, side-effect-free read (`Operation::read`).
     pub poll_with: String,
     pub typical_seconds: Option<u64>,
     pub returns: Returns,
-    /// For a job: the free GET that lists the jobs' collection (the poll target's path
+    /// For a job: the free read that lists the jobs' collection (the poll target's path
     /// without its last `/{param}`), where a model that lost a job's id finds it again.
     pub list_with: Option<String>,
 }
@@ -614,8 +614,12 @@ pub struct Operation {
     /// only some calls are permanent (`confirm` is then true: the yes is still asked).
     pub confirm_when: Option<String>,
     /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
-    /// unless the author wrote `confirm: false`.
+    /// unless the author wrote `confirm: false`; false on every read.
     pub consequential: bool,
+    /// A free, side-effect-free read: a GET, or any method declared `read: true` (an
+    /// RPC-style API that reads with a POST). What everything that keeps calls safe asks
+    /// (poll targets, job lists, consent defaults, read-only hints), never the method.
+    pub read: bool,
     /// Lints not reported for this operation (`lintAllow`).
     pub lint_allow: Vec<Lint>,
     /// `args:`: MCP argument names the author chose, in the order written.
@@ -676,6 +680,12 @@ impl Operation {
         self.spends.is_some() || self.confirm
     }
 
+    /// Whether it is a read declared by `read: true` on a method other than GET, which
+    /// the documents mark (`x-read-only`) because the method does not say it.
+    pub fn declared_read(&self) -> bool {
+        self.read && self.method != Method::Get
+    }
+
     /// The JSON pointer of this operation's object in the generated documents.
     pub fn pointer(&self) -> String {
         format!("/paths/{}/{}", escape(&self.path), self.method.as_str())
@@ -686,8 +696,9 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub(crate) const HINT_KEYS: [&str; 13] = [
+pub(crate) const HINT_KEYS: [&str; 14] = [
     "x-openai-isConsequential",
+    "x-read-only",
     "x-long-running",
     "x-poll-operationId",
     "x-typical-seconds",

@@ -421,6 +421,12 @@ impl<'a> Checked<'a> {
     fn is_async(&self) -> bool {
         self.raw.value.async_.is_some()
     }
+
+    /// A GET, or declared `read: true`: from the raw field too, so a read whose entry
+    /// has problems elsewhere is not also called an unsafe poll target.
+    fn is_read(&self) -> bool {
+        self.op.method == Method::Get || self.raw.value.read.as_ref().is_some_and(|r| r.value)
+    }
 }
 
 fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {

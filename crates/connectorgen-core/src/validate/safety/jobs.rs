@@ -1,5 +1,5 @@
-//! `async:` and the rules that keep polling safe: each async operation names a free GET
-//! to poll (never itself, never one that spends or starts a job), and a job's list is
+//! `async:` and the rules that keep polling safe: each async operation names a free read
+//! (a GET, or `read: true`) to poll (never itself, never one that spends or starts a job), and a job's list is
 //! found so a model that lost a job's id looks it up instead of starting the work again.
 //!
 //! Takes: the raw `async` mapping of one operation; then every operation with a usable
@@ -13,7 +13,7 @@ use serde_saphyr::Spanned;
 
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAsync, span};
-use crate::model::{Async, Method, Names as _, Operation, Returns};
+use crate::model::{Async, Names as _, Operation, Returns};
 use crate::validate::{Checked, Validator};
 
 impl Validator {
@@ -25,7 +25,7 @@ impl Validator {
                     "pollWith",
                     "`async`",
                     at,
-                    "name the free GET operation that reports the job's progress, e.g. `pollWith: getVideo`",
+                    "name the free read (a `get`, or an operation declared `read: true`) that reports the job's progress, e.g. `pollWith: getVideo`",
                 );
                 None
             }
@@ -69,8 +69,9 @@ impl Validator {
         })
     }
 
-    /// Each `async.pollWith` names an operation that is a free, safe read: a GET that
-    /// neither spends nor is async, and not the operation itself.
+    /// Each `async.pollWith` names an operation that is a free, safe read: a GET or an
+    /// operation declared `read: true`, that neither spends nor is async, and not the
+    /// operation itself.
     pub(in crate::validate) fn poll_targets(&mut self, checked: &[Checked]) {
         let by_id: HashMap<&str, usize> = checked
             .iter()
@@ -94,8 +95,8 @@ impl Validator {
             let target = &checked[t];
             let reason = if target.op.id == c.op.id {
                 Some("an operation cannot poll itself; that would resubmit the job")
-            } else if target.op.method != Method::Get {
-                Some("it is not a `get`")
+            } else if !target.is_read() {
+                Some("it is neither a `get` nor declared `read: true`")
             } else if target.spends() {
                 Some("it spends")
             } else if target.is_async() {
@@ -115,13 +116,13 @@ impl Validator {
     }
 }
 
-/// Names, for each async operation that returns a job, the free GET that lists the
+/// Names, for each async operation that returns a job, the free read that lists the
 /// jobs' collection: the poll target's path without its last `/{param}`. A model that
 /// lost a job's id finds it there instead of starting the work again.
 pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
     let lists: HashMap<&str, &str> = operations
         .iter()
-        .filter(|o| o.method == Method::Get && o.spends.is_none() && o.async_.is_none())
+        .filter(|o| o.read && o.spends.is_none() && o.async_.is_none())
         .rev() // the first one listed wins
         .map(|o| (o.path.as_str(), o.id.as_str()))
         .collect();
