@@ -120,6 +120,7 @@ const ACCEPTED: &[&str] = &[
     "get-with-side-effect--async",
     "read-with-side-effect", // `read: true` beside `spends`: two values
     "read-with-side-effect--async",
+    "unknown-id-field", // the property against the answer's schema: two values
     "input-not-allowed",
     "input-not-allowed--input-type-without-input",
     "invalid-operation-id",

@@ -430,6 +430,22 @@ pub enum Diagnostic {
         target_span: Option<Span>,
     },
 
+    /// `async.idField` names a property the answer's schema does not have.
+    ///
+    /// `async.idField` says which property of the call's answer holds the job's id,
+    /// and the schema of that answer (its first success response) lists its properties
+    /// without it: `serve` and `probe` would never find the id, and the model would be
+    /// told a job started without being told which.
+    #[error("`{id}`: `idField` `{field}` is not a property of the call's answer")]
+    UnknownIdField {
+        field: String,
+        id: String,
+        #[label("not in the answer's schema")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// `auth.tokenPrefix` is empty or contains whitespace.
     ///
     /// An auth token prefix is empty or contains whitespace.

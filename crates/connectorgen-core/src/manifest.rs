@@ -686,6 +686,13 @@ pub struct RawAsync {
         example = &"change"
     )]
     pub returns: Option<Spanned<String>>,
+    /// For a job: the property of the call's JSON answer that holds the job's id. Without
+    /// it the id is found: the poll target's path parameter (or the id property its body
+    /// requires), `id`, `object_id`, `<resource>_id` or `<resource>Id` (the resource named
+    /// by the poll target's path, `/labels/{id}` → `label_id`), the first of these the
+    /// answer's schema has. Written, it must be a property of the answer's schema.
+    #[schemars(with = "Option<String>", example = &"object_id")]
+    pub id_field: Option<Spanned<String>>,
 }
 
 mod flow_json;

@@ -162,6 +162,8 @@ pub struct Origin {
     /// `confirm.when`, the author's words inside the permanence sentence.
     pub confirm_when: Option<Span>,
     pub poll_with: Option<Span>,
+    /// `async.idField`.
+    pub id_field: Option<Span>,
     pub idempotency: Option<Span>,
     /// Inline mode: the request and response schemas and each query parameter.
     pub input: Option<Span>,
@@ -584,6 +586,26 @@ pub struct Async {
     /// For a job: the free read that lists the jobs' collection (the poll target's path
     /// without its last `/{param}`), where a model that lost a job's id finds it again.
     pub list_with: Option<String>,
+    /// For a job: the properties of the call's answer that may hold the job's id, in the
+    /// order they are tried: `async.idField` alone when written, else what the poll
+    /// target and the answer's schema point at (`validate/safety/jobs.rs`). Not part of
+    /// any generated text: `serve` and `probe` read the id with `job_id`.
+    #[serde(skip)]
+    pub id_fields: Vec<String>,
+}
+
+impl Async {
+    /// The job's id in a call's JSON answer: the first of `id_fields` the object has, as
+    /// text (a string, or a number as written).
+    pub fn job_id(&self, answer: &Value) -> Option<String> {
+        self.id_fields
+            .iter()
+            .find_map(|field| match answer.get(field)? {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+    }
 }
 
 /// One operation the agent may call.

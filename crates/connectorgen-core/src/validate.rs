@@ -285,6 +285,9 @@ pub fn validate(
     let (Some(service), Some((document, auth))) = (service, built) else {
         return Err(v.findings.into_vec());
     };
+    // The answers' schemas are final only in the built document (references resolved,
+    // a 3.0 base upgraded).
+    v.job_ids(&document, &mut operations);
     if v.findings.errors() > 0 {
         return Err(v.findings.into_vec());
     }

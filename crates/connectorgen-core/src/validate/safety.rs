@@ -328,6 +328,11 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
             .as_ref()
             .and_then(|a| a.value.poll_with.as_ref())
             .map(span),
+        id_field: raw
+            .async_
+            .as_ref()
+            .and_then(|a| a.value.id_field.as_ref())
+            .map(span),
         idempotency: raw.idempotency.as_ref().map(span),
         // Where the schemas are defined: a schema reused through a YAML alias is one
         // schema, and findings about it point at (and are reported once for) its anchor.
