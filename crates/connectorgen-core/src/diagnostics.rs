@@ -663,6 +663,30 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// A schema keyword no vocabulary defines is written as an `x-` key for OpenAPI 3.0.
+    ///
+    /// With the `openapi30` target, a JSON Schema holds a keyword that neither JSON
+    /// Schema nor OpenAPI defines (`embed: true`). JSON Schema ignores such a keyword,
+    /// but an OpenAPI 3.0 Schema Object may hold no unknown key: openapi.3.0.json
+    /// carries it as an `x-` extension (`x-embed`), as a 3.2 base document's keys are
+    /// carried into 3.1, so that nothing is lost and no reader refuses the document.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "`{id}`: {pointer} uses `{keyword}`, which no JSON Schema or OpenAPI vocabulary defines; {what}"
+    )]
+    #[diagnostic(help(
+        "nothing to do if the keyword is an extension: a 3.0 reader ignores `x-` keys as JSON Schema ignores unknown ones. Rename it with an `x-` prefix to silence this, or check its spelling"
+    ))]
+    Openapi30Extension {
+        id: String,
+        pointer: String,
+        keyword: String,
+        /// What openapi.3.0.json does with it.
+        what: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
     /// A description was shortened to fit OpenAI's limits in openapi.openai.json.
     ///
     /// With the `openai` target, a text was shortened to fit OpenAI's limits.
