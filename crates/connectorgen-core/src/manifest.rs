@@ -265,13 +265,17 @@ pub struct RawService {
     )]
     pub dashboard_url: Option<Spanned<String>>,
     /// Where the connector's OpenAPI document (the generated openapi.json) is published,
-    /// for the link llms.txt gives the model (same rules as `dashboardUrl`). Default:
-    /// `<publicUrl>/openapi.json`.
+    /// for the link llms.txt gives the model (same rules as `dashboardUrl`). Without it,
+    /// llms.txt links no OpenAPI document: the API's host is not where it is published.
     #[schemars(
         with = "Option<String>",
         example = "https://vidgen.example/connector/openapi.json"
     )]
     pub spec_url: Option<Spanned<String>>,
+    /// The provider's API documentation, for llms.txt's Docs link (same rules as
+    /// `dashboardUrl`). Base mode: defaults to the document's `externalDocs.url`.
+    #[schemars(with = "Option<String>", example = "https://docs.vidgen.example/api")]
+    pub docs_url: Option<Spanned<String>>,
     /// OpenAPI `info.contact`: `name`, `url`, `email`.
     #[schemars(
         with = "Option<serde_json::Map<String, serde_json::Value>>",

@@ -183,9 +183,17 @@ pub struct Service {
     pub public_url: String,
     /// Without a trailing slash; may carry a query and a fragment.
     pub dashboard_url: String,
-    /// Where the connector's OpenAPI document is published: `specUrl`, else
-    /// `<publicUrl>/openapi.json`.
-    pub spec_url: String,
+    /// Where the connector's OpenAPI document is published (`specUrl`), when the
+    /// manifest says: llms.txt links it then, and never guesses a place on the API host.
+    pub spec_url: Option<String>,
+    /// The provider's API documentation (`docsUrl`, else a base document's
+    /// `externalDocs.url`): llms.txt's Docs link.
+    pub docs_url: Option<String>,
+    /// llms.txt's one-paragraph summary: `description` when the manifest writes it; in
+    /// base mode otherwise the first paragraph of the document's `info.description` as
+    /// plain text (no heading, code block, HTML or Markdown markup), or its first
+    /// sentence when that paragraph is long.
+    pub summary: String,
 }
 
 /// How the agent proves who it acts for, as prose describes it.
