@@ -283,7 +283,8 @@ impl Entry<'_> {
 const MAX_ID: usize = 64;
 
 /// Every base operation, named the way `Base::find` will find it again, with an `id:`
-/// wherever the operationId is missing, is not an agent id, or is taken.
+/// wherever the operationId is missing, is not an agent id, is over `MAX_ID`
+/// characters, or is taken.
 fn rows(base: &Base) -> Vec<Row<'_>> {
     let mut used: HashSet<String> = HashSet::new();
     let mut rows = Vec::with_capacity(base.operations.len());
@@ -329,7 +330,9 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
                 continue;
             }
         };
-        let keeps_id = by_id.is_some_and(is_identifier);
+        // Over 64 characters an id is refused by the openai target (function names):
+        // a shorter one is written, so that the manifest builds for every target.
+        let keeps_id = by_id.is_some_and(|id| is_identifier(id) && id.len() <= MAX_ID);
         if keeps_id {
             used.insert(name.clone());
         }
@@ -351,6 +354,10 @@ fn rows(base: &Base) -> Vec<Row<'_>> {
         };
         let why = match &entry.op.operation_id {
             None => "the document gives no operationId".to_string(),
+            Some(id) if is_identifier(id) && id.len() > MAX_ID => format!(
+                "the operationId {} is longer than {MAX_ID} characters, where OpenAI function names stop",
+                yaml_quote(&shorten(id))
+            ),
             Some(id) if is_identifier(id) => format!(
                 "the operationId {} is also an earlier operation's",
                 yaml_quote(&shorten(id))
