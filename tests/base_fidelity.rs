@@ -27,11 +27,12 @@ use connectorgen_core::{Options, analyze_with};
 use serde_json::{Map, Value};
 
 /// Keys connectorgen writes over or adds to an operation.
-const GENERATED: [&str; 16] = [
+const GENERATED: [&str; 17] = [
     "operationId",
     "summary",
     "description",
     "x-openai-isConsequential",
+    "x-read-only",
     "x-long-running",
     "x-poll-operationId",
     "x-typical-seconds",

@@ -641,9 +641,10 @@ proptest! {
         if permanent > 0 {
             sections.push("## Actions that cannot be undone");
         }
-        sections.extend(["## Rules for the assistant", "## Docs"]);
-        // Last come the generator's own items: four rules and the OpenAPI document's link.
-        let own = 4 + 1;
+        // No Docs section: the generated manifests give neither `docsUrl` nor `specUrl`.
+        sections.push("## Rules for the assistant");
+        // Last come the generator's own items: four rules.
+        let own = 4;
         prop_assert!(s.headings[0].starts_with("# ") && llms.starts_with(s.headings[0]), "{llms}");
         prop_assert_eq!(&s.headings[1..], &sections[..], "{}", llms);
         prop_assert_eq!(s.quotes.len(), 1, "{}", llms);

@@ -120,6 +120,9 @@ const ACCEPTED: &[&str] = &[
     "invalid-style--location",    // the style against the list it is in
     "get-with-side-effect",
     "get-with-side-effect--async",
+    "read-with-side-effect", // `read: true` beside `spends`: two values
+    "read-with-side-effect--async",
+    "unknown-id-field", // the property against the answer's schema: two values
     "input-not-allowed",
     "input-not-allowed--input-type-without-input",
     "invalid-operation-id",

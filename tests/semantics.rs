@@ -263,18 +263,18 @@ fn user_text_cannot_forge_markdown_structure() {
             "## Waiting on work",
             "## Spending the person's money",
             "## Rules for the assistant",
-            "## Docs",
         ]
     );
     // Every block in llms.txt is one the generator wrote: the summary quote, the three
-    // setup steps, the list items of operations, waiting, spending, the rules and the
-    // OpenAPI document's link, and no fence, HTML, table or other block.
+    // setup steps, the list items of operations, waiting, spending and the rules (no
+    // Docs link: the manifest gives neither `docsUrl` nor `specUrl`), and no fence,
+    // HTML, table or other block.
     assert_eq!(s.quotes.len(), 1, "{:?}", s.quotes);
     assert_eq!(s.ordered.len(), 3, "{:?}", s.ordered);
     assert_eq!(
         s.bullets.len(),
-        2 + 1 + 1 + 4 + 1,
-        "operations, waiting, spending, rules, the OpenAPI document's link: {:?}",
+        2 + 1 + 1 + 4,
+        "operations, waiting, spending, rules: {:?}",
         s.bullets
     );
     assert!(
@@ -795,7 +795,8 @@ fn llms_txt_says_what_to_do_about_lost_jobs_permanent_actions_and_errors() {
         "- A 429 means too many requests: wait",
         "Never start new or different work to get around a limit.",
         "quote it back to the person",
-        "## Docs\n\n- [OpenAPI document](https://docs.studio.example/connector%28v2%29/openapi.json): ",
+        "## Docs\n\n- [API documentation](https://docs.studio.example/api): ",
+        "\n- [OpenAPI document](https://docs.studio.example/connector%28v2%29/openapi.json): ",
     ] {
         assert!(llms.contains(expected), "missing {expected:?} in\n{llms}");
     }
@@ -812,13 +813,9 @@ fn llms_txt_says_what_to_do_about_lost_jobs_permanent_actions_and_errors() {
             .unwrap()
             .contains("https://studio.example/settings?tab=api-keys#create")
     );
-    // Without `specUrl`, the document sits beside the API.
+    // Without `specUrl` or `docsUrl` no link is guessed on the API's host: no Docs.
     let video = &build("examples/manifests/video.yaml")["llms.txt"];
-    assert!(
-        video.contains(
-            "## Docs\n\n- [OpenAPI document](https://muse.vidgen.example/openapi.json): "
-        )
-    );
+    assert!(!video.contains("## Docs") && !video.contains("openapi.json"));
     assert!(video.contains("For `createVideo`, find the job with `listVideos`."));
 }
 

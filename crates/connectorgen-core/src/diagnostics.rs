@@ -373,6 +373,25 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An operation declared `read: true` spends, is async or asks for confirmation.
+    ///
+    /// `read: true` declares a free, side-effect-free read whatever the method, which
+    /// `spends`, `async` or `confirm: true` on the same operation contradicts: a read may
+    /// be polled and repeated freely, and every target marks it read-only.
+    #[error("`{id}`: an operation declared `read: true` cannot {what}")]
+    #[diagnostic(help(
+        "a read must be free and safe to repeat: models retry and poll reads freely, and clients approve read-only tools without asking. Remove `read: true`, or remove `{key}`"
+    ))]
+    ReadWithSideEffect {
+        id: String,
+        what: &'static str,
+        key: &'static str,
+        #[label("declared on a read")]
+        span: Span,
+        #[label("declared a read here")]
+        read: Span,
+    },
+
     /// `spends.kind: irreversible`, which `confirm: true` replaced: `spends` is for
     /// costs, and a permanent action may cost nothing. The new form, with the
     /// operation's own note.
@@ -503,7 +522,7 @@ pub enum Diagnostic {
     /// (or not a GET) starts another job each time.
     #[error("poll target `{target}` is not a free, side-effect-free read: {reason}")]
     #[diagnostic(help(
-        "the model will call the poll target many times: point `pollWith` at a `get` operation that neither spends nor is async (e.g. `GET /v1/jobs/{{id}}`)"
+        "the model will call the poll target many times: point `pollWith` at a read that neither spends nor is async: a `get` (e.g. `GET /v1/jobs/{{id}}`) or an operation declared `read: true`"
     ))]
     UnsafePollTarget {
         target: String,
@@ -512,6 +531,22 @@ pub enum Diagnostic {
         span: Span,
         #[label("declared here")]
         target_span: Option<Span>,
+    },
+
+    /// `async.idField` names a property the answer's schema does not have.
+    ///
+    /// `async.idField` says which property of the call's answer holds the job's id,
+    /// and the schema of that answer (its first success response) lists its properties
+    /// without it: `serve` and `probe` would never find the id, and the model would be
+    /// told a job started without being told which.
+    #[error("`{id}`: `idField` `{field}` is not a property of the call's answer")]
+    UnknownIdField {
+        field: String,
+        id: String,
+        #[label("not in the answer's schema")]
+        span: Span,
+        #[help]
+        help: String,
     },
 
     /// `auth.tokenPrefix` is empty or contains whitespace.
@@ -756,6 +791,30 @@ pub enum Diagnostic {
         id: String,
         pointer: String,
         construct: String,
+        #[label("in this schema")]
+        span: Span,
+    },
+
+    /// A schema keyword no vocabulary defines is written as an `x-` key for OpenAPI 3.0.
+    ///
+    /// With the `openapi30` target, a JSON Schema holds a keyword that neither JSON
+    /// Schema nor OpenAPI defines (`embed: true`). JSON Schema ignores such a keyword,
+    /// but an OpenAPI 3.0 Schema Object may hold no unknown key: openapi.3.0.json
+    /// carries it as an `x-` extension (`x-embed`), as a 3.2 base document's keys are
+    /// carried into 3.1, so that nothing is lost and no reader refuses the document.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error(
+        "`{id}`: {pointer} uses `{keyword}`, which no JSON Schema or OpenAPI vocabulary defines; {what}"
+    )]
+    #[diagnostic(help(
+        "nothing to do if the keyword is an extension: a 3.0 reader ignores `x-` keys as JSON Schema ignores unknown ones. Rename it with an `x-` prefix to silence this, or check its spelling"
+    ))]
+    Openapi30Extension {
+        id: String,
+        pointer: String,
+        keyword: String,
+        /// What openapi.3.0.json does with it.
+        what: String,
         #[label("in this schema")]
         span: Span,
     },

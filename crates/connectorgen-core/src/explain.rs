@@ -65,7 +65,7 @@ pub fn list(connector: &Connector) -> String {
                 Some(when) => format!("confirm (cannot be undone when {when})"),
                 None => "confirm (cannot be undone)".to_string(),
             });
-        } else if !op.consequential && op.method != crate::model::Method::Get {
+        } else if !op.consequential && !op.read {
             flags.push("routine (confirm: false)".to_string());
         }
         if let Some(a) = &op.async_ {
@@ -79,7 +79,7 @@ pub fn list(connector: &Connector) -> String {
         if polled.contains(op.id.as_str()) {
             flags.push("poll target".to_string());
         }
-        if flags.is_empty() && op.method == crate::model::Method::Get {
+        if flags.is_empty() && op.read {
             flags.push("free read".to_string());
         }
         let line = format!(

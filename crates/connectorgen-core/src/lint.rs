@@ -7,7 +7,7 @@
 
 use crate::diagnostics::{Diagnostic, Finding, Severity};
 use crate::english::states_limit;
-use crate::model::{Connector, Idempotency, Method, Operation, Unsupported};
+use crate::model::{Connector, Idempotency, Operation, Unsupported};
 use crate::render::mcp::ToolWeight;
 // The lints are rules (`diagnostics::Rule`); a manifest's levels and settings are
 // validated settings: they live in the model.
@@ -78,7 +78,7 @@ pub fn run(
         };
         let origin = &op.origin;
         let spends = op.spends.is_some();
-        let mutating = op.method != Method::Get;
+        let mutating = !op.read;
         if !states_limit(&op.description) {
             if mutating && !spends {
                 emit(Diagnostic::MutatingWithoutLimit {

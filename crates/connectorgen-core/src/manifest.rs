@@ -265,13 +265,17 @@ pub struct RawService {
     )]
     pub dashboard_url: Option<Spanned<String>>,
     /// Where the connector's OpenAPI document (the generated openapi.json) is published,
-    /// for the link llms.txt gives the model (same rules as `dashboardUrl`). Default:
-    /// `<publicUrl>/openapi.json`.
+    /// for the link llms.txt gives the model (same rules as `dashboardUrl`). Without it,
+    /// llms.txt links no OpenAPI document: the API's host is not where it is published.
     #[schemars(
         with = "Option<String>",
         example = "https://vidgen.example/connector/openapi.json"
     )]
     pub spec_url: Option<Spanned<String>>,
+    /// The provider's API documentation, for llms.txt's Docs link (same rules as
+    /// `dashboardUrl`). Base mode: defaults to the document's `externalDocs.url`.
+    #[schemars(with = "Option<String>", example = "https://docs.vidgen.example/api")]
+    pub docs_url: Option<Spanned<String>>,
     /// OpenAPI `info.contact`: `name`, `url`, `email`.
     #[schemars(
         with = "Option<serde_json::Map<String, serde_json::Value>>",
@@ -437,6 +441,13 @@ pub struct RawOperation {
     /// the person's yes is still asked before each call.
     #[schemars(with = "Option<ConfirmSetting>", example = true)]
     pub confirm: Option<Spanned<RawConfirm>>,
+    /// The call is a free, side-effect-free read whatever its method (an RPC-style API
+    /// that reads with a POST, a search whose query is a body): it may be the poll
+    /// target of an async operation, every target marks it read-only, and the model is
+    /// told it is free and safe to repeat. A get is always a read. Not allowed with
+    /// `spends`, `async` or `confirm: true`.
+    #[schemars(with = "Option<bool>", extend("default" = false), example = true)]
+    pub read: Option<Spanned<bool>>,
     /// The call's work goes on after it answers: it returns a job to poll, or starts a
     /// change that settles in the background (`returns: change`). Not allowed on get.
     #[serde(rename = "async")]
@@ -663,8 +674,8 @@ impl<'de> Deserialize<'de> for RawConfirm {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawAsync {
-    /// The id of the operation that reports the work's progress: a get that neither
-    /// spends nor is async.
+    /// The id of the operation that reports the work's progress: a read (a get, or an
+    /// operation declared `read: true`) that neither spends nor is async.
     #[schemars(with = "String", example = &"getVideo")]
     pub poll_with: Option<Spanned<String>>,
     /// How long the work usually takes, in whole seconds.
@@ -679,6 +690,13 @@ pub struct RawAsync {
         example = &"change"
     )]
     pub returns: Option<Spanned<String>>,
+    /// For a job: the property of the call's JSON answer that holds the job's id. Without
+    /// it the id is found: the poll target's path parameter (or the id property its body
+    /// requires), `id`, `object_id`, `<resource>_id` or `<resource>Id` (the resource named
+    /// by the poll target's path, `/labels/{id}` → `label_id`), the first of these the
+    /// answer's schema has. Written, it must be a property of the answer's schema.
+    #[schemars(with = "Option<String>", example = &"object_id")]
+    pub id_field: Option<Spanned<String>>,
 }
 
 mod flow_json;

@@ -164,6 +164,8 @@ pub struct Origin {
     /// `confirm.when`, the author's words inside the permanence sentence.
     pub confirm_when: Option<Span>,
     pub poll_with: Option<Span>,
+    /// `async.idField`.
+    pub id_field: Option<Span>,
     pub idempotency: Option<Span>,
     /// Inline mode: the request and response schemas and each query parameter.
     pub input: Option<Span>,
@@ -183,9 +185,17 @@ pub struct Service {
     pub public_url: String,
     /// Without a trailing slash; may carry a query and a fragment.
     pub dashboard_url: String,
-    /// Where the connector's OpenAPI document is published: `specUrl`, else
-    /// `<publicUrl>/openapi.json`.
-    pub spec_url: String,
+    /// Where the connector's OpenAPI document is published (`specUrl`), when the
+    /// manifest says: llms.txt links it then, and never guesses a place on the API host.
+    pub spec_url: Option<String>,
+    /// The provider's API documentation (`docsUrl`, else a base document's
+    /// `externalDocs.url`): llms.txt's Docs link.
+    pub docs_url: Option<String>,
+    /// llms.txt's one-paragraph summary: `description` when the manifest writes it; in
+    /// base mode otherwise the first paragraph of the document's `info.description` as
+    /// plain text (no heading, code block, HTML or Markdown markup), or its first
+    /// sentence when that paragraph is long.
+    pub summary: String,
 }
 
 /// How the agent proves who it acts for, as prose describes it.
@@ -601,13 +611,33 @@ pub struct Spends {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Async {
-    /// The agent-facing id of a validated free, side-effect-free GET operation.
+    /// The agent-facing id of a validated free, side-effect-free read (`Operation::read`).
     pub poll_with: String,
     pub typical_seconds: Option<u64>,
     pub returns: Returns,
-    /// For a job: the free GET that lists the jobs' collection (the poll target's path
+    /// For a job: the free read that lists the jobs' collection (the poll target's path
     /// without its last `/{param}`), where a model that lost a job's id finds it again.
     pub list_with: Option<String>,
+    /// For a job: the properties of the call's answer that may hold the job's id, in the
+    /// order they are tried: `async.idField` alone when written, else what the poll
+    /// target and the answer's schema point at (`validate/safety/jobs.rs`). Not part of
+    /// any generated text: `serve` and `probe` read the id with `job_id`.
+    #[serde(skip)]
+    pub id_fields: Vec<String>,
+}
+
+impl Async {
+    /// The job's id in a call's JSON answer: the first of `id_fields` the object has, as
+    /// text (a string, or a number as written).
+    pub fn job_id(&self, answer: &Value) -> Option<String> {
+        self.id_fields
+            .iter()
+            .find_map(|field| match answer.get(field)? {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+    }
 }
 
 /// One operation the agent may call.
@@ -638,8 +668,12 @@ pub struct Operation {
     /// only some calls are permanent (`confirm` is then true: the yes is still asked).
     pub confirm_when: Option<String>,
     /// `x-openai-isConsequential`: OpenAI's own default, true on every method but GET,
-    /// unless the author wrote `confirm: false`.
+    /// unless the author wrote `confirm: false`; false on every read.
     pub consequential: bool,
+    /// A free, side-effect-free read: a GET, or any method declared `read: true` (an
+    /// RPC-style API that reads with a POST). What everything that keeps calls safe asks
+    /// (poll targets, job lists, consent defaults, read-only hints), never the method.
+    pub read: bool,
     /// Lints not reported for this operation (`lintAllow`).
     pub lint_allow: Vec<Lint>,
     /// `args:`: MCP argument names the author chose, in the order written.
@@ -700,6 +734,12 @@ impl Operation {
         self.spends.is_some() || self.confirm
     }
 
+    /// Whether it is a read declared by `read: true` on a method other than GET, which
+    /// the documents mark (`x-read-only`) because the method does not say it.
+    pub fn declared_read(&self) -> bool {
+        self.read && self.method != Method::Get
+    }
+
     /// The JSON pointer of this operation's object in the generated documents.
     pub fn pointer(&self) -> String {
         format!("/paths/{}/{}", escape(&self.path), self.method.as_str())
@@ -710,8 +750,9 @@ impl Operation {
 /// the manifest says, so no other source may set them: an `openapi:` fragment is refused
 /// them, and a base document's own are replaced (or dropped where the manifest implies
 /// none).
-pub(crate) const HINT_KEYS: [&str; 13] = [
+pub(crate) const HINT_KEYS: [&str; 14] = [
     "x-openai-isConsequential",
+    "x-read-only",
     "x-long-running",
     "x-poll-operationId",
     "x-typical-seconds",

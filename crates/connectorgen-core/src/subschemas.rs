@@ -4,12 +4,87 @@
 //! `additionalItems`, `items` as a list).
 //!
 //! Takes: a keyword and its value. Returns: what the value holds, only when it has that
-//! shape (a boolean schema, or a wrong type, holds nothing to walk into).
+//! shape (a boolean schema, or a wrong type, holds nothing to walk into); and the list
+//! of every keyword some vocabulary defines (`KEYWORDS`), against which an author's
+//! schema is checked and the openapi30 target tells a JSON Schema keyword 3.0 lacks
+//! from one no reader knows.
 //! Must never: name a keyword whose value is data (`enum`, `const`, `default`,
 //! `examples`): a walker would then read an instance as a schema. Every walker of the
 //! crate that descends into sub-schemas asks here, so that none of them forgets one.
 
 use serde_json::Value;
+
+/// Every keyword of JSON Schema 2020-12 (core, applicator, unevaluated, validation,
+/// meta-data, format, content), the 2019-09 and draft-7 spellings a 2020-12 reader still
+/// meets, and OpenAPI 3.1's own (`discriminator`, `xml`, `externalDocs`, `example`).
+pub(crate) const KEYWORDS: [&str; 66] = [
+    "$schema",
+    "$id",
+    "$ref",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "prefixItems",
+    "items",
+    "contains",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "definitions",
+    "dependencies",
+    "additionalItems",
+    "discriminator",
+    "xml",
+    "externalDocs",
+    "example",
+];
 
 /// What a keyword's value holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -303,6 +303,9 @@ pub fn validate(
     let (Some(service), Some((document, auth))) = (service, built) else {
         return Err(v.findings.into_vec());
     };
+    // The answers' schemas are final only in the built document (references resolved,
+    // a 3.0 base upgraded).
+    v.job_ids(&document, &mut operations);
     if v.findings.errors() > 0 {
         return Err(v.findings.into_vec());
     }
@@ -402,11 +405,6 @@ fn single_format(parts: &[crate::model::CredentialPart]) -> Option<String> {
     }
 }
 
-/// Where the connector's OpenAPI document is, unless `specUrl` says: beside the API.
-fn default_spec_url(public_url: &str) -> String {
-    format!("{public_url}/openapi.json")
-}
-
 /// What one validation carries from check to check: the findings, the manifest-wide
 /// settings the operations are checked against, and what has been seen so far.
 #[derive(Default)]
@@ -447,6 +445,12 @@ impl<'a> Checked<'a> {
 
     fn is_async(&self) -> bool {
         self.raw.value.async_.is_some()
+    }
+
+    /// A GET, or declared `read: true`: from the raw field too, so a read whose entry
+    /// has problems elsewhere is not also called an unsafe poll target.
+    fn is_read(&self) -> bool {
+        self.op.method == Method::Get || self.raw.value.read.as_ref().is_some_and(|r| r.value)
     }
 }
 
@@ -531,32 +535,36 @@ impl Validator {
         );
         let public_url = self.url(raw.public_url.as_ref(), "publicUrl", at);
         let dashboard_url = self.url(raw.dashboard_url.as_ref(), "dashboardUrl", at);
-        let spec_url = self.spec_url(raw);
+        let spec_url = self.link(raw.spec_url.as_ref(), "specUrl");
+        let docs_url = self.link(raw.docs_url.as_ref(), "docsUrl");
         let name = name?;
         let title = match title {
             Some(t) => t?,
             None => format!("{name} Connector"),
         };
-        let public_url = public_url?;
+        let description = description?;
         Some(Service {
             title,
             name,
             version: version?,
-            description: description?,
-            spec_url: spec_url?.unwrap_or_else(|| default_spec_url(&public_url)),
-            public_url,
+            summary: description.clone(),
+            description,
+            spec_url: spec_url?,
+            docs_url: docs_url?,
+            public_url: public_url?,
             dashboard_url: dashboard_url?,
         })
     }
 
-    /// `specUrl` checked, if given (`Some(None)` when it is not; `None` when it is bad).
+    /// An optional link of `service:` (`specUrl`, `docsUrl`) checked, if given
+    /// (`Some(None)` when it is not; `None` when it is bad).
     #[expect(
         clippy::option_option,
         reason = "absent, bad (reported) or good: `?` on the outer one stops the service"
     )]
-    fn spec_url(&mut self, raw: &RawService) -> Option<Option<String>> {
-        match &raw.spec_url {
-            Some(url) => self.check_url(url, "specUrl").map(Some),
+    fn link(&mut self, url: Option<&Spanned<String>>, key: &'static str) -> Option<Option<String>> {
+        match url {
+            Some(url) => self.check_url(url, key).map(Some),
             None => Some(None),
         }
     }

@@ -674,7 +674,8 @@ impl Prober<'_> {
         }
         let Some(job) = job else { return };
         let poll = async_.poll_with.clone();
-        let Some(job_id) = job.id().filter(|_| job.ok()) else {
+        let job_of = |sent: &Sent| sent.json().and_then(|body| async_.job_id(&body));
+        let Some(job_id) = job_of(&job).filter(|_| job.ok()) else {
             let evidence = vec![format!("the create returned no job id: {}", job.evidence())];
             self.record(Check::AsyncIsAsync, id, Outcome::Failed(evidence));
             self.record(
@@ -724,7 +725,7 @@ impl Prober<'_> {
         let mut evidence = Vec::new();
         for _ in 0..POLLS {
             match self.send(&poll, &poll_input, None, Cred::Real).await {
-                Ok(polled) if polled.ok() && polled.id().is_none_or(|i| i == job_id) => {}
+                Ok(polled) if polled.ok() && job_of(&polled).is_none_or(|i| i == job_id) => {}
                 Ok(polled) => evidence.push(format!(
                     "polling job {job_id} answered {}",
                     polled.evidence()

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Found, Pair, Which, at};
 use crate::diagnostics::Diagnostic;
-use crate::model::{Method, Operation};
+use crate::model::Operation;
 use crate::render::mcp::mapping::{Argument, RequestMapping};
 
 /// The arguments of a tool but the retry key's, by name.
@@ -93,8 +93,8 @@ pub(super) fn compare(pair: &Pair, found: &mut Vec<Found>) -> BTreeSet<String> {
             });
         }
     }
-    let was_read = pair.old.method == Method::Get || pair.old_tool.read_only;
-    let is_read = new.method == Method::Get || pair.new_tool.read_only;
+    let was_read = pair.old.read || pair.old_tool.read_only;
+    let is_read = new.read || pair.new_tool.read_only;
     if (was_read && !is_read) || (pair.old_tool.read_only && !pair.new_tool.read_only) {
         let describe = |op: &Operation, read_only: bool| {
             if read_only {

@@ -452,8 +452,9 @@ impl Blank for RawAsync {
             poll_with,
             typical_seconds,
             returns,
+            id_field,
         } = self;
-        poll_with.is_none() && typical_seconds.is_none() && returns.is_none()
+        poll_with.is_none() && typical_seconds.is_none() && returns.is_none() && id_field.is_none()
     }
 }
 
@@ -565,6 +566,7 @@ fn operation_mapping(
                 poll_with: None,
                 typical_seconds: None,
                 returns: None,
+                id_field: None,
             };
             for m in members {
                 match m.key.as_str() {
@@ -575,6 +577,7 @@ fn operation_mapping(
                         a.typical_seconds = Some(m.spanned(at, n)?);
                     }
                     "returns" => a.returns = Some(m.string(at)?),
+                    "idField" => a.id_field = Some(m.string(at)?),
                     _ => return None,
                 }
             }

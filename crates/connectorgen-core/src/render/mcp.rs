@@ -330,12 +330,14 @@ fn check_name(op: &Operation, findings: &mut Vec<Finding>) {
 
 /// The MCP hints, written out on every tool (see docs/mcp.md, "Annotations").
 fn annotations(op: &Operation) -> Value {
-    let read_only = op.method == Method::Get;
+    // A GET, or any method declared `read: true`: free and safe to repeat.
+    let read_only = op.read;
     // Spending and permanent calls are destructive whatever their method, so that a client
     // which asks before destructive calls asks here; DELETE, PUT and PATCH are by nature
     // (not additive), even with `confirm: false`.
-    let destructive =
-        op.consent() || matches!(op.method, Method::Delete | Method::Put | Method::Patch);
+    // A declared read is none of these, whatever its method.
+    let destructive = !read_only
+        && (op.consent() || matches!(op.method, Method::Delete | Method::Put | Method::Patch));
     // MCP: "calling it repeatedly with the same arguments has no additional effect":
     // a required key (the same key is the same call), or a call that by nature cannot
     // be duplicated (`inherent`). An optional key may be left out, so it is not.

@@ -161,10 +161,15 @@ fn key_order(http: &Map<String, Value>) -> Vec<&str> {
 ///
 /// `x-openai-isConsequential` is OpenAI's own default (true on every method but GET)
 /// unless the author wrote `confirm: false`: writing `false` on a non-GET would switch
-/// on OpenAI's "always allow" for it. `x-requires-confirmation` marks every call that
-/// needs the person's yes: it spends, or it cannot be undone.
+/// on OpenAI's "always allow" for it; a read (`read: true`) is the exception, free and
+/// safe to repeat whatever its method. `x-read-only` marks such a declared read, whose
+/// method does not say it. `x-requires-confirmation` marks every call that needs the
+/// person's yes: it spends, or it cannot be undone.
 fn hints(op: &Operation) -> Vec<(&'static str, Value)> {
     let mut hints = vec![("x-openai-isConsequential", Value::Bool(op.consequential))];
+    if op.declared_read() {
+        hints.push(("x-read-only", Value::Bool(true)));
+    }
     if let Some(a) = &op.async_ {
         hints.push(("x-long-running", Value::Bool(true)));
         hints.push(("x-poll-operationId", Value::String(a.poll_with.clone())));

@@ -3,7 +3,9 @@
 //! Takes: the OpenAPI 3.1 document (`openapi::document`) and the connector (for spans).
 //! Returns: the 3.0.3 JSON text and a finding for every 3.1-only construct: an error
 //! where it cannot be expressed in 3.0, a warning where expressing it loses something
-//! (extra `examples`).
+//! (extra `examples`); and a warning for each keyword no vocabulary defines (`embed`),
+//! carried as an `x-` key (`x-embed`), which is what JSON Schema's "ignore unknown
+//! keywords" means in a 3.0 Schema Object, where every key must be known.
 //! Must never: drop a schema keyword silently. Exact rewrites: `type: [T, "null"]` →
 //! `type: T, nullable: true`; several types → `anyOf`; `const` → one-value `enum`;
 //! `examples` → `example`; numeric `exclusiveMinimum/Maximum` → `minimum/maximum` +
@@ -17,6 +19,7 @@ use crate::base::Base;
 use crate::base::places::{self, Kind};
 use crate::diagnostics::{Diagnostic, Finding, Severity, Source, Span};
 use crate::model::{Connector, Operation, escape};
+use crate::subschemas::KEYWORDS;
 
 use super::openapi;
 
@@ -95,6 +98,32 @@ impl Converter<'_> {
                 span,
             },
             severity,
+            source: self.place.source,
+        });
+    }
+
+    /// A keyword no vocabulary defines, carried as `x-<keyword>` (or, when the schema has
+    /// that key already, left out): either way a warning.
+    fn extension(&mut self, pointer: &str, keyword: &str, what: String) {
+        let span = match self.base {
+            Some(base) => base.span(&format!("{}{pointer}", self.location)),
+            None => self.place.span,
+        };
+        if !self
+            .seen
+            .insert((span.offset(), pointer.to_string(), keyword.to_string()))
+        {
+            return;
+        }
+        self.findings.push(Finding {
+            diagnostic: Diagnostic::Openapi30Extension {
+                id: self.place.id.clone(),
+                pointer: format!("`{}{pointer}`", self.place.field),
+                keyword: keyword.to_string(),
+                what,
+                span,
+            },
+            severity: Severity::Warning,
             source: self.place.source,
         });
     }
@@ -230,6 +259,18 @@ impl Converter<'_> {
                 }
                 k if k.starts_with("x-") || KEPT.contains(&k) => {
                     out.insert(key.clone(), value.clone());
+                }
+                // JSON Schema ignores a keyword no vocabulary defines; 3.0 allows no
+                // unknown key but ignores `x-` ones, which says the same.
+                k if !k.starts_with('$') && !KEYWORDS.contains(&k) => {
+                    let extension = format!("x-{k}");
+                    let what = if map.contains_key(&extension) {
+                        format!("it is left out of openapi.3.0.json, where `{extension}` is taken")
+                    } else {
+                        out.insert(extension.clone(), value.clone());
+                        format!("openapi.3.0.json writes it as `{extension}`")
+                    };
+                    self.extension(&here, k, what);
                 }
                 k => self.report(&here, format!("`{k}`"), Severity::Error),
             }

@@ -19,7 +19,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::Syn
 
 use super::RenderError;
 use crate::model::{
-    Connector, Idempotency, KeyLocation, Method, Names as _, Operation, OperationCredential, Payer,
+    Connector, Idempotency, KeyLocation, Names as _, Operation, OperationCredential, Payer,
     Unsupported,
 };
 use crate::templates::{Limits, Sources};
@@ -56,7 +56,7 @@ struct OperationObject {
 }
 
 /// The keys of an operation value, in the order its fields were serialised.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "id",
     "method",
     "path",
@@ -69,6 +69,7 @@ const FIELDS: [&str; 12] = [
     "retry",
     "confirm",
     "confirmWhen",
+    "read",
 ];
 const RETRY: usize = 9;
 
@@ -99,6 +100,7 @@ impl OperationObject {
                 Value::UNDEFINED,
                 Value::from(op.confirm),
                 optional(op.confirm_when.as_deref().map(Value::from)),
+                Value::from(op.read),
             ],
             retry: Retry::new(connector, reads, op, flavour),
             retry_value: OnceLock::new(),
@@ -142,7 +144,7 @@ impl Object for OperationObject {
 #[serde(rename_all = "camelCase")]
 struct TemplateOperation<'a> {
     id: &'a str,
-    method: Method,
+    method: crate::model::Method,
     path: &'a str,
     path_params: &'a [String],
     summary: &'a str,
@@ -159,6 +161,8 @@ struct TemplateOperation<'a> {
     confirm: bool,
     /// Only calls under this condition cannot be undone (`confirm.when`).
     confirm_when: Option<&'a str>,
+    /// A free, side-effect-free read: a GET, or `read: true`.
+    read: bool,
 }
 
 /// Which target's model reads a description: their retry rules differ where a target
@@ -276,7 +280,7 @@ impl Retry {
 
 /// The free read that shows whether a call of `op` went through: for a job, the list of
 /// jobs; for a change, its poll target (it reads the thing that changes); otherwise an
-/// exposed GET on the call's own path (the collection it adds to) or on its parent
+/// exposed read on the call's own path (the collection it adds to) or on its parent
 /// (`POST /payments/{id}/capture` → `GET /payments/{id}`).
 pub(super) fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Option<&'a str> {
     match &op.async_ {
@@ -295,18 +299,15 @@ pub(super) fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Optio
         .find_map(|path| reads.0.get(path).copied())
 }
 
-/// The first exposed GET of each path, by path: what `check_with` looks up for every
-/// operation (a scan of the operations for each was quadratic in their number).
+/// The first exposed read (a GET, or `read: true`) of each path, by path: what
+/// `check_with` looks up for every operation (a scan of the operations for each was
+/// quadratic in their number).
 pub(super) struct GetsByPath<'a>(HashMap<&'a str, &'a str>);
 
 impl<'a> GetsByPath<'a> {
     pub(super) fn new(connector: &'a Connector) -> Self {
         let mut map = HashMap::new();
-        for o in connector
-            .operations
-            .iter()
-            .filter(|o| o.method == Method::Get)
-        {
+        for o in connector.operations.iter().filter(|o| o.read) {
             map.entry(o.path.as_str()).or_insert(o.id.as_str());
         }
         GetsByPath(map)
@@ -334,6 +335,7 @@ impl<'a> TemplateOperation<'a> {
             retry: Retry::new(connector, reads, op, flavour),
             confirm: op.confirm,
             confirm_when: op.confirm_when.as_deref(),
+            read: op.read,
         }
     }
 }
@@ -426,7 +428,7 @@ struct FileOperation {
 
 /// The keys of `FileOperation`: `FIELDS` and its two own, sorted as minijinja sorts
 /// string keys (by their bytes).
-const FILE_FIELDS: [&str; 14] = [
+const FILE_FIELDS: [&str; 15] = [
     "async",
     "confirm",
     "confirmWhen",
@@ -438,6 +440,7 @@ const FILE_FIELDS: [&str; 14] = [
     "modelDescription",
     "path",
     "pathParams",
+    "read",
     "retry",
     "spends",
     "summary",

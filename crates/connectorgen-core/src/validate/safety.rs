@@ -1,6 +1,6 @@
 //! The safety layer both modes share, and the one constructor of the model's `Operation`.
 //!
-//! Takes: the safety keys of one raw operation (`spends`, `async`, `confirm`,
+//! Takes: the safety keys of one raw operation (`spends`, `async`, `confirm`, `read`,
 //! `idempotency`, `lintAllow`, and what the agent's call carries: `args`, `fixed`,
 //! `probe`), and from each mode the parts it finds its own way (id, method, path, text,
 //! the Operation Object). Returns (through `Validator`): `Safety`, the keys checked, and
@@ -8,8 +8,9 @@
 //! (`async`, and the poll targets across operations), `inputs.rs` (`args`, `fixed`,
 //! `probe`), `idempotency.rs` (the retry keys) and `candidates.rs` (the keys an
 //! operation could retry by) hold each part.
-//! Must never: let a GET spend, start a job or ask for a yes; depend on the mode beyond
-//! what the caller hands in; build an `Operation` anywhere but `operation`.
+//! Must never: let a read (a GET, or `read: true`) spend, start a job or ask for a yes;
+//! depend on the mode beyond what the caller hands in; build an `Operation` anywhere but
+//! `operation`.
 
 pub(super) mod candidates;
 pub(super) mod idempotency;
@@ -49,6 +50,9 @@ pub(in crate::validate) struct Safety {
     pub confirm: Option<bool>,
     /// `confirm.when`, checked.
     pub confirm_when: Option<String>,
+    /// `read: true` as written, when it stands (it is refused beside `spends`, `async`
+    /// or `confirm: true`).
+    pub read: bool,
     pub lint_allow: Vec<Lint>,
     pub args: Vec<ArgName>,
     pub fixed: Vec<Fixed>,
@@ -56,14 +60,16 @@ pub(in crate::validate) struct Safety {
 }
 
 impl Safety {
-    /// Whether a call of `method` needs the person's yes because it cannot be undone
-    /// (`confirm`, default true on DELETE), and whether OpenAI should treat it as
-    /// consequential (its own default, true on every method but GET, unless the author
-    /// wrote `confirm: false`).
-    pub(super) fn confirm(&self, method: Method) -> (bool, bool) {
-        let confirm = self.confirm.unwrap_or(method == Method::Delete) && method != Method::Get;
-        let consequential = method != Method::Get && self.confirm != Some(false);
-        (confirm, consequential)
+    /// Whether a call of `method` is a read (a GET, or `read: true`), whether it needs
+    /// the person's yes because it cannot be undone (`confirm`, default true on DELETE;
+    /// never on a read), and whether OpenAI should treat it as consequential (its own
+    /// default, true on every method but GET, unless the author wrote `confirm: false`;
+    /// never on a read).
+    pub(super) fn confirm(&self, method: Method) -> (bool, bool, bool) {
+        let read = method == Method::Get || self.read;
+        let confirm = self.confirm.unwrap_or(method == Method::Delete) && !read;
+        let consequential = !read && self.confirm != Some(false);
+        (read, confirm, consequential)
     }
 
     /// Whether `spends` and `async` are both checked and one of them is given: the
@@ -133,7 +139,7 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         safety,
         idempotency,
     } = body.unwrap_or_else(Body::placeholder);
-    let (confirm, consequential) = safety.confirm(method);
+    let (read, confirm, consequential) = safety.confirm(method);
     Operation {
         id,
         method,
@@ -148,6 +154,7 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         confirm,
         confirm_when: safety.confirm_when.filter(|_| confirm),
         consequential,
+        read,
         lint_allow: safety.lint_allow,
         args: safety.args,
         fixed: safety.fixed,
@@ -157,9 +164,10 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
 }
 
 impl Validator {
-    /// `spends`, `async`, `confirm`, `idempotency` and `lintAllow` of one operation
-    /// (`name`: its id as findings name it); `is_get` says whether the first two and
-    /// `confirm: true` are forbidden.
+    /// `spends`, `async`, `confirm`, `read`, `idempotency` and `lintAllow` of one
+    /// operation (`name`: its id as findings name it); `is_get` says whether the first
+    /// two and `confirm: true` are forbidden by the method (`read: true` forbids them
+    /// on any other).
     pub(in crate::validate) fn safety(
         &mut self,
         raw: &RawOperation,
@@ -200,6 +208,7 @@ impl Validator {
                 span: span(a),
             });
         }
+        let read = self.declared_read(raw, name, is_get);
         let spends = raw.spends.as_ref().map(|s| self.spends(s));
         let async_ = raw.async_.as_ref().map(|a| self.async_(a));
         let idempotency = raw
@@ -222,11 +231,55 @@ impl Validator {
             idempotency,
             confirm: raw.confirm.as_ref().map(|c| c.value.value()),
             confirm_when,
+            read,
             lint_allow,
             args,
             fixed,
             probe,
         }
+    }
+
+    /// `read: true`, refused beside what a read cannot do. On a GET the method already
+    /// refuses them (`get-with-side-effect`), so this does not repeat it.
+    fn declared_read(&mut self, raw: &RawOperation, name: &str, is_get: bool) -> bool {
+        let Some(read) = raw.read.as_ref().filter(|r| r.value) else {
+            return false;
+        };
+        if is_get {
+            return true;
+        }
+        let confirm = raw.confirm.as_ref().filter(|c| c.value.value());
+        let contradictions = [
+            (
+                raw.spends.as_ref().map(span),
+                "spend the person's money",
+                "spends",
+            ),
+            (
+                raw.async_.as_ref().map(span),
+                "start a job (be async)",
+                "async",
+            ),
+            (
+                confirm.map(span),
+                "need the person's yes before each call (`confirm: true`)",
+                "confirm",
+            ),
+        ];
+        let mut stands = true;
+        for (at, what, key) in contradictions {
+            if let Some(at) = at {
+                stands = false;
+                self.findings.push(Diagnostic::ReadWithSideEffect {
+                    id: name.to_string(),
+                    what,
+                    key,
+                    span: at,
+                    read: span(read),
+                });
+            }
+        }
+        stands
     }
 
     /// `confirm: { when: … }`: the condition, which must say something.
@@ -274,6 +327,11 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
             .async_
             .as_ref()
             .and_then(|a| a.value.poll_with.as_ref())
+            .map(span),
+        id_field: raw
+            .async_
+            .as_ref()
+            .and_then(|a| a.value.id_field.as_ref())
             .map(span),
         idempotency: raw.idempotency.as_ref().map(span),
         // Where the schemas are defined: a schema reused through a YAML alias is one

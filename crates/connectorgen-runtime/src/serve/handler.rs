@@ -713,21 +713,16 @@ impl Drop for Sending<'_> {
     }
 }
 
-/// The job id an async operation's answer names: the field called like the poll
-/// target's last path parameter, else `id`.
+/// The job id an async operation's answer names, where validation said it is
+/// (`Async::id_fields`: `async.idField`, or what the poll target's parameter and the
+/// answer's schema point at, `object_id` among them).
 fn job_id(served: &Served, response: &HttpResponse) -> Option<String> {
     let a = served.op.async_.as_ref()?;
     if a.returns != Returns::Job || response.status >= 300 {
         return None;
     }
     let body: Value = serde_json::from_slice(&response.body).ok()?;
-    let param = served.poll.as_ref().map_or("id", |(_, p)| p.as_str());
-    let value = body.get(param).or_else(|| body.get("id"))?;
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+    a.job_id(&body)
 }
 
 /// How an answer leaves the logical request: 2xx answered; an unfollowed 3xx, 408, 409,

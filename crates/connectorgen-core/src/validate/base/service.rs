@@ -1,10 +1,12 @@
 //! `service:` in base mode: every field but `dashboardUrl` defaults to the base
-//! document's `info` and first server.
+//! document's `info` (llms.txt's summary: the first paragraph of `info.description` as
+//! plain text), its `externalDocs` (the Docs link) and first server.
 //!
 //! Takes: the raw `service:` and the parsed `Base`. Returns (through `Validator`): the
 //! `Service`, and whether `publicUrl` was given (then the outputs call it instead of
 //! the document's servers). `first_server` and `server_url` are what `import` reads too.
-//! Must never: invent a value the base document does not hold and the author did not write.
+//! Must never: invent a value the base document does not hold and the author did not
+//! write; let the document's Markdown reach llms.txt's summary as structure.
 
 use serde_json::Value;
 use serde_saphyr::Spanned;
@@ -88,22 +90,166 @@ impl Validator {
             },
         };
         let dashboard_url = self.url(raw.dashboard_url.as_ref(), "dashboardUrl", at);
-        let spec_url = self.spec_url(raw);
-        let public_url = public_url?;
+        let spec_url = self.link(raw.spec_url.as_ref(), "specUrl");
+        let docs_url = match &raw.docs_url {
+            Some(url) => self.link(Some(url), "docsUrl"),
+            None => Some(external_docs(base)),
+        };
+        let description = description?;
+        // The author's words stand as written; the document's are a Markdown page.
+        let summary = match &raw.description {
+            Some(_) => description.clone(),
+            None => summary(&description),
+        };
         Some((
             Service {
                 name: name?,
                 title: title?,
                 version: version?,
-                description: description?,
-                spec_url: spec_url?
-                    .unwrap_or_else(|| crate::validate::default_spec_url(&public_url)),
-                public_url,
+                summary,
+                description,
+                spec_url: spec_url?,
+                docs_url: docs_url?,
+                public_url: public_url?,
                 dashboard_url: dashboard_url?,
             },
             raw.public_url.is_some(),
         ))
     }
+}
+
+/// The document's `externalDocs.url` (or the `info.externalDocs.url` some documents
+/// write, which the outputs move to the root), when it is a link llms.txt may give: an
+/// absolute `https` URL without credentials. One that is not is not offered.
+fn external_docs(base: &Base) -> Option<String> {
+    ["/externalDocs/url", "/info/externalDocs/url"]
+        .iter()
+        .find_map(|pointer| base.root.pointer(pointer)?.as_str())
+        .and_then(|url| crate::validate::syntax::check_link(url.trim()).ok())
+}
+
+/// Longest first paragraph used whole as the summary; a longer one gives its first
+/// sentence.
+const SUMMARY_MAX: usize = 300;
+
+/// llms.txt's summary from a document's `info.description` (CommonMark, often a whole
+/// page): its first paragraph of prose as plain text. Headings, fenced and indented code
+/// blocks, HTML tags, tables and horizontal rules are skipped; links keep their text,
+/// images and emphasis their words. A paragraph over `SUMMARY_MAX` characters gives its
+/// first sentence. The text is still data: the template escapes it (`md_inline`).
+fn summary(description: &str) -> String {
+    let mut paragraph: Vec<&str> = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in description.lines() {
+        let trimmed = line.trim();
+        if let Some(open) = fence {
+            if trimmed.starts_with(open) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(open) = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f)) {
+            fence = Some(open);
+            if paragraph.is_empty() {
+                continue;
+            }
+            break;
+        }
+        let skipped = trimmed.starts_with('#')
+            || trimmed.starts_with('|')
+            || line.starts_with("    ")
+            || line.starts_with('\t')
+            || trimmed
+                .chars()
+                .all(|c| matches!(c, '-' | '=' | '*' | '_' | ' '));
+        if trimmed.is_empty() || skipped {
+            // A setext underline (`===` under a line) makes that line a heading.
+            if !trimmed.is_empty() && trimmed.chars().all(|c| matches!(c, '-' | '=')) {
+                paragraph.clear();
+                continue;
+            }
+            if paragraph.is_empty() {
+                continue;
+            }
+            break;
+        }
+        paragraph.push(trimmed.trim_start_matches(['>', ' ']));
+    }
+    let text = inline_plain(&plain_html(&paragraph.join(" ")));
+    if text.chars().count() <= SUMMARY_MAX {
+        return text;
+    }
+    let first = crate::english::sentences(&text)
+        .first()
+        .map_or_else(String::new, |s| (*s).to_string());
+    crate::english::clip(&first, SUMMARY_MAX)
+}
+
+/// The text without HTML tags (a `<` opens one only before a letter, `/` or `!`), an
+/// autolink (`<https://…>`) written as its address.
+fn plain_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let tag = after
+            .chars()
+            .next()
+            .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!'));
+        match after.find('>') {
+            Some(end) if is_autolink(&after[..end]) => {
+                out.push_str(&after[..end]);
+                rest = &after[end + 1..];
+            }
+            Some(end) if tag => {
+                out.push(' ');
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push('<');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether the text between `<` and `>` is a CommonMark autolink's address.
+fn is_autolink(inner: &str) -> bool {
+    ["https://", "http://", "mailto:"]
+        .iter()
+        .any(|scheme| inner.starts_with(scheme))
+        && !inner.contains(char::is_whitespace)
+}
+
+/// Inline Markdown to its words: `[text](url)` and `![alt](src)` → text, `` `code` ``
+/// → code, `**`, `__` and `*` emphasis markers dropped; whitespace folded.
+fn inline_plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '!' && rest[1..].starts_with('[') {
+            rest = &rest[1..];
+            continue;
+        }
+        if c == '['
+            && let Some(close) = rest.find("](")
+            && let Some(end) = rest[close..].find(')')
+        {
+            out.push_str(&rest[1..close]);
+            rest = &rest[close + end + 1..];
+            continue;
+        }
+        if c == '`' || c == '*' || rest.starts_with("__") {
+            rest = &rest[if rest.starts_with("__") { 2 } else { 1 }..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// "Stripe API" → "Stripe": the name prose uses, from the document's title.
@@ -154,4 +300,34 @@ pub fn server_url(server: &Value) -> String {
         }
     }
     url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn the_summary_is_the_first_paragraph_as_plain_text() {
+        let page = "# Scribe API\n\n```bash\ncurl https://api.scribe.example\n```\n\nScribe **transcribes** the\nperson's [recordings](https://scribe.example/docs).\n\n## Setup\n\nMore.";
+        assert_eq!(summary(page), "Scribe transcribes the person's recordings.");
+        assert_eq!(
+            summary("Intro\n=====\n\n<p>Reads `notes`.</p>\n"),
+            "Reads notes."
+        );
+        assert_eq!(summary("    indented code\n\nText."), "Text.");
+        assert_eq!(
+            summary("More at <https://docs.example/sms>, if 1 < 2."),
+            "More at https://docs.example/sms, if 1 < 2."
+        );
+        assert_eq!(
+            summary("| a | b |\n|---|---|\n\n> Quoted words."),
+            "Quoted words."
+        );
+    }
+
+    #[test]
+    fn a_long_first_paragraph_gives_its_first_sentence() {
+        let long = format!("Short start. {}", "More words here. ".repeat(30));
+        assert_eq!(summary(&long), "Short start.");
+    }
 }

@@ -1,19 +1,23 @@
-//! `async:` and the rules that keep polling safe: each async operation names a free GET
-//! to poll (never itself, never one that spends or starts a job), and a job's list is
+//! `async:` and the rules that keep polling safe: each async operation names a free read
+//! (a GET, or `read: true`) to poll (never itself, never one that spends or starts a job), and a job's list is
 //! found so a model that lost a job's id looks it up instead of starting the work again.
 //!
 //! Takes: the raw `async` mapping of one operation; then every operation with a usable
-//! id. Returns (through `Validator`): `Async`, checked; an `unknown-poll-target` or
-//! `unsafe-poll-target` for each poll target that is no safe read; `list_with` filled in.
+//! id; then the document around them. Returns (through `Validator`): `Async`, checked;
+//! an `unknown-poll-target` or `unsafe-poll-target` for each poll target that is no safe
+//! read; `list_with` filled in; `id_fields`, where a job's id is in the call's answer
+//! (`async.idField`, checked against the answer's schema: `unknown-id-field`, or found
+//! from the poll target and that schema).
 //! Must never: let a poll resubmit the job.
 
 use std::collections::HashMap;
 
+use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAsync, span};
-use crate::model::{Async, Method, Names as _, Operation, Returns};
+use crate::model::{Async, Document, Names as _, Operation, Returns, media_essence};
 use crate::validate::{Checked, Validator};
 
 impl Validator {
@@ -25,7 +29,7 @@ impl Validator {
                     "pollWith",
                     "`async`",
                     at,
-                    "name the free GET operation that reports the job's progress, e.g. `pollWith: getVideo`",
+                    "name the free read (a `get`, or an operation declared `read: true`) that reports the job's progress, e.g. `pollWith: getVideo`",
                 );
                 None
             }
@@ -60,17 +64,30 @@ impl Validator {
                 }
             }
         };
+        let id_field = match &a.value.id_field {
+            None => Some(None),
+            Some(f) => self
+                .non_empty(
+                    f,
+                    "async.idField",
+                    "name the property of the call's answer that holds the job's id, e.g. `idField: object_id`, or leave `idField` out",
+                )
+                .map(Some),
+        };
         Some(Async {
             poll_with: poll_with?,
             typical_seconds: typical_seconds?,
             returns: returns?,
             // Filled in once every operation is known (`link_lists`).
             list_with: None,
+            // The written one, checked (or the found ones) once the document is built.
+            id_fields: id_field?.into_iter().collect(),
         })
     }
 
-    /// Each `async.pollWith` names an operation that is a free, safe read: a GET that
-    /// neither spends nor is async, and not the operation itself.
+    /// Each `async.pollWith` names an operation that is a free, safe read: a GET or an
+    /// operation declared `read: true`, that neither spends nor is async, and not the
+    /// operation itself.
     pub(in crate::validate) fn poll_targets(&mut self, checked: &[Checked]) {
         let by_id: HashMap<&str, usize> = checked
             .iter()
@@ -94,8 +111,8 @@ impl Validator {
             let target = &checked[t];
             let reason = if target.op.id == c.op.id {
                 Some("an operation cannot poll itself; that would resubmit the job")
-            } else if target.op.method != Method::Get {
-                Some("it is not a `get`")
+            } else if !target.is_read() {
+                Some("it is neither a `get` nor declared `read: true`")
             } else if target.spends() {
                 Some("it spends")
             } else if target.is_async() {
@@ -115,13 +132,13 @@ impl Validator {
     }
 }
 
-/// Names, for each async operation that returns a job, the free GET that lists the
+/// Names, for each async operation that returns a job, the free read that lists the
 /// jobs' collection: the poll target's path without its last `/{param}`. A model that
 /// lost a job's id finds it there instead of starting the work again.
 pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
     let lists: HashMap<&str, &str> = operations
         .iter()
-        .filter(|o| o.method == Method::Get && o.spends.is_none() && o.async_.is_none())
+        .filter(|o| o.read && o.spends.is_none() && o.async_.is_none())
         .rev() // the first one listed wins
         .map(|o| (o.path.as_str(), o.id.as_str()))
         .collect();
@@ -150,5 +167,236 @@ pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
         if let Some(a) = &mut op.async_ {
             a.list_with = list;
         }
+    }
+}
+
+impl Validator {
+    /// Where each job's id is in the answer of the call that starts it (`id_fields`):
+    /// `async.idField` when written, which must then be a property of the answer's
+    /// schema when that schema lists them; else the names the poll target points at
+    /// (`discovered`), narrowed to those the answer's schema has when it has any.
+    pub(in crate::validate) fn job_ids(
+        &mut self,
+        document: &Document,
+        operations: &mut [Operation],
+    ) {
+        let by_id: HashMap<&str, usize> = operations
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, o)| (o.id.as_str(), i))
+            .collect();
+        let found: Vec<Option<Vec<String>>> = operations
+            .iter()
+            .map(|op| {
+                let a = op.async_.as_ref().filter(|a| a.returns == Returns::Job)?;
+                let properties = answer_properties(document, op);
+                if let (Some(at), Some(field)) = (op.origin.id_field, a.id_fields.first()) {
+                    if let Some(properties) = properties.as_ref().filter(|p| !p.contains(field)) {
+                        self.findings.push(Diagnostic::UnknownIdField {
+                            field: field.clone(),
+                            id: op.id.clone(),
+                            span: at,
+                            help: format!(
+                                "{} (the properties of the answer's schema); name the one that holds the job's id, or leave `idField` out to have it found",
+                                suggest(field, properties.iter().map(String::as_str))
+                            ),
+                        });
+                    }
+                    return None;
+                }
+                let target = by_id.get(a.poll_with.as_str()).map(|&i| &operations[i]);
+                let mut fields = discovered(document, op, target);
+                if let Some(properties) = &properties {
+                    let listed: Vec<String> = fields
+                        .iter()
+                        .filter(|f| properties.contains(f))
+                        .cloned()
+                        .collect();
+                    // A schema that names none of them says nothing against the others:
+                    // the answer may still carry one (an untyped extra property).
+                    if !listed.is_empty() {
+                        fields = listed;
+                    }
+                }
+                Some(fields)
+            })
+            .collect();
+        for (op, fields) in operations.iter_mut().zip(found) {
+            if let (Some(a), Some(fields)) = (&mut op.async_, fields) {
+                a.id_fields = fields;
+            }
+        }
+    }
+}
+
+/// The names a job's id may go by, in the order tried: the poll target's last path
+/// parameter (the id it is called with; without one, the id properties its request
+/// body requires, as an RPC-style `POST /transcripts.info {object_id}` does), `id`,
+/// `object_id`, then `<resource>_id` and `<resource>Id` for the resource the poll
+/// target's path names (`/labels/{id}` → `label`) and the call's own (`POST /labels`).
+fn discovered(document: &Document, op: &Operation, target: Option<&Operation>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |name: String| {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    };
+    if let Some(target) = target {
+        match target.path_params.last() {
+            Some(param) => add(param.clone()),
+            None => required_ids(document, target)
+                .into_iter()
+                .for_each(&mut add),
+        }
+    }
+    add("id".to_string());
+    add("object_id".to_string());
+    let paths = target
+        .map(|t| t.path.as_str())
+        .into_iter()
+        .chain([op.path.as_str()]);
+    for resource in paths.filter_map(resource) {
+        add(format!("{resource}_id"));
+        add(format!("{resource}Id"));
+    }
+    names
+}
+
+/// The resource a path names, singular: its last segment that is not a parameter, up to
+/// a `.` (`/v1/labels/{id}` → `label`, `/transcripts.info` → `transcript`,
+/// `/Calls.json` → `Call`).
+fn resource(path: &str) -> Option<String> {
+    let segment = path
+        .split('/')
+        .rev()
+        .find(|s| !s.is_empty() && !s.starts_with('{'))?;
+    let word = segment.split('.').next().unwrap_or_default();
+    let singular = if let Some(stem) = word.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if ["ches", "shes", "sses", "xes"]
+        .iter()
+        .any(|e| word.ends_with(e))
+    {
+        word[..word.len() - 2].to_string()
+    } else if word.ends_with("ss") {
+        word.to_string()
+    } else {
+        word.strip_suffix('s').unwrap_or(word).to_string()
+    };
+    let usable = !singular.is_empty()
+        && singular
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    usable.then_some(singular)
+}
+
+/// The properties named like an id (`id`, `…_id`, `…Id`) that the JSON request body of
+/// `op` requires.
+fn required_ids(document: &Document, op: &Operation) -> Vec<String> {
+    let Some(schema) = op
+        .http
+        .get("requestBody")
+        .and_then(|b| follow(document, b))
+        .and_then(|b| json_schema(b.get("content")?))
+        .and_then(|s| follow(document, s))
+    else {
+        return Vec::new();
+    };
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| *name == "id" || name.ends_with("_id") || name.ends_with("Id"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The properties of the JSON object `op` answers with on success (its first 2xx
+/// response), when its schema lists them, through `$ref`s and `allOf`; `None` when it
+/// does not say which (no JSON success response, no `properties`, a `oneOf` or `anyOf`).
+fn answer_properties(document: &Document, op: &Operation) -> Option<Vec<String>> {
+    let responses = op.http.get("responses")?.as_object()?;
+    let (_, response) = responses
+        .iter()
+        .find(|(status, _)| status.starts_with('2'))?;
+    let schema = json_schema(follow(document, response)?.get("content")?)?;
+    let mut names = Vec::new();
+    properties(document, schema, &mut names, 0)?;
+    Some(names)
+}
+
+/// The schema of a `content` map's JSON media type (`application/json`, `…+json`).
+fn json_schema(content: &Value) -> Option<&Value> {
+    content
+        .as_object()?
+        .iter()
+        .find(|(media, _)| {
+            let essence = media_essence(media);
+            essence == "application/json" || essence.ends_with("+json")
+        })?
+        .1
+        .get("schema")
+}
+
+/// Adds the properties `schema` lists to `names`; `None` when it does not say which.
+fn properties(
+    document: &Document,
+    schema: &Value,
+    names: &mut Vec<String>,
+    depth: u8,
+) -> Option<()> {
+    // A cycle of `allOf`s through references ends here rather than recursing forever.
+    if depth > 16 {
+        return None;
+    }
+    let schema = follow(document, schema)?.as_object()?;
+    if schema.contains_key("oneOf") || schema.contains_key("anyOf") {
+        return None;
+    }
+    let mut said = false;
+    if let Some(listed) = schema.get("properties").and_then(Value::as_object) {
+        said = true;
+        for name in listed.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        said = true;
+        for part in all {
+            properties(document, part, names, depth + 1)?;
+        }
+    }
+    said.then_some(())
+}
+
+/// `value`, or what its `$ref` chain points at in the document (bounded).
+fn follow<'a>(document: &'a Document, mut value: &'a Value) -> Option<&'a Value> {
+    for _ in 0..16 {
+        match value.get("$ref").and_then(Value::as_str) {
+            Some(reference) => value = document.resolve(reference)?,
+            None => return Some(value),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resource;
+
+    #[test]
+    fn a_path_names_its_resource_in_the_singular() {
+        assert_eq!(resource("/v1/labels/{id}").as_deref(), Some("label"));
+        assert_eq!(resource("/transcripts.info").as_deref(), Some("transcript"));
+        assert_eq!(resource("/v1/batches/{id}").as_deref(), Some("batch"));
+        assert_eq!(resource("/v1/addresses").as_deref(), Some("address"));
+        assert_eq!(resource("/v1/deliveries").as_deref(), Some("delivery"));
+        assert_eq!(resource("/v1/address").as_deref(), Some("address"));
+        assert_eq!(resource("/{id}"), None);
     }
 }

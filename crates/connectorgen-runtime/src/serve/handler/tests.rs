@@ -3,21 +3,26 @@ use super::*;
 use connectorgen_core::render::mcp::mapping::read_tools;
 
 fn video() -> (Connector, Vec<(Value, RequestMapping)>) {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/manifests/video.yaml"
-    ))
-    .unwrap();
+    manifest("examples/manifests", "video.yaml")
+}
+
+/// The connector and tools of the manifest `file` in the repository's folder `dir`.
+fn manifest(dir: &str, file: &str) -> (Connector, Vec<(Value, RequestMapping)>) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = root.join(dir);
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
     let options = connectorgen_core::Options {
         targets: Some(vec![connectorgen_core::model::Target::Mcp]),
-        manifest_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/manifests").into()),
+        manifest_dir: Some(dir),
+        // A case's base document is in tests/cases/specs/, beside its folder.
+        allow_read: vec![root],
         ..Default::default()
     };
-    let analysis = connectorgen_core::analyze_with("video.yaml", Arc::new(text), &options).unwrap();
+    let analysis = connectorgen_core::analyze_with(file, Arc::new(text), &options).unwrap();
     let tools_text = analysis
         .outputs
         .as_ref()
-        .unwrap()
+        .unwrap_or_else(|| panic!("{file}: {:?}", analysis.diagnostics.items()))
         .iter()
         .find(|(p, _)| p.ends_with("mcp-tools.json"))
         .map(|(_, t)| t.clone())
@@ -132,6 +137,57 @@ fn the_job_id_is_the_poll_targets_parameter() {
     );
     assert_eq!(job_id(&served, &response(500, r#"{"id":"x"}"#)), None);
     assert_eq!(job_id(&served, &response(200, "not json")), None);
+}
+
+/// The issue's case: the provider calls the job's id `object_id` (its poll target's
+/// parameter is `labelId`), and the answer said "Started a job. Follow it with getLabel."
+/// without the id. The answer's schema has `object_id`, so that is where it is read.
+#[test]
+fn the_job_id_is_found_by_the_answers_schema() {
+    let (connector, tools) = manifest("tests/cases/valid", "rpc-reads.yaml");
+    let served = served(
+        &connector,
+        &tools,
+        "createLabel",
+        Some(("getLabel", "labelId")),
+    );
+    let answer = response(200, r#"{"object_id":"lbl_7","status":"queued"}"#);
+    assert_eq!(job_id(&served, &answer), Some("lbl_7".into()));
+    let poll = Poll {
+        tool: "getLabel",
+        param: "labelId",
+    };
+    let reply = reply::answer(&served.op, &answer, "x", Some(&poll), Some("lbl_7"));
+    let text = serde_json::to_string(&reply.content).unwrap();
+    assert!(text.contains("Started a job (lbl_7)"), "{text}");
+}
+
+/// `async.idField` names the property, whatever the poll target and the other names say.
+#[test]
+fn the_job_id_is_the_declared_id_field() {
+    let (connector, tools) = manifest("tests/cases/valid", "base-rpc-reads.yaml");
+    let served = served(&connector, &tools, "createTranscript", None);
+    let answer = response(200, r#"{"id":"req_1","handle":"tr_9"}"#);
+    assert_eq!(job_id(&served, &answer), Some("tr_9".into()));
+    assert_eq!(job_id(&served, &response(200, r#"{"id":"req_1"}"#)), None);
+}
+
+fn served(
+    connector: &Connector,
+    tools: &[(Value, RequestMapping)],
+    id: &str,
+    poll: Option<(&str, &str)>,
+) -> Served {
+    let op = connector.operations.iter().find(|o| o.id == id).unwrap();
+    let (definition, mapping) = tools.iter().find(|(t, _)| t["name"] == id).unwrap();
+    Served {
+        tool: serde_json::from_value(definition.clone()).unwrap(),
+        mapping: mapping.clone(),
+        op: op.clone(),
+        credential: None,
+        tracked: true,
+        poll: poll.map(|(t, p)| (t.to_string(), p.to_string())),
+    }
 }
 
 #[test]
