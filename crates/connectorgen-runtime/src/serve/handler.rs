@@ -323,6 +323,19 @@ impl Shared {
             args.shift_remove(&idem.argument);
         }
 
+        // A strict client's `null` for an optional argument is the argument left out: taken
+        // out before the hash, the question and the request (docs/serve.md, "Arguments").
+        if let Err(problem) = request::absent_nulls(&served.tool.input_schema, &mut args) {
+            let problem = problem.to_string();
+            self.refuse(&op.id, "bad-arguments", json!({"problem": problem}));
+            return Ok(
+                rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+                    "NOT SENT: {problem}"
+                ))])
+                .into(),
+            );
+        }
+
         // Bad arguments or a foreign host: refused before anything is recorded.
         let probe_target = self.target(served, Some("k"));
         let built = request::build(&served.mapping, &args, &probe_target)
