@@ -227,7 +227,7 @@ fn is_system(real: &Path) -> bool {
 
 /// The file systems whose files are the kernel's state, not documents (magic numbers of
 /// `statfs(2)`, from linux/magic.h): proc, sysfs, devpts, debugfs, tracefs, securityfs,
-/// cgroup and cgroup2, bpf, pstore, efivarfs, configfs, binfmt_misc, fusectl, selinuxfs,
+/// cgroup and cgroup2, bpf, pstore, efivarfs, configfs, `binfmt_misc`, fusectl, selinuxfs,
 /// smackfs, mqueue and nsfs. A device file system (devtmpfs) reports tmpfs's number, so
 /// it cannot be told from `/tmp`; its files are devices, which are refused anyway.
 #[cfg(any(target_os = "linux", target_os = "android"))]
