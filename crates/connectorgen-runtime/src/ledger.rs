@@ -196,14 +196,17 @@ pub(crate) trait Ledger: Send + Sync {
     /// Looks up the call and applies `decide` to what was found, as one atomic step
     /// (no other claim, in this process or another on the same store, sees a state in
     /// between). Returns the decision and the row it wrote or counted, if any; the
-    /// write is durable when this returns.
+    /// write is durable when this returns. Rows that can no longer decide a call are
+    /// pruned first (never those in `claim.busy`); a new row that would take the store
+    /// past its bound is refused with `LedgerError::Full`, nothing written.
     fn claim(
         &self,
         claim: &Claim<'_>,
         decide: &mut dyn FnMut(&Found) -> Decision,
     ) -> Result<(Found, Option<Entry>), LedgerError>;
 
-    /// Records how an attempt ended.
+    /// Records how an attempt ended (an answer that would pass the bound without its
+    /// body). An error means the outcome is not recorded: the row stays as it was.
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError>;
 }
 
