@@ -107,7 +107,7 @@ async fn an_outcome_the_ledger_cannot_record_blocks_the_identical_call() {
 }
 
 /// Issue 30, the bound: at `--ledger-max-bytes` a new paid call is refused with a clear
-/// error and nothing is sent; the call already made is still answered from the ledger,
+/// error, before the person is asked, and nothing is sent; the call already made is still answered from the ledger,
 /// not forgotten (so not sent a second time).
 #[tokio::test]
 async fn a_full_ledger_refuses_a_new_paid_call_and_keeps_the_old_one() {
@@ -134,6 +134,11 @@ async fn a_full_ledger_refuses_a_new_paid_call_and_keeps_the_old_one() {
     assert!(said.starts_with("NOT SENT: the ledger is full"), "{said}");
     assert!(said.contains("--ledger-max-bytes"), "{said}");
     assert_eq!(serve_meta(&second)["ledgerFull"], true);
+    assert_eq!(
+        s.person.asked().len(),
+        1,
+        "not asked about a call with no room"
+    );
     let again = s.call("charge", json!({ "amount": 5 })).await;
     assert!(
         text_of(&again).starts_with("NOT SENT AGAIN"),

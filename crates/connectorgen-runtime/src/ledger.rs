@@ -208,6 +208,11 @@ pub(crate) trait Ledger: Send + Sync {
     /// Records how an attempt ended (an answer that would pass the bound without its
     /// body). An error means the outcome is not recorded: the row stays as it was.
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError>;
+
+    /// `LedgerError::Full` when a new row would not fit now: checked before the person is
+    /// asked, so no one agrees to a call that cannot be recorded. (`claim` checks again:
+    /// the store may fill in between.)
+    fn room(&self, now: u64) -> Result<(), LedgerError>;
 }
 
 /// The ledger in one SQLite file.
@@ -337,7 +342,21 @@ fn usage(tx: &rusqlite::Transaction<'_>) -> Result<(u64, u64), LedgerError> {
     Ok((rows, rows.saturating_mul(ROW_BYTES).saturating_add(answers)))
 }
 
-/// Seconds until the oldest row that is not being sent can be pruned.
+/// `LedgerError::Full` when one more row would take the rows past the bound.
+fn room(tx: &rusqlite::Transaction<'_>, retention: Retention, now: u64) -> Result<(), LedgerError> {
+    let (rows, used) = usage(tx)?;
+    if used.saturating_add(ROW_BYTES) > retention.max_bytes {
+        return Err(LedgerError::Full {
+            rows,
+            used,
+            max: retention.max_bytes,
+            wait: wait(tx, retention, now)?,
+        });
+    }
+    Ok(())
+}
+
+/// Seconds until the oldest row may be pruned (one being sent waits for its send too).
 fn wait(
     tx: &rusqlite::Transaction<'_>,
     retention: Retention,
@@ -425,15 +444,7 @@ impl Ledger for SqliteLedger {
         };
         let written = match decide(&found) {
             Decision::Insert { key, nonce } => {
-                let (rows, used) = usage(&tx)?;
-                if used.saturating_add(ROW_BYTES) > self.retention.max_bytes {
-                    return Err(LedgerError::Full {
-                        rows,
-                        used,
-                        max: self.retention.max_bytes,
-                        wait: wait(&tx, self.retention, claim.now)?,
-                    });
-                }
+                room(&tx, self.retention, claim.now)?;
                 tx.execute(
                     "INSERT INTO calls (tool, args_hash, key, nonce, status, created, updated) \
                      VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
@@ -499,6 +510,13 @@ impl Ledger for SqliteLedger {
         )?;
         tx.commit()?;
         Ok(())
+    }
+
+    fn room(&self, now: u64) -> Result<(), LedgerError> {
+        let mut connection = self.lock()?;
+        // Deferred: a read, no lock taken on the file.
+        let tx = connection.transaction()?;
+        room(&tx, self.retention, now)
     }
 }
 

@@ -399,6 +399,10 @@ impl Shared {
         };
         let after = claimed.after;
         drop(claimed);
+        // A person is never asked about a call the ledger has no room to record.
+        if let Err(stop) = self.ledger.room(self.sealer.clock().now()) {
+            return self.stopped(op, stop);
+        }
         let nonce = if needs_consent {
             match self
                 .ask(served, &args, &hash, how, why, after, context)
