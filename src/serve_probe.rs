@@ -71,6 +71,9 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// Seconds during which an identical call is a retry of the one before
         #[arg(long, value_name = "SECS", default_value_t = connectorgen_runtime::serve::DEFAULT_RETRY_WINDOW)]
         retry_window: u64,
+        /// The most the ledger may hold (K, M, G suffixes); at the bound new paid calls are refused, never a live row forgotten
+        #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = input::parse_size)]
+        ledger_max_bytes: u64,
         /// Seconds to wait for a connection to the provider
         #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
         connect_timeout: f64,
@@ -174,6 +177,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
             state_dir: args.state,
             enforce_consent: !args.no_consent,
             retry_window: args.retry_window,
+            ledger_max_bytes: args.ledger_max_bytes,
             allow_env: args.allow_env,
             limits: connectorgen_runtime::client::Limits {
                 connect_timeout: std::time::Duration::from_secs_f64(args.connect_timeout),

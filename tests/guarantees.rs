@@ -337,6 +337,50 @@ fn a_manifest_cannot_print_the_environment() {
     assert!(!dir.path().join("generated").exists(), "nothing written");
 }
 
+/// Issue 30: "the `/proc` guard is by path (a procfs mounted elsewhere is read)". A
+/// procfs mounted inside the manifest's own folder — for this command only, in its own
+/// mount namespace (and user namespace, so that it needs no root where unprivileged
+/// namespaces are allowed) — is refused as the system's, by the file system it is on.
+/// Where namespaces cannot be made the test fails, saying why: it is never skipped.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_procfs_mounted_elsewhere_is_refused_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("p")).unwrap();
+    std::fs::write(
+        dir.path().join("connector.yaml"),
+        base_manifest("p/self/environ"),
+    )
+    .unwrap();
+    let mut cmd = Command::new("unshare");
+    cmd.args([
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "--pid",
+        "--fork",
+        "sh",
+        "-c",
+        r#"mount -t proc proc p || exit 99; exec "$0" "$@""#,
+        env!("CARGO_BIN_EXE_connectorgen"),
+        "build",
+    ])
+    .current_dir(dir.path())
+    .env("CI_TOKEN", SECRET)
+    .env("NO_COLOR", "1");
+    let (out, _) = run_within(cmd, Duration::from_secs(30));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.code() != Some(99) && !all.contains("unshare:"),
+        "this test needs a private mount namespace to mount a procfs in (unshare --user \
+         --map-root-user --mount --pid, util-linux) and could not make one here: {all}"
+    );
+    assert!(!all.contains("s3cr3t"), "the secret was printed:\n{all}");
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(says(&all, "a file of the operating system"), "{all}");
+    assert!(!dir.path().join("generated").exists(), "nothing written");
+}
+
 /// A manifest with a `templates:` folder holding `llms.txt.j2` as given.
 fn templated(dir: &Path) -> std::path::PathBuf {
     let manifest = std::fs::read_to_string(example("video.yaml")).unwrap();

@@ -13,6 +13,7 @@ mod arguments;
 mod bounds;
 mod consent;
 mod credentials;
+mod durability;
 mod echoes;
 mod probe;
 mod reference;

@@ -359,3 +359,66 @@ async fn a_models_own_retry_key_is_neither_quoted_nor_sent() {
     assert_eq!(sent.body_text(), r#"{"amount":5}"#);
     s.close().await;
 }
+
+/// Issue 30, null-as-absent: an OpenAI strict client sends `null` for every optional
+/// field it leaves out. Such a `null` (where the argument's schema does not allow null,
+/// in the root's properties or a `oneOf` branch's) is the argument left out: not quoted
+/// in the question, not sent. A required argument sent as `null` is refused, nothing
+/// asked or sent.
+#[tokio::test]
+async fn a_null_optional_argument_is_left_out_and_a_null_required_one_is_refused() {
+    let recorder = Recorder::start(json!({ "id": "ch_1" }));
+    let state = tempfile::tempdir().unwrap();
+    let s = session(&recorder, state.path()).await;
+    let refused = s
+        .call("getCharge", json!({ "id": null, "color": null }))
+        .await;
+    assert_refused(&refused, "argument `id` is required and may not be null");
+    assert!(s.person.asked().is_empty(), "{:?}", s.person.asked());
+    assert!(recorder.requests().is_empty(), "{:#?}", recorder.requests());
+
+    let strict = json!({ "amount": 500, "credits": null, "note": null });
+    let result = s.call("charge", strict).await;
+    assert!(!is_error(&result), "{}", text_of(&result));
+    let asked = s.person.asked();
+    assert_eq!(asked.len(), 1, "{asked:#?}");
+    assert_eq!(quoted(&asked[0]), json!({ "amount": 500 }));
+    assert_eq!(recorder.only().body_text(), r#"{"amount":500}"#);
+    // The same call as the one without the nulls: one logical request.
+    let again = s.call("charge", json!({ "amount": 500 })).await;
+    assert!(
+        text_of(&again).starts_with("NOT SENT AGAIN"),
+        "{}",
+        text_of(&again)
+    );
+    s.close().await;
+}
+
+/// Issue 30: a wrong enum value gets a did-you-mean, in a query parameter and inside an
+/// `anyOf` branch of a form body.
+#[tokio::test]
+async fn a_wrong_enum_value_gets_a_did_you_mean() {
+    let recorder = Recorder::start(json!({ "id": "ch_1" }));
+    let state = tempfile::tempdir().unwrap();
+    let s = session(&recorder, state.path()).await;
+    let result = s
+        .call("getCharge", json!({ "id": "ch_1", "color": "bleu" }))
+        .await;
+    assert_refused(
+        &result,
+        "`color`: \"bleu\" is not one of its allowed values; did you mean `blue`?",
+    );
+    let result = s
+        .call(
+            "refund",
+            json!({ "charge": "ch_1", "reason": "fraudulant" }),
+        )
+        .await;
+    assert_refused(&result, "did you mean `fraudulent`?");
+    let result = s
+        .call("getCharge", json!({ "id": "ch_1", "color": "green" }))
+        .await;
+    assert_refused(&result, "expected one of: `red`, `blue`");
+    assert!(recorder.requests().is_empty(), "{:#?}", recorder.requests());
+    s.close().await;
+}

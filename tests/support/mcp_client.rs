@@ -169,6 +169,9 @@ pub(crate) struct Serve {
     pub token: Option<String>,
     /// Further environment variables (another manifest's credential variable).
     pub env: Vec<(String, String)>,
+    /// A program and its arguments the server is started through (`prlimit …`), the
+    /// binary and its arguments following.
+    pub through: Vec<String>,
 }
 
 impl Serve {
@@ -181,6 +184,7 @@ impl Serve {
             extra: Vec::new(),
             token: Some(TOKEN.to_string()),
             env: Vec::new(),
+            through: Vec::new(),
         }
     }
 
@@ -194,8 +198,23 @@ impl Serve {
         self
     }
 
+    /// Starts the server through `program` and `args` (which end by running what follows
+    /// them: `sh -c '…; exec "$@"' sh`).
+    pub(crate) fn through(mut self, program_and_args: &[&str]) -> Serve {
+        self.through = program_and_args.iter().map(|a| (*a).to_string()).collect();
+        self
+    }
+
     fn command(&self, transport: Transport) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_connectorgen"));
+        let bin = env!("CARGO_BIN_EXE_connectorgen");
+        let mut cmd = match self.through.split_first() {
+            Some((program, args)) => {
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args).arg(bin);
+                cmd
+            }
+            None => tokio::process::Command::new(bin),
+        };
         cmd.arg("serve")
             .arg(&self.manifest)
             .arg("--base-url")

@@ -2448,7 +2448,7 @@ pub(crate) fn first_offset(d: &Diagnostic) -> Option<usize> {
 }
 
 /// "did you mean `x`?" for a misspelt word among the known ones, or the list of known ones.
-pub(crate) fn suggest<'a>(found: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+pub fn suggest<'a>(found: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     let known: Vec<&str> = known.into_iter().collect();
     let best = known
         .iter()

@@ -60,7 +60,7 @@ pub enum InputError {
     /// A file a manifest names that is the operating system's, not a document. The real
     /// path is kept out of the message (`/proc/self` leads to a process id).
     #[error(
-        "{path} is a file of the operating system (under /proc, /sys or /dev); connectorgen never reads those for a manifest: give the path of {}",
+        "{path} is a file of the operating system (under /proc, /sys or /dev, or on a file system of theirs); connectorgen never reads those for a manifest: give the path of {}",
         what.article()
     )]
     System {
@@ -214,12 +214,57 @@ fn leads(path: &str, real: &str) -> String {
 
 /// Files of the operating system's own file systems: process state (`/proc/self/environ`
 /// holds the environment, CI tokens included), kernel state and devices. Refused even
-/// inside an allowed folder (a manifest at `/`, `--allow-read /`).
+/// inside an allowed folder (a manifest at `/`, `--allow-read /`). By path, and on Linux
+/// by the file system the file is on too: a procfs or sysfs mounted anywhere else (a
+/// container's `/host/proc`, a folder of the manifest's own) is as much the system's.
 fn is_system(real: &Path) -> bool {
     cfg!(unix)
-        && ["/proc", "/sys", "/dev"]
+        && (["/proc", "/sys", "/dev"]
             .iter()
             .any(|p| real.starts_with(p))
+            || on_system_fs(real))
+}
+
+/// The file systems whose files are the kernel's state, not documents (magic numbers of
+/// `statfs(2)`, from linux/magic.h): proc, sysfs, devpts, debugfs, tracefs, securityfs,
+/// cgroup and cgroup2, bpf, pstore, efivarfs, configfs, `binfmt_misc`, fusectl, selinuxfs,
+/// smackfs, mqueue and nsfs. A device file system (devtmpfs) reports tmpfs's number, so
+/// it cannot be told from `/tmp`; its files are devices, which are refused anyway.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const SYSTEM_FILE_SYSTEMS: [u64; 18] = [
+    0x9fa0,      // proc
+    0x6265_6572, // sysfs
+    0x1cd1,      // devpts
+    0x6462_6720, // debugfs
+    0x7472_6163, // tracefs
+    0x7363_6673, // securityfs
+    0x0027_e0eb, // cgroup
+    0x6367_7270, // cgroup2
+    0xcafe_4a11, // bpf
+    0x6165_676c, // pstore
+    0xde5e_81e4, // efivarfs
+    0x6265_6570, // configfs
+    0x4249_4e4d, // binfmt_misc
+    0x6573_5543, // fusectl
+    0xf97c_ff8c, // selinuxfs
+    0x4341_5d53, // smackfs
+    0x1980_0202, // mqueue
+    0x6e73_6673, // nsfs
+];
+
+/// Whether `real` is on one of `SYSTEM_FILE_SYSTEMS`. A path `statfs` cannot look at is
+/// not judged here: opening it fails with its own error.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn on_system_fs(real: &Path) -> bool {
+    rustix::fs::statfs(real)
+        .ok()
+        .and_then(|stat| u64::try_from(stat.f_type).ok())
+        .is_some_and(|magic| SYSTEM_FILE_SYSTEMS.contains(&magic))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn on_system_fs(_real: &Path) -> bool {
+    false
 }
 
 /// Reads a file a manifest names (`path`, shown as `shown`): it must lead, once every

@@ -133,6 +133,7 @@ mod tests {
             nonce,
             now,
             since: now.saturating_sub(3_600),
+            busy: &[],
         };
         let mut plan = None;
         let (_, written) = ledger

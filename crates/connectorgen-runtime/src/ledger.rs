@@ -9,6 +9,15 @@
 //! is durable first) or decide policy (that is `guard`'s; the ledger only makes the
 //! look-up and the write one atomic step).
 //!
+//! What it keeps (docs/serve.md, "What the ledger keeps"): a row only as long as it can
+//! decide a call — inside the retry window, or, for a row made under a consent nonce,
+//! as long as a consent value naming it can still open — and never one being sent. Rows
+//! past that are deleted by the next claim, in the same transaction. The rows' size is
+//! bounded (`Retention::max_bytes`): at the bound a new logical request is refused
+//! (`LedgerError::Full`) rather than a live row forgotten, and an answer that would not
+//! fit is recorded without its body (the status, which is what stops a second send, is
+//! always recorded).
+//!
 //! A shared store for several instances implements the same trait (see docs/serve.md,
 //! "Several instances"); only the embedded SQLite one exists.
 
@@ -92,6 +101,8 @@ pub(crate) struct Claim<'a> {
     pub now: u64,
     /// Rows created before this are no longer retries of anything.
     pub since: u64,
+    /// Rows being sent right now by this process: never pruned, whatever their age.
+    pub busy: &'a [i64],
 }
 
 /// What `claim` found, handed to the decision.
@@ -130,34 +141,90 @@ pub(crate) struct Outcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("ledger: {0}")]
-pub(crate) struct LedgerError(String);
+pub(crate) enum LedgerError {
+    /// The store failed (a full disk, a read-only file, a lost row).
+    #[error("ledger: {0}")]
+    Store(String),
+    /// A new logical request would take the rows past `Retention::max_bytes`. Every row
+    /// still able to decide a call is kept, so nothing is sent until one ages out.
+    #[error(
+        "the ledger is full: {rows} calls that can still be retried or answered from it hold \
+         {used} of the {max} bytes it may use (--ledger-max-bytes); the oldest of them \
+         leaves it in {wait} s"
+    )]
+    Full {
+        rows: u64,
+        used: u64,
+        max: u64,
+        /// Seconds until the oldest row can be pruned.
+        wait: u64,
+    },
+}
 
 impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
-        LedgerError(e.to_string())
+        LedgerError::Store(e.to_string())
     }
 }
+
+/// How long rows are kept and how much they may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Retention {
+    /// Seconds a row decides identical calls (`--retry-window`).
+    pub window: u64,
+    /// Seconds a consent value stays good (`consent::TOKEN_LIFETIME_SECONDS`): a row made
+    /// under a nonce is kept at least this long after its last write, so a value relayed
+    /// late still finds its request (a retry, or an answer) instead of starting another.
+    pub consent: u64,
+    /// The most bytes the rows may hold: `ROW_BYTES` each plus their stored answers
+    /// (`--ledger-max-bytes`).
+    pub max_bytes: u64,
+}
+
+impl Retention {
+    /// Seconds after its last write a row is deleted: the window, or for a row with a
+    /// nonce the longer of the window and a consent value's life.
+    fn keep(self, nonce: bool) -> u64 {
+        if nonce {
+            self.window.max(self.consent)
+        } else {
+            self.window
+        }
+    }
+}
+
+/// What one row counts for besides its stored answer: its fixed fields (ids, hash,
+/// key, nonce, times) and SQLite's overhead, rounded up.
+pub(crate) const ROW_BYTES: u64 = 512;
 
 /// The store of tracked calls.
 pub(crate) trait Ledger: Send + Sync {
     /// Looks up the call and applies `decide` to what was found, as one atomic step
     /// (no other claim, in this process or another on the same store, sees a state in
     /// between). Returns the decision and the row it wrote or counted, if any; the
-    /// write is durable when this returns.
+    /// write is durable when this returns. Rows that can no longer decide a call are
+    /// pruned first (never those in `claim.busy`); a new row that would take the store
+    /// past its bound is refused with `LedgerError::Full`, nothing written.
     fn claim(
         &self,
         claim: &Claim<'_>,
         decide: &mut dyn FnMut(&Found) -> Decision,
     ) -> Result<(Found, Option<Entry>), LedgerError>;
 
-    /// Records how an attempt ended.
+    /// Records how an attempt ended (an answer that would pass the bound without its
+    /// body). An error means the outcome is not recorded: the row stays as it was.
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError>;
+
+    /// `LedgerError::Full` when a new row would not fit now: checked before the person is
+    /// asked, so no one agrees to a call that cannot be recorded. (`claim` checks again:
+    /// the store may fill in between.)
+    fn room(&self, now: u64) -> Result<(), LedgerError>;
 }
 
 /// The ledger in one SQLite file.
 pub(crate) struct SqliteLedger {
     connection: Mutex<Connection>,
+    retention: Retention,
 }
 
 const SCHEMA: &str = "
@@ -174,33 +241,46 @@ CREATE TABLE IF NOT EXISTS calls (
     created INTEGER NOT NULL,
     updated INTEGER NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 1,
-    media_type TEXT
+    media_type TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0
 );
+";
+
+/// After `SCHEMA` (and the migration of a ledger made before `bytes`).
+const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS calls_by_call ON calls (tool, args_hash, created);
+CREATE INDEX IF NOT EXISTS calls_by_age ON calls (updated);
 ";
 
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type";
 
 impl SqliteLedger {
     /// Opens (creating) the ledger file: owner-only, never through a symlink.
-    pub(crate) fn open(path: &Path) -> Result<SqliteLedger, LedgerError> {
-        crate::state::prepare_ledger(path).map_err(|e| LedgerError(e.to_string()))?;
+    pub(crate) fn open(path: &Path, retention: Retention) -> Result<SqliteLedger, LedgerError> {
+        crate::state::prepare_ledger(path).map_err(|e| LedgerError::Store(e.to_string()))?;
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        Self::with(Connection::open_with_flags(path, flags)?)
+        Self::with(Connection::open_with_flags(path, flags)?, retention)
     }
 
-    /// A ledger that lives in memory (tests).
+    /// A ledger that lives in memory and keeps everything (tests).
     #[cfg(test)]
     pub(crate) fn in_memory() -> Result<SqliteLedger, LedgerError> {
-        Self::with(Connection::open_in_memory()?)
+        let keep_all = Retention {
+            window: u64::MAX,
+            consent: u64::MAX,
+            max_bytes: u64::MAX,
+        };
+        Self::with(Connection::open_in_memory()?, keep_all)
     }
 
-    fn with(connection: Connection) -> Result<SqliteLedger, LedgerError> {
+    fn with(connection: Connection, retention: Retention) -> Result<SqliteLedger, LedgerError> {
         // WAL with FULL sync: a committed claim survives a crash or power loss, which is
         // the point of recording before sending. busy_timeout lets two processes on one
-        // file take turns instead of failing.
+        // file take turns instead of failing. journal_size_limit: the WAL is cut back to
+        // 4 MiB after each checkpoint instead of keeping its largest size for good.
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "FULL")?;
+        connection.pragma_update(None, "journal_size_limit", 4_i64 << 20)?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
         connection.execute_batch(SCHEMA)?;
         // A ledger made before answers kept their media type gets the column (its old
@@ -213,16 +293,109 @@ impl SqliteLedger {
         if !has_media_type {
             connection.execute_batch("ALTER TABLE calls ADD COLUMN media_type TEXT")?;
         }
+        migrate(&connection)?;
+        connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
+            retention,
         })
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, LedgerError> {
         self.connection
             .lock()
-            .map_err(|_| LedgerError("a previous ledger operation panicked".into()))
+            .map_err(|_| LedgerError::Store("a previous ledger operation panicked".into()))
     }
+}
+
+/// A ledger made before rows counted their size gets the `bytes` column, filled in.
+fn migrate(connection: &Connection) -> Result<(), LedgerError> {
+    let has_bytes = connection
+        .prepare("SELECT 1 FROM pragma_table_info('calls') WHERE name = 'bytes'")?
+        .exists([])?;
+    if !has_bytes {
+        connection.execute_batch(
+            "ALTER TABLE calls ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0; \
+             UPDATE calls SET bytes = LENGTH(CAST(result AS BLOB)) WHERE result IS NOT NULL;",
+        )?;
+    }
+    Ok(())
+}
+
+/// Deletes the rows that can no longer decide a call (`Retention::keep` after their last
+/// write), except those in `busy`.
+fn prune(
+    tx: &rusqlite::Transaction<'_>,
+    retention: Retention,
+    now: u64,
+    busy: &[i64],
+) -> Result<(), LedgerError> {
+    // Integers only: the list is safe to write into the statement.
+    let busy: Vec<String> = busy.iter().map(i64::to_string).collect();
+    let busy = busy.join(",");
+    for (nonce, test) in [(false, "IS NULL"), (true, "IS NOT NULL")] {
+        let Some(before) = now.checked_sub(retention.keep(nonce)) else {
+            continue;
+        };
+        tx.execute(
+            &format!(
+                "DELETE FROM calls WHERE updated < ?1 AND nonce {test} AND id NOT IN ({busy})"
+            ),
+            params![seconds(before)],
+        )?;
+    }
+    Ok(())
+}
+
+/// The rows' count and the bytes they hold (`ROW_BYTES` each plus their answers).
+fn usage(tx: &rusqlite::Transaction<'_>) -> Result<(u64, u64), LedgerError> {
+    let (rows, answers) = tx.query_row(
+        "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM calls",
+        [],
+        |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?)),
+    )?;
+    let rows = u64::try_from(rows).unwrap_or(0);
+    let answers = u64::try_from(answers).unwrap_or(0);
+    Ok((rows, rows.saturating_mul(ROW_BYTES).saturating_add(answers)))
+}
+
+/// `LedgerError::Full` when one more row would take the rows past the bound.
+fn room(tx: &rusqlite::Transaction<'_>, retention: Retention, now: u64) -> Result<(), LedgerError> {
+    let (rows, used) = usage(tx)?;
+    if used.saturating_add(ROW_BYTES) > retention.max_bytes {
+        return Err(LedgerError::Full {
+            rows,
+            used,
+            max: retention.max_bytes,
+            wait: wait(tx, retention, now)?,
+        });
+    }
+    Ok(())
+}
+
+/// Seconds until the oldest row may be pruned (one being sent waits for its send too).
+fn wait(
+    tx: &rusqlite::Transaction<'_>,
+    retention: Retention,
+    now: u64,
+) -> Result<u64, LedgerError> {
+    let oldest = |test: &str| -> Result<Option<i64>, LedgerError> {
+        Ok(tx.query_row(
+            &format!("SELECT MIN(updated) FROM calls WHERE nonce {test}"),
+            [],
+            |row| row.get::<_, Option<i64>>(0),
+        )?)
+    };
+    let mut soonest = u64::MAX;
+    for (nonce, test) in [(false, "IS NULL"), (true, "IS NOT NULL")] {
+        if let Some(updated) = oldest(test)? {
+            let at = u64::try_from(updated)
+                .unwrap_or(0)
+                .saturating_add(retention.keep(nonce));
+            soonest = soonest.min(at.saturating_sub(now));
+        }
+    }
+    Ok(soonest)
 }
 
 /// SQLite integers are signed; our times are seconds since 1970, far below `i64::MAX`.
@@ -256,6 +429,7 @@ impl Ledger for SqliteLedger {
     ) -> Result<(Found, Option<Entry>), LedgerError> {
         let mut connection = self.lock()?;
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        prune(&tx, self.retention, claim.now, claim.busy)?;
         let by_nonce = match claim.nonce {
             Some(nonce) => tx
                 .query_row(
@@ -288,6 +462,7 @@ impl Ledger for SqliteLedger {
         };
         let written = match decide(&found) {
             Decision::Insert { key, nonce } => {
+                room(&tx, self.retention, claim.now)?;
                 tx.execute(
                     "INSERT INTO calls (tool, args_hash, key, nonce, status, created, updated) \
                      VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
@@ -319,28 +494,61 @@ impl Ledger for SqliteLedger {
     }
 
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError> {
-        let connection = self.lock()?;
-        connection.execute(
+        let mut connection = self.lock()?;
+        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let (_, used) = usage(&tx)?;
+        let kept: i64 = tx
+            .query_row(
+                "SELECT bytes FROM calls WHERE id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()?
+            .ok_or_else(|| LedgerError::Store(format!("row {id} is no longer in the ledger")))?;
+        // An answer that would take the rows past the bound is not stored: the status is
+        // (it is what stops a second send), the body is a convenience.
+        let others = used.saturating_sub(u64::try_from(kept).unwrap_or(0));
+        let result = outcome
+            .result
+            .as_deref()
+            .filter(|text| others.saturating_add(text.len() as u64) <= self.retention.max_bytes);
+        let bytes = result.map_or(kept, |text| i64::try_from(text.len()).unwrap_or(i64::MAX));
+        tx.execute(
             "UPDATE calls SET status = ?2, http_status = ?3, job_id = COALESCE(?4, job_id), \
              result = COALESCE(?5, result), updated = ?6, \
-             media_type = COALESCE(?7, media_type) WHERE id = ?1",
+             media_type = COALESCE(?7, media_type), bytes = ?8 WHERE id = ?1",
             params![
                 id,
                 outcome.status.as_str(),
                 outcome.http_status,
                 outcome.job_id,
-                outcome.result,
+                result,
                 seconds(now),
                 outcome.media_type,
+                bytes
             ],
         )?;
+        tx.commit()?;
         Ok(())
+    }
+
+    fn room(&self, now: u64) -> Result<(), LedgerError> {
+        let mut connection = self.lock()?;
+        // Deferred: a read, no lock taken on the file.
+        let tx = connection.transaction()?;
+        room(&tx, self.retention, now)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const KEEP_ALL: Retention = Retention {
+        window: u64::MAX,
+        consent: u64::MAX,
+        max_bytes: u64::MAX,
+    };
 
     fn claim<'a>(hash: &'a str, nonce: Option<&'a str>, now: u64) -> Claim<'a> {
         Claim {
@@ -349,6 +557,7 @@ mod tests {
             nonce,
             now,
             since: now.saturating_sub(100),
+            busy: &[],
         }
     }
 
@@ -366,7 +575,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("l.sqlite3");
         {
-            let ledger = SqliteLedger::open(&path).unwrap();
+            let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
             let (_, row) = ledger
                 .claim(
                     &claim("h", Some("n1"), 1_000),
@@ -376,7 +585,7 @@ mod tests {
             assert_eq!(row.unwrap().status, Status::Pending);
             // No finish: as if the process died while the request was out.
         }
-        let ledger = SqliteLedger::open(&path).unwrap();
+        let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
         let (found, _) = ledger
             .claim(&claim("h", None, 1_050), &mut |_| Decision::Nothing)
             .unwrap();
@@ -455,7 +664,7 @@ mod tests {
             )
             .unwrap();
         }
-        let ledger = SqliteLedger::open(&path).unwrap();
+        let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
         let (found, _) = ledger
             .claim(&claim("h", None, 1_050), &mut |_| Decision::Nothing)
             .unwrap();
@@ -503,5 +712,217 @@ mod tests {
             (row.key.as_str(), row.attempts, row.updated),
             ("k1", 2, 1_010)
         );
+    }
+
+    /// A claim of call `hash` at `now`, pruning as the server does with `busy` being sent.
+    fn at<'a>(hash: &'a str, now: u64, window: u64, busy: &'a [i64]) -> Claim<'a> {
+        Claim {
+            tool: "createVideo",
+            args_hash: hash,
+            nonce: None,
+            now,
+            since: now.saturating_sub(window),
+            busy,
+        }
+    }
+
+    fn done(body: usize) -> Outcome {
+        Outcome {
+            status: Status::Done,
+            http_status: Some(200),
+            job_id: None,
+            result: Some("x".repeat(body)),
+            media_type: None,
+        }
+    }
+
+    fn rows(ledger: &SqliteLedger) -> i64 {
+        let connection = ledger.lock().unwrap();
+        connection
+            .query_row("SELECT COUNT(*) FROM calls", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    /// Issue 30: "the ledger is never pruned (300 calls → 300 MB, even with
+    /// `--retry-window 1`)". 300 distinct calls, each answered with 64 KiB, two seconds
+    /// apart by the claims' own clock, under a one-second window: only the rows that can
+    /// still decide a call stay, and the file stays small (19 MB of answers went through).
+    #[test]
+    fn rows_past_the_window_are_pruned_and_the_file_stays_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.sqlite3");
+        let retention = Retention {
+            window: 1,
+            consent: 600,
+            max_bytes: 64 << 20,
+        };
+        let ledger = SqliteLedger::open(&path, retention).unwrap();
+        let mut largest = 0;
+        for i in 0..300_u64 {
+            let hash = format!("h{i}");
+            let now = 1_000 + 2 * i;
+            let (_, row) = ledger
+                .claim(&at(&hash, now, 1, &[]), &mut insert(&hash, None))
+                .unwrap();
+            ledger
+                .finish(row.unwrap().id, &done(64 << 10), now)
+                .unwrap();
+            largest = largest.max(rows(&ledger));
+            let file = std::fs::metadata(&path).unwrap().len();
+            let wal = std::fs::metadata(dir.path().join("l.sqlite3-wal")).map_or(0, |m| m.len());
+            assert!(file < 2 << 20, "call {i}: the ledger file is {file} bytes");
+            assert!(wal < 8 << 20, "call {i}: the WAL is {wal} bytes");
+        }
+        assert_eq!(
+            largest, 1,
+            "only the call just made: the one before is out of the window"
+        );
+        // A row made under a consent nonce outlives the window as long as the value does.
+        let (_, row) = ledger
+            .claim(
+                &Claim {
+                    nonce: Some("n"),
+                    ..at("paid", 5_000, 1, &[])
+                },
+                &mut insert("k", Some("n")),
+            )
+            .unwrap();
+        ledger.finish(row.unwrap().id, &done(10), 5_000).unwrap();
+        let (found, _) = ledger
+            .claim(
+                &Claim {
+                    nonce: Some("n"),
+                    ..at("paid", 5_599, 1, &[])
+                },
+                &mut |_| Decision::Nothing,
+            )
+            .unwrap();
+        assert_eq!(found.by_nonce.unwrap().status, Status::Done);
+        let (found, _) = ledger
+            .claim(
+                &Claim {
+                    nonce: Some("n"),
+                    ..at("paid", 5_601, 1, &[])
+                },
+                &mut |_| Decision::Nothing,
+            )
+            .unwrap();
+        assert!(found.by_nonce.is_none(), "no value naming it can open now");
+    }
+
+    #[test]
+    fn a_row_being_sent_is_never_pruned() {
+        let ledger = SqliteLedger::open(
+            &tempfile::tempdir().unwrap().path().join("l.sqlite3"),
+            Retention {
+                window: 1,
+                consent: 1,
+                max_bytes: 1 << 20,
+            },
+        )
+        .unwrap();
+        let (_, row) = ledger
+            .claim(&at("slow", 1_000, 1, &[]), &mut insert("k", None))
+            .unwrap();
+        let id = row.unwrap().id;
+        ledger
+            .claim(&at("other", 2_000, 1, &[id]), &mut |_| Decision::Nothing)
+            .unwrap();
+        ledger.finish(id, &done(10), 2_000).unwrap();
+        ledger
+            .claim(&at("other", 3_000, 1, &[]), &mut |_| Decision::Nothing)
+            .unwrap();
+        let e = ledger.finish(id, &done(10), 3_000).unwrap_err().to_string();
+        assert!(e.contains("no longer in the ledger"), "{e}");
+    }
+
+    /// At the bound a new logical request is refused, with when room comes back; the
+    /// rows already there still decide their calls (a retry is counted, nothing is
+    /// forgotten), and an answer that would not fit is recorded without its body.
+    #[test]
+    fn a_full_ledger_refuses_new_requests_and_forgets_nothing() {
+        let ledger = SqliteLedger::open(
+            &tempfile::tempdir().unwrap().path().join("l.sqlite3"),
+            Retention {
+                window: 3_600,
+                consent: 600,
+                max_bytes: 3 * ROW_BYTES + 100,
+            },
+        )
+        .unwrap();
+        let mut ids = Vec::new();
+        for (i, hash) in ["a", "b", "c"].into_iter().enumerate() {
+            let (_, row) = ledger
+                .claim(
+                    &at(hash, 1_000 + i as u64, 3_600, &[]),
+                    &mut insert(hash, None),
+                )
+                .unwrap();
+            ids.push(row.unwrap().id);
+        }
+        let e = ledger
+            .claim(&at("d", 1_010, 3_600, &[]), &mut insert("d", None))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                LedgerError::Full {
+                    rows: 3,
+                    wait: 3_590,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("--ledger-max-bytes"), "{e}");
+        // The answer of 200 bytes does not fit in the 100 left: recorded without it.
+        ledger.finish(ids[0], &done(200), 1_011).unwrap();
+        ledger.finish(ids[1], &done(50), 1_011).unwrap();
+        let (found, row) = ledger
+            .claim(&at("a", 1_020, 3_600, &[]), &mut |_| Decision::Nothing)
+            .unwrap();
+        assert!(row.is_none());
+        let a = found.latest.unwrap();
+        assert_eq!((a.status, a.result), (Status::Done, None));
+        let (found, _) = ledger
+            .claim(&at("b", 1_020, 3_600, &[]), &mut |_| Decision::Nothing)
+            .unwrap();
+        assert_eq!(found.latest.unwrap().result.map(|r| r.len()), Some(50));
+        let (_, row) = ledger
+            .claim(&at("c", 1_030, 3_600, &[]), &mut |_| {
+                Decision::Retry(ids[2])
+            })
+            .unwrap();
+        assert_eq!(row.unwrap().attempts, 2);
+        // Past the window the rows go, and new requests are taken again.
+        ledger
+            .claim(&at("d", 1_000 + 3_700, 3_600, &[]), &mut insert("d", None))
+            .unwrap();
+        assert_eq!(rows(&ledger), 1);
+    }
+
+    #[test]
+    fn a_ledger_made_before_rows_counted_their_size_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.sqlite3");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE calls (id INTEGER PRIMARY KEY, tool TEXT NOT NULL, \
+                 args_hash TEXT NOT NULL, key TEXT NOT NULL, nonce TEXT UNIQUE, \
+                 status TEXT NOT NULL, http_status INTEGER, job_id TEXT, result TEXT, \
+                 created INTEGER NOT NULL, updated INTEGER NOT NULL, \
+                 attempts INTEGER NOT NULL DEFAULT 1); \
+                 INSERT INTO calls (tool, args_hash, key, status, result, created, updated) \
+                 VALUES ('createVideo', 'h', 'k', 'done', 'abcd', 1000, 1000);",
+            )
+            .unwrap();
+        }
+        let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
+        let connection = ledger.lock().unwrap();
+        let bytes: i64 = connection
+            .query_row("SELECT bytes FROM calls", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(bytes, 4);
     }
 }

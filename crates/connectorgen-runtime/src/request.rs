@@ -84,6 +84,11 @@ pub(crate) enum RequestError {
         "argument `{0}`: a path value may not be empty, `.` or `..` (it would change the path)"
     )]
     DotSegment(String),
+    #[error(
+        "argument `{0}` is required and may not be null: give it a value. Nothing was sent and \
+         nothing was asked."
+    )]
+    RequiredNull(String),
     #[error("argument `{argument}`: `{name}` {why}")]
     Query {
         argument: String,
@@ -795,5 +800,7 @@ fn multipart(
 }
 
 mod check;
+
+pub(crate) use check::absent_nulls;
 #[cfg(test)]
 mod tests;

@@ -30,7 +30,7 @@ use crate::client::{Client, Limits, Origin};
 use crate::clock::{Clock, SystemClock};
 use crate::consent::Sealer;
 use crate::credential::{Credential, Environment};
-use crate::ledger::SqliteLedger;
+use crate::ledger::{Retention, SqliteLedger};
 use crate::state;
 use connectorgen_core::Analysis;
 use connectorgen_core::model::Target;
@@ -55,6 +55,8 @@ pub struct Config {
     pub enforce_consent: bool,
     /// How long an identical call counts as a retry of the one before (seconds).
     pub retry_window: u64,
+    /// The most bytes the ledger's rows may hold (`--ledger-max-bytes`).
+    pub ledger_max_bytes: u64,
     pub limits: Limits,
     /// Environment variables the manifest may read besides the service's own
     /// (`<SERVICE>_…`): `--allow-env NAME`.
@@ -65,6 +67,12 @@ pub struct Config {
 /// person coming back to a slow job, and ends well inside the 24 hours most providers
 /// keep a retry key.
 pub const DEFAULT_RETRY_WINDOW: u64 = 3600;
+
+/// Default `--ledger-max-bytes`: 64 MiB holds thousands of calls that can still be retried
+/// or answered, with their answers (one stored answer is at most 1 MiB), while a client
+/// that calls without end cannot fill the disk. At the bound new paid calls are refused,
+/// never a live row forgotten (docs/serve.md, "What the ledger keeps").
+pub const DEFAULT_LEDGER_MAX_BYTES: u64 = 64 << 20;
 
 /// Runs the server until the client disconnects (stdio) or the process ends (HTTP).
 /// The error (exit 2) has every secret redacted.
@@ -147,8 +155,13 @@ pub(crate) fn prepare(
     };
     state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let ledger_path = state::ledger_path(&dir, &connector.service.name);
-    let ledger =
-        SqliteLedger::open(&ledger_path).map_err(|e| format!("{}: {e}", ledger_path.display()))?;
+    let retention = Retention {
+        window: config.retry_window,
+        consent: crate::consent::TOKEN_LIFETIME_SECONDS,
+        max_bytes: config.ledger_max_bytes,
+    };
+    let ledger = SqliteLedger::open(&ledger_path, retention)
+        .map_err(|e| format!("{}: {e}", ledger_path.display()))?;
     let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let sealer = Sealer::new(&secret, clock, &connector_identity(analysis))?;
 
@@ -168,6 +181,7 @@ pub(crate) fn prepare(
             "consent": if config.enforce_consent { "enforced" } else { "OFF" },
             "state": ledger_path.display().to_string(),
             "retryWindowSeconds": config.retry_window,
+            "ledgerMaxBytes": config.ledger_max_bytes,
             "credentialEnv": env_name,
             "credentialEnvs": environment.credential_envs,
             "credentialSet": environment.credential_set(),

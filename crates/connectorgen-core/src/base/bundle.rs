@@ -861,7 +861,7 @@ fn problem_of(e: InputError) -> RefProblem {
             "{path} is outside the document's folder (and any folder --allow-read allows) once symlinks are resolved"
         )),
         InputError::System { path, .. } => RefProblem::Outside(format!(
-            "{path} is a file of the operating system (under /proc, /sys or /dev), which connectorgen never reads"
+            "{path} is a file of the operating system (under /proc, /sys or /dev, or on a file system of theirs), which connectorgen never reads"
         )),
         other => RefProblem::Unreadable(other.to_string()),
     }

@@ -15,7 +15,12 @@
 //! it), so it costs no build time here, and a hand-written subset of `oneOf`, `anyOf`,
 //! `allOf`, `$ref` and `format` would be one more place for a paid call to slip through.
 //! What it cannot know — which arguments the mapping sends — is checked here first, with
-//! a did-you-mean.
+//! a did-you-mean; a value outside an `enum` gets one too.
+//!
+//! `absent_nulls` runs before everything else (docs/serve.md, "Arguments"): OpenAI's
+//! strict clients send `null` for every optional field they leave out, so a top-level
+//! `null` the argument's schema does not allow is read as the argument left out (not
+//! sent, not quoted in the question), and refused when the argument is required.
 
 use serde_json::{Map, Value};
 
@@ -46,13 +51,7 @@ pub(crate) fn arguments(
     let root = Value::Object(schema.clone());
     let mut schema = root.clone();
     closed_compositions(&root, &mut schema, 0);
-    let validator = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .should_ignore_unknown_formats(true)
-        .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(100_000))
-        .build(&schema)
-        .map_err(|e| RequestError::Schema(clip(&e.to_string())))?;
+    let validator = validator(&schema).map_err(|e| RequestError::Schema(clip(&e)))?;
     let instance = Value::Object(args.clone());
     let problems: Vec<String> = validator
         .iter_errors(&instance)
@@ -64,6 +63,117 @@ pub(crate) fn arguments(
     } else {
         Err(RequestError::Invalid(problems.join("; ")))
     }
+}
+
+/// The 2020-12 validator for `schema`, formats asserted, regular expressions bounded.
+fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(true)
+        .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(100_000))
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// Takes out of `args` every top-level `null` whose argument's schema does not allow
+/// null: an optional argument sent as `null` is an argument left out. A required one
+/// (in the root's `required`) is refused. A `null` one of the argument's schemas
+/// accepts (`type: [string, "null"]`) is kept and sent. Nested `null`s are checked as
+/// written.
+pub(crate) fn absent_nulls(
+    schema: &Map<String, Value>,
+    args: &mut Map<String, Value>,
+) -> Result<(), RequestError> {
+    let nulls: Vec<String> = args
+        .iter()
+        .filter(|(_, v)| v.is_null())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for name in nulls {
+        let mut declared = Vec::new();
+        declared_schemas(schema, schema, &name, &mut declared, 0);
+        // Declared nowhere: left as it is, for the unknown-argument check to name.
+        if declared.is_empty() || declared.iter().any(|s| accepts_null(schema, s)) {
+            continue;
+        }
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name.as_str())));
+        if required {
+            return Err(RequestError::RequiredNull(name));
+        }
+        args.shift_remove(&name);
+    }
+    Ok(())
+}
+
+/// Every schema `object` declares for property `name`: in its `properties`, and in
+/// those of the branches of its `allOf`/`anyOf`/`oneOf` (a branch that is a local
+/// `$ref` read where it points).
+fn declared_schemas<'a>(
+    root: &'a Map<String, Value>,
+    object: &'a Map<String, Value>,
+    name: &str,
+    out: &mut Vec<&'a Value>,
+    depth: usize,
+) {
+    if depth > 16 {
+        return;
+    }
+    if let Some(declared) = object.get("properties").and_then(|p| p.get(name)) {
+        out.push(declared);
+    }
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        for branch in object
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(branch) = resolve(root, branch).and_then(Value::as_object) {
+                declared_schemas(root, branch, name, out, depth + 1);
+            }
+        }
+    }
+}
+
+/// `schema`, or what its local `$ref` (`#/…`) names in `root`.
+fn resolve<'a>(root: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
+    let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
+        return Some(schema);
+    };
+    let mut segments = reference.strip_prefix("#/")?.split('/');
+    let mut at = root.get(segments.next()?)?;
+    for segment in segments {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        at = match at {
+            Value::Object(map) => map.get(&segment)?,
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+/// Whether `declared` (a property's schema in `root`) accepts `null`. Checked with the
+/// root's definitions beside it, so a local `$ref` to them resolves; a schema that
+/// cannot be built this way is taken to accept it (the full check judges the call).
+fn accepts_null(root: &Map<String, Value>, declared: &Value) -> bool {
+    let mut alone = match declared {
+        Value::Object(map) => map.clone(),
+        Value::Bool(b) => return *b,
+        _ => return true,
+    };
+    for keyword in ["$defs", "definitions"] {
+        if let Some(defs) = root.get(keyword) {
+            alone
+                .entry(keyword.to_string())
+                .or_insert_with(|| defs.clone());
+        }
+    }
+    validator(&Value::Object(alone)).map_or(true, |v| v.is_valid(&Value::Null))
 }
 
 /// `additionalProperties: false` beside `allOf`/`anyOf`/`oneOf` read as its authors mean
@@ -160,6 +270,21 @@ fn describe(error: &jsonschema::ValidationError<'_>, depth: usize) -> String {
             "`{argument}` fits more than one alternative of its `oneOf`: send the fields of \
              one of them only"
         ),
+        jsonschema::error::ValidationErrorKind::Enum { options } => {
+            // Strings compared and named as the model writes them, without JSON quotes.
+            let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            let allowed: Vec<String> = options
+                .as_array()
+                .map(|o| o.iter().map(text).collect())
+                .unwrap_or_default();
+            let given = text(error.instance());
+            let hint =
+                connectorgen_core::diagnostics::suggest(&given, allowed.iter().map(String::as_str));
+            format!(
+                "`{argument}`: {} is not one of its allowed values; {hint}",
+                clip(&error.instance().to_string())
+            )
+        }
         _ => format!("`{argument}`: {}", clip(&error.to_string())),
     }
 }

@@ -902,3 +902,40 @@ fn a_closed_all_of_is_read_as_closing_the_union_not_each_branch() {
         Err(RequestError::Invalid(text)) if text.contains("speakr_labels")
     ));
 }
+
+/// Issue 30, null-as-absent: which `null`s are an argument left out.
+#[test]
+fn nulls_the_schema_does_not_allow_are_absent_and_allowed_ones_are_kept() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string" },
+            "cursor": { "type": ["string", "null"] },
+            "note": { "$ref": "#/$defs/note" },
+            "tags": { "anyOf": [{ "type": "array" }, { "type": "null" }] }
+        },
+        "required": ["id"],
+        "oneOf": [{ "$ref": "#/$defs/byAmount" }, { "properties": { "credits": { "type": "integer" } } }],
+        "$defs": {
+            "note": { "type": "string" },
+            "byAmount": { "properties": { "amount": { "type": "integer" } } }
+        }
+    });
+    let schema = schema.as_object().unwrap();
+    let mut args = json!({
+        "id": "x", "cursor": null, "note": null, "tags": null, "amount": null,
+        "credits": null, "other": null
+    })
+    .as_object()
+    .unwrap()
+    .clone();
+    absent_nulls(schema, &mut args).unwrap();
+    // Allowed nulls stay; an undeclared one is left for the unknown-argument check.
+    assert_eq!(
+        Value::Object(args),
+        json!({ "id": "x", "cursor": null, "tags": null, "other": null })
+    );
+    let mut args = json!({ "id": null }).as_object().unwrap().clone();
+    let e = absent_nulls(schema, &mut args).unwrap_err().to_string();
+    assert!(e.contains("`id` is required and may not be null"), "{e}");
+}

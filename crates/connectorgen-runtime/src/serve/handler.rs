@@ -6,7 +6,7 @@
 //! Must never: send a call the guard did not clear, or send it before its ledger row is
 //! durable.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -24,7 +24,7 @@ use crate::client::{Client, HttpResponse};
 use crate::consent::{Purpose, Sealer};
 use crate::credential::{Credential, Environment, ReadVariable};
 use crate::guard::{self, Verdict};
-use crate::ledger::{Claim, Entry, Ledger, Outcome, Status};
+use crate::ledger::{Claim, Entry, Found, Ledger, LedgerError, Outcome, Status};
 use crate::request::{self, Target};
 use connectorgen_core::model::{Connector, Idempotency, Operation, Returns};
 use connectorgen_core::render::mcp::OUTPUT_SCHEMA_META_KEY;
@@ -92,6 +92,10 @@ struct Shared {
     in_flight: Mutex<HashMap<i64, InFlight>>,
     /// Consent forms open or answered yes, by nonce (handler/consent.rs).
     questions: Mutex<HashMap<String, consent::Question>>,
+    /// Outcomes the ledger could not record (a full disk), by row, with the error: the
+    /// guard sees them as if recorded, so the identical call is answered from here
+    /// instead of being sent again, for the life of the process.
+    unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
 }
 
 type InFlight = tokio::sync::watch::Receiver<Option<rmcp::model::CallToolResult>>;
@@ -185,6 +189,7 @@ impl Server {
             info,
             in_flight: Mutex::default(),
             questions: Mutex::default(),
+            unrecorded: Mutex::default(),
         })))
     }
 
@@ -334,6 +339,15 @@ impl rmcp::ServerHandler for Server {
 }
 
 impl Shared {
+    /// The error that kept row `id`'s outcome out of the ledger, if one did.
+    fn unrecorded_error(&self, id: i64) -> Option<String> {
+        self.unrecorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+            .map(|(_, error)| error.clone())
+    }
+
     fn refuse(&self, tool: &str, reason: &str, extra: Value) {
         let mut fields = json!({"tool": tool, "reason": reason});
         if let (Value::Object(f), Value::Object(e)) = (&mut fields, extra) {
@@ -358,6 +372,19 @@ impl Shared {
             // The server's key replaces the model's: a model that makes up a fresh key for
             // every retry would turn each retry into a new request.
             args.shift_remove(&idem.argument);
+        }
+
+        // A strict client's `null` for an optional argument is the argument left out: taken
+        // out before the hash, the question and the request (docs/serve.md, "Arguments").
+        if let Err(problem) = request::absent_nulls(&served.tool.input_schema, &mut args) {
+            let problem = problem.to_string();
+            self.refuse(&op.id, "bad-arguments", json!({"problem": problem}));
+            return Ok(
+                rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+                    "NOT SENT: {problem}"
+                ))])
+                .into(),
+            );
         }
 
         // Bad arguments or a foreign host: refused before anything is recorded.
@@ -403,7 +430,10 @@ impl Shared {
             Consent::None | Consent::Invalid => (None, false),
         };
 
-        let claimed = self.claim(op, &hash, nonce.as_deref(), needs_consent)?;
+        let claimed = match self.claim(op, &hash, nonce.as_deref(), needs_consent) {
+            Ok(claimed) => claimed,
+            Err(stop) => return self.stopped(op, stop),
+        };
         let why = match &claimed.verdict {
             Verdict::AskConsent { spent: true } => {
                 self.refuse(&op.id, "confirmation-spent", json!({}));
@@ -420,6 +450,10 @@ impl Shared {
         };
         let after = claimed.after;
         drop(claimed);
+        // A person is never asked about a call the ledger has no room to record.
+        if let Err(stop) = self.ledger.room(self.sealer.clock().now()) {
+            return self.stopped(op, stop);
+        }
         let nonce = if needs_consent {
             match self
                 .ask(served, &args, &hash, how, why, after, context)
@@ -433,8 +467,24 @@ impl Shared {
             // order needs no question, only its own logical request.
             self.sealer.nonce_for(&op.id, &hash, after)
         };
-        let claimed = self.claim(op, &hash, Some(&nonce), needs_consent)?;
+        let claimed = match self.claim(op, &hash, Some(&nonce), needs_consent) {
+            Ok(claimed) => claimed,
+            Err(stop) => return self.stopped(op, stop),
+        };
         Ok(self.act(served, &args, claimed).await.into())
+    }
+
+    /// The answer to a claim that gave no verdict: a full ledger is the model's to hear
+    /// about (a tool error); anything else is the server's failure.
+    fn stopped(&self, op: &Operation, stop: LedgerError) -> Result<CallToolResponse, ErrorData> {
+        match stop {
+            LedgerError::Full { .. } => {
+                let why = stop.to_string();
+                self.refuse(&op.id, "ledger-full", json!({"problem": why}));
+                Ok(reply::ledger_full(op, &why).into())
+            }
+            LedgerError::Store(_) => Err(ErrorData::internal_error(stop.to_string(), None)),
+        }
     }
 
     fn target<'a>(&'a self, served: &'a Served, key: Option<&'a str>) -> Target<'a> {
@@ -457,13 +507,13 @@ impl Shared {
         hash: &str,
         nonce: Option<&str>,
         needs_consent: bool,
-    ) -> Result<Claimed<'_>, ErrorData> {
+    ) -> Result<Claimed<'_>, LedgerError> {
         let now = self.sealer.clock().now();
         let mut flying = self
             .in_flight
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let busy: HashSet<i64> = flying.keys().copied().collect();
+        let busy: Vec<i64> = flying.keys().copied().collect();
         let in_flight = |id: i64| busy.contains(&id);
         let call = guard::Call {
             needs_consent,
@@ -477,19 +527,22 @@ impl Shared {
             nonce,
             now,
             since: now.saturating_sub(self.config.retry_window),
+            busy: &busy,
         };
         let mut plan = None;
-        let (found, written) = self
-            .ledger
-            .claim(&claim, &mut |found| {
-                let (decision, p) = guard::decide(&call, found);
-                plan = Some(p);
-                decision
-            })
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let held = self
+            .unrecorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let (found, written) = self.ledger.claim(&claim, &mut |found| {
+            let (decision, p) = guard::decide(&call, &overlay(found, &held));
+            plan = Some(p);
+            decision
+        })?;
         let verdict = plan
             .and_then(|p| p.verdict(written))
-            .ok_or_else(|| ErrorData::internal_error("the ledger returned no row", None))?;
+            .ok_or_else(|| LedgerError::Store("the ledger returned no row".into()))?;
         let mut claimed = Claimed {
             after: found.last_id,
             verdict,
@@ -558,7 +611,11 @@ impl Shared {
                 )
                 .map(|r| r.url.split('?').next().unwrap_or_default().to_string())
                 .unwrap_or_default();
-                reply::already(op, &entry, poll.as_ref(), &issued.token, &uri)
+                let answer = reply::already(op, &entry, poll.as_ref(), &issued.token, &uri);
+                match self.unrecorded_error(entry.id) {
+                    Some(error) => reply::unrecorded(answer, &error),
+                    None => answer,
+                }
             }
             Verdict::InFlight { .. } => {
                 self.refuse(&op.id, "in-flight", json!({}));
@@ -615,11 +672,22 @@ impl Shared {
                 fields["status"] = json!(response.status);
                 self.redactor.line("forwarded", fields);
                 let job_id = job_id(served, &response);
+                let mut unrecorded = None;
                 if let Some((entry, _)) = tracked {
                     let outcome = outcome(op, &response, job_id.clone());
                     if let Err(e) = self.ledger.finish(entry.id, &outcome, now) {
+                        let error = e.to_string();
                         self.redactor
-                            .line("error", json!({"tool": op.id, "ledger": e.to_string()}));
+                            .line("error", json!({"tool": op.id, "ledger": error}));
+                        // A row left pending would make the identical call a retry, sent
+                        // again; an open outcome (a 5xx) is pending anyway.
+                        if outcome.status != Status::Pending {
+                            self.unrecorded
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .insert(entry.id, (outcome, error.clone()));
+                            unrecorded = Some(error);
+                        }
                     }
                 }
                 let poll = served
@@ -627,7 +695,12 @@ impl Shared {
                     .as_ref()
                     .map(|(tool, param)| Poll { tool, param });
                 let retry = retry_of(served, tracked.is_some());
-                reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref(), retry)
+                let answer =
+                    reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref(), retry);
+                match unrecorded {
+                    Some(error) => reply::unrecorded(answer, &error),
+                    None => answer,
+                }
             }
             Err(error) => {
                 fields["error"] = json!(error.to_string());
@@ -682,6 +755,29 @@ fn forwarded_fields(
         fields["attempt"] = json!(entry.attempts);
     }
     fields
+}
+
+/// What the ledger found, with the outcomes only this process holds (`held`) written
+/// over their rows, as the ledger would have them had it recorded them.
+fn overlay(found: &Found, held: &HashMap<i64, (Outcome, String)>) -> Found {
+    let apply = |entry: &Option<Entry>| {
+        entry.as_ref().map(|e| match held.get(&e.id) {
+            Some((outcome, _)) => Entry {
+                status: outcome.status,
+                http_status: outcome.http_status,
+                job_id: outcome.job_id.clone().or_else(|| e.job_id.clone()),
+                result: outcome.result.clone().or_else(|| e.result.clone()),
+                ..e.clone()
+            },
+            None => e.clone(),
+        })
+    };
+    Found {
+        by_nonce: apply(&found.by_nonce),
+        // As the ledger's query: a refused request is no call's latest.
+        latest: apply(&found.latest).filter(|e| e.status != Status::Rejected),
+        last_id: found.last_id,
+    }
 }
 
 /// A verdict with what goes with it.

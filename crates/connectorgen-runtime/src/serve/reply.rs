@@ -147,6 +147,40 @@ pub(crate) fn in_flight(op: &Operation) -> CallToolResult {
     result
 }
 
+/// The ledger is at its bound (`--ledger-max-bytes`): a new logical request is not
+/// started, since making room would mean forgetting a call that can still be retried.
+pub(crate) fn ledger_full(op: &Operation, why: &str) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        "NOT SENT: {why}. {} was not sent and nothing was charged. Calls already made can \
+         still be retried or answered; a new one can be made once the oldest leaves the \
+         ledger, or after the server is restarted with a larger --ledger-max-bytes.",
+        op.id
+    ))]);
+    result.meta = meta(json!({"ledgerFull": true}));
+    result
+}
+
+/// Appended to an answer whose outcome the ledger could not record: this process holds
+/// it instead, so the identical call is answered, not sent again, until it ends.
+pub(crate) fn unrecorded(mut result: CallToolResult, error: &str) -> CallToolResult {
+    result.content.push(ContentBlock::text(format!(
+        "NOTE: this outcome could not be recorded in the ledger ({error}). This server keeps \
+         it in memory and answers the identical call from there, without sending it again, \
+         for as long as it runs; after a restart the identical call would be sent again as a \
+         retry of the same request (the same retry key). Free the disk before restarting."
+    )));
+    let facts = result
+        .meta
+        .get_or_insert_with(|| MetaObject(Map::new()))
+        .0
+        .entry(META_KEY)
+        .or_insert_with(|| json!({}));
+    if let Value::Object(facts) = facts {
+        facts.insert("unrecorded".into(), json!(error));
+    }
+    result
+}
+
 /// The poll hint of an async operation: which tool, and the job id to give it.
 pub(crate) struct Poll<'a> {
     pub tool: &'a str,

@@ -157,7 +157,14 @@ fn the_job_id_is_found_by_the_answers_schema() {
         tool: "getLabel",
         param: "labelId",
     };
-    let reply = reply::answer(&served.op, &answer, "x", Some(&poll), Some("lbl_7"));
+    let reply = reply::answer(
+        &served.op,
+        &answer,
+        "x",
+        Some(&poll),
+        Some("lbl_7"),
+        reply::Retry::SameKey,
+    );
     let text = serde_json::to_string(&reply.content).unwrap();
     assert!(text.contains("Started a job (lbl_7)"), "{text}");
 }
@@ -187,6 +194,8 @@ fn served(
         credential: None,
         tracked: true,
         poll: poll.map(|(t, p)| (t.to_string(), p.to_string())),
+        output: None,
+        check_with: None,
     }
 }
 
