@@ -342,6 +342,34 @@ async fn a_timeout_calls_a_retry_safe_only_when_a_key_makes_it_so() {
     assert!(said.contains("Do not call again on your own"), "{said}");
     assert!(said.contains("listPrints"), "{said}");
     assert!(said.contains("ask the person"), "{said}");
+    // The model calls again anyway: the row is still open, but without a key the
+    // provider would take a repeat as a second order. Not sent, whatever it carries.
+    let again = s.call("orderPrint", json!({ "copies": 3 })).await;
+    let said = text_of(&again);
+    assert!(is_error(&again), "{again:?}");
+    assert!(
+        said.contains("NOT SENT AGAIN") && said.contains("outcome is unknown"),
+        "{said}"
+    );
+    assert_eq!(provider.of("/v1/prints"), 1, "no second order from one yes");
+    // Only the value for another, identical order sends one more.
+    let second = said
+        .split("\"confirmation\": \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the value for a second order");
+    let more = s
+        .call("orderPrint", json!({ "copies": 3, "confirmation": second }))
+        .await;
+    assert!(
+        is_error(&more),
+        "the provider still does not answer: {more:?}"
+    );
+    assert_eq!(
+        provider.of("/v1/prints"),
+        2,
+        "the person's second order, once"
+    );
     s.close().await;
 }
 

@@ -13,7 +13,10 @@
 //!   it is that request (a retry), whatever has happened since;
 //! - without a nonce, the newest identical call in the retry window decides: still
 //!   open (no answer yet: a timeout, a 5xx, a crash) → the same request again, same
-//!   key; answered (a job, a success) → not sent, answered from the ledger;
+//!   key — but only when a repeat reaches the provider as the same request (a retry key
+//!   is sent, or `inherent`): otherwise its outcome is unknown and it is not sent again,
+//!   since a provider that cannot recognise a repeat would take it as a second order;
+//!   answered (a job, a success) → not sent, answered from the ledger;
 //! - nothing in the window: a new request, which needs consent if the tool does.
 
 use super::ledger::{Decision, Entry, Found, Status};
@@ -29,6 +32,10 @@ pub(crate) enum Verdict {
     Answer { entry: Entry },
     /// Do not send: the identical call is out at the provider right now.
     InFlight { entry: Entry },
+    /// Do not send: the identical call was sent and no answer came (a timeout, an error),
+    /// and a repeat would not reach the provider as the same request (no retry key):
+    /// whether it went through must be checked, and only the person can order another.
+    Unknown { entry: Entry },
     /// Do not send: the person must agree first. `spent` when the consent the call
     /// carried was used already by a request the provider refused.
     AskConsent { spent: bool },
@@ -44,6 +51,9 @@ pub(crate) struct Call<'a> {
     pub new_key: String,
     /// Whether a row's request is being sent right now by this process.
     pub in_flight: &'a dyn Fn(i64) -> bool,
+    /// Whether a repeat of this call reaches the provider as the same request: the same
+    /// retry key is sent again, or the operation is `inherent`.
+    pub retry_safe: bool,
 }
 
 /// The ledger decision for `call` given `found`, and how to read the claim's result.
@@ -57,7 +67,8 @@ pub(crate) fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
             Status::Pending if (call.in_flight)(entry.id) => {
                 (Decision::Nothing, Plan::InFlight(entry.clone()))
             }
-            Status::Pending => (Decision::Retry(entry.id), Plan::Retry),
+            Status::Pending if call.retry_safe => (Decision::Retry(entry.id), Plan::Retry),
+            Status::Pending => (Decision::Nothing, Plan::Unknown(entry.clone())),
             Status::Job | Status::Done => (Decision::Nothing, Plan::Answer(entry.clone())),
             // Only reached through a nonce: the latest-row query leaves rejected rows out.
             Status::Rejected => (Decision::Nothing, Plan::AskConsent { spent: true }),
@@ -84,6 +95,7 @@ pub(crate) enum Plan {
     Retry,
     Answer(Entry),
     InFlight(Entry),
+    Unknown(Entry),
     AskConsent { spent: bool },
 }
 
@@ -101,6 +113,7 @@ impl Plan {
             },
             Plan::Answer(entry) => Verdict::Answer { entry },
             Plan::InFlight(entry) => Verdict::InFlight { entry },
+            Plan::Unknown(entry) => Verdict::Unknown { entry },
             Plan::AskConsent { spent } => Verdict::AskConsent { spent },
         })
     }
@@ -126,6 +139,7 @@ mod tests {
             nonce,
             new_key: key.to_string(),
             in_flight: &in_flight,
+            retry_safe: !key.starts_with("unkeyed"),
         };
         let claim = Claim {
             tool: "createVideo",
@@ -192,6 +206,23 @@ mod tests {
             (again.id, again.key.as_str(), retry),
             (first.id, "k1", true)
         );
+    }
+
+    #[test]
+    fn an_open_call_without_a_retry_key_is_not_sent_again() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, true, Some("n1"), "unkeyed-1", 1_000, &[]));
+        // The provider never answered. Without a key the provider would see a second
+        // order: neither the same confirmation nor the bare call sends it again.
+        for nonce in [Some("n1"), None] {
+            match run(&ledger, true, nonce, "unkeyed-2", 1_030, &[]) {
+                Verdict::Unknown { entry } => assert_eq!(entry.id, first.id),
+                other => panic!("expected the outcome to be unknown, got {other:?}"),
+            }
+        }
+        // A fresh consent (the person asked for another, identical one) is a new request.
+        let (second, retry) = sent(run(&ledger, true, Some("n2"), "unkeyed-3", 1_060, &[]));
+        assert!(second.id != first.id && !retry);
     }
 
     #[test]

@@ -430,7 +430,13 @@ impl Shared {
             Consent::None | Consent::Invalid => (None, false),
         };
 
-        let claimed = match self.claim(op, &hash, nonce.as_deref(), needs_consent) {
+        // Whether a repeat reaches the provider as the same request: without a key, an
+        // open call (a timeout) is not sent again on its own (`Verdict::Unknown`).
+        let retry_safe = matches!(
+            retry_of(served, true),
+            reply::Retry::SameKey | reply::Retry::Inherent
+        );
+        let claimed = match self.claim(op, &hash, nonce.as_deref(), needs_consent, retry_safe) {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
@@ -445,7 +451,7 @@ impl Shared {
             }
             Verdict::AskConsent { .. } => Why::Fresh,
             // The person asked for a second, identical order: put that question to them.
-            Verdict::Answer { .. } if second => Why::Second,
+            Verdict::Answer { .. } | Verdict::Unknown { .. } if second => Why::Second,
             _ => return Ok(self.act(served, &args, claimed).await.into()),
         };
         let after = claimed.after;
@@ -467,7 +473,7 @@ impl Shared {
             // order needs no question, only its own logical request.
             self.sealer.nonce_for(&op.id, &hash, after)
         };
-        let claimed = match self.claim(op, &hash, Some(&nonce), needs_consent) {
+        let claimed = match self.claim(op, &hash, Some(&nonce), needs_consent, retry_safe) {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
@@ -507,6 +513,7 @@ impl Shared {
         hash: &str,
         nonce: Option<&str>,
         needs_consent: bool,
+        retry_safe: bool,
     ) -> Result<Claimed<'_>, LedgerError> {
         let now = self.sealer.clock().now();
         let mut flying = self
@@ -520,6 +527,7 @@ impl Shared {
             nonce,
             new_key: uuid::Uuid::new_v4().to_string(),
             in_flight: &in_flight,
+            retry_safe,
         };
         let claim = Claim {
             tool: &op.id,
@@ -616,6 +624,18 @@ impl Shared {
                     Some(error) => reply::unrecorded(answer, &error),
                     None => answer,
                 }
+            }
+            Verdict::Unknown { entry } => {
+                // As after a started job, the value opens only the question about another
+                // order, never the order itself.
+                let nonce = self.sealer.nonce_for(&op.id, &hash, after);
+                let issued = self.sealer.issue(Purpose::Second, &op.id, &hash, &nonce);
+                self.refuse(
+                    &op.id,
+                    "outcome-unknown",
+                    json!({"attempts": entry.attempts}),
+                );
+                reply::unknown(op, served.check_with.as_deref(), &issued.token)
             }
             Verdict::InFlight { .. } => {
                 self.refuse(&op.id, "in-flight", json!({}));

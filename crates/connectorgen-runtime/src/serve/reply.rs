@@ -147,6 +147,28 @@ pub(crate) fn in_flight(op: &Operation) -> CallToolResult {
     result
 }
 
+/// The identical call was sent before and no answer came, and the provider cannot
+/// recognise a repeat (no retry key): sending it again could be a second order, so it is
+/// not sent. `second` opens the question about another, identical order: only the person,
+/// told the first may have gone through, can ask for it.
+pub(crate) fn unknown(op: &Operation, check: Option<&str>, second: &str) -> CallToolResult {
+    let check = match check {
+        Some(read) => format!("Check with {read} whether it went through, and tell the person."),
+        None => "Ask the person to check whether it went through.".to_string(),
+    };
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        "NOT SENT AGAIN: the identical {id} call was sent before and no answer came (a timeout          or an error), so its outcome is unknown: it may have gone through. The provider          cannot recognise a repeat of this call, so sending it again could be a second order;          nothing was sent or charged now. {check} Only if the person, knowing the first may          have gone through, explicitly asks for another, identical one, call {id} again with          \"confirmation\": \"{second}\"{ask}.",
+        id = op.id,
+        ask = if op.consent() {
+            ": that does not send anything, it puts the question about a second order, with its              cost or permanence, to the person"
+        } else {
+            ""
+        }
+    ))]);
+    result.meta = meta(json!({"notSent": true, "outcomeUnknown": true}));
+    result
+}
+
 /// The ledger is at its bound (`--ledger-max-bytes`): a new logical request is not
 /// started, since making room would mean forgetting a call that can still be retried.
 pub(crate) fn ledger_full(op: &Operation, why: &str) -> CallToolResult {
