@@ -339,6 +339,14 @@ impl rmcp::ServerHandler for Server {
 }
 
 impl Shared {
+    /// The value that opens the question about a second, identical order of this call
+    /// (after a started job, or an attempt whose outcome is unknown): never the order
+    /// itself, so a model relaying it still has the person asked.
+    fn second_order_value(&self, tool: &str, hash: &str, after: Option<i64>) -> String {
+        let nonce = self.sealer.nonce_for(tool, hash, after);
+        self.sealer.issue(Purpose::Second, tool, hash, &nonce).token
+    }
+
     /// The error that kept row `id`'s outcome out of the ledger, if one did.
     fn unrecorded_error(&self, id: i64) -> Option<String> {
         self.unrecorded
@@ -598,9 +606,7 @@ impl Shared {
                 result
             }
             Verdict::Answer { entry } => {
-                // Opens only the question about a second order, never the order itself.
-                let nonce = self.sealer.nonce_for(&op.id, &hash, after);
-                let issued = self.sealer.issue(Purpose::Second, &op.id, &hash, &nonce);
+                let second = self.second_order_value(&op.id, &hash, after);
                 self.refuse(
                     &op.id,
                     "already-started",
@@ -619,23 +625,20 @@ impl Shared {
                 )
                 .map(|r| r.url.split('?').next().unwrap_or_default().to_string())
                 .unwrap_or_default();
-                let answer = reply::already(op, &entry, poll.as_ref(), &issued.token, &uri);
+                let answer = reply::already(op, &entry, poll.as_ref(), &second, &uri);
                 match self.unrecorded_error(entry.id) {
                     Some(error) => reply::unrecorded(answer, &error),
                     None => answer,
                 }
             }
             Verdict::Unknown { entry } => {
-                // As after a started job, the value opens only the question about another
-                // order, never the order itself.
-                let nonce = self.sealer.nonce_for(&op.id, &hash, after);
-                let issued = self.sealer.issue(Purpose::Second, &op.id, &hash, &nonce);
+                let second = self.second_order_value(&op.id, &hash, after);
                 self.refuse(
                     &op.id,
                     "outcome-unknown",
                     json!({"attempts": entry.attempts}),
                 );
-                reply::unknown(op, served.check_with.as_deref(), &issued.token)
+                reply::unknown(op, served.check_with.as_deref(), &second)
             }
             Verdict::InFlight { .. } => {
                 self.refuse(&op.id, "in-flight", json!({}));

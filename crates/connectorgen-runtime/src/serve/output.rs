@@ -23,7 +23,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 
-use super::reply::META_KEY;
+use super::reply;
 use connectorgen_core::model::Operation;
 use connectorgen_core::render::mcp::OUTPUT_SCHEMA_META_KEY;
 
@@ -108,17 +108,8 @@ pub(crate) fn checked(
              ({problem}), so it is given as text below, not as structured content."
         )),
     );
-    let mut facts = result
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get(META_KEY))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    facts["outputSchemaMismatch"] = json!(true);
-    facts["outputSchemaProblem"] = json!(problem);
-    let mut meta = result.meta.take().unwrap_or_default();
-    meta.0.insert(META_KEY.into(), facts);
-    result.meta = Some(meta);
+    reply::add_fact(&mut result, "outputSchemaMismatch", json!(true));
+    reply::add_fact(&mut result, "outputSchemaProblem", json!(problem));
     result
 }
 

@@ -191,6 +191,12 @@ pub(crate) fn unrecorded(mut result: CallToolResult, error: &str) -> CallToolRes
          for as long as it runs; after a restart the identical call would be sent again as a \
          retry of the same request (the same retry key). Free the disk before restarting."
     )));
+    add_fact(&mut result, "unrecorded", json!(error));
+    result
+}
+
+/// Adds one fact to the server's `_meta` entry of `result`, keeping the facts already there.
+pub(crate) fn add_fact(result: &mut CallToolResult, key: &str, value: Value) {
     let facts = result
         .meta
         .get_or_insert_with(|| MetaObject(Map::new()))
@@ -198,9 +204,8 @@ pub(crate) fn unrecorded(mut result: CallToolResult, error: &str) -> CallToolRes
         .entry(META_KEY)
         .or_insert_with(|| json!({}));
     if let Value::Object(facts) = facts {
-        facts.insert("unrecorded".into(), json!(error));
+        facts.insert(key.into(), value);
     }
-    result
 }
 
 /// The poll hint of an async operation: which tool, and the job id to give it.
@@ -212,14 +217,7 @@ pub(crate) struct Poll<'a> {
 /// The outcome of the identical call this one waited for: it was sent once, and both
 /// calls get its answer.
 pub(crate) fn shared(mut result: CallToolResult) -> CallToolResult {
-    let mut facts = result
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get(META_KEY))
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    facts["sharedWithIdenticalCall"] = json!(true);
-    result.meta = meta(facts);
+    add_fact(&mut result, "sharedWithIdenticalCall", json!(true));
     result.content.insert(
         0,
         ContentBlock::text(
