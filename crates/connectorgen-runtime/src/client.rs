@@ -72,8 +72,8 @@ pub(crate) enum SendError {
     #[error("could not connect: {0}")]
     Connect(String),
     /// Sent; the answer did not come in time. The provider may have acted on it.
-    #[error("no complete answer within {0} seconds")]
-    Timeout(u64),
+    #[error("no complete answer within {}", seconds(.0))]
+    Timeout(Duration),
     /// Sent; the answer was larger than the cap.
     #[error("the answer is larger than {0} bytes")]
     TooLarge(usize),
@@ -222,7 +222,7 @@ impl Client {
         }
         let classify = |e: reqwest::Error| -> SendError {
             if e.is_timeout() {
-                SendError::Timeout(self.limits.total_timeout.as_secs())
+                SendError::Timeout(self.limits.total_timeout)
             } else if e.is_redirect() {
                 let mut source = std::error::Error::source(&e);
                 while let Some(inner) = source {
@@ -272,9 +272,29 @@ impl Client {
     }
 }
 
+/// `--timeout` takes fractions of a second: "0.5 seconds", not the "0 seconds" a whole
+/// count would say, and "1 second".
+fn seconds(limit: &Duration) -> String {
+    let s = limit.as_secs_f64();
+    if s == 1.0 {
+        "1 second".to_string()
+    } else {
+        format!("{s} seconds")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_says_the_limit_as_given() {
+        let says = |secs: f64| SendError::Timeout(Duration::from_secs_f64(secs)).to_string();
+        assert_eq!(says(0.5), "no complete answer within 0.5 seconds");
+        assert_eq!(says(1.0), "no complete answer within 1 second");
+        assert_eq!(says(60.0), "no complete answer within 60 seconds");
+        assert_eq!(says(2.25), "no complete answer within 2.25 seconds");
+    }
     use std::io::{Read as _, Write as _};
     use std::net::TcpListener;
 
