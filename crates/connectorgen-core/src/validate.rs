@@ -28,6 +28,7 @@ mod credential;
 mod document;
 mod findings;
 mod inline;
+mod lower;
 mod safety;
 mod security;
 mod settings;
@@ -39,7 +40,6 @@ use serde_saphyr::Spanned;
 
 use base::{document as base_document, servers, upgrade};
 use findings::Findings;
-use inline::lower;
 use settings::Settings;
 use syntax::{agent_id_problem, check_link, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use super::Validator;
-use super::inline::lower::Errors;
+use super::lower::Errors;
 use super::inline::refs;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};

@@ -9,7 +9,6 @@
 
 pub(super) mod fragment;
 mod http;
-pub(super) mod lower;
 pub(super) mod operation;
 mod schemas;
 

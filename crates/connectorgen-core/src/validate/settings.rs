@@ -8,7 +8,7 @@
 use serde_saphyr::Spanned;
 
 use super::Validator;
-use super::inline::lower::Errors;
+use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::manifest::{RawLintSetting, RawLints, span};
 use crate::model::{Level, Lint, LintConfig};

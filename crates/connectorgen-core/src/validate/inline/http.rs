@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::lower::Param;
+use crate::validate::lower::Param;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawQueryParam, span};
 use crate::model::{HINT_KEYS, IDEMPOTENCY_HEADER};

@@ -14,7 +14,7 @@ use serde_saphyr::Spanned;
 
 use super::http::Location;
 use super::http::refs;
-use super::lower::{self, Param};
+use crate::validate::lower::{self, Param};
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawOperation, span, span_of};
 use crate::model::{Idempotency, Method, Names as _};
