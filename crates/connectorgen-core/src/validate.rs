@@ -52,6 +52,20 @@ use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::manifest::{RawManifest, RawOperation, RawService, span};
 use crate::model::Names as _;
 use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
+use crate::validate::base::document::base_document;
+use crate::validate::base::examples::drop_invalid_examples;
+use crate::validate::base::official_schema::check_base_schema;
+use crate::validate::base::operation::base_operations;
+use crate::validate::base::service::base_service;
+use crate::validate::base::titles::repair_duplicate_titles;
+use crate::validate::base::v32::{downgrade_32, repair_media_type_refs};
+use crate::validate::credential::{base_parts, credential_targets, duplicate_parts, inline_parts};
+use crate::validate::document::{
+    credential, error_model, info_object, no_inline_document_keys, shared_schemas, tag_descriptions,
+};
+use crate::validate::inline::operation::inline_operations;
+use crate::validate::safety::jobs::{job_ids, poll_targets};
+use crate::validate::settings::{lint_config, targets};
 
 /// Checks a raw manifest and builds the model from it. Each valid inline JSON Schema is
 /// taken out of `raw` (left `null`, its span kept), whether or not the whole manifest is
@@ -60,12 +74,13 @@ pub fn validate(
     raw: &mut Spanned<RawManifest>,
     base: Option<&Base>,
 ) -> Result<(Connector, Vec<Finding>), Vec<Finding>> {
-    let mut v = Validator::default();
+    let v = &mut Validator::default();
     let root = span(raw);
     let raw = &mut raw.value;
 
     match &raw.version {
-        None => v.missing(
+        None => missing(
+            v,
             "version",
             "the manifest",
             root,
@@ -80,12 +95,13 @@ pub fn validate(
 
     let mut public_url_given = false;
     let service = match (&raw.service, base) {
-        (Some(s), Some(base)) => v.base_service(s, base).map(|(service, given)| {
+        (Some(s), Some(base)) => base_service(v, s, base).map(|(service, given)| {
             public_url_given = given;
             service
         }),
         (None, Some(_)) => {
-            v.missing(
+            missing(
+                v,
                 "service",
                 "the manifest",
                 root,
@@ -94,7 +110,8 @@ pub fn validate(
             None
         }
         (None, None) => {
-            v.missing(
+            missing(
+                v,
                 "service",
                 "the manifest",
                 root,
@@ -102,10 +119,10 @@ pub fn validate(
             );
             None
         }
-        (Some(s), None) => v.service(s),
+        (Some(s), None) => service(v, s),
     };
 
-    let credential = v.credential(raw.auth.as_ref(), base.is_some());
+    let credential = credential(v, raw.auth.as_ref(), base.is_some());
     if let Some(AuthScheme::ApiKey { location, name }) = &credential.scheme
         && location == "header"
     {
@@ -116,29 +133,30 @@ pub fn validate(
     let mut license = None;
     let mut tags = Vec::new();
     if base.is_some() {
-        v.no_inline_document_keys(raw);
+        no_inline_document_keys(v, raw);
     } else {
-        v.settings.error_responses = v.error_model(&mut raw.errors);
+        v.settings.error_responses = error_model(v, &mut raw.errors);
         // Shared schemas first: the errors' and operations' references resolve against them.
         let reserve = matches!(v.settings.error_responses, lower::Errors::Problem);
-        v.settings.shared = v.shared_schemas(&mut raw.schemas, reserve);
+        v.settings.shared = shared_schemas(v, &mut raw.schemas, reserve);
         if let Some(errors) = &raw.errors
             && let (Some(schema), lower::Errors::Provider { schema: body, .. }) =
                 (&errors.value.schema, &v.settings.error_responses)
         {
             inline::refs(&mut v.findings, body, &v.settings.shared, span(schema));
         }
-        servers = v.servers(raw.servers.as_deref().unwrap_or_default());
-        tags = v.tag_descriptions(raw.tags.as_ref());
+        servers = document::servers(v, raw.servers.as_deref().unwrap_or_default());
+        tags = tag_descriptions(v, raw.tags.as_ref());
         if let Some(s) = &raw.service {
-            contact = v.info_object(s.value.contact.as_ref(), "contact");
-            license = v.info_object(s.value.license.as_ref(), "license");
+            contact = info_object(v, s.value.contact.as_ref(), "contact");
+            license = info_object(v, s.value.license.as_ref(), "license");
         }
     }
 
     let checked = match &mut raw.operations {
         None => {
-            v.missing(
+            missing(
+                v,
                 "operations",
                 "the manifest",
                 root,
@@ -152,21 +170,21 @@ pub fn validate(
                     .push(Diagnostic::NoOperations { span: span(ops) });
             }
             match base {
-                Some(base) => v.base_operations(&ops.value, base),
-                None => v.inline_operations(&mut ops.value),
+                Some(base) => base_operations(v, &ops.value, base),
+                None => inline_operations(v, &mut ops.value),
             }
         }
     };
-    v.cross_operation(&checked);
+    cross_operation(v, &checked);
 
     let sandbox_url = raw
         .probe
         .as_ref()
         .and_then(|p| p.value.sandbox_url.as_ref())
-        .and_then(|url| v.check_url(url, "probe.sandboxUrl"));
-    let lint = v.lint_config(raw.lint.as_ref());
-    let targets = v.targets(raw.targets.as_ref());
-    v.ids_for_targets(&checked, &targets);
+        .and_then(|url| checked_url(v, url, "probe.sandboxUrl"));
+    let lint = lint_config(v, raw.lint.as_ref());
+    let targets = targets(v, raw.targets.as_ref());
+    ids_for_targets(v, &checked, &targets);
 
     let mut operations: Vec<Operation> = checked.into_iter().map(|c| c.op).collect();
     safety::link_lists(&mut operations);
@@ -175,14 +193,14 @@ pub fn validate(
     let built = match base {
         Some(base) => {
             let mut document =
-                v.base_document(base, service.as_ref(), public_url_given, &operations);
+                base_document(v, base, service.as_ref(), public_url_given, &operations);
             if base.version != crate::model::OpenapiVersion::V32 {
-                v.repair_media_type_refs(base, &mut document.root, &mut operations);
+                repair_media_type_refs(v, base, &mut document.root, &mut operations);
             }
             // Checked as the provider's version, repairs made, before any conversion.
-            v.check_base_schema(base, &document.root, &operations);
+            check_base_schema(v, base, &document.root, &operations);
             if base.version == crate::model::OpenapiVersion::V32 {
-                v.downgrade_32(base, &mut document.root, &mut operations);
+                downgrade_32(v, base, &mut document.root, &mut operations);
             }
             if public_url_given {
                 servers::replace(&mut document, &mut operations);
@@ -195,8 +213,8 @@ pub fn validate(
                     operations.iter_mut().map(|op| &mut op.http),
                 );
             }
-            v.drop_invalid_examples(base, &mut document.root, &mut operations);
-            v.repair_duplicate_titles(base, &mut document.root, &mut operations);
+            drop_invalid_examples(v, base, &mut document.root, &mut operations);
+            repair_duplicate_titles(v, base, &mut document.root, &mut operations);
             let declares = document
                 .root
                 .get("components")
@@ -211,7 +229,8 @@ pub fn validate(
             }
             let chosen = base_document::auth_scheme(&document);
             let service_name = service.as_ref().map_or("", |s| s.name.as_str());
-            let (parts, named) = v.base_parts(
+            let (parts, named) = base_parts(
+                v,
                 &credential,
                 &mut document,
                 &mut operations,
@@ -251,7 +270,7 @@ pub fn validate(
         }
         None => match (&service, credential.scheme.clone()) {
             (Some(service), Some(scheme)) => {
-                let parts = v.inline_parts(&credential, &scheme, &service.name);
+                let parts = inline_parts(v, &credential, &scheme, &service.name);
                 let scheme = credential::scheme_of(&parts, scheme);
                 let mut auth = Auth {
                     format: single_format(&parts),
@@ -301,13 +320,13 @@ pub fn validate(
         },
     };
     let (Some(service), Some((document, auth))) = (service, built) else {
-        return Err(v.findings.into_vec());
+        return Err(std::mem::take(&mut v.findings).into_vec());
     };
     // The answers' schemas are final only in the built document (references resolved,
     // a 3.0 base upgraded).
-    v.job_ids(&document, &mut operations);
+    job_ids(v, &document, &mut operations);
     if v.findings.errors() > 0 {
-        return Err(v.findings.into_vec());
+        return Err(std::mem::take(&mut v.findings).into_vec());
     }
     let mut auth = auth;
     if auth.env.is_empty() {
@@ -317,16 +336,16 @@ pub fn validate(
         .span
         .or_else(|| raw.openapi.as_ref().map(span))
         .unwrap_or(root);
-    v.duplicate_parts(&auth.parts, at, "the credential");
+    duplicate_parts(v, &auth.parts, at, "the credential");
     for (id, own) in &auth.operations {
         if let crate::model::OperationCredential::Parts(parts) = own {
-            v.duplicate_parts(parts, at, &format!("the credential of `{id}`"));
+            duplicate_parts(v, parts, at, &format!("the credential of `{id}`"));
         }
     }
     if v.findings.errors() > 0 {
-        return Err(v.findings.into_vec());
+        return Err(std::mem::take(&mut v.findings).into_vec());
     }
-    v.credential_targets(&auth, &targets, at);
+    credential_targets(v, &auth, &targets, at);
     if let Some(sandbox) = &sandbox_url
         && let Some(production) = production_twin(sandbox, &service.public_url, &document)
     {
@@ -340,7 +359,7 @@ pub fn validate(
             production,
             span: at,
         });
-        return Err(v.findings.into_vec());
+        return Err(std::mem::take(&mut v.findings).into_vec());
     }
     let connector = Connector {
         service,
@@ -350,11 +369,11 @@ pub fn validate(
         lint,
         targets,
         templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
-        schema_spans: v.schema_spans,
+        schema_spans: std::mem::take(&mut v.schema_spans),
         sandbox_url,
     };
     // What is left are warnings (an unknown schema keyword): the manifest is valid.
-    Ok((connector, v.findings.into_vec()))
+    Ok((connector, std::mem::take(&mut v.findings).into_vec()))
 }
 
 /// Which production URL `sandbox` is (`service.publicUrl` or the document's first
@@ -459,226 +478,253 @@ fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {
     Some((p.value.trim().to_string(), span(p)))
 }
 
-impl Validator {
-    fn missing(&mut self, key: &'static str, context: &'static str, at: Span, help: &str) {
-        self.findings.push(Diagnostic::MissingKey {
+pub(in crate::validate) fn missing(
+    v: &mut Validator,
+    key: &'static str,
+    context: &'static str,
+    at: Span,
+    help: &str,
+) {
+    v.findings.push(Diagnostic::MissingKey {
+        key,
+        context,
+        span: at,
+        help: help.to_string(),
+    });
+}
+
+/// A required, non-empty text; returns it trimmed.
+pub(in crate::validate) fn text(
+    v: &mut Validator,
+    value: Option<&Spanned<String>>,
+    key: &'static str,
+    context: &'static str,
+    parent: Span,
+    help: &str,
+) -> Option<String> {
+    match value {
+        None => {
+            missing(v, key, context, parent, help);
+            None
+        }
+        Some(s) => non_empty(v, s, key, help),
+    }
+}
+
+pub(in crate::validate) fn non_empty(
+    v: &mut Validator,
+    s: &Spanned<String>,
+    key: &'static str,
+    help: &str,
+) -> Option<String> {
+    let trimmed = s.value.trim();
+    if trimmed.is_empty() {
+        v.findings.push(Diagnostic::EmptyText {
             key,
-            context,
-            span: at,
+            span: span(s),
             help: help.to_string(),
         });
+        None
+    } else {
+        Some(trimmed.to_string())
     }
+}
 
-    /// A required, non-empty text; returns it trimmed.
-    fn text(
-        &mut self,
-        value: Option<&Spanned<String>>,
-        key: &'static str,
-        context: &'static str,
-        parent: Span,
-        help: &str,
-    ) -> Option<String> {
-        match value {
-            None => {
-                self.missing(key, context, parent, help);
-                None
-            }
-            Some(s) => self.non_empty(s, key, help),
-        }
+fn service(v: &mut Validator, s: &Spanned<RawService>) -> Option<Service> {
+    let at = span(s);
+    let raw = &s.value;
+    let ctx = "`service`";
+    let name = text(
+        v,
+        raw.name.as_ref(),
+        "name",
+        ctx,
+        at,
+        "give the service's name as people know it, e.g. `name: VidGen`",
+    );
+    let title = raw.title.as_ref().map(|t| {
+        non_empty(
+            v,
+            t,
+            "title",
+            "give a title, or remove `title` to use \"<name> Connector\"",
+        )
+    });
+    let version = text(
+        v,
+        raw.version.as_ref(),
+        "version",
+        ctx,
+        at,
+        "give the connector's version, e.g. `version: 1.0.0`",
+    );
+    let description = text(
+        v,
+        raw.description.as_ref(),
+        "description",
+        ctx,
+        at,
+        "write one paragraph: who this connector is for and what it does",
+    );
+    let public_url = url(v, raw.public_url.as_ref(), "publicUrl", at);
+    let dashboard_url = url(v, raw.dashboard_url.as_ref(), "dashboardUrl", at);
+    let spec_url = link(v, raw.spec_url.as_ref(), "specUrl");
+    let docs_url = link(v, raw.docs_url.as_ref(), "docsUrl");
+    let name = name?;
+    let title = match title {
+        Some(t) => t?,
+        None => format!("{name} Connector"),
+    };
+    let description = description?;
+    Some(Service {
+        title,
+        name,
+        version: version?,
+        summary: description.clone(),
+        description,
+        spec_url: spec_url?,
+        docs_url: docs_url?,
+        public_url: public_url?,
+        dashboard_url: dashboard_url?,
+    })
+}
+
+/// An optional link of `service:` (`specUrl`, `docsUrl`) checked, if given
+/// (`Some(None)` when it is not; `None` when it is bad).
+#[expect(
+    clippy::option_option,
+    reason = "absent, bad (reported) or good: `?` on the outer one stops the service"
+)]
+pub(in crate::validate) fn link(
+    v: &mut Validator,
+    url: Option<&Spanned<String>>,
+    key: &'static str,
+) -> Option<Option<String>> {
+    match url {
+        Some(url) => checked_url(v, url, key).map(Some),
+        None => Some(None),
     }
+}
 
-    fn non_empty(&mut self, s: &Spanned<String>, key: &'static str, help: &str) -> Option<String> {
-        let trimmed = s.value.trim();
-        if trimmed.is_empty() {
-            self.findings.push(Diagnostic::EmptyText {
+pub(in crate::validate) fn url(
+    v: &mut Validator,
+    value: Option<&Spanned<String>>,
+    key: &'static str,
+    parent: Span,
+) -> Option<String> {
+    let Some(value) = value else {
+        missing(
+            v,
+            key,
+            "`service`",
+            parent,
+            &format!("add `{key}: https://…`"),
+        );
+        return None;
+    };
+    checked_url(v, value, key)
+}
+
+/// `publicUrl` is a base URL, which clients append paths to: no query or fragment.
+/// Every other URL is a link (a page the person opens, a file the model reads) and
+/// may carry both.
+pub(in crate::validate) fn checked_url(
+    v: &mut Validator,
+    value: &Spanned<String>,
+    key: &'static str,
+) -> Option<String> {
+    let checked = if matches!(key, "publicUrl" | "probe.sandboxUrl") {
+        check_url(value.value.trim())
+    } else {
+        check_link(value.value.trim())
+    };
+    match checked {
+        Ok(url) => Some(url),
+        Err(reason) => {
+            v.findings.push(Diagnostic::BadUrl {
                 key,
-                span: span(s),
-                help: help.to_string(),
+                reason,
+                span: span(value),
             });
             None
-        } else {
-            Some(trimmed.to_string())
         }
     }
+}
 
-    fn service(&mut self, s: &Spanned<RawService>) -> Option<Service> {
-        let at = span(s);
-        let raw = &s.value;
-        let ctx = "`service`";
-        let name = self.text(
-            raw.name.as_ref(),
-            "name",
-            ctx,
-            at,
-            "give the service's name as people know it, e.g. `name: VidGen`",
-        );
-        let title = raw.title.as_ref().map(|t| {
-            self.non_empty(
-                t,
-                "title",
-                "give a title, or remove `title` to use \"<name> Connector\"",
-            )
-        });
-        let version = self.text(
-            raw.version.as_ref(),
-            "version",
-            ctx,
-            at,
-            "give the connector's version, e.g. `version: 1.0.0`",
-        );
-        let description = self.text(
-            raw.description.as_ref(),
-            "description",
-            ctx,
-            at,
-            "write one paragraph: who this connector is for and what it does",
-        );
-        let public_url = self.url(raw.public_url.as_ref(), "publicUrl", at);
-        let dashboard_url = self.url(raw.dashboard_url.as_ref(), "dashboardUrl", at);
-        let spec_url = self.link(raw.spec_url.as_ref(), "specUrl");
-        let docs_url = self.link(raw.docs_url.as_ref(), "docsUrl");
-        let name = name?;
-        let title = match title {
-            Some(t) => t?,
-            None => format!("{name} Connector"),
-        };
-        let description = description?;
-        Some(Service {
-            title,
-            name,
-            version: version?,
-            summary: description.clone(),
-            description,
-            spec_url: spec_url?,
-            docs_url: docs_url?,
-            public_url: public_url?,
-            dashboard_url: dashboard_url?,
-        })
-    }
-
-    /// An optional link of `service:` (`specUrl`, `docsUrl`) checked, if given
-    /// (`Some(None)` when it is not; `None` when it is bad).
-    #[expect(
-        clippy::option_option,
-        reason = "absent, bad (reported) or good: `?` on the outer one stops the service"
-    )]
-    fn link(&mut self, url: Option<&Spanned<String>>, key: &'static str) -> Option<Option<String>> {
-        match url {
-            Some(url) => self.check_url(url, key).map(Some),
-            None => Some(None),
+/// The rules that compare operations: unique ids, unique routes (inline), one
+/// spelling per path (inline), and poll targets that are free, safe reads.
+fn cross_operation(v: &mut Validator, checked: &[Checked]) {
+    let mut ids: HashMap<&str, Span> = HashMap::with_capacity(checked.len());
+    // Keyed by method and the path with parameter names blanked: OpenAPI treats
+    // `/a/{id}` and `/a/{name}` as the same path.
+    let mut routes: HashMap<(Method, String), Span> = HashMap::with_capacity(checked.len());
+    let mut shapes: HashMap<String, &str> = HashMap::with_capacity(checked.len());
+    for c in checked {
+        match ids.get(c.op.id.as_str()) {
+            Some(first) => v.findings.push(Diagnostic::DuplicateOperationId {
+                id: c.op.id.clone(),
+                span: c.op.origin.id,
+                first: *first,
+            }),
+            None => {
+                ids.insert(&c.op.id, c.op.origin.id);
+            }
         }
-    }
-
-    fn url(
-        &mut self,
-        value: Option<&Spanned<String>>,
-        key: &'static str,
-        parent: Span,
-    ) -> Option<String> {
-        let Some(value) = value else {
-            self.missing(key, "`service`", parent, &format!("add `{key}: https://…`"));
-            return None;
-        };
-        self.check_url(value, key)
-    }
-
-    /// `publicUrl` is a base URL, which clients append paths to: no query or fragment.
-    /// Every other URL is a link (a page the person opens, a file the model reads) and
-    /// may carry both.
-    fn check_url(&mut self, value: &Spanned<String>, key: &'static str) -> Option<String> {
-        let checked = if matches!(key, "publicUrl" | "probe.sandboxUrl") {
-            check_url(value.value.trim())
-        } else {
-            check_link(value.value.trim())
-        };
-        match checked {
-            Ok(url) => Some(url),
-            Err(reason) => {
-                self.findings.push(Diagnostic::BadUrl {
-                    key,
-                    reason,
-                    span: span(value),
-                });
-                None
+        // A base document's routes are unique by construction (each is listed once).
+        if c.raw.value.operation.is_some() {
+            continue;
+        }
+        let shape = path_shape(&c.op.path);
+        let path_span = c.op.origin.path;
+        match shapes.get(&shape) {
+            Some(literal) if *literal != c.op.path => v.findings.push(Diagnostic::InvalidPath {
+                path: c.op.path.clone(),
+                reason: format!(
+                    "another operation declares the same path as `{literal}`; use the same parameter names"
+                ),
+                span: path_span,
+            }),
+            Some(_) => {}
+            None => {
+                shapes.insert(shape.clone(), &c.op.path);
+            }
+        }
+        match routes.get(&(c.op.method, shape.clone())) {
+            Some(first) => v.findings.push(Diagnostic::DuplicateRoute {
+                method: c.op.method.upper().to_string(),
+                path: c.op.path.clone(),
+                span: path_span,
+                first: *first,
+            }),
+            None => {
+                routes.insert((c.op.method, shape), path_span);
             }
         }
     }
+    poll_targets(v, checked);
+}
 
-    /// The rules that compare operations: unique ids, unique routes (inline), one
-    /// spelling per path (inline), and poll targets that are free, safe reads.
-    fn cross_operation(&mut self, checked: &[Checked]) {
-        let mut ids: HashMap<&str, Span> = HashMap::with_capacity(checked.len());
-        // Keyed by method and the path with parameter names blanked: OpenAPI treats
-        // `/a/{id}` and `/a/{name}` as the same path.
-        let mut routes: HashMap<(Method, String), Span> = HashMap::with_capacity(checked.len());
-        let mut shapes: HashMap<String, &str> = HashMap::with_capacity(checked.len());
-        for c in checked {
-            match ids.get(c.op.id.as_str()) {
-                Some(first) => self.findings.push(Diagnostic::DuplicateOperationId {
+/// Every chosen target can call every operation by its id.
+fn ids_for_targets(v: &mut Validator, checked: &[Checked], targets: &[Target]) {
+    for c in checked {
+        for target in targets {
+            if let Some(reason) = agent_id_problem(&c.op.id, *target) {
+                let from_base = c.raw.value.operation.is_some() && c.raw.value.id.is_none();
+                let help = if from_base {
+                    "the id comes from the base document's operationId: set `id:` on this entry to a name the target accepts, e.g. `createPrediction`".to_string()
+                } else {
+                    format!(
+                        "rename the operation, or leave the {} target out: remove it from `targets`, or pass `--target` without it for one run",
+                        target.as_str()
+                    )
+                };
+                v.findings.push(Diagnostic::IdNotForTarget {
                     id: c.op.id.clone(),
+                    by: format!("by the {} target", target.as_str()),
+                    reason: reason.to_string(),
                     span: c.op.origin.id,
-                    first: *first,
-                }),
-                None => {
-                    ids.insert(&c.op.id, c.op.origin.id);
-                }
-            }
-            // A base document's routes are unique by construction (each is listed once).
-            if c.raw.value.operation.is_some() {
-                continue;
-            }
-            let shape = path_shape(&c.op.path);
-            let path_span = c.op.origin.path;
-            match shapes.get(&shape) {
-                Some(literal) if *literal != c.op.path => self.findings.push(Diagnostic::InvalidPath {
-                    path: c.op.path.clone(),
-                    reason: format!(
-                        "another operation declares the same path as `{literal}`; use the same parameter names"
-                    ),
-                    span: path_span,
-                }),
-                Some(_) => {}
-                None => {
-                    shapes.insert(shape.clone(), &c.op.path);
-                }
-            }
-            match routes.get(&(c.op.method, shape.clone())) {
-                Some(first) => self.findings.push(Diagnostic::DuplicateRoute {
-                    method: c.op.method.upper().to_string(),
-                    path: c.op.path.clone(),
-                    span: path_span,
-                    first: *first,
-                }),
-                None => {
-                    routes.insert((c.op.method, shape), path_span);
-                }
-            }
-        }
-        self.poll_targets(checked);
-    }
-
-    /// Every chosen target can call every operation by its id.
-    fn ids_for_targets(&mut self, checked: &[Checked], targets: &[Target]) {
-        for c in checked {
-            for target in targets {
-                if let Some(reason) = agent_id_problem(&c.op.id, *target) {
-                    let from_base = c.raw.value.operation.is_some() && c.raw.value.id.is_none();
-                    let help = if from_base {
-                        "the id comes from the base document's operationId: set `id:` on this entry to a name the target accepts, e.g. `createPrediction`".to_string()
-                    } else {
-                        format!(
-                            "rename the operation, or leave the {} target out: remove it from `targets`, or pass `--target` without it for one run",
-                            target.as_str()
-                        )
-                    };
-                    self.findings.push(Diagnostic::IdNotForTarget {
-                        id: c.op.id.clone(),
-                        by: format!("by the {} target", target.as_str()),
-                        reason: reason.to_string(),
-                        span: c.op.origin.id,
-                        help,
-                    });
-                }
+                    help,
+                });
             }
         }
     }

@@ -12,11 +12,11 @@
 //! Must never: change the HTTP the provider describes, beyond the edits each file names.
 
 pub(super) mod document;
-mod examples;
-mod official_schema;
-mod operation;
+pub(super) mod examples;
+pub(super) mod official_schema;
+pub(super) mod operation;
 pub(super) mod servers;
 pub(super) mod service;
-mod titles;
+pub(super) mod titles;
 pub(super) mod upgrade;
-mod v32;
+pub(super) mod v32;

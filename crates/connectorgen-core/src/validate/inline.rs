@@ -8,8 +8,8 @@
 //! Must never: read a base document (that is `base/`).
 
 pub(super) mod fragment;
-mod http;
+pub(super) mod http;
 pub(super) mod operation;
-mod schemas;
+pub(super) mod schemas;
 
 pub(super) use http::refs;
