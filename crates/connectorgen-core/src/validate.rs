@@ -24,6 +24,7 @@
 //! leaf checks both modes share (ids, paths, URLs).
 
 mod base;
+mod context;
 mod credential;
 mod document;
 mod findings;
@@ -39,9 +40,8 @@ use std::collections::HashMap;
 use serde_saphyr::Spanned;
 
 use base::{document as base_document, servers, upgrade};
-use findings::Findings;
-use settings::Settings;
-use syntax::{agent_id_problem, check_link, path_shape};
+use context::{Checked, Validator, checked_url, link, missing, non_empty, text, url};
+use syntax::{agent_id_problem, path_shape};
 // What `import` predicts about a base document, by the same rules validation applies.
 pub use base::service::{first_server, server_url};
 pub use safety::candidates::{base_candidates, declared_key, retired_key};
@@ -49,7 +49,7 @@ pub use syntax::{check_url, is_identifier};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Span};
-use crate::manifest::{RawManifest, RawOperation, RawService, span};
+use crate::manifest::{RawManifest, RawService, span};
 use crate::model::Names as _;
 use crate::model::{Auth, AuthScheme, Connector, Method, Operation, Service, Target};
 use crate::validate::base::document::base_document;
@@ -424,112 +424,6 @@ fn single_format(parts: &[crate::model::CredentialPart]) -> Option<String> {
     }
 }
 
-/// What one validation carries from check to check: the findings, the manifest-wide
-/// settings the operations are checked against, and what has been seen so far.
-#[derive(Default)]
-struct Validator {
-    findings: Findings,
-    settings: Settings,
-    /// Where the schemas already checked against the meta-schema are defined.
-    checked: std::collections::HashSet<usize>,
-    /// Where each of `schemas:` is defined.
-    schema_spans: Vec<(String, Span)>,
-    /// Inline mode: the `$ref`s of `openapi:` fragments and where each fragment is,
-    /// resolved once the whole document (with its error responses) exists.
-    fragment_refs: Vec<(String, Span)>,
-}
-
-/// An operation with a usable id, method and path, for cross-operation checks. When its
-/// other fields had problems, `op` holds placeholders there and is never rendered.
-struct Checked<'a> {
-    op: Operation,
-    raw: &'a Spanned<RawOperation>,
-    /// `async.pollWith` as written, and where.
-    poll: Option<(String, Span)>,
-}
-
-impl<'a> Checked<'a> {
-    fn new(op: Operation, raw: &'a Spanned<RawOperation>) -> Self {
-        Checked {
-            op,
-            raw,
-            poll: poll_of(&raw.value),
-        }
-    }
-
-    /// From the raw fields, so a target whose `spends` block is itself invalid still counts.
-    fn spends(&self) -> bool {
-        self.raw.value.spends.is_some()
-    }
-
-    fn is_async(&self) -> bool {
-        self.raw.value.async_.is_some()
-    }
-
-    /// A GET, or declared `read: true`: from the raw field too, so a read whose entry
-    /// has problems elsewhere is not also called an unsafe poll target.
-    fn is_read(&self) -> bool {
-        self.op.method == Method::Get || self.raw.value.read.as_ref().is_some_and(|r| r.value)
-    }
-}
-
-fn poll_of(raw: &RawOperation) -> Option<(String, Span)> {
-    let p = raw.async_.as_ref()?.value.poll_with.as_ref()?;
-    Some((p.value.trim().to_string(), span(p)))
-}
-
-pub(in crate::validate) fn missing(
-    v: &mut Validator,
-    key: &'static str,
-    context: &'static str,
-    at: Span,
-    help: &str,
-) {
-    v.findings.push(Diagnostic::MissingKey {
-        key,
-        context,
-        span: at,
-        help: help.to_string(),
-    });
-}
-
-/// A required, non-empty text; returns it trimmed.
-pub(in crate::validate) fn text(
-    v: &mut Validator,
-    value: Option<&Spanned<String>>,
-    key: &'static str,
-    context: &'static str,
-    parent: Span,
-    help: &str,
-) -> Option<String> {
-    match value {
-        None => {
-            missing(v, key, context, parent, help);
-            None
-        }
-        Some(s) => non_empty(v, s, key, help),
-    }
-}
-
-pub(in crate::validate) fn non_empty(
-    v: &mut Validator,
-    s: &Spanned<String>,
-    key: &'static str,
-    help: &str,
-) -> Option<String> {
-    let trimmed = s.value.trim();
-    if trimmed.is_empty() {
-        v.findings.push(Diagnostic::EmptyText {
-            key,
-            span: span(s),
-            help: help.to_string(),
-        });
-        None
-    } else {
-        Some(trimmed.to_string())
-    }
-}
-
 fn service(v: &mut Validator, s: &Spanned<RawService>) -> Option<Service> {
     let at = span(s);
     let raw = &s.value;
@@ -587,68 +481,6 @@ fn service(v: &mut Validator, s: &Spanned<RawService>) -> Option<Service> {
         public_url: public_url?,
         dashboard_url: dashboard_url?,
     })
-}
-
-/// An optional link of `service:` (`specUrl`, `docsUrl`) checked, if given
-/// (`Some(None)` when it is not; `None` when it is bad).
-#[expect(
-    clippy::option_option,
-    reason = "absent, bad (reported) or good: `?` on the outer one stops the service"
-)]
-pub(in crate::validate) fn link(
-    v: &mut Validator,
-    url: Option<&Spanned<String>>,
-    key: &'static str,
-) -> Option<Option<String>> {
-    match url {
-        Some(url) => checked_url(v, url, key).map(Some),
-        None => Some(None),
-    }
-}
-
-pub(in crate::validate) fn url(
-    v: &mut Validator,
-    value: Option<&Spanned<String>>,
-    key: &'static str,
-    parent: Span,
-) -> Option<String> {
-    let Some(value) = value else {
-        missing(
-            v,
-            key,
-            "`service`",
-            parent,
-            &format!("add `{key}: https://…`"),
-        );
-        return None;
-    };
-    checked_url(v, value, key)
-}
-
-/// `publicUrl` is a base URL, which clients append paths to: no query or fragment.
-/// Every other URL is a link (a page the person opens, a file the model reads) and
-/// may carry both.
-pub(in crate::validate) fn checked_url(
-    v: &mut Validator,
-    value: &Spanned<String>,
-    key: &'static str,
-) -> Option<String> {
-    let checked = if matches!(key, "publicUrl" | "probe.sandboxUrl") {
-        check_url(value.value.trim())
-    } else {
-        check_link(value.value.trim())
-    };
-    match checked {
-        Ok(url) => Some(url),
-        Err(reason) => {
-            v.findings.push(Diagnostic::BadUrl {
-                key,
-                reason,
-                span: span(value),
-            });
-            None
-        }
-    }
 }
 
 /// The rules that compare operations: unique ids, unique routes (inline), one

@@ -16,7 +16,7 @@
 use serde_json::{Map, Value, json};
 use serde_saphyr::Spanned;
 
-use super::Validator;
+use super::context::Validator;
 use super::document::Credential;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, span};

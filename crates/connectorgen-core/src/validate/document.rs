@@ -10,16 +10,16 @@
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::Validator;
+use super::context::Validator;
 use super::inline::refs;
 use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
 use crate::model::{AUTH_SCHEMES, AuthScheme};
+use crate::validate::context::{checked_url, missing, non_empty};
 use crate::validate::credential::{credential_format, credential_parts};
 use crate::validate::inline::http::media_type;
 use crate::validate::inline::operation::take_schema;
-use crate::validate::{checked_url, missing, non_empty};
 
 /// The credential, as `auth:` describes it.
 pub(super) struct Credential {

@@ -27,13 +27,13 @@ use crate::model::{
     ArgName, Async, Fixed, Idempotency, Lint, Method, Operation, Origin, ProbeInput, Returns,
     Spends, Unsupported,
 };
-use crate::validate::Validator;
+use crate::validate::context::Validator;
+use crate::validate::context::{missing, non_empty};
 use crate::validate::safety::idempotency::written_idempotency;
 use crate::validate::safety::inputs::{args, fixed, probe};
 use crate::validate::safety::jobs::async_;
 use crate::validate::safety::spends::spends;
 use crate::validate::settings::lint_id;
-use crate::validate::{missing, non_empty};
 
 pub(in crate::validate) use idempotency::{
     Written, idempotency_parameter, inline_idempotency, needs_idempotency_key,

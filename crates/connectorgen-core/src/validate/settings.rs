@@ -7,7 +7,7 @@
 
 use serde_saphyr::Spanned;
 
-use super::Validator;
+use super::context::Validator;
 use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::manifest::{RawLintSetting, RawLints, span};

@@ -18,7 +18,7 @@ use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Names as _;
 use crate::model::{OpenapiVersion, Operation};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 const OPENAPI_30: &str = include_str!("../../schemas/openapi-3.0.schema.json");
 const OPENAPI_32: &str = include_str!("../../schemas/openapi-3.2.schema.json");

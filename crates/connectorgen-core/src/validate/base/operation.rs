@@ -19,6 +19,8 @@ use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, span};
 use crate::model::{Method, Names as _, Origin, escape};
+use crate::validate::context::{Checked, Validator};
+use crate::validate::context::{missing, non_empty};
 use crate::validate::safety::candidates::base_candidates;
 use crate::validate::safety::idempotency::base_idempotency;
 use crate::validate::safety::safety;
@@ -26,8 +28,6 @@ use crate::validate::safety::{
     Body, Head, idempotency_parameter, needs_idempotency_key, operation, origin,
 };
 use crate::validate::syntax::is_identifier;
-use crate::validate::{Checked, Validator};
-use crate::validate::{missing, non_empty};
 
 /// The base operation an entry names, found and usable.
 struct Exposed<'a, 'b> {

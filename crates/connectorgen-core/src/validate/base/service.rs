@@ -14,9 +14,9 @@ use serde_saphyr::Spanned;
 use crate::base::Base;
 use crate::manifest::{RawService, span};
 use crate::model::Service;
-use crate::validate::Validator;
+use crate::validate::context::Validator;
+use crate::validate::context::{checked_url, link, missing, non_empty, url};
 use crate::validate::syntax::check_url;
-use crate::validate::{checked_url, link, missing, non_empty, url};
 
 /// `service:` in base mode: every field but `dashboardUrl` defaults to the base
 /// document's `info` and first server. Also says whether `publicUrl` was given.

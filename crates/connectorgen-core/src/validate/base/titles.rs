@@ -26,7 +26,7 @@ use crate::base::places::{self, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Operation, escape, unescape};
 use crate::subschemas::{self, Holds};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 /// One titled schema of a scope: where it is (a pointer into the base) and its place
 /// relative to the scope, as words (`alipay`, `mandate_data anyOf 1`).

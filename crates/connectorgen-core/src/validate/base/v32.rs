@@ -29,8 +29,8 @@ use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Operation;
-use crate::validate::Validator;
 use crate::validate::base::official_schema::base_repaired;
+use crate::validate::context::Validator;
 
 /// References followed at most from one media type to the one it names.
 const MAX_CHAIN: usize = 16;

@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::model::Names as _;
 use crate::model::{Method, escape};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 use crate::validate::syntax::check_url;
 
 /// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in

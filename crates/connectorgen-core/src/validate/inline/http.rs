@@ -18,11 +18,11 @@ use serde_saphyr::Spanned;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawQueryParam, span};
 use crate::model::{HINT_KEYS, IDEMPOTENCY_HEADER};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
+use crate::validate::context::{missing, non_empty};
 use crate::validate::findings::Findings;
 use crate::validate::inline::operation::take_schema;
 use crate::validate::lower::Param;
-use crate::validate::{missing, non_empty};
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,6 +17,8 @@ use super::http::refs;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawOperation, span, span_of};
 use crate::model::{Idempotency, Method, Names as _};
+use crate::validate::context::{Checked, Validator};
+use crate::validate::context::{missing, non_empty, text};
 use crate::validate::inline::fragment::merged_fragment;
 use crate::validate::inline::http::{fragment, media_type, parameters, status};
 use crate::validate::inline::schemas::check_schema;
@@ -25,8 +27,6 @@ use crate::validate::safety::idempotency::declare_key;
 use crate::validate::safety::safety;
 use crate::validate::safety::{Body, Head, inline_idempotency, operation, origin};
 use crate::validate::syntax::{is_identifier, parse_path};
-use crate::validate::{Checked, Validator};
-use crate::validate::{missing, non_empty, text};
 
 /// The default media type of bodies.
 const JSON: &str = "application/json";

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::subschemas::{self, Holds, KEYWORDS};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 /// Checks one schema the author wrote; `key` names it in messages (`input`, …).
 pub(in crate::validate) fn check_schema(v: &mut Validator, schema: &Value, key: &str, at: Span) {

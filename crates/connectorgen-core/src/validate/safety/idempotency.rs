@@ -22,7 +22,7 @@ use crate::model::{
     IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Unsupported,
     key_name_problem,
 };
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 /// `idempotency:` as written, before the operation decides what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]

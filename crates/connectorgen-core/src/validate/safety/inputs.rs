@@ -9,7 +9,7 @@
 use crate::diagnostics::Diagnostic;
 use crate::manifest::{RawOperation, span};
 use crate::model::{ArgName, Fixed, FixedSource, ProbeInput};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 /// `probe: { input: {…} }`: the example call must be a mapping of arguments.
 pub(in crate::validate) fn probe(v: &mut Validator, raw: &RawOperation) -> Option<ProbeInput> {

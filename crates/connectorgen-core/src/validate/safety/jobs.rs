@@ -18,8 +18,8 @@ use serde_saphyr::Spanned;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAsync, span};
 use crate::model::{Async, Document, Names as _, Operation, Returns, media_essence};
-use crate::validate::{Checked, Validator};
-use crate::validate::{missing, non_empty};
+use crate::validate::context::{Checked, Validator};
+use crate::validate::context::{missing, non_empty};
 
 pub(in crate::validate) fn async_(v: &mut Validator, a: &Spanned<RawAsync>) -> Option<Async> {
     let at = span(a);

@@ -9,8 +9,8 @@ use serde_saphyr::Spanned;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawSpends, span};
 use crate::model::{Names as _, Payer, SpendKind, Spends};
-use crate::validate::Validator;
-use crate::validate::{missing, non_empty, text};
+use crate::validate::context::Validator;
+use crate::validate::context::{missing, non_empty, text};
 
 pub(in crate::validate) fn spends(v: &mut Validator, s: &Spanned<RawSpends>) -> Option<Spends> {
     let at = span(s);
