@@ -21,8 +21,8 @@ use super::document::Credential;
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawAuth, span};
 use crate::model::{
-    Auth, AuthScheme, CREDENTIAL_PART_LOCATIONS, CredentialPart, Document, Operation, Target,
-    env_prefix,
+    Auth, AuthScheme, CREDENTIAL_PART_LOCATIONS, CredentialPart, Document, Operation,
+    OperationCredential, Target, env_prefix,
 };
 
 /// One entry of `auth.parts`, checked.
@@ -564,6 +564,16 @@ fn place_text(location: &str, name: &str) -> String {
         _ => "header",
     };
     format!("the {what} `{name}`")
+}
+
+/// No two parts of the credential, nor of any operation's own, in one place.
+pub(super) fn unique_parts(v: &mut Validator, auth: &Auth, at: Span) {
+    duplicate_parts(v, &auth.parts, at, "the credential");
+    for (id, own) in &auth.operations {
+        if let OperationCredential::Parts(parts) = own {
+            duplicate_parts(v, parts, at, &format!("the credential of `{id}`"));
+        }
+    }
 }
 
 /// `duplicate-credential-part` for each part of a built credential (the document's

@@ -45,6 +45,57 @@ pub(super) struct Credential {
     pub base_keys: Vec<(&'static str, Span)>,
 }
 
+/// Inline mode: what the manifest-wide keys put in the document around the operations.
+/// (The error responses and `schemas:` go to `Validator::settings`: the operations are
+/// checked against them.)
+pub(super) struct InlineKeys {
+    /// `servers:` after `publicUrl`: (url, description).
+    pub servers: Vec<(String, Option<String>)>,
+    pub contact: Option<Value>,
+    pub license: Option<Value>,
+    /// `tags:`: (name, description), in order.
+    pub tags: Vec<(String, String)>,
+}
+
+/// Inline mode's manifest-wide keys: `errors:`, then `schemas:` (the errors' and the
+/// operations' references resolve against them), `servers:`, `tags:`, and
+/// `service.contact` and `service.license`.
+pub(super) fn inline_keys(v: &mut Validator, raw: &mut RawManifest) -> InlineKeys {
+    v.settings.error_responses = error_model(v, &mut raw.errors);
+    let reserve = matches!(v.settings.error_responses, Errors::Problem);
+    v.settings.shared = shared_schemas(v, &mut raw.schemas, reserve);
+    if let Some(errors) = &raw.errors
+        && let (Some(schema), Errors::Provider { schema: body, .. }) =
+            (&errors.value.schema, &v.settings.error_responses)
+    {
+        refs(&mut v.findings, body, &v.settings.shared, span(schema));
+    }
+    let servers = servers(v, raw.servers.as_deref().unwrap_or_default());
+    let tags = tag_descriptions(v, raw.tags.as_ref());
+    let (contact, license) = match &raw.service {
+        Some(s) => (
+            info_object(v, s.value.contact.as_ref(), "contact"),
+            info_object(v, s.value.license.as_ref(), "license"),
+        ),
+        None => (None, None),
+    };
+    InlineKeys {
+        servers,
+        contact,
+        license,
+        tags,
+    }
+}
+
+/// The header an inline API key travels in, which no operation may declare again.
+pub(super) fn api_key_header(v: &mut Validator, credential: &Credential) {
+    if let Some(AuthScheme::ApiKey { location, name }) = &credential.scheme
+        && location == "header"
+    {
+        v.settings.api_key_header = Some(name.clone());
+    }
+}
+
 /// `auth:`. In base mode `scheme`, `in` and `name` come from the document.
 pub(in crate::validate) fn credential(
     v: &mut Validator,

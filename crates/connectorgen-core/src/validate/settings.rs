@@ -7,11 +7,11 @@
 
 use serde_saphyr::Spanned;
 
-use super::context::Validator;
+use super::context::{Validator, checked_url};
 use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
-use crate::manifest::{RawLintSetting, RawLints, span};
-use crate::model::{Level, Lint, LintConfig};
+use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, span};
+use crate::model::{Document, Level, Lint, LintConfig, Service};
 use crate::model::{Names as _, Target};
 
 /// What the manifest-wide keys say that inline operations are checked against, set
@@ -152,4 +152,90 @@ pub(in crate::validate) fn lint_config(
         }
     }
     config
+}
+
+/// The manifest-wide settings every mode reads after its operations: `probe.sandboxUrl`,
+/// `lint:` and `targets:`.
+pub(super) struct Wide {
+    pub sandbox_url: Option<String>,
+    pub lint: LintConfig,
+    pub targets: Vec<Target>,
+}
+
+/// `probe.sandboxUrl` (a URL), `lint:` and `targets:`, in this order.
+pub(super) fn wide(
+    v: &mut Validator,
+    probe: Option<&Spanned<RawManifestProbe>>,
+    lint: Option<&Spanned<RawLints>>,
+    raw_targets: Option<&Spanned<Vec<Spanned<String>>>>,
+) -> Wide {
+    let sandbox_url = probe
+        .and_then(|p| p.value.sandbox_url.as_ref())
+        .and_then(|url| checked_url(v, url, "probe.sandboxUrl"));
+    Wide {
+        sandbox_url,
+        lint: lint_config(v, lint),
+        targets: targets(v, raw_targets),
+    }
+}
+
+/// A sandbox URL that is the production one (`service.publicUrl` or the document's
+/// first server): `probe` would spend real money. `false` when it is.
+pub(super) fn sandbox_apart(
+    v: &mut Validator,
+    wide: &Wide,
+    probe: Option<&Spanned<RawManifestProbe>>,
+    service: &Service,
+    document: &Document,
+    root: Span,
+) -> bool {
+    let Some(sandbox) = &wide.sandbox_url else {
+        return true;
+    };
+    let Some(production) = production_twin(sandbox, &service.public_url, document) else {
+        return true;
+    };
+    let at = probe
+        .and_then(|p| p.value.sandbox_url.as_ref())
+        .map_or(root, span);
+    v.findings.push(Diagnostic::SandboxIsProduction {
+        url: sandbox.clone(),
+        production,
+        span: at,
+    });
+    false
+}
+
+/// Which production URL `sandbox` is (`service.publicUrl` or the document's first
+/// server), compared without case in scheme and host and without a trailing `/`.
+fn production_twin(sandbox: &str, public_url: &str, document: &Document) -> Option<&'static str> {
+    let same = |a: &str, b: &str| {
+        let norm = |u: &str| {
+            let u = u.trim().trim_end_matches('/');
+            match u.split_once("://") {
+                Some((scheme, rest)) => {
+                    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                    format!(
+                        "{}://{}{path}",
+                        scheme.to_ascii_lowercase(),
+                        host.to_ascii_lowercase()
+                    )
+                }
+                None => u.to_string(),
+            }
+        };
+        norm(a) == norm(b)
+    };
+    if same(sandbox, public_url) {
+        return Some("service.publicUrl");
+    }
+    let first = document
+        .root
+        .get("servers")
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("url"))
+        .and_then(serde_json::Value::as_str);
+    first
+        .filter(|f| same(sandbox, f))
+        .map(|_| "the first server")
 }

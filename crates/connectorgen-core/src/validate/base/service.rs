@@ -12,15 +12,40 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use crate::base::Base;
+use crate::diagnostics::Span;
 use crate::manifest::{RawService, span};
 use crate::model::Service;
 use crate::validate::context::Validator;
 use crate::validate::context::{checked_url, link, missing, non_empty, url};
 use crate::validate::syntax::check_url;
 
+/// `service:` over the base's `info`, or the finding that it is missing; and whether
+/// `publicUrl` was given.
+pub(in crate::validate) fn service(
+    v: &mut Validator,
+    s: Option<&Spanned<RawService>>,
+    root: Span,
+    base: &Base,
+) -> (Option<Service>, bool) {
+    let Some(s) = s else {
+        missing(
+            v,
+            "service",
+            "the manifest",
+            root,
+            "add `service:` with at least `dashboardUrl: https://…` (where the person creates API keys); every other field defaults to the base document",
+        );
+        return (None, false);
+    };
+    match base_service(v, s, base) {
+        Some((service, given)) => (Some(service), given),
+        None => (None, false),
+    }
+}
+
 /// `service:` in base mode: every field but `dashboardUrl` defaults to the base
 /// document's `info` and first server. Also says whether `publicUrl` was given.
-pub(in crate::validate) fn base_service(
+fn base_service(
     v: &mut Validator,
     s: &Spanned<RawService>,
     base: &Base,
