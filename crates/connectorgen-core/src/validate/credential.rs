@@ -77,12 +77,17 @@ pub(in crate::validate) fn credential_format(
 }
 
 /// `auth.parts`, each entry checked; `None` when not given or wrong.
+///
+/// Long (about 170 lines) because each entry is a sequence of early `continue`s, one
+/// finding each, in the order an author reads the entry (its place, `env`, `format`, a
+/// twin); split, each step would hand back the same "reported, skip" three ways. Not
+/// split yet: a candidate is the place's checks as a function of their own.
 pub(in crate::validate) fn credential_parts(
     v: &mut Validator,
-    a: &Spanned<RawAuth>,
+    auth: &Spanned<RawAuth>,
     base_mode: bool,
 ) -> Option<Vec<PartSpec>> {
-    let raw = &a.value;
+    let raw = &auth.value;
     let list = raw.parts.as_ref()?;
     let mut ok = true;
     for (key, given) in [
@@ -298,11 +303,71 @@ fn single_part(
     Some(part)
 }
 
+/// A base document that declares no credential: the one the manifest names is the
+/// credential, written into the document (`declare`).
+fn named_by_manifest(
+    v: &mut Validator,
+    cred: &Credential,
+    own: &[&PartSpec],
+    body: Vec<CredentialPart>,
+    document: &mut Document,
+    operations: &mut [Operation],
+    service: &str,
+) -> (Vec<CredentialPart>, Option<AuthScheme>) {
+    let specs: &[PartSpec] = cred.parts.as_deref().unwrap_or_default();
+    let mut named: Vec<CredentialPart> = own
+        .iter()
+        .filter_map(|s| {
+            let (l, n) = s.place.clone()?;
+            Some(own_part(l, n, s))
+        })
+        .collect();
+    let mut scheme = None;
+    if named.is_empty()
+        && let Some(legacy) = &cred.scheme
+    {
+        named.extend(single_part(v, cred, legacy, service));
+        scheme = Some(legacy.clone());
+    }
+    for s in specs.iter().filter(|s| s.security_scheme.is_some()) {
+        if let Some((name, at)) = &s.security_scheme {
+            v.findings.push(Diagnostic::InvalidCredentialPart {
+                reason: format!(
+                    "the document declares no security scheme `{name}` (it declares none)"
+                ),
+                span: *at,
+                help: "give the part its place: `in` (header, query, cookie or body) and `name`"
+                    .to_string(),
+            });
+        }
+    }
+    if !named.is_empty() {
+        declare(document, operations, &named);
+    }
+    let mut parts = named;
+    parts.extend(body);
+    let parts = if scheme.is_some() {
+        // The one-part form: its variable is already the credential's.
+        let mut parts = parts;
+        let rest = finish_parts(parts.split_off(1), service);
+        parts.extend(rest);
+        parts
+    } else {
+        finish_parts(parts, service)
+    };
+    (parts, scheme)
+}
+
 /// The parts of a base-mode credential: the document's security requirement (every
 /// scheme of one alternative), with the manifest's variables and formats over it; or,
 /// for a document without security schemes, the credential the manifest names — then
 /// written into the document as its security scheme, its parameters taken out of the
 /// exposed operations. The scheme prose describes, when the manifest names it.
+///
+/// Long (about 150 lines; the document without security schemes is
+/// `named_by_manifest`) because the parts are built in one order that each later step
+/// reads: the requirement's schemes, then the manifest's parts over them, then the
+/// schemes only some operations ask for, then the variables' defaults.
 pub(in crate::validate) fn base_parts(
     v: &mut Validator,
     cred: &Credential,
@@ -333,49 +398,7 @@ pub(in crate::validate) fn base_parts(
         .collect();
 
     if schemes.is_empty() {
-        // The document declares no credential: the manifest's is the credential.
-        let mut named: Vec<CredentialPart> = own
-            .iter()
-            .filter_map(|s| {
-                let (l, n) = s.place.clone()?;
-                Some(own_part(l, n, s))
-            })
-            .collect();
-        let mut scheme = None;
-        if named.is_empty()
-            && let Some(legacy) = &cred.scheme
-        {
-            named.extend(single_part(v, cred, legacy, service));
-            scheme = Some(legacy.clone());
-        }
-        for s in specs.iter().filter(|s| s.security_scheme.is_some()) {
-            if let Some((name, at)) = &s.security_scheme {
-                v.findings.push(Diagnostic::InvalidCredentialPart {
-                    reason: format!(
-                        "the document declares no security scheme `{name}` (it declares none)"
-                    ),
-                    span: *at,
-                    help:
-                        "give the part its place: `in` (header, query, cookie or body) and `name`"
-                            .to_string(),
-                });
-            }
-        }
-        if !named.is_empty() {
-            declare(document, operations, &named);
-        }
-        let mut parts = named;
-        parts.extend(body);
-        let parts = if scheme.is_some() {
-            // The one-part form: its variable is already the credential's.
-            let mut parts = parts;
-            let rest = finish_parts(parts.split_off(1), service);
-            parts.extend(rest);
-            parts
-        } else {
-            finish_parts(parts, service)
-        };
-        return (parts, scheme);
+        return named_by_manifest(v, cred, &own, body, document, operations, service);
     }
 
     for s in &own {

@@ -24,6 +24,10 @@ use crate::validate::context::Validator;
 /// exposed paths (shared path-item keys kept), only the tags they use, and only the
 /// components they reach and the kept top-level parts refer to. `webhooks` (and
 /// `x-webhooks`, 3.0's way of writing them) are dropped: the agent receives none.
+///
+/// Long (about 160 lines) because it is one pass over the base's top-level keys in their
+/// order, one arm per key it rewrites, keeping the output's key order the base's; the
+/// reach of components is its own function (`reachable_components`).
 pub(in crate::validate) fn base_document(
     v: &mut Validator,
     base: &Base,

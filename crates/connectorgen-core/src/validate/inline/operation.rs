@@ -16,7 +16,7 @@ use super::http::Location;
 use super::http::refs;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawOperation, span, span_of};
-use crate::model::{Idempotency, Method, Names as _};
+use crate::model::{Idempotency, Method, Names as _, Origin};
 use crate::validate::context::{Checked, Validator};
 use crate::validate::context::{missing, non_empty, text};
 use crate::validate::inline::fragment::merged_fragment;
@@ -41,6 +41,29 @@ struct HttpKeys {
     tags: Vec<String>,
 }
 
+/// An operation with problems: still handed back with what cross-operation checks need
+/// (id, method, path, and whether it spends or polls) so one bad field does not hide a
+/// duplicate id, a duplicate route or an unsafe poll target elsewhere.
+fn placeholder(
+    id: Option<String>,
+    method: Option<Method>,
+    path: Option<(String, Vec<String>)>,
+    origin: Origin,
+    s: &Spanned<RawOperation>,
+) -> Option<Checked<'_>> {
+    let (Some(id), Some(method), Some((path, path_params))) = (id, method, path) else {
+        return None;
+    };
+    let head = Head {
+        id,
+        method,
+        path,
+        path_params,
+        origin,
+    };
+    Some(Checked::new(operation(head, None), s))
+}
+
 /// The keys that name and describe an inline operation, checked (`None` when reported).
 struct Named {
     id: Option<String>,
@@ -59,6 +82,27 @@ struct Taken {
     query: Option<Vec<Param>>,
     headers: Option<Vec<Param>>,
     fragment: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// References in the author's schemas must resolve against `schemas:`.
+fn schema_refs(v: &mut Validator, raw: &RawOperation, taken: &Taken) {
+    let shared = &v.settings.shared;
+    let schemas = [
+        (taken.input.as_ref(), raw.input.as_ref().map(span)),
+        (taken.output.as_ref(), raw.output.as_ref().map(span)),
+    ];
+    for (schema, at) in schemas {
+        if let (Some(schema), Some(at)) = (schema, at) {
+            refs(&mut v.findings, schema, shared, at);
+        }
+    }
+    let lists = [&taken.params, &taken.query, &taken.headers];
+    let raws = [&raw.params, &raw.query, &raw.headers];
+    for (list, raw_list) in lists.into_iter().zip(raws) {
+        for (p, r) in list.iter().flatten().zip(raw_list.iter().flatten()) {
+            refs(&mut v.findings, &p.schema, shared, span(r));
+        }
+    }
 }
 
 /// Every inline operation that has a usable id, method and path.
@@ -89,6 +133,18 @@ fn inline_operation<'a>(
     // The schemas are moved into the model, not copied: after validation the raw
     // manifest is read only for spans.
     let template: &[String] = path.as_ref().map_or(&[], |(_, p)| p.as_slice());
+    let taken = take_schemas(v, &mut s.value, method, template);
+    let s: &'a Spanned<RawOperation> = s;
+    let raw = &s.value;
+    let at = span(s);
+    let http_keys = http_keys(
+        v,
+        raw,
+        method,
+        taken.input.is_some(),
+        taken.output.is_some(),
+    );
+    schema_refs(v, raw, &taken);
     let Taken {
         input,
         output,
@@ -96,29 +152,7 @@ fn inline_operation<'a>(
         query,
         headers,
         fragment,
-    } = take_schemas(v, &mut s.value, method, template);
-    let s: &'a Spanned<RawOperation> = s;
-    let raw = &s.value;
-    let at = span(s);
-    let http_keys = http_keys(v, raw, method, input.is_some(), output.is_some());
-    // References in the author's schemas must resolve against `schemas:`.
-    let shared = &v.settings.shared;
-    let schemas = [
-        (input.as_ref(), raw.input.as_ref().map(span)),
-        (output.as_ref(), raw.output.as_ref().map(span)),
-    ];
-    for (schema, at) in schemas {
-        if let (Some(schema), Some(at)) = (schema, at) {
-            refs(&mut v.findings, schema, shared, at);
-        }
-    }
-    let lists = [&params, &query, &headers];
-    let raws = [&raw.params, &raw.query, &raw.headers];
-    for (list, raw_list) in lists.into_iter().zip(raws) {
-        for (p, r) in list.iter().flatten().zip(raw_list.iter().flatten()) {
-            refs(&mut v.findings, &p.schema, shared, span(r));
-        }
-    }
+    } = taken;
 
     // An id that is missing or unusable has its own finding; name it as written.
     let name = raw.id.as_ref().map_or("", |i| i.value.trim());
@@ -126,22 +160,7 @@ fn inline_operation<'a>(
     let origin = origin(s);
 
     if v.findings.errors() > before {
-        // Still hand back what cross-operation checks need (id, method, path, and
-        // whether it spends or polls) so one bad field does not hide a duplicate id,
-        // a duplicate route or an unsafe poll target elsewhere.
-        return match (id, method, path) {
-            (Some(id), Some(method), Some((path, path_params))) => {
-                let head = Head {
-                    id,
-                    method,
-                    path,
-                    path_params,
-                    origin,
-                };
-                Some(Checked::new(operation(head, None), s))
-            }
-            _ => None,
-        };
+        return placeholder(id, method, path, origin, s);
     }
     let (path, path_params) = path?;
     let method = method?;
