@@ -14,9 +14,9 @@
 
 pub(super) mod candidates;
 pub(super) mod idempotency;
-mod inputs;
-mod jobs;
-mod spends;
+pub(super) mod inputs;
+pub(super) mod jobs;
+pub(super) mod spends;
 
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
@@ -27,7 +27,13 @@ use crate::model::{
     ArgName, Async, Fixed, Idempotency, Lint, Method, Operation, Origin, ProbeInput, Returns,
     Spends, Unsupported,
 };
-use crate::validate::Validator;
+use crate::validate::context::Validator;
+use crate::validate::context::{missing, non_empty};
+use crate::validate::safety::idempotency::written_idempotency;
+use crate::validate::safety::inputs::{args, fixed, probe};
+use crate::validate::safety::jobs::async_;
+use crate::validate::safety::spends::spends;
+use crate::validate::settings::lint_id;
 
 pub(in crate::validate) use idempotency::{
     Written, idempotency_parameter, inline_idempotency, needs_idempotency_key,
@@ -163,145 +169,142 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
     }
 }
 
-impl Validator {
-    /// `spends`, `async`, `confirm`, `read`, `idempotency` and `lintAllow` of one
-    /// operation (`name`: its id as findings name it); `is_get` says whether the first
-    /// two and `confirm: true` are forbidden by the method (`read: true` forbids them
-    /// on any other).
-    pub(in crate::validate) fn safety(
-        &mut self,
-        raw: &RawOperation,
-        name: &str,
-        is_get: bool,
-    ) -> Safety {
-        if let (Some(c), true) = (&raw.confirm, is_get)
-            && c.value.value()
-        {
-            self.findings.push(Diagnostic::GetWithSideEffect {
-                id: name.to_string(),
-                what: "need the person's yes before each call (`confirm: true`)",
-                key: "confirm",
-                span: span(c),
-            });
-        }
-        if let (Some(c), Some(sp)) = (&raw.confirm, &raw.spends)
-            && !c.value.value()
-        {
-            self.findings.push(Diagnostic::ConfirmContradictsSpends {
-                span: span(c),
-                spends: span(sp),
-            });
-        }
-        if let (Some(sp), true) = (&raw.spends, is_get) {
-            self.findings.push(Diagnostic::GetWithSideEffect {
-                id: name.to_string(),
-                what: "spend the person's money",
-                key: "spends",
-                span: span(sp),
-            });
-        }
-        if let (Some(a), true) = (&raw.async_, is_get) {
-            self.findings.push(Diagnostic::GetWithSideEffect {
-                id: name.to_string(),
-                what: "start a job (be async)",
-                key: "async",
-                span: span(a),
-            });
-        }
-        let read = self.declared_read(raw, name, is_get);
-        let spends = raw.spends.as_ref().map(|s| self.spends(s));
-        let async_ = raw.async_.as_ref().map(|a| self.async_(a));
-        let idempotency = raw
-            .idempotency
-            .as_ref()
-            .map(|i| self.written_idempotency(i));
-        let lint_allow = raw
-            .lint_allow
-            .iter()
-            .flatten()
-            .filter_map(|id| self.lint_id(id))
-            .collect();
-        let args = self.args(raw);
-        let fixed = self.fixed(raw);
-        let probe = self.probe(raw);
-        let confirm_when = raw.confirm.as_ref().and_then(|c| self.confirm_when(c));
-        Safety {
-            spends,
-            async_,
-            idempotency,
-            confirm: raw.confirm.as_ref().map(|c| c.value.value()),
-            confirm_when,
-            read,
-            lint_allow,
-            args,
-            fixed,
-            probe,
-        }
+/// `spends`, `async`, `confirm`, `read`, `idempotency` and `lintAllow` of one
+/// operation (`name`: its id as findings name it); `is_get` says whether the first
+/// two and `confirm: true` are forbidden by the method (`read: true` forbids them
+/// on any other).
+pub(in crate::validate) fn safety(
+    v: &mut Validator,
+    raw: &RawOperation,
+    name: &str,
+    is_get: bool,
+) -> Safety {
+    if let (Some(c), true) = (&raw.confirm, is_get)
+        && c.value.value()
+    {
+        v.findings.push(Diagnostic::GetWithSideEffect {
+            id: name.to_string(),
+            what: "need the person's yes before each call (`confirm: true`)",
+            key: "confirm",
+            span: span(c),
+        });
     }
+    if let (Some(c), Some(sp)) = (&raw.confirm, &raw.spends)
+        && !c.value.value()
+    {
+        v.findings.push(Diagnostic::ConfirmContradictsSpends {
+            span: span(c),
+            spends: span(sp),
+        });
+    }
+    if let (Some(sp), true) = (&raw.spends, is_get) {
+        v.findings.push(Diagnostic::GetWithSideEffect {
+            id: name.to_string(),
+            what: "spend the person's money",
+            key: "spends",
+            span: span(sp),
+        });
+    }
+    if let (Some(a), true) = (&raw.async_, is_get) {
+        v.findings.push(Diagnostic::GetWithSideEffect {
+            id: name.to_string(),
+            what: "start a job (be async)",
+            key: "async",
+            span: span(a),
+        });
+    }
+    let read = declared_read(v, raw, name, is_get);
+    let spends = raw.spends.as_ref().map(|s| spends(v, s));
+    let async_ = raw.async_.as_ref().map(|a| async_(v, a));
+    let idempotency = raw.idempotency.as_ref().map(|i| written_idempotency(v, i));
+    let lint_allow = raw
+        .lint_allow
+        .iter()
+        .flatten()
+        .filter_map(|id| lint_id(v, id))
+        .collect();
+    let args = args(v, raw);
+    let fixed = fixed(v, raw);
+    let probe = probe(v, raw);
+    let confirm_when = raw.confirm.as_ref().and_then(|c| confirm_when(v, c));
+    Safety {
+        spends,
+        async_,
+        idempotency,
+        confirm: raw.confirm.as_ref().map(|c| c.value.value()),
+        confirm_when,
+        read,
+        lint_allow,
+        args,
+        fixed,
+        probe,
+    }
+}
 
-    /// `read: true`, refused beside what a read cannot do. On a GET the method already
-    /// refuses them (`get-with-side-effect`), so this does not repeat it.
-    fn declared_read(&mut self, raw: &RawOperation, name: &str, is_get: bool) -> bool {
-        let Some(read) = raw.read.as_ref().filter(|r| r.value) else {
-            return false;
-        };
-        if is_get {
-            return true;
-        }
-        let confirm = raw.confirm.as_ref().filter(|c| c.value.value());
-        let contradictions = [
-            (
-                raw.spends.as_ref().map(span),
-                "spend the person's money",
-                "spends",
-            ),
-            (
-                raw.async_.as_ref().map(span),
-                "start a job (be async)",
-                "async",
-            ),
-            (
-                confirm.map(span),
-                "need the person's yes before each call (`confirm: true`)",
-                "confirm",
-            ),
-        ];
-        let mut stands = true;
-        for (at, what, key) in contradictions {
-            if let Some(at) = at {
-                stands = false;
-                self.findings.push(Diagnostic::ReadWithSideEffect {
-                    id: name.to_string(),
-                    what,
-                    key,
-                    span: at,
-                    read: span(read),
-                });
-            }
-        }
-        stands
+/// `read: true`, refused beside what a read cannot do. On a GET the method already
+/// refuses them (`get-with-side-effect`), so this does not repeat it.
+fn declared_read(v: &mut Validator, raw: &RawOperation, name: &str, is_get: bool) -> bool {
+    let Some(read) = raw.read.as_ref().filter(|r| r.value) else {
+        return false;
+    };
+    if is_get {
+        return true;
     }
+    let confirm = raw.confirm.as_ref().filter(|c| c.value.value());
+    let contradictions = [
+        (
+            raw.spends.as_ref().map(span),
+            "spend the person's money",
+            "spends",
+        ),
+        (
+            raw.async_.as_ref().map(span),
+            "start a job (be async)",
+            "async",
+        ),
+        (
+            confirm.map(span),
+            "need the person's yes before each call (`confirm: true`)",
+            "confirm",
+        ),
+    ];
+    let mut stands = true;
+    for (at, what, key) in contradictions {
+        if let Some(at) = at {
+            stands = false;
+            v.findings.push(Diagnostic::ReadWithSideEffect {
+                id: name.to_string(),
+                what,
+                key,
+                span: at,
+                read: span(read),
+            });
+        }
+    }
+    stands
+}
 
-    /// `confirm: { when: … }`: the condition, which must say something.
-    fn confirm_when(&mut self, c: &Spanned<RawConfirm>) -> Option<String> {
-        let RawConfirm::When(w) = &c.value else {
-            return None;
-        };
-        let Some(when) = &w.when else {
-            self.missing(
-                "when",
-                "`confirm`",
-                span(c),
-                "name the condition under which a call cannot be undone, e.g. `confirm: { when: \"type is rebuild or restore\" }`, or write `confirm: true`",
-            );
-            return None;
-        };
-        self.non_empty(
-            when,
-            "confirm.when",
-            "name the condition under which a call cannot be undone, e.g. `when: type is rebuild or restore`, or write `confirm: true`",
-        )
-    }
+/// `confirm: { when: … }`: the condition, which must say something.
+fn confirm_when(v: &mut Validator, c: &Spanned<RawConfirm>) -> Option<String> {
+    let RawConfirm::When(w) = &c.value else {
+        return None;
+    };
+    let Some(when) = &w.when else {
+        missing(
+            v,
+            "when",
+            "`confirm`",
+            span(c),
+            "name the condition under which a call cannot be undone, e.g. `confirm: { when: \"type is rebuild or restore\" }`, or write `confirm: true`",
+        );
+        return None;
+    };
+    non_empty(
+        v,
+        when,
+        "confirm.when",
+        "name the condition under which a call cannot be undone, e.g. `when: type is rebuild or restore`, or write `confirm: true`",
+    )
 }
 
 /// Where each part of an operation entry is (the entry itself where a part is absent).

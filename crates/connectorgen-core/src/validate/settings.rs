@@ -7,11 +7,11 @@
 
 use serde_saphyr::Spanned;
 
-use super::Validator;
-use super::inline::lower::Errors;
+use super::context::{Validator, checked_url};
+use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
-use crate::manifest::{RawLintSetting, RawLints, span};
-use crate::model::{Level, Lint, LintConfig};
+use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, span};
+use crate::model::{Document, Level, Lint, LintConfig, Service};
 use crate::model::{Names as _, Target};
 
 /// What the manifest-wide keys say that inline operations are checked against, set
@@ -26,127 +26,216 @@ pub(super) struct Settings {
     pub api_key_header: Option<String>,
 }
 
-impl Validator {
-    /// `targets:` — known names, at least one; kept in a fixed order without repeats so
-    /// the outputs do not depend on how the list was written.
-    pub(super) fn targets(&mut self, raw: Option<&Spanned<Vec<Spanned<String>>>>) -> Vec<Target> {
-        let Some(raw) = raw else {
-            return vec![Target::Muse];
+/// `targets:` — known names, at least one; kept in a fixed order without repeats so
+/// the outputs do not depend on how the list was written.
+pub(in crate::validate) fn targets(
+    v: &mut Validator,
+    raw: Option<&Spanned<Vec<Spanned<String>>>>,
+) -> Vec<Target> {
+    let Some(raw) = raw else {
+        return vec![Target::Muse];
+    };
+    if raw.value.is_empty() {
+        v.findings.push(Diagnostic::UnknownTarget {
+            target: String::new(),
+            span: span(raw),
+            help: "list at least one target, e.g. `targets: [muse]`".to_string(),
+        });
+    }
+    let mut targets: Vec<Target> = raw
+        .value
+        .iter()
+        .filter_map(|t| {
+            let found = Target::named(t.value.trim());
+            if found.is_none() {
+                v.findings.push(Diagnostic::UnknownTarget {
+                    target: t.value.clone(),
+                    span: span(t),
+                    help: suggest(t.value.trim(), Target::names()),
+                });
+            }
+            found
+        })
+        .collect();
+    targets.sort();
+    targets.dedup();
+    targets
+}
+
+pub(in crate::validate) fn lint_id(v: &mut Validator, id: &Spanned<String>) -> Option<Lint> {
+    let found = Lint::lint_from_id(id.value.trim());
+    if let Some(lint) = found.filter(|l| l.is_retired()) {
+        v.findings.add(Finding::warning(Diagnostic::RetiredLint {
+            id: lint.code().to_string(),
+            span: span(id),
+        }));
+    }
+    if found.is_none() {
+        v.findings.push(Diagnostic::UnknownLint {
+            id: id.value.clone(),
+            span: span(id),
+            help: suggest(id.value.trim(), Lint::lints().map(Lint::code)),
+        });
+    }
+    found
+}
+
+pub(super) fn lint_level(v: &mut Validator, id: &str, level: &str, at: Span) -> Option<Level> {
+    let found = Level::named(level.trim());
+    if found.is_none() {
+        v.findings.push(Diagnostic::InvalidLintSetting {
+            id: id.to_string(),
+            reason: format!(
+                "`{level}` is not a level; {}",
+                suggest(level.trim(), Level::names())
+            ),
+            span: at,
+        });
+    }
+    found
+}
+
+pub(in crate::validate) fn lint_config(
+    v: &mut Validator,
+    raw: Option<&Spanned<RawLints>>,
+) -> LintConfig {
+    let mut config = LintConfig::default();
+    let Some(raw) = raw else { return config };
+    for (id, setting) in &raw.value {
+        let Some(lint) = lint_id(v, id) else {
+            continue;
         };
-        if raw.value.is_empty() {
-            self.findings.push(Diagnostic::UnknownTarget {
-                target: String::new(),
-                span: span(raw),
-                help: "list at least one target, e.g. `targets: [muse]`".to_string(),
-            });
-        }
-        let mut targets: Vec<Target> = raw
-            .value
-            .iter()
-            .filter_map(|t| {
-                let found = Target::named(t.value.trim());
-                if found.is_none() {
-                    self.findings.push(Diagnostic::UnknownTarget {
-                        target: t.value.clone(),
-                        span: span(t),
-                        help: suggest(t.value.trim(), Target::names()),
+        let at = span(setting);
+        match &setting.value {
+            RawLintSetting::Level(level) => {
+                if let Some(level) = lint_level(v, &id.value, level, at) {
+                    config.set(lint, level);
+                }
+            }
+            RawLintSetting::Detailed(detail) => {
+                // `{ max: 200 }` alone means "check, with this maximum".
+                let level = match &detail.level {
+                    Some(level) => lint_level(v, &id.value, level, at),
+                    None => Some(Level::Warn),
+                };
+                if let Some(level) = level {
+                    config.set(lint, level);
+                }
+                let reason = match (detail.max, lint) {
+                    (None, _) => None,
+                    (Some(max), Lint::DescriptionTooLong) if max > 0 => {
+                        config.description_max = usize::try_from(max).unwrap_or(usize::MAX);
+                        None
+                    }
+                    (Some(max), Lint::McpToolTooLarge) if max > 0 => {
+                        config.mcp_tool_max = usize::try_from(max).unwrap_or(usize::MAX);
+                        None
+                    }
+                    (Some(max), Lint::DescriptionTooLong) => Some(format!(
+                        "`max` must be a positive number of characters, not {max}"
+                    )),
+                    (Some(max), Lint::McpToolTooLarge) => Some(format!(
+                        "`max` must be a positive number of bytes, not {max}"
+                    )),
+                    (Some(_), _) => Some(
+                        "only description-too-long and mcp-tool-too-large take `max`".to_string(),
+                    ),
+                };
+                if let Some(reason) = reason {
+                    v.findings.push(Diagnostic::InvalidLintSetting {
+                        id: id.value.clone(),
+                        reason,
+                        span: at,
                     });
-                }
-                found
-            })
-            .collect();
-        targets.sort();
-        targets.dedup();
-        targets
-    }
-
-    pub(super) fn lint_id(&mut self, id: &Spanned<String>) -> Option<Lint> {
-        let found = Lint::lint_from_id(id.value.trim());
-        if let Some(lint) = found.filter(|l| l.is_retired()) {
-            self.findings.add(Finding::warning(Diagnostic::RetiredLint {
-                id: lint.code().to_string(),
-                span: span(id),
-            }));
-        }
-        if found.is_none() {
-            self.findings.push(Diagnostic::UnknownLint {
-                id: id.value.clone(),
-                span: span(id),
-                help: suggest(id.value.trim(), Lint::lints().map(Lint::code)),
-            });
-        }
-        found
-    }
-
-    pub(super) fn lint_level(&mut self, id: &str, level: &str, at: Span) -> Option<Level> {
-        let found = Level::named(level.trim());
-        if found.is_none() {
-            self.findings.push(Diagnostic::InvalidLintSetting {
-                id: id.to_string(),
-                reason: format!(
-                    "`{level}` is not a level; {}",
-                    suggest(level.trim(), Level::names())
-                ),
-                span: at,
-            });
-        }
-        found
-    }
-
-    pub(super) fn lint_config(&mut self, raw: Option<&Spanned<RawLints>>) -> LintConfig {
-        let mut config = LintConfig::default();
-        let Some(raw) = raw else { return config };
-        for (id, setting) in &raw.value {
-            let Some(lint) = self.lint_id(id) else {
-                continue;
-            };
-            let at = span(setting);
-            match &setting.value {
-                RawLintSetting::Level(level) => {
-                    if let Some(level) = self.lint_level(&id.value, level, at) {
-                        config.set(lint, level);
-                    }
-                }
-                RawLintSetting::Detailed(detail) => {
-                    // `{ max: 200 }` alone means "check, with this maximum".
-                    let level = match &detail.level {
-                        Some(level) => self.lint_level(&id.value, level, at),
-                        None => Some(Level::Warn),
-                    };
-                    if let Some(level) = level {
-                        config.set(lint, level);
-                    }
-                    let reason = match (detail.max, lint) {
-                        (None, _) => None,
-                        (Some(max), Lint::DescriptionTooLong) if max > 0 => {
-                            config.description_max = usize::try_from(max).unwrap_or(usize::MAX);
-                            None
-                        }
-                        (Some(max), Lint::McpToolTooLarge) if max > 0 => {
-                            config.mcp_tool_max = usize::try_from(max).unwrap_or(usize::MAX);
-                            None
-                        }
-                        (Some(max), Lint::DescriptionTooLong) => Some(format!(
-                            "`max` must be a positive number of characters, not {max}"
-                        )),
-                        (Some(max), Lint::McpToolTooLarge) => Some(format!(
-                            "`max` must be a positive number of bytes, not {max}"
-                        )),
-                        (Some(_), _) => Some(
-                            "only description-too-long and mcp-tool-too-large take `max`"
-                                .to_string(),
-                        ),
-                    };
-                    if let Some(reason) = reason {
-                        self.findings.push(Diagnostic::InvalidLintSetting {
-                            id: id.value.clone(),
-                            reason,
-                            span: at,
-                        });
-                    }
                 }
             }
         }
-        config
     }
+    config
+}
+
+/// The manifest-wide settings every mode reads after its operations: `probe.sandboxUrl`,
+/// `lint:` and `targets:`.
+pub(super) struct Wide {
+    pub sandbox_url: Option<String>,
+    pub lint: LintConfig,
+    pub targets: Vec<Target>,
+}
+
+/// `probe.sandboxUrl` (a URL), `lint:` and `targets:`, in this order.
+pub(super) fn wide(
+    v: &mut Validator,
+    probe: Option<&Spanned<RawManifestProbe>>,
+    lint: Option<&Spanned<RawLints>>,
+    raw_targets: Option<&Spanned<Vec<Spanned<String>>>>,
+) -> Wide {
+    let sandbox_url = probe
+        .and_then(|p| p.value.sandbox_url.as_ref())
+        .and_then(|url| checked_url(v, url, "probe.sandboxUrl"));
+    Wide {
+        sandbox_url,
+        lint: lint_config(v, lint),
+        targets: targets(v, raw_targets),
+    }
+}
+
+/// A sandbox URL that is the production one (`service.publicUrl` or the document's
+/// first server): `probe` would spend real money. `false` when it is.
+pub(super) fn sandbox_apart(
+    v: &mut Validator,
+    wide: &Wide,
+    probe: Option<&Spanned<RawManifestProbe>>,
+    service: &Service,
+    document: &Document,
+    root: Span,
+) -> bool {
+    let Some(sandbox) = &wide.sandbox_url else {
+        return true;
+    };
+    let Some(production) = production_twin(sandbox, &service.public_url, document) else {
+        return true;
+    };
+    let at = probe
+        .and_then(|p| p.value.sandbox_url.as_ref())
+        .map_or(root, span);
+    v.findings.push(Diagnostic::SandboxIsProduction {
+        url: sandbox.clone(),
+        production,
+        span: at,
+    });
+    false
+}
+
+/// Which production URL `sandbox` is (`service.publicUrl` or the document's first
+/// server), compared without case in scheme and host and without a trailing `/`.
+fn production_twin(sandbox: &str, public_url: &str, document: &Document) -> Option<&'static str> {
+    let same = |a: &str, b: &str| {
+        let norm = |u: &str| {
+            let u = u.trim().trim_end_matches('/');
+            match u.split_once("://") {
+                Some((scheme, rest)) => {
+                    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                    format!(
+                        "{}://{}{path}",
+                        scheme.to_ascii_lowercase(),
+                        host.to_ascii_lowercase()
+                    )
+                }
+                None => u.to_string(),
+            }
+        };
+        norm(a) == norm(b)
+    };
+    if same(sandbox, public_url) {
+        return Some("service.publicUrl");
+    }
+    let first = document
+        .root
+        .get("servers")
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("url"))
+        .and_then(serde_json::Value::as_str);
+    first
+        .filter(|f| same(sandbox, f))
+        .map(|_| "the first server")
 }

@@ -16,7 +16,8 @@ use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::model::{Operation, escape, unescape};
 use crate::subschemas::{self, Holds};
-use crate::validate::Validator;
+use crate::validate::base::official_schema::base_repaired;
+use crate::validate::context::Validator;
 
 /// At most this many examples are checked per run: a document with thousands of them
 /// must not make a build slow, and the first ones show the provider what is wrong.
@@ -25,54 +26,53 @@ const MAX_CHECKED: usize = 2_000;
 /// Characters of a validator's message kept.
 const MESSAGE_CHARS: usize = 160;
 
-impl Validator {
-    /// Removes the examples that fail their schema, in the document and the operations.
-    pub(in crate::validate) fn drop_invalid_examples(
-        &mut self,
-        base: &Base,
-        root: &mut Map<String, Value>,
-        operations: &mut [Operation],
-    ) {
-        let components = root.get("components").cloned().unwrap_or(json!({}));
-        let mut checked = 0;
-        let mut dropped: Vec<(String, String)> = Vec::new();
-        let mut run =
-            |object: &mut Map<String, Value>, at: &str, find: &dyn Fn(&Value) -> Vec<Place>| {
-                let mut value = Value::Object(std::mem::take(object));
-                for place in find(&value) {
-                    let here = format!("{at}{}", place.pointer);
-                    let Some(target) = value.pointer_mut(&place.pointer) else {
-                        continue;
-                    };
-                    match place.kind {
-                        Kind::Schema => {
-                            schema_examples(target, &here, &components, &mut checked, &mut dropped);
-                        }
-                        Kind::MediaType | Kind::Parameter | Kind::Header if !place.reference => {
-                            beside(target, &here, &components, &mut checked, &mut dropped);
-                        }
-                        _ => {}
+/// Removes the examples that fail their schema, in the document and the operations.
+pub(in crate::validate) fn drop_invalid_examples(
+    v: &mut Validator,
+    base: &Base,
+    root: &mut Map<String, Value>,
+    operations: &mut [Operation],
+) {
+    let components = root.get("components").cloned().unwrap_or(json!({}));
+    let mut checked = 0;
+    let mut dropped: Vec<(String, String)> = Vec::new();
+    let mut run =
+        |object: &mut Map<String, Value>, at: &str, find: &dyn Fn(&Value) -> Vec<Place>| {
+            let mut value = Value::Object(std::mem::take(object));
+            for place in find(&value) {
+                let here = format!("{at}{}", place.pointer);
+                let Some(target) = value.pointer_mut(&place.pointer) else {
+                    continue;
+                };
+                match place.kind {
+                    Kind::Schema => {
+                        schema_examples(target, &here, &components, &mut checked, &mut dropped);
                     }
+                    Kind::MediaType | Kind::Parameter | Kind::Header if !place.reference => {
+                        beside(target, &here, &components, &mut checked, &mut dropped);
+                    }
+                    _ => {}
                 }
-                if let Value::Object(map) = value {
-                    *object = map;
-                }
-            };
-        run(root, "", &places::document);
-        for op in operations.iter_mut() {
-            let at = op.pointer();
-            run(&mut op.http, &at, &|v| places::operation(v, ""));
-        }
-        for (pointer, reason) in dropped {
-            self.base_repaired(
-                base,
-                &pointer,
-                format!(
-                    "the example at `{}` does not match its own schema ({reason}); repaired in the outputs: the example is left out",
-                    pointer.escape_debug()
-                ),
-            );
-        }
+            }
+            if let Value::Object(map) = value {
+                *object = map;
+            }
+        };
+    run(root, "", &places::document);
+    for op in operations.iter_mut() {
+        let at = op.pointer();
+        run(&mut op.http, &at, &|v| places::operation(v, ""));
+    }
+    for (pointer, reason) in dropped {
+        base_repaired(
+            v,
+            base,
+            &pointer,
+            format!(
+                "the example at `{}` does not match its own schema ({reason}); repaired in the outputs: the example is left out",
+                pointer.escape_debug()
+            ),
+        );
     }
 }
 

@@ -18,7 +18,7 @@ use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Names as _;
 use crate::model::{OpenapiVersion, Operation};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 const OPENAPI_30: &str = include_str!("../../schemas/openapi-3.0.schema.json");
 const OPENAPI_32: &str = include_str!("../../schemas/openapi-3.2.schema.json");
@@ -56,57 +56,60 @@ fn name(version: OpenapiVersion) -> &'static str {
     }
 }
 
-impl Validator {
-    /// Checks the kept document, with the exposed operations in their path items.
-    pub(in crate::validate) fn check_base_schema(
-        &mut self,
-        base: &Base,
-        root: &Map<String, Value>,
-        operations: &[Operation],
-    ) {
-        let mut document = root.clone();
-        if let Some(Value::Object(paths)) = document.get_mut("paths") {
-            for op in operations {
-                if let Some(Value::Object(item)) = paths.get_mut(&op.path) {
-                    item.insert(op.method.as_str().into(), Value::Object(op.http.clone()));
-                }
+/// Checks the kept document, with the exposed operations in their path items.
+pub(in crate::validate) fn check_base_schema(
+    v: &mut Validator,
+    base: &Base,
+    root: &Map<String, Value>,
+    operations: &[Operation],
+) {
+    let mut document = root.clone();
+    if let Some(Value::Object(paths)) = document.get_mut("paths") {
+        for op in operations {
+            if let Some(Value::Object(item)) = paths.get_mut(&op.path) {
+                item.insert(op.method.as_str().into(), Value::Object(op.http.clone()));
             }
         }
-        let document = Value::Object(document);
-        for error in schema(base.version)
-            .iter_errors(&document)
-            .take(MAX_FINDINGS)
-        {
-            let pointer = error.instance_path().to_string();
-            let message = error.to_string();
-            let place = if pointer.is_empty() {
-                "the document".to_string()
-            } else {
-                format!("`{}`", pointer.escape_debug())
-            };
-            let d = Diagnostic::BaseInvalid {
-                version: name(base.version),
-                what: format!(
-                    "at {place}: {}; the outputs keep it as written",
-                    crate::terminal::clip(&message, MESSAGE_CHARS)
-                ),
-                span: base.span(&pointer),
-                help: "tell the provider; validators may refuse the outputs at the same place"
-                    .to_string(),
-            };
-            self.findings.add(Finding::warning(d).in_base());
-        }
     }
-
-    /// A repair of the base document made in the outputs (`repair` says which), for
-    /// what breaks the schema of its version at `pointer`.
-    pub(in crate::validate) fn base_repaired(&mut self, base: &Base, pointer: &str, what: String) {
+    let document = Value::Object(document);
+    for error in schema(base.version)
+        .iter_errors(&document)
+        .take(MAX_FINDINGS)
+    {
+        let pointer = error.instance_path().to_string();
+        let message = error.to_string();
+        let place = if pointer.is_empty() {
+            "the document".to_string()
+        } else {
+            format!("`{}`", pointer.escape_debug())
+        };
         let d = Diagnostic::BaseInvalid {
             version: name(base.version),
-            what,
-            span: base.span(pointer),
-            help: "nothing to do: the outputs are repaired without changing any request; tell the provider".to_string(),
+            what: format!(
+                "at {place}: {}; the outputs keep it as written",
+                crate::terminal::clip(&message, MESSAGE_CHARS)
+            ),
+            span: base.span(&pointer),
+            help: "tell the provider; validators may refuse the outputs at the same place"
+                .to_string(),
         };
-        self.findings.add(Finding::warning(d).in_base());
+        v.findings.add(Finding::warning(d).in_base());
     }
+}
+
+/// A repair of the base document made in the outputs (`repair` says which), for
+/// what breaks the schema of its version at `pointer`.
+pub(in crate::validate) fn base_repaired(
+    v: &mut Validator,
+    base: &Base,
+    pointer: &str,
+    what: String,
+) {
+    let d = Diagnostic::BaseInvalid {
+        version: name(base.version),
+        what,
+        span: base.span(pointer),
+        help: "nothing to do: the outputs are repaired without changing any request; tell the provider".to_string(),
+    };
+    v.findings.add(Finding::warning(d).in_base());
 }

@@ -19,12 +19,15 @@ use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::{RawOperation, span};
 use crate::model::{Method, Names as _, Origin, escape};
+use crate::validate::context::{Checked, Validator};
+use crate::validate::context::{missing, non_empty};
 use crate::validate::safety::candidates::base_candidates;
+use crate::validate::safety::idempotency::base_idempotency;
+use crate::validate::safety::safety;
 use crate::validate::safety::{
     Body, Head, idempotency_parameter, needs_idempotency_key, operation, origin,
 };
 use crate::validate::syntax::is_identifier;
-use crate::validate::{Checked, Validator};
 
 /// The base operation an entry names, found and usable.
 struct Exposed<'a, 'b> {
@@ -36,324 +39,327 @@ struct Exposed<'a, 'b> {
     object: &'b Map<String, Value>,
 }
 
-impl Validator {
-    /// Every listed base operation that could be found and named.
-    pub(in crate::validate) fn base_operations<'a>(
-        &mut self,
-        raw: &'a [Spanned<RawOperation>],
-        base: &Base,
-    ) -> Vec<Checked<'a>> {
-        let mut listed: HashMap<String, Span> = HashMap::with_capacity(raw.len());
-        raw.iter()
-            .filter_map(|op| self.base_operation(op, base, &mut listed))
-            .collect()
+/// Every listed base operation that could be found and named.
+pub(in crate::validate) fn base_operations<'a>(
+    v: &mut Validator,
+    raw: &'a [Spanned<RawOperation>],
+    base: &Base,
+) -> Vec<Checked<'a>> {
+    let mut listed: HashMap<String, Span> = HashMap::with_capacity(raw.len());
+    raw.iter()
+        .filter_map(|op| base_operation(v, op, base, &mut listed))
+        .collect()
+}
+
+fn base_operation<'a>(
+    v: &mut Validator,
+    s: &'a Spanned<RawOperation>,
+    base: &Base,
+    listed: &mut HashMap<String, Span>,
+) -> Option<Checked<'a>> {
+    let raw = &s.value;
+    let at = span(s);
+    let before = v.findings.errors();
+    refuse_inline_keys(v, raw, at);
+    let Exposed {
+        name,
+        found,
+        method,
+        object,
+    } = find_base(v, raw, at, base, listed)?;
+    let id = base_id(v, raw, name, found, at);
+    let (summary, description) = base_text(v, raw, found, object);
+
+    let shown = id.as_deref().unwrap_or_else(|| name.value.trim());
+    let safety = safety(v, raw, shown, method == Method::Get);
+    let idempotency = base_idempotency(
+        v,
+        id.as_deref().unwrap_or_default(),
+        safety.idempotency.clone(),
+        &base_candidates(base, &found.path, object),
+        needs_idempotency_key(method, safety.spends_or_async()),
+        raw.idempotency.as_ref().map_or(at, span),
+    );
+    // As inline, but the HTTP parts are the base document's: findings about them
+    // point at `operation:`, where an override would go.
+    let origin = Origin {
+        path: span(name),
+        summary: raw.summary.as_ref().map_or(span(name), span),
+        description: raw.description.as_ref().map_or(span(name), span),
+        description_from_base: raw.description.is_none(),
+        input: None,
+        output: None,
+        query: Vec::new(),
+        ..origin(s)
+    };
+    let path_params = template_params(&found.path);
+    if v.findings.errors() > before {
+        return id.map(|id| {
+            let head = Head {
+                id,
+                method,
+                path: found.path.clone(),
+                path_params,
+                origin,
+            };
+            Checked::new(operation(head, None), s)
+        });
     }
 
-    fn base_operation<'a>(
-        &mut self,
-        s: &'a Spanned<RawOperation>,
-        base: &Base,
-        listed: &mut HashMap<String, Span>,
-    ) -> Option<Checked<'a>> {
-        let raw = &s.value;
-        let at = span(s);
-        let before = self.findings.errors();
-        self.refuse_inline_keys(raw, at);
-        let Exposed {
-            name,
-            found,
-            method,
-            object,
-        } = self.find_base(raw, at, base, listed)?;
-        let id = self.base_id(raw, name, found, at);
-        let (summary, description) = self.base_text(raw, found, object);
+    let idempotency = idempotency?;
+    let mut http = object.clone();
+    // The provider calls these back; an agent receives no calls, as with `webhooks`.
+    http.remove("callbacks");
+    if let Some(key) = idempotency.key().filter(|k| k.added) {
+        let parameters = http
+            .entry("parameters")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(list) = parameters {
+            list.push(idempotency_parameter(key.required));
+        }
+    }
+    let head = Head {
+        id: id?,
+        method,
+        path: found.path.clone(),
+        path_params,
+        origin,
+    };
+    let body = Body {
+        summary: summary?,
+        description: description?,
+        http,
+        safety,
+        idempotency,
+    };
+    Some(Checked::new(operation(head, Some(body)), s))
+}
 
-        let shown = id.as_deref().unwrap_or_else(|| name.value.trim());
-        let safety = self.safety(raw, shown, method == Method::Get);
-        let idempotency = self.base_idempotency(
-            id.as_deref().unwrap_or_default(),
-            safety.idempotency.clone(),
-            &base_candidates(base, &found.path, object),
-            needs_idempotency_key(method, safety.spends_or_async()),
-            raw.idempotency.as_ref().map_or(at, span),
+/// The keys an inline operation writes, which the base document says here: each is
+/// refused where it is written.
+fn refuse_inline_keys(v: &mut Validator, raw: &RawOperation, at: Span) {
+    let inline_keys = [
+        ("method", raw.method.as_ref().map(span)),
+        ("path", raw.path.as_ref().map(span)),
+        ("input", raw.input.as_ref().map(span)),
+        ("output", raw.output.as_ref().map(span)),
+        ("query", first_or(raw.query.as_ref(), at)),
+        ("inputType", raw.input_type.as_ref().map(span)),
+        ("inputRequired", raw.input_required.as_ref().map(span)),
+        ("status", raw.status.as_ref().map(span)),
+        ("outputType", raw.output_type.as_ref().map(span)),
+        ("params", first_or(raw.params.as_ref(), at)),
+        ("headers", first_or(raw.headers.as_ref(), at)),
+        ("deprecated", raw.deprecated.as_ref().map(span)),
+        ("tags", first_or(raw.tags.as_ref(), at)),
+        ("openapi", raw.openapi.as_ref().map(span)),
+    ];
+    for (key, place) in inline_keys {
+        if let Some(place) = place {
+            v.findings
+                .push(Diagnostic::InlineKeyWithBase { key, span: place });
+        }
+    }
+}
+
+/// The base operation `operation:` names, once it is found, named once, listed once,
+/// with a method 3.1 has and parameters a client can send (each problem reported).
+fn find_base<'a, 'b>(
+    v: &mut Validator,
+    raw: &'a RawOperation,
+    at: Span,
+    base: &'b Base,
+    listed: &mut HashMap<String, Span>,
+) -> Option<Exposed<'a, 'b>> {
+    let Some(name) = &raw.operation else {
+        missing(
+            v,
+            "operation",
+            "an operation",
+            at,
+            "name the base operation it exposes: `operation: createThing` (its operationId) or `operation: \"POST /v1/things\"`",
         );
-        // As inline, but the HTTP parts are the base document's: findings about them
-        // point at `operation:`, where an override would go.
-        let origin = Origin {
-            path: span(name),
-            summary: raw.summary.as_ref().map_or(span(name), span),
-            description: raw.description.as_ref().map_or(span(name), span),
-            description_from_base: raw.description.is_none(),
-            input: None,
-            output: None,
-            query: Vec::new(),
-            ..origin(s)
+        return None;
+    };
+    if let Some((by_id, by_route)) = base.ambiguous(&name.value) {
+        v.findings.push(ambiguous(name, by_id, by_route));
+        return None;
+    }
+    if let Some((route, _, _)) = base.only_in_32.iter().find(|(route, id, _)| {
+        id.as_deref() == Some(name.value.trim()) || same_route(route, &name.value)
+    }) {
+        let named = if same_route(route, &name.value) {
+            format!("`{}`", route.escape_debug())
+        } else {
+            format!("`{}` (`{}`)", name.value.trim(), route.escape_debug())
         };
-        let path_params = template_params(&found.path);
-        if self.findings.errors() > before {
-            return id.map(|id| {
-                let head = Head {
-                    id,
-                    method,
-                    path: found.path.clone(),
-                    path_params,
-                    origin,
-                };
-                Checked::new(operation(head, None), s)
+        let construct = if route.starts_with("QUERY ") {
+            "the `query` method"
+        } else {
+            "an `additionalOperations` method"
+        };
+        v.findings.push(Diagnostic::Openapi32Unsupported {
+            what: format!(
+                "the operation {named} uses {construct}, which OpenAPI 3.1 (every output) cannot express"
+            ),
+            span: span(name),
+            help: "leave it out of `operations`, or expose another route of the provider that makes the same request with a method 3.1 has (GET, POST, PUT, PATCH, DELETE)".to_string(),
+        });
+        return None;
+    }
+    let Some(found) = base.find(&name.value) else {
+        let known = base
+            .operations
+            .iter()
+            .flat_map(|o| o.operation_id.clone().into_iter().chain([o.route()]))
+            .collect::<Vec<_>>();
+        v.findings.push(Diagnostic::UnknownBaseOperation {
+            name: name.value.clone(),
+            span: span(name),
+            help: suggest(name.value.trim(), known.iter().map(String::as_str)),
+        });
+        return None;
+    };
+    let pointer = found.pointer();
+    if let Some(reason) = found.path_problem() {
+        // Markdown quotes the path in a code span: a newline or a backtick in it
+        // would let the base document write its own headings into llms.txt.
+        v.findings.push_base(Diagnostic::InvalidBasePath {
+            path: found.path.escape_debug().to_string(),
+            reason,
+            span: base.span(&format!("/paths/{}", escape(&found.path))),
+        });
+        return None;
+    }
+    if let Some(first) = listed.get(&pointer) {
+        v.findings.push(Diagnostic::OperationListedTwice {
+            name: name.value.trim().to_string(),
+            span: span(name),
+            first: *first,
+        });
+        return None;
+    }
+    listed.insert(pointer.clone(), span(name));
+    let Some(method) = Method::named(found.method) else {
+        v.findings.push(Diagnostic::UnsupportedMethod {
+            name: name.value.trim().to_string(),
+            method: found.method.to_ascii_uppercase(),
+            span: span(name),
+        });
+        return None;
+    };
+    let Some(object) = base.get(&pointer).and_then(Value::as_object) else {
+        v.findings.push_base(Diagnostic::BaseSyntax {
+            message: format!("the operation `{}` is not a mapping", found.route()),
+            span: base.span(&pointer),
+        });
+        return None;
+    };
+
+    for (pointer, reason) in parameter_problems(base, &found.path, &pointer, object) {
+        v.findings.push_base(Diagnostic::InvalidBaseParameter {
+            route: found.route(),
+            reason,
+            span: base.span(&pointer),
+        });
+    }
+    Some(Exposed {
+        name,
+        found,
+        method,
+        object,
+    })
+}
+
+/// The entry's id: `id:` when written, else the base operationId (`None` when
+/// reported).
+fn base_id(
+    v: &mut Validator,
+    raw: &RawOperation,
+    name: &Spanned<String>,
+    found: &BaseOperation,
+    at: Span,
+) -> Option<String> {
+    match (&raw.id, &found.operation_id) {
+        (Some(id), _) if !is_identifier(&id.value) => {
+            v.findings.push(Diagnostic::InvalidOperationId {
+                id: id.value.clone(),
+                span: span(id),
             });
+            None
         }
-
-        let idempotency = idempotency?;
-        let mut http = object.clone();
-        // The provider calls these back; an agent receives no calls, as with `webhooks`.
-        http.remove("callbacks");
-        if let Some(key) = idempotency.key().filter(|k| k.added) {
-            let parameters = http
-                .entry("parameters")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(list) = parameters {
-                list.push(idempotency_parameter(key.required));
-            }
+        (Some(id), _) => Some(id.value.clone()),
+        (None, Some(base_id)) if !is_identifier(base_id) => {
+            v.findings.push(Diagnostic::IdNotForTarget {
+                id: base_id.clone(),
+                by: "by agents".to_string(),
+                reason: "agent-facing ids are 1 to 128 letters, digits, `_`, `.` or `-`"
+                    .to_string(),
+                span: span(name),
+                help: "the id comes from the base document's operationId: set `id:` on this entry, e.g. `id: createThing`".to_string(),
+            });
+            None
         }
-        let head = Head {
-            id: id?,
-            method,
-            path: found.path.clone(),
-            path_params,
-            origin,
-        };
-        let body = Body {
-            summary: summary?,
-            description: description?,
-            http,
-            safety,
-            idempotency,
-        };
-        Some(Checked::new(operation(head, Some(body)), s))
-    }
-
-    /// The keys an inline operation writes, which the base document says here: each is
-    /// refused where it is written.
-    fn refuse_inline_keys(&mut self, raw: &RawOperation, at: Span) {
-        let inline_keys = [
-            ("method", raw.method.as_ref().map(span)),
-            ("path", raw.path.as_ref().map(span)),
-            ("input", raw.input.as_ref().map(span)),
-            ("output", raw.output.as_ref().map(span)),
-            ("query", first_or(raw.query.as_ref(), at)),
-            ("inputType", raw.input_type.as_ref().map(span)),
-            ("inputRequired", raw.input_required.as_ref().map(span)),
-            ("status", raw.status.as_ref().map(span)),
-            ("outputType", raw.output_type.as_ref().map(span)),
-            ("params", first_or(raw.params.as_ref(), at)),
-            ("headers", first_or(raw.headers.as_ref(), at)),
-            ("deprecated", raw.deprecated.as_ref().map(span)),
-            ("tags", first_or(raw.tags.as_ref(), at)),
-            ("openapi", raw.openapi.as_ref().map(span)),
-        ];
-        for (key, place) in inline_keys {
-            if let Some(place) = place {
-                self.findings
-                    .push(Diagnostic::InlineKeyWithBase { key, span: place });
-            }
-        }
-    }
-
-    /// The base operation `operation:` names, once it is found, named once, listed once,
-    /// with a method 3.1 has and parameters a client can send (each problem reported).
-    fn find_base<'a, 'b>(
-        &mut self,
-        raw: &'a RawOperation,
-        at: Span,
-        base: &'b Base,
-        listed: &mut HashMap<String, Span>,
-    ) -> Option<Exposed<'a, 'b>> {
-        let Some(name) = &raw.operation else {
-            self.missing(
-                "operation",
+        (None, Some(base_id)) => Some(base_id.clone()),
+        (None, None) => {
+            missing(
+                v,
+                "id",
                 "an operation",
                 at,
-                "name the base operation it exposes: `operation: createThing` (its operationId) or `operation: \"POST /v1/things\"`",
+                "this base operation has no operationId: add `id: someName`, the name the model calls it by",
             );
-            return None;
-        };
-        if let Some((by_id, by_route)) = base.ambiguous(&name.value) {
-            self.findings.push(ambiguous(name, by_id, by_route));
-            return None;
-        }
-        if let Some((route, _, _)) = base.only_in_32.iter().find(|(route, id, _)| {
-            id.as_deref() == Some(name.value.trim()) || same_route(route, &name.value)
-        }) {
-            let named = if same_route(route, &name.value) {
-                format!("`{}`", route.escape_debug())
-            } else {
-                format!("`{}` (`{}`)", name.value.trim(), route.escape_debug())
-            };
-            let construct = if route.starts_with("QUERY ") {
-                "the `query` method"
-            } else {
-                "an `additionalOperations` method"
-            };
-            self.findings.push(Diagnostic::Openapi32Unsupported {
-                what: format!(
-                    "the operation {named} uses {construct}, which OpenAPI 3.1 (every output) cannot express"
-                ),
-                span: span(name),
-                help: "leave it out of `operations`, or expose another route of the provider that makes the same request with a method 3.1 has (GET, POST, PUT, PATCH, DELETE)".to_string(),
-            });
-            return None;
-        }
-        let Some(found) = base.find(&name.value) else {
-            let known = base
-                .operations
-                .iter()
-                .flat_map(|o| o.operation_id.clone().into_iter().chain([o.route()]))
-                .collect::<Vec<_>>();
-            self.findings.push(Diagnostic::UnknownBaseOperation {
-                name: name.value.clone(),
-                span: span(name),
-                help: suggest(name.value.trim(), known.iter().map(String::as_str)),
-            });
-            return None;
-        };
-        let pointer = found.pointer();
-        if let Some(reason) = found.path_problem() {
-            // Markdown quotes the path in a code span: a newline or a backtick in it
-            // would let the base document write its own headings into llms.txt.
-            self.findings.push_base(Diagnostic::InvalidBasePath {
-                path: found.path.escape_debug().to_string(),
-                reason,
-                span: base.span(&format!("/paths/{}", escape(&found.path))),
-            });
-            return None;
-        }
-        if let Some(first) = listed.get(&pointer) {
-            self.findings.push(Diagnostic::OperationListedTwice {
-                name: name.value.trim().to_string(),
-                span: span(name),
-                first: *first,
-            });
-            return None;
-        }
-        listed.insert(pointer.clone(), span(name));
-        let Some(method) = Method::named(found.method) else {
-            self.findings.push(Diagnostic::UnsupportedMethod {
-                name: name.value.trim().to_string(),
-                method: found.method.to_ascii_uppercase(),
-                span: span(name),
-            });
-            return None;
-        };
-        let Some(object) = base.get(&pointer).and_then(Value::as_object) else {
-            self.findings.push_base(Diagnostic::BaseSyntax {
-                message: format!("the operation `{}` is not a mapping", found.route()),
-                span: base.span(&pointer),
-            });
-            return None;
-        };
-
-        for (pointer, reason) in parameter_problems(base, &found.path, &pointer, object) {
-            self.findings.push_base(Diagnostic::InvalidBaseParameter {
-                route: found.route(),
-                reason,
-                span: base.span(&pointer),
-            });
-        }
-        Some(Exposed {
-            name,
-            found,
-            method,
-            object,
-        })
-    }
-
-    /// The entry's id: `id:` when written, else the base operationId (`None` when
-    /// reported).
-    fn base_id(
-        &mut self,
-        raw: &RawOperation,
-        name: &Spanned<String>,
-        found: &BaseOperation,
-        at: Span,
-    ) -> Option<String> {
-        match (&raw.id, &found.operation_id) {
-            (Some(id), _) if !is_identifier(&id.value) => {
-                self.findings.push(Diagnostic::InvalidOperationId {
-                    id: id.value.clone(),
-                    span: span(id),
-                });
-                None
-            }
-            (Some(id), _) => Some(id.value.clone()),
-            (None, Some(base_id)) if !is_identifier(base_id) => {
-                self.findings.push(Diagnostic::IdNotForTarget {
-                    id: base_id.clone(),
-                    by: "by agents".to_string(),
-                    reason: "agent-facing ids are 1 to 128 letters, digits, `_`, `.` or `-`"
-                        .to_string(),
-                    span: span(name),
-                    help: "the id comes from the base document's operationId: set `id:` on this entry, e.g. `id: createThing`".to_string(),
-                });
-                None
-            }
-            (None, Some(base_id)) => Some(base_id.clone()),
-            (None, None) => {
-                self.missing(
-                    "id",
-                    "an operation",
-                    at,
-                    "this base operation has no operationId: add `id: someName`, the name the model calls it by",
-                );
-                None
-            }
+            None
         }
     }
+}
 
-    /// The summary and description: the author's when written, else the base's (a long
-    /// `summary` is the description, and its first sentence the summary).
-    fn base_text(
-        &mut self,
-        raw: &RawOperation,
-        found: &BaseOperation,
-        object: &Map<String, Value>,
-    ) -> (Option<String>, Option<String>) {
-        let text = |key: &str| {
-            object
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-        };
-        // Some documents keep the long text in `summary` and have no `description`.
-        let short_summary = text("summary").filter(|s| is_short(s));
-        let summary = match &raw.summary {
-            Some(s) => self.non_empty(
-                s,
-                "summary",
-                "write a short summary, or remove `summary` to use the base document's",
-            ),
-            None => Some(
-                short_summary
-                    .map(plain)
-                    .or_else(|| text("summary").or(text("description")).map(first_sentence))
-                    .unwrap_or_else(|| found.route()),
-            ),
-        };
-        let description = match &raw.description {
-            Some(d) => self.non_empty(
-                d,
-                "description",
-                "say what the call does and what it will not do, or remove `description` to use the base document's",
-            ),
-            None => Some(
-                text("description")
-                    .or_else(|| text("summary").filter(|s| !is_short(s)))
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-        };
-        (summary, description)
-    }
+/// The summary and description: the author's when written, else the base's (a long
+/// `summary` is the description, and its first sentence the summary).
+fn base_text(
+    v: &mut Validator,
+    raw: &RawOperation,
+    found: &BaseOperation,
+    object: &Map<String, Value>,
+) -> (Option<String>, Option<String>) {
+    let text = |key: &str| {
+        object
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+    };
+    // Some documents keep the long text in `summary` and have no `description`.
+    let short_summary = text("summary").filter(|s| is_short(s));
+    let summary = match &raw.summary {
+        Some(s) => non_empty(
+            v,
+            s,
+            "summary",
+            "write a short summary, or remove `summary` to use the base document's",
+        ),
+        None => Some(
+            short_summary
+                .map(plain)
+                .or_else(|| text("summary").or(text("description")).map(first_sentence))
+                .unwrap_or_else(|| found.route()),
+        ),
+    };
+    let description = match &raw.description {
+        Some(d) => non_empty(
+            v,
+            d,
+            "description",
+            "say what the call does and what it will not do, or remove `description` to use the base document's",
+        ),
+        None => Some(
+            text("description")
+                .or_else(|| text("summary").filter(|s| !is_short(s)))
+                .unwrap_or_default()
+                .to_string(),
+        ),
+    };
+    (summary, description)
 }
 
 /// The parameters of an operation (its path item's shared ones, then its own, each

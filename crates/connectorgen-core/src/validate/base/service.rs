@@ -12,110 +12,135 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use crate::base::Base;
+use crate::diagnostics::Span;
 use crate::manifest::{RawService, span};
 use crate::model::Service;
-use crate::validate::Validator;
+use crate::validate::context::Validator;
+use crate::validate::context::{checked_url, link, missing, non_empty, url};
 use crate::validate::syntax::check_url;
 
-impl Validator {
-    /// `service:` in base mode: every field but `dashboardUrl` defaults to the base
-    /// document's `info` and first server. Also says whether `publicUrl` was given.
-    pub(in crate::validate) fn base_service(
-        &mut self,
-        s: &Spanned<RawService>,
-        base: &Base,
-    ) -> Option<(Service, bool)> {
-        let at = span(s);
-        let raw = &s.value;
-        let info = base.root.get("info");
-        let info_text = |key: &str| {
-            info.and_then(|i| i.get(key))
-                .and_then(|v| match v {
-                    Value::String(s) => Some(s.trim().to_string()),
-                    Value::Number(n) => Some(n.to_string()),
-                    _ => None,
-                })
-                .filter(|t| !t.is_empty())
-        };
-        let mut field = |value: &Option<Spanned<String>>,
-                         key: &'static str,
-                         default: Option<String>,
-                         help: &str| {
-            if let Some(v) = value {
-                self.non_empty(v, key, help)
-            } else {
-                if default.is_none() {
-                    self.missing(key, "`service`", at, help);
-                }
-                default
-            }
-        };
-        let title = field(
-            &raw.title,
-            "title",
-            info_text("title"),
-            "give a title, or remove `title` to use the base document's info.title",
+/// `service:` over the base's `info`, or the finding that it is missing; and whether
+/// `publicUrl` was given.
+pub(in crate::validate) fn service(
+    v: &mut Validator,
+    s: Option<&Spanned<RawService>>,
+    root: Span,
+    base: &Base,
+) -> (Option<Service>, bool) {
+    let Some(s) = s else {
+        missing(
+            v,
+            "service",
+            "the manifest",
+            root,
+            "add `service:` with at least `dashboardUrl: https://…` (where the person creates API keys); every other field defaults to the base document",
         );
-        let name = field(
-            &raw.name,
-            "name",
-            info_text("title").map(|t| service_name(&t)),
-            "give the service's name as people know it, e.g. `name: VidGen`",
-        );
-        let version = field(
-            &raw.version,
-            "version",
-            info_text("version"),
-            "give the API's version, e.g. `version: 1.0.0`",
-        );
-        let description = field(
-            &raw.description,
-            "description",
-            info_text("description"),
-            "the base document's info has no description: write one paragraph on who this connector is for and what it does",
-        );
-        let public_url = match &raw.public_url {
-            Some(url) => self.check_url(url, "publicUrl"),
-            None => match first_server(base) {
-                Ok(url) => Some(url),
-                Err(reason) => {
-                    self.missing(
-                        "publicUrl",
-                        "`service`",
-                        at,
-                        &format!("{reason}; add `publicUrl: https://…`, the API's base URL"),
-                    );
-                    None
-                }
-            },
-        };
-        let dashboard_url = self.url(raw.dashboard_url.as_ref(), "dashboardUrl", at);
-        let spec_url = self.link(raw.spec_url.as_ref(), "specUrl");
-        let docs_url = match &raw.docs_url {
-            Some(url) => self.link(Some(url), "docsUrl"),
-            None => Some(external_docs(base)),
-        };
-        let description = description?;
-        // The author's words stand as written; the document's are a Markdown page.
-        let summary = match &raw.description {
-            Some(_) => description.clone(),
-            None => summary(&description),
-        };
-        Some((
-            Service {
-                name: name?,
-                title: title?,
-                version: version?,
-                summary,
-                description,
-                spec_url: spec_url?,
-                docs_url: docs_url?,
-                public_url: public_url?,
-                dashboard_url: dashboard_url?,
-            },
-            raw.public_url.is_some(),
-        ))
+        return (None, false);
+    };
+    match base_service(v, s, base) {
+        Some((service, given)) => (Some(service), given),
+        None => (None, false),
     }
+}
+
+/// `service:` in base mode: every field but `dashboardUrl` defaults to the base
+/// document's `info` and first server. Also says whether `publicUrl` was given.
+fn base_service(
+    v: &mut Validator,
+    s: &Spanned<RawService>,
+    base: &Base,
+) -> Option<(Service, bool)> {
+    let at = span(s);
+    let raw = &s.value;
+    let info = base.root.get("info");
+    let info_text = |key: &str| {
+        info.and_then(|i| i.get(key))
+            .and_then(|v| match v {
+                Value::String(s) => Some(s.trim().to_string()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .filter(|t| !t.is_empty())
+    };
+    let mut field = |value: &Option<Spanned<String>>,
+                     key: &'static str,
+                     default: Option<String>,
+                     help: &str| {
+        if let Some(given) = value {
+            non_empty(v, given, key, help)
+        } else {
+            if default.is_none() {
+                missing(v, key, "`service`", at, help);
+            }
+            default
+        }
+    };
+    let title = field(
+        &raw.title,
+        "title",
+        info_text("title"),
+        "give a title, or remove `title` to use the base document's info.title",
+    );
+    let name = field(
+        &raw.name,
+        "name",
+        info_text("title").map(|t| service_name(&t)),
+        "give the service's name as people know it, e.g. `name: VidGen`",
+    );
+    let version = field(
+        &raw.version,
+        "version",
+        info_text("version"),
+        "give the API's version, e.g. `version: 1.0.0`",
+    );
+    let description = field(
+        &raw.description,
+        "description",
+        info_text("description"),
+        "the base document's info has no description: write one paragraph on who this connector is for and what it does",
+    );
+    let public_url = match &raw.public_url {
+        Some(url) => checked_url(v, url, "publicUrl"),
+        None => match first_server(base) {
+            Ok(url) => Some(url),
+            Err(reason) => {
+                missing(
+                    v,
+                    "publicUrl",
+                    "`service`",
+                    at,
+                    &format!("{reason}; add `publicUrl: https://…`, the API's base URL"),
+                );
+                None
+            }
+        },
+    };
+    let dashboard_url = url(v, raw.dashboard_url.as_ref(), "dashboardUrl", at);
+    let spec_url = link(v, raw.spec_url.as_ref(), "specUrl");
+    let docs_url = match &raw.docs_url {
+        Some(url) => link(v, Some(url), "docsUrl"),
+        None => Some(external_docs(base)),
+    };
+    let description = description?;
+    // The author's words stand as written; the document's are a Markdown page.
+    let summary = match &raw.description {
+        Some(_) => description.clone(),
+        None => summary(&description),
+    };
+    Some((
+        Service {
+            name: name?,
+            title: title?,
+            version: version?,
+            summary,
+            description,
+            spec_url: spec_url?,
+            docs_url: docs_url?,
+            public_url: public_url?,
+            dashboard_url: dashboard_url?,
+        },
+        raw.public_url.is_some(),
+    ))
 }
 
 /// The document's `externalDocs.url` (or the `info.externalDocs.url` some documents

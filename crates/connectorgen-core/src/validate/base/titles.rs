@@ -26,7 +26,7 @@ use crate::base::places::{self, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Operation, escape, unescape};
 use crate::subschemas::{self, Holds};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
 /// One titled schema of a scope: where it is (a pointer into the base) and its place
 /// relative to the scope, as words (`alipay`, `mandate_data anyOf 1`).
@@ -35,59 +35,57 @@ struct Titled {
     label: String,
 }
 
-impl Validator {
-    /// Makes the titles of each scope distinct, in the document and the operations.
-    pub(in crate::validate) fn repair_duplicate_titles(
-        &mut self,
-        base: &Base,
-        root: &mut Map<String, Value>,
-        operations: &mut [Operation],
-    ) {
-        let mut renames = Vec::new();
-        let document = Value::Object(std::mem::take(root));
-        let top = places::document(&document);
-        // The component schemas are one scope; every schema is the scope of what it holds.
-        let components: Vec<Titled> = schema_places(&top)
-            .filter_map(|p| {
-                let name = p.pointer.strip_prefix("/components/schemas/")?;
-                let titled = document
-                    .pointer(&format!("{}/title", p.pointer))
-                    .is_some_and(Value::is_string);
-                (titled && !name.contains('/')).then(|| Titled {
-                    pointer: p.pointer.clone(),
-                    label: unescape(name),
-                })
+/// Makes the titles of each scope distinct, in the document and the operations.
+pub(in crate::validate) fn repair_duplicate_titles(
+    v: &mut Validator,
+    base: &Base,
+    root: &mut Map<String, Value>,
+    operations: &mut [Operation],
+) {
+    let mut renames = Vec::new();
+    let document = Value::Object(std::mem::take(root));
+    let top = places::document(&document);
+    // The component schemas are one scope; every schema is the scope of what it holds.
+    let components: Vec<Titled> = schema_places(&top)
+        .filter_map(|p| {
+            let name = p.pointer.strip_prefix("/components/schemas/")?;
+            let titled = document
+                .pointer(&format!("{}/title", p.pointer))
+                .is_some_and(Value::is_string);
+            (titled && !name.contains('/')).then(|| Titled {
+                pointer: p.pointer.clone(),
+                label: unescape(name),
             })
-            .collect();
-        renames.extend(distinct(&document, components));
-        for place in schema_places(&top) {
-            nested(&document, &place.pointer, false, &mut renames);
-        }
-        let mut document = document;
-        apply(&mut document, "", &renames, self, base);
-        if let Value::Object(map) = document {
-            *root = map;
-        }
+        })
+        .collect();
+    renames.extend(distinct(&document, components));
+    for place in schema_places(&top) {
+        nested(&document, &place.pointer, false, &mut renames);
+    }
+    let mut document = document;
+    apply(&mut document, "", &renames, v, base);
+    if let Value::Object(map) = document {
+        *root = map;
+    }
 
-        for op in operations.iter_mut() {
-            let at = op.pointer();
-            let mut renames = Vec::new();
-            let value = Value::Object(std::mem::take(&mut op.http));
-            let found = places::operation(&value, "");
-            // The schemas an operation holds directly share the operation's name.
-            let mut own = Vec::new();
-            for place in schema_places(&found) {
-                named(&value, &place.pointer, &words(&place.pointer), &mut own);
-            }
-            renames.extend(distinct(&value, own));
-            for place in schema_places(&found) {
-                nested(&value, &place.pointer, false, &mut renames);
-            }
-            let mut value = value;
-            apply(&mut value, &at, &renames, self, base);
-            if let Value::Object(map) = value {
-                op.http = map;
-            }
+    for op in operations.iter_mut() {
+        let at = op.pointer();
+        let mut renames = Vec::new();
+        let value = Value::Object(std::mem::take(&mut op.http));
+        let found = places::operation(&value, "");
+        // The schemas an operation holds directly share the operation's name.
+        let mut own = Vec::new();
+        for place in schema_places(&found) {
+            named(&value, &place.pointer, &words(&place.pointer), &mut own);
+        }
+        renames.extend(distinct(&value, own));
+        for place in schema_places(&found) {
+            nested(&value, &place.pointer, false, &mut renames);
+        }
+        let mut value = value;
+        apply(&mut value, &at, &renames, v, base);
+        if let Value::Object(map) = value {
+            op.http = map;
         }
     }
 }

@@ -29,7 +29,8 @@ use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Operation;
-use crate::validate::Validator;
+use crate::validate::base::official_schema::base_repaired;
+use crate::validate::context::Validator;
 
 /// References followed at most from one media type to the one it names.
 const MAX_CHAIN: usize = 16;
@@ -55,127 +56,123 @@ impl Notes {
     }
 }
 
-impl Validator {
-    /// Writes the kept parts of a 3.2 base document as OpenAPI 3.1.
-    pub(in crate::validate) fn downgrade_32(
-        &mut self,
-        base: &Base,
-        root: &mut Map<String, Value>,
-        operations: &mut [Operation],
-    ) {
-        let mut notes = Notes::default();
-        root.insert("openapi".into(), json!("3.1.0"));
-        if root.shift_remove("$self").is_some() {
-            notes.add(
-                "`$self` (the document's own URI) is dropped: the outputs are other documents, whose references are all local".to_string(),
-                "/$self".to_string(),
-                false,
-            );
-        }
-        for (i, tag) in root
-            .get_mut("tags")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            if let Some(tag) = tag.as_object_mut() {
-                for key in ["summary", "parent", "kind"] {
-                    moved(tag, key, "a tag's", &format!("/tags/{i}"), &mut notes);
-                }
+/// Writes the kept parts of a 3.2 base document as OpenAPI 3.1.
+pub(in crate::validate) fn downgrade_32(
+    v: &mut Validator,
+    base: &Base,
+    root: &mut Map<String, Value>,
+    operations: &mut [Operation],
+) {
+    let mut notes = Notes::default();
+    root.insert("openapi".into(), json!("3.1.0"));
+    if root.shift_remove("$self").is_some() {
+        notes.add(
+            "`$self` (the document's own URI) is dropped: the outputs are other documents, whose references are all local".to_string(),
+            "/$self".to_string(),
+            false,
+        );
+    }
+    for (i, tag) in root
+        .get_mut("tags")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let Some(tag) = tag.as_object_mut() {
+            for key in ["summary", "parent", "kind"] {
+                moved(tag, key, "a tag's", &format!("/tags/{i}"), &mut notes);
             }
         }
-        servers(root, "", &mut notes);
-        // Written in place wherever they are used (from the base document), so the
-        // section itself goes before anything is converted.
-        if let Some(Value::Object(components)) = root.get_mut("components") {
-            components.shift_remove("mediaTypes");
-            if components.is_empty() {
-                root.remove("components");
-            }
+    }
+    servers(root, "", &mut notes);
+    // Written in place wherever they are used (from the base document), so the
+    // section itself goes before anything is converted.
+    if let Some(Value::Object(components)) = root.get_mut("components") {
+        components.shift_remove("mediaTypes");
+        if components.is_empty() {
+            root.remove("components");
         }
-        convert(base, root, "", places::document, &mut notes);
-        for op in operations.iter_mut() {
-            let at = op.pointer();
-            servers(&mut op.http, &at, &mut notes);
-            convert(
-                base,
-                &mut op.http,
-                &at,
-                |v| places::operation(v, ""),
-                &mut notes,
-            );
-        }
-        for what in notes.order {
-            let (pointer, count, error) = notes.by_what[&what].clone();
-            let what = match count {
-                1 => what,
-                n => format!("{what} ({n} places)"),
-            };
-            let d = Diagnostic::Openapi32Unsupported {
-                what,
-                span: base.span(&pointer),
-                help: if error {
-                    "leave the operation out of `operations`, or expose another of the provider's operations that makes the same request in a way OpenAPI 3.1 can describe".to_string()
-                } else {
-                    "nothing to do: the outputs are OpenAPI 3.1, and a 3.1 reader makes the same requests from what they say".to_string()
-                },
-            };
-            let finding = if error {
-                Finding::error(d)
+    }
+    convert(base, root, "", places::document, &mut notes);
+    for op in operations.iter_mut() {
+        let at = op.pointer();
+        servers(&mut op.http, &at, &mut notes);
+        convert(
+            base,
+            &mut op.http,
+            &at,
+            |v| places::operation(v, ""),
+            &mut notes,
+        );
+    }
+    for what in notes.order {
+        let (pointer, count, error) = notes.by_what[&what].clone();
+        let what = match count {
+            1 => what,
+            n => format!("{what} ({n} places)"),
+        };
+        let d = Diagnostic::Openapi32Unsupported {
+            what,
+            span: base.span(&pointer),
+            help: if error {
+                "leave the operation out of `operations`, or expose another of the provider's operations that makes the same request in a way OpenAPI 3.1 can describe".to_string()
             } else {
-                Finding::warning(d)
-            };
-            self.findings.add(finding.in_base());
-        }
+                "nothing to do: the outputs are OpenAPI 3.1, and a 3.1 reader makes the same requests from what they say".to_string()
+            },
+        };
+        let finding = if error {
+            Finding::error(d)
+        } else {
+            Finding::warning(d)
+        };
+        v.findings.add(finding.in_base());
     }
 }
 
-impl Validator {
-    /// In a 3.0 or 3.1 document, a media type given as a `$ref` into
-    /// `components.mediaTypes` (which only 3.2 has) is written in place: a 3.0/3.1
-    /// reader does not follow it, and the outputs would not validate.
-    pub(in crate::validate) fn repair_media_type_refs(
-        &mut self,
-        base: &Base,
-        root: &mut Map<String, Value>,
-        operations: &mut [Operation],
-    ) {
-        let mut notes = Notes::default();
-        let mut value = Value::Object(std::mem::take(root));
-        inline_media_types(base, &mut value, "", &places::document, &mut notes);
+/// In a 3.0 or 3.1 document, a media type given as a `$ref` into
+/// `components.mediaTypes` (which only 3.2 has) is written in place: a 3.0/3.1
+/// reader does not follow it, and the outputs would not validate.
+pub(in crate::validate) fn repair_media_type_refs(
+    v: &mut Validator,
+    base: &Base,
+    root: &mut Map<String, Value>,
+    operations: &mut [Operation],
+) {
+    let mut notes = Notes::default();
+    let mut value = Value::Object(std::mem::take(root));
+    inline_media_types(base, &mut value, "", &places::document, &mut notes);
+    if let Value::Object(map) = value {
+        *root = map;
+    }
+    for op in operations.iter_mut() {
+        let at = op.pointer();
+        let mut value = Value::Object(std::mem::take(&mut op.http));
+        let find = |v: &Value| places::operation(v, "");
+        inline_media_types(base, &mut value, &at, &find, &mut notes);
         if let Value::Object(map) = value {
-            *root = map;
+            op.http = map;
         }
-        for op in operations.iter_mut() {
-            let at = op.pointer();
-            let mut value = Value::Object(std::mem::take(&mut op.http));
-            let find = |v: &Value| places::operation(v, "");
-            inline_media_types(base, &mut value, &at, &find, &mut notes);
-            if let Value::Object(map) = value {
-                op.http = map;
+    }
+    if notes.order.is_empty() {
+        return;
+    }
+    if let Some(Value::Object(components)) = root.get_mut("components") {
+        components.shift_remove("mediaTypes");
+        if components.is_empty() {
+            root.shift_remove("components");
+        }
+    }
+    for what in notes.order {
+        let (pointer, count, _) = notes.by_what[&what].clone();
+        let what = format!(
+            "a media type is a `$ref` into `components.mediaTypes`, which only OpenAPI 3.2 has{}; repaired in the outputs: the media type is written in place",
+            match count {
+                1 => String::new(),
+                n => format!(" ({n} places)"),
             }
-        }
-        if notes.order.is_empty() {
-            return;
-        }
-        if let Some(Value::Object(components)) = root.get_mut("components") {
-            components.shift_remove("mediaTypes");
-            if components.is_empty() {
-                root.shift_remove("components");
-            }
-        }
-        for what in notes.order {
-            let (pointer, count, _) = notes.by_what[&what].clone();
-            let what = format!(
-                "a media type is a `$ref` into `components.mediaTypes`, which only OpenAPI 3.2 has{}; repaired in the outputs: the media type is written in place",
-                match count {
-                    1 => String::new(),
-                    n => format!(" ({n} places)"),
-                }
-            );
-            self.base_repaired(base, &pointer, what);
-        }
+        );
+        base_repaired(v, base, &pointer, what);
     }
 }
 

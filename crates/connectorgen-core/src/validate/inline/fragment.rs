@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::model::Names as _;
 use crate::model::{Method, escape};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 use crate::validate::syntax::check_url;
 
 /// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in
@@ -58,91 +58,89 @@ fn operation_schema() -> &'static jsonschema::Validator {
     })
 }
 
-impl Validator {
-    /// Checks an inline operation whose `openapi:` fragment (written at `at`) is merged
-    /// into `http`.
-    pub(in crate::validate) fn merged_fragment(
-        &mut self,
-        http: &mut Map<String, Value>,
-        method: Method,
-        at: Span,
-    ) {
-        if matches!(method, Method::Get | Method::Delete) && http.contains_key("requestBody") {
-            self.findings.push(Diagnostic::InputNotAllowed {
-                key: "openapi.requestBody",
-                method: method.as_str().to_string(),
-                span: at,
-            });
-        }
-        self.fragment_servers(http, at);
+/// Checks an inline operation whose `openapi:` fragment (written at `at`) is merged
+/// into `http`.
+pub(in crate::validate) fn merged_fragment(
+    v: &mut Validator,
+    http: &mut Map<String, Value>,
+    method: Method,
+    at: Span,
+) {
+    if matches!(method, Method::Get | Method::Delete) && http.contains_key("requestBody") {
+        v.findings.push(Diagnostic::InputNotAllowed {
+            key: "openapi.requestBody",
+            method: method.as_str().to_string(),
+            span: at,
+        });
+    }
+    fragment_servers(v, http, at);
 
-        let operation = Value::Object(std::mem::take(http));
-        let mut found = 0;
-        for error in operation_schema().iter_errors(&operation) {
-            if found == MAX_FINDINGS {
-                break;
-            }
+    let operation = Value::Object(std::mem::take(http));
+    let mut found = 0;
+    for error in operation_schema().iter_errors(&operation) {
+        if found == MAX_FINDINGS {
+            break;
+        }
+        found += 1;
+        let pointer = error.instance_path().to_string();
+        v.findings.push(fragment_problem(
+            &operation,
+            &pointer,
+            format!("OpenAPI 3.1 refuses it: {error}"),
+            at,
+        ));
+    }
+    for (pointer, schema) in schema_objects(&operation) {
+        if found == MAX_FINDINGS {
+            break;
+        }
+        // Anything but a mapping or a boolean was refused by the OpenAPI schema.
+        if !(schema.is_object() || schema.is_boolean()) {
+            continue;
+        }
+        if let Err(e) = jsonschema::meta::validate(schema) {
             found += 1;
-            let pointer = error.instance_path().to_string();
-            self.findings.push(fragment_problem(
+            let inside = format!("{pointer}{}", e.instance_path());
+            v.findings.push(fragment_problem(
                 &operation,
-                &pointer,
-                format!("OpenAPI 3.1 refuses it: {error}"),
+                &inside,
+                format!("not a valid JSON Schema (2020-12): {e}"),
                 at,
             ));
         }
-        for (pointer, schema) in schema_objects(&operation) {
-            if found == MAX_FINDINGS {
-                break;
-            }
-            // Anything but a mapping or a boolean was refused by the OpenAPI schema.
-            if !(schema.is_object() || schema.is_boolean()) {
-                continue;
-            }
-            if let Err(e) = jsonschema::meta::validate(schema) {
-                found += 1;
-                let inside = format!("{pointer}{}", e.instance_path());
-                self.findings.push(fragment_problem(
-                    &operation,
-                    &inside,
-                    format!("not a valid JSON Schema (2020-12): {e}"),
-                    at,
-                ));
-            }
-        }
-        if let Value::Object(map) = operation {
-            *http = map;
-        }
     }
+    if let Value::Object(map) = operation {
+        *http = map;
+    }
+}
 
-    /// Each `servers[].url` follows the rules of `publicUrl` and `servers:` (the author
-    /// is told of a bad URL); then the `servers` are left out, since `publicUrl` is where
-    /// the agent calls.
-    fn fragment_servers(&mut self, http: &mut Map<String, Value>, at: Span) {
-        let Some(Value::Array(servers)) = http.get_mut("servers") else {
-            return;
+/// Each `servers[].url` follows the rules of `publicUrl` and `servers:` (the author
+/// is told of a bad URL); then the `servers` are left out, since `publicUrl` is where
+/// the agent calls.
+fn fragment_servers(v: &mut Validator, http: &mut Map<String, Value>, at: Span) {
+    let Some(Value::Array(servers)) = http.get_mut("servers") else {
+        return;
+    };
+    for server in servers.iter() {
+        let Some(Value::String(url)) = server.get("url") else {
+            // Not a string, or absent: the OpenAPI schema reports it.
+            continue;
         };
-        for server in servers.iter() {
-            let Some(Value::String(url)) = server.get("url") else {
-                // Not a string, or absent: the OpenAPI schema reports it.
-                continue;
-            };
-            if let Err(reason) = check_url(url.trim()) {
-                self.findings.push(Diagnostic::BadUrl {
-                    key: "openapi.servers.url",
-                    reason: format!("`{}`: {reason}", url.escape_debug()),
-                    span: at,
-                });
-            }
-        }
-        // `publicUrl` (required inline) is where the agent calls every operation, as in
-        // base mode (docs/servers.md); the operation's own `servers` would win over it.
-        http.shift_remove("servers");
-        self.findings
-            .add(Finding::warning(Diagnostic::FragmentServersReplaced {
+        if let Err(reason) = check_url(url.trim()) {
+            v.findings.push(Diagnostic::BadUrl {
+                key: "openapi.servers.url",
+                reason: format!("`{}`: {reason}", url.escape_debug()),
                 span: at,
-            }));
+            });
+        }
     }
+    // `publicUrl` (required inline) is where the agent calls every operation, as in
+    // base mode (docs/servers.md); the operation's own `servers` would win over it.
+    http.shift_remove("servers");
+    v.findings
+        .add(Finding::warning(Diagnostic::FragmentServersReplaced {
+            span: at,
+        }));
 }
 
 /// A finding about the place `pointer` of the merged operation.
@@ -278,7 +276,7 @@ mod tests {
         .as_object()
         .cloned()
         .unwrap();
-        v.merged_fragment(&mut http, Method::Post, (0, 1).into());
+        merged_fragment(&mut v, &mut http, Method::Post, (0, 1).into());
         let findings = std::mem::take(&mut v.findings).into_vec();
         let found: Vec<_> = findings
             .iter()

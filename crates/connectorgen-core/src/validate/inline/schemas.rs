@@ -14,46 +14,44 @@ use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::subschemas::{self, Holds, KEYWORDS};
-use crate::validate::Validator;
+use crate::validate::context::Validator;
 
-impl Validator {
-    /// Checks one schema the author wrote; `key` names it in messages (`input`, …).
-    pub(in crate::validate) fn check_schema(&mut self, schema: &Value, key: &str, at: Span) {
-        // Most schemas use only a few keywords in their plainest form: those are checked
-        // here, and the meta-schema validator (compiled on first use, the largest fixed
-        // cost of a small run) judges the rest, and gives every error message.
-        if !plainly_valid(schema, 0)
-            && let Err(e) = jsonschema::meta::validate(schema)
-        {
-            self.findings.push(Diagnostic::SchemaNotValid {
+/// Checks one schema the author wrote; `key` names it in messages (`input`, …).
+pub(in crate::validate) fn check_schema(v: &mut Validator, schema: &Value, key: &str, at: Span) {
+    // Most schemas use only a few keywords in their plainest form: those are checked
+    // here, and the meta-schema validator (compiled on first use, the largest fixed
+    // cost of a small run) judges the rest, and gives every error message.
+    if !plainly_valid(schema, 0)
+        && let Err(e) = jsonschema::meta::validate(schema)
+    {
+        v.findings.push(Diagnostic::SchemaNotValid {
+            key: key.to_string(),
+            pointer: e.instance_path().to_string(),
+            message: e.to_string(),
+            span: at,
+        });
+    }
+    let mut unknown = Vec::new();
+    unknown_keywords(schema, &mut Vec::new(), &mut unknown);
+    for (pointer, keyword, null) in unknown {
+        let help = if null {
+            format!(
+                "`{keyword}` has no value: in a flow mapping an unquoted comma ends the value, so `{{ description: a, b }}` is a description \"a\" and a keyword \"b\". Quote text that holds a comma: `description: \"a, b\"`"
+            )
+        } else if keyword == "nullable" {
+            "`nullable` is OpenAPI 3.0; in 3.1 (JSON Schema) write `type: [string, \"null\"]`"
+                .to_string()
+        } else {
+            "JSON Schema and OpenAPI define no such keyword, so no tool reads it: check its spelling, or use an `x-` name for an extension".to_string()
+        };
+        v.findings
+            .add(Finding::warning(Diagnostic::UnknownSchemaKeyword {
                 key: key.to_string(),
-                pointer: e.instance_path().to_string(),
-                message: e.to_string(),
+                pointer: format!("{pointer}/{keyword}"),
+                keyword,
                 span: at,
-            });
-        }
-        let mut unknown = Vec::new();
-        unknown_keywords(schema, &mut Vec::new(), &mut unknown);
-        for (pointer, keyword, null) in unknown {
-            let help = if null {
-                format!(
-                    "`{keyword}` has no value: in a flow mapping an unquoted comma ends the value, so `{{ description: a, b }}` is a description \"a\" and a keyword \"b\". Quote text that holds a comma: `description: \"a, b\"`"
-                )
-            } else if keyword == "nullable" {
-                "`nullable` is OpenAPI 3.0; in 3.1 (JSON Schema) write `type: [string, \"null\"]`"
-                    .to_string()
-            } else {
-                "JSON Schema and OpenAPI define no such keyword, so no tool reads it: check its spelling, or use an `x-` name for an extension".to_string()
-            };
-            self.findings
-                .add(Finding::warning(Diagnostic::UnknownSchemaKeyword {
-                    key: key.to_string(),
-                    pointer: format!("{pointer}/{keyword}"),
-                    keyword,
-                    span: at,
-                    help,
-                }));
-        }
+                help,
+            }));
     }
 }
 

@@ -18,116 +18,116 @@ use serde_saphyr::Spanned;
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAsync, span};
 use crate::model::{Async, Document, Names as _, Operation, Returns, media_essence};
-use crate::validate::{Checked, Validator};
+use crate::validate::context::{Checked, Validator};
+use crate::validate::context::{missing, non_empty};
 
-impl Validator {
-    pub(super) fn async_(&mut self, a: &Spanned<RawAsync>) -> Option<Async> {
-        let at = span(a);
-        let poll_with = match &a.value.poll_with {
-            None => {
-                self.missing(
-                    "pollWith",
-                    "`async`",
-                    at,
-                    "name the free read (a `get`, or an operation declared `read: true`) that reports the job's progress, e.g. `pollWith: getVideo`",
-                );
-                None
-            }
-            Some(p) => Some(p.value.trim().to_string()),
-        };
-        let typical_seconds = match &a.value.typical_seconds {
-            None => Some(None),
-            Some(t) if t.value <= 0 => {
-                self.findings.push(Diagnostic::NonPositiveTypicalSeconds {
-                    value: t.value,
-                    span: span(t),
-                });
-                None
-            }
-            Some(t) => Some(Some(t.value.unsigned_abs())),
-        };
-        let returns = match &a.value.returns {
-            None => Some(Returns::Job),
-            Some(r) => {
-                if let Some(returns) = Returns::named(r.value.trim()) {
-                    Some(returns)
-                } else {
-                    self.findings.push(Diagnostic::UnknownAsyncReturns {
-                    value: r.value.clone(),
-                    span: span(r),
-                    help: format!(
-                        "{} `job` is work with an id to poll; `change` is a change to something that exists which settles in the background (a cancel, a refund)",
-                        suggest(r.value.trim(), Returns::names())
-                    ),
-                });
-                    None
-                }
-            }
-        };
-        let id_field = match &a.value.id_field {
-            None => Some(None),
-            Some(f) => self
-                .non_empty(
-                    f,
-                    "async.idField",
-                    "name the property of the call's answer that holds the job's id, e.g. `idField: object_id`, or leave `idField` out",
-                )
-                .map(Some),
-        };
-        Some(Async {
-            poll_with: poll_with?,
-            typical_seconds: typical_seconds?,
-            returns: returns?,
-            // Filled in once every operation is known (`link_lists`).
-            list_with: None,
-            // The written one, checked (or the found ones) once the document is built.
-            id_fields: id_field?.into_iter().collect(),
-        })
-    }
-
-    /// Each `async.pollWith` names an operation that is a free, safe read: a GET or an
-    /// operation declared `read: true`, that neither spends nor is async, and not the
-    /// operation itself.
-    pub(in crate::validate) fn poll_targets(&mut self, checked: &[Checked]) {
-        let by_id: HashMap<&str, usize> = checked
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.op.id.as_str(), i))
-            .rev() // the first declaration wins, as for duplicate-id reporting
-            .collect();
-        for c in checked {
-            let Some((poll_with, at)) = &c.poll else {
-                continue;
-            };
-            let at = *at;
-            let Some(&t) = by_id.get(poll_with.as_str()) else {
-                self.findings.push(Diagnostic::UnknownPollTarget {
-                    target: poll_with.clone(),
-                    span: at,
-                    help: suggest(poll_with, checked.iter().map(|c| c.op.id.as_str())),
-                });
-                continue;
-            };
-            let target = &checked[t];
-            let reason = if target.op.id == c.op.id {
-                Some("an operation cannot poll itself; that would resubmit the job")
-            } else if !target.is_read() {
-                Some("it is neither a `get` nor declared `read: true`")
-            } else if target.spends() {
-                Some("it spends")
-            } else if target.is_async() {
-                Some("it is itself async")
+pub(in crate::validate) fn async_(v: &mut Validator, a: &Spanned<RawAsync>) -> Option<Async> {
+    let at = span(a);
+    let poll_with = match &a.value.poll_with {
+        None => {
+            missing(
+                v,
+                "pollWith",
+                "`async`",
+                at,
+                "name the free read (a `get`, or an operation declared `read: true`) that reports the job's progress, e.g. `pollWith: getVideo`",
+            );
+            None
+        }
+        Some(p) => Some(p.value.trim().to_string()),
+    };
+    let typical_seconds = match &a.value.typical_seconds {
+        None => Some(None),
+        Some(t) if t.value <= 0 => {
+            v.findings.push(Diagnostic::NonPositiveTypicalSeconds {
+                value: t.value,
+                span: span(t),
+            });
+            None
+        }
+        Some(t) => Some(Some(t.value.unsigned_abs())),
+    };
+    let returns = match &a.value.returns {
+        None => Some(Returns::Job),
+        Some(r) => {
+            if let Some(returns) = Returns::named(r.value.trim()) {
+                Some(returns)
             } else {
+                v.findings.push(Diagnostic::UnknownAsyncReturns {
+                value: r.value.clone(),
+                span: span(r),
+                help: format!(
+                    "{} `job` is work with an id to poll; `change` is a change to something that exists which settles in the background (a cancel, a refund)",
+                    suggest(r.value.trim(), Returns::names())
+                ),
+            });
                 None
-            };
-            if let Some(reason) = reason {
-                self.findings.push(Diagnostic::UnsafePollTarget {
-                    target: poll_with.clone(),
-                    reason,
-                    span: at,
-                    target_span: Some(target.op.origin.id),
-                });
             }
+        }
+    };
+    let id_field = match &a.value.id_field {
+        None => Some(None),
+        Some(f) => non_empty(
+            v,
+            f,
+            "async.idField",
+            "name the property of the call's answer that holds the job's id, e.g. `idField: object_id`, or leave `idField` out",
+        )
+        .map(Some),
+    };
+    Some(Async {
+        poll_with: poll_with?,
+        typical_seconds: typical_seconds?,
+        returns: returns?,
+        // Filled in once every operation is known (`link_lists`).
+        list_with: None,
+        // The written one, checked (or the found ones) once the document is built.
+        id_fields: id_field?.into_iter().collect(),
+    })
+}
+
+/// Each `async.pollWith` names an operation that is a free, safe read: a GET or an
+/// operation declared `read: true`, that neither spends nor is async, and not the
+/// operation itself.
+pub(in crate::validate) fn poll_targets(v: &mut Validator, checked: &[Checked]) {
+    let by_id: HashMap<&str, usize> = checked
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.op.id.as_str(), i))
+        .rev() // the first declaration wins, as for duplicate-id reporting
+        .collect();
+    for c in checked {
+        let Some((poll_with, at)) = &c.poll else {
+            continue;
+        };
+        let at = *at;
+        let Some(&t) = by_id.get(poll_with.as_str()) else {
+            v.findings.push(Diagnostic::UnknownPollTarget {
+                target: poll_with.clone(),
+                span: at,
+                help: suggest(poll_with, checked.iter().map(|c| c.op.id.as_str())),
+            });
+            continue;
+        };
+        let target = &checked[t];
+        let reason = if target.op.id == c.op.id {
+            Some("an operation cannot poll itself; that would resubmit the job")
+        } else if !target.is_read() {
+            Some("it is neither a `get` nor declared `read: true`")
+        } else if target.spends() {
+            Some("it spends")
+        } else if target.is_async() {
+            Some("it is itself async")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            v.findings.push(Diagnostic::UnsafePollTarget {
+                target: poll_with.clone(),
+                reason,
+                span: at,
+                target_span: Some(target.op.origin.id),
+            });
         }
     }
 }
@@ -170,62 +170,60 @@ pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
     }
 }
 
-impl Validator {
-    /// Where each job's id is in the answer of the call that starts it (`id_fields`):
-    /// `async.idField` when written, which must then be a property of the answer's
-    /// schema when that schema lists them; else the names the poll target points at
-    /// (`discovered`), narrowed to those the answer's schema has when it has any.
-    pub(in crate::validate) fn job_ids(
-        &mut self,
-        document: &Document,
-        operations: &mut [Operation],
-    ) {
-        let by_id: HashMap<&str, usize> = operations
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, o)| (o.id.as_str(), i))
-            .collect();
-        let found: Vec<Option<Vec<String>>> = operations
-            .iter()
-            .map(|op| {
-                let a = op.async_.as_ref().filter(|a| a.returns == Returns::Job)?;
-                let properties = answer_properties(document, op);
-                if let (Some(at), Some(field)) = (op.origin.id_field, a.id_fields.first()) {
-                    if let Some(properties) = properties.as_ref().filter(|p| !p.contains(field)) {
-                        self.findings.push(Diagnostic::UnknownIdField {
-                            field: field.clone(),
-                            id: op.id.clone(),
-                            span: at,
-                            help: format!(
-                                "{} (the properties of the answer's schema); name the one that holds the job's id, or leave `idField` out to have it found",
-                                suggest(field, properties.iter().map(String::as_str))
-                            ),
-                        });
-                    }
-                    return None;
+/// Where each job's id is in the answer of the call that starts it (`id_fields`):
+/// `async.idField` when written, which must then be a property of the answer's
+/// schema when that schema lists them; else the names the poll target points at
+/// (`discovered`), narrowed to those the answer's schema has when it has any.
+pub(in crate::validate) fn job_ids(
+    v: &mut Validator,
+    document: &Document,
+    operations: &mut [Operation],
+) {
+    let by_id: HashMap<&str, usize> = operations
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, o)| (o.id.as_str(), i))
+        .collect();
+    let found: Vec<Option<Vec<String>>> = operations
+        .iter()
+        .map(|op| {
+            let a = op.async_.as_ref().filter(|a| a.returns == Returns::Job)?;
+            let properties = answer_properties(document, op);
+            if let (Some(at), Some(field)) = (op.origin.id_field, a.id_fields.first()) {
+                if let Some(properties) = properties.as_ref().filter(|p| !p.contains(field)) {
+                    v.findings.push(Diagnostic::UnknownIdField {
+                        field: field.clone(),
+                        id: op.id.clone(),
+                        span: at,
+                        help: format!(
+                            "{} (the properties of the answer's schema); name the one that holds the job's id, or leave `idField` out to have it found",
+                            suggest(field, properties.iter().map(String::as_str))
+                        ),
+                    });
                 }
-                let target = by_id.get(a.poll_with.as_str()).map(|&i| &operations[i]);
-                let mut fields = discovered(document, op, target);
-                if let Some(properties) = &properties {
-                    let listed: Vec<String> = fields
-                        .iter()
-                        .filter(|f| properties.contains(f))
-                        .cloned()
-                        .collect();
-                    // A schema that names none of them says nothing against the others:
-                    // the answer may still carry one (an untyped extra property).
-                    if !listed.is_empty() {
-                        fields = listed;
-                    }
-                }
-                Some(fields)
-            })
-            .collect();
-        for (op, fields) in operations.iter_mut().zip(found) {
-            if let (Some(a), Some(fields)) = (&mut op.async_, fields) {
-                a.id_fields = fields;
+                return None;
             }
+            let target = by_id.get(a.poll_with.as_str()).map(|&i| &operations[i]);
+            let mut fields = discovered(document, op, target);
+            if let Some(properties) = &properties {
+                let listed: Vec<String> = fields
+                    .iter()
+                    .filter(|f| properties.contains(f))
+                    .cloned()
+                    .collect();
+                // A schema that names none of them says nothing against the others:
+                // the answer may still carry one (an untyped extra property).
+                if !listed.is_empty() {
+                    fields = listed;
+                }
+            }
+            Some(fields)
+        })
+        .collect();
+    for (op, fields) in operations.iter_mut().zip(found) {
+        if let (Some(a), Some(fields)) = (&mut op.async_, fields) {
+            a.id_fields = fields;
         }
     }
 }

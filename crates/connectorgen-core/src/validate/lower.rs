@@ -390,6 +390,29 @@ pub(crate) fn document(around: Around, operations: &[Operation]) -> Document {
     }
     root.insert("paths".into(), Value::Object(paths));
 
+    let responses = error_responses(errors, &mut schemas, operations);
+    let mut components = Map::new();
+    if !schemes.is_empty() {
+        components.insert(
+            "securitySchemes".into(),
+            Value::Object(schemes.into_iter().collect()),
+        );
+    }
+    components.insert("schemas".into(), Value::Object(schemas));
+    components.insert("responses".into(), Value::Object(responses));
+    root.insert("components".into(), Value::Object(components));
+    Document { root }
+}
+
+/// The error responses the operations refer to (`#/components/responses/…`): the
+/// problem+json ones (the `Problem` schema added to `schemas`; a 429 only when some
+/// operation starts a job) or the provider's; a 409 only when some operation adds a
+/// retry key.
+fn error_responses(
+    errors: &Errors,
+    schemas: &mut Map<String, Value>,
+    operations: &[Operation],
+) -> Map<String, Value> {
     let mut responses = Map::new();
     match errors {
         Errors::Problem => {
@@ -429,17 +452,7 @@ pub(crate) fn document(around: Around, operations: &[Operation]) -> Document {
             }
         }
     }
-    let mut components = Map::new();
-    if !schemes.is_empty() {
-        components.insert(
-            "securitySchemes".into(),
-            Value::Object(schemes.into_iter().collect()),
-        );
-    }
-    components.insert("schemas".into(), Value::Object(schemas));
-    components.insert("responses".into(), Value::Object(responses));
-    root.insert("components".into(), Value::Object(components));
-    Document { root }
+    responses
 }
 
 /// The security schemes of an inline manifest, by their names in `components`: the one
