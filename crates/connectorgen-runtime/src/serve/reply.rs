@@ -550,6 +550,7 @@ mod tests {
             updated: 0,
             attempts: 1,
             media_type,
+            sending: false,
         }
     }
 
