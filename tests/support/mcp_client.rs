@@ -411,6 +411,13 @@ impl Session {
         }
     }
 
+    /// Kills the server (SIGKILL: `kill -9`) without a word to it first, and waits until
+    /// it is gone: the client is left as it was, its requests unanswered.
+    pub(crate) async fn kill_server(&mut self) {
+        self._server.start_kill().expect("the server can be killed");
+        let _ = tokio::time::timeout(NO_HANG, self._server.wait()).await;
+    }
+
     /// Ends the session and the server (a restart is `drop` then `Serve::connect`).
     pub(crate) async fn close(self) {
         let Session {
