@@ -65,7 +65,11 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// The folder of the ledger [default: the platform's state directory + /connectorgen]
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
-        /// Keep the ledger and the token secret in PostgreSQL, shared by several instances, instead of the state folder [default: $CONNECTORGEN_LEDGER]
+        #[expect(
+            clippy::doc_markdown,
+            reason = "user text: --help shows the variable's name as written"
+        )]
+        /// Keep the ledger and the token secret in PostgreSQL, shared by several instances, instead of the state folder [default: the variable CONNECTORGEN_LEDGER]
         #[arg(long, value_name = "postgres://…")]
         ledger: Option<String>,
         /// Forward calls that spend or cannot be undone WITHOUT asking (tests, sandboxes); announced at start-up

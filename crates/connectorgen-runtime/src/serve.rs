@@ -150,11 +150,6 @@ pub(crate) fn prepare(
         .map(|(_, m)| environment.credential(m))
         .collect();
     let redactor = environment.redactor(&credentials)?;
-    let retention = Retention {
-        window: config.retry_window,
-        consent: crate::consent::TOKEN_LIFETIME_SECONDS,
-        max_bytes: config.ledger_max_bytes,
-    };
     // Each tool's principal: whose rows its calls are (ledger.rs).
     let principals: std::collections::BTreeMap<String, String> = tools
         .iter()
@@ -164,38 +159,7 @@ pub(crate) fn prepare(
             (name, handler::principal(credential.as_ref()))
         })
         .collect();
-    let (ledger, secret, where_kept): (Arc<dyn Ledger>, Vec<u8>, String) = match &config.ledger {
-        Some(url) => {
-            let shown = crate::ledger::shown_url(url);
-            // A send's lease: the longest it may take, with a margin for the clocks of the
-            // instance and of the database.
-            let lease = (config.limits.connect_timeout + config.limits.total_timeout)
-                .as_secs()
-                .saturating_add(5);
-            let ledger = PgLedger::open(url, &connector.service.name, retention, lease)
-                .map_err(|e| format!("{shown}: {e}"))?;
-            let secret = ledger.secret().map_err(|e| format!("{shown}: {e}"))?;
-            (Arc::new(ledger), secret, shown)
-        }
-        None => {
-            let dir = match &config.state_dir {
-                Some(dir) => dir.clone(),
-                None => state::default_dir()
-                    .ok_or("no state directory (HOME is not set): pass --state DIR")?,
-            };
-            state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let ledger_path = state::ledger_path(&dir, &connector.service.name);
-            let ledger = SqliteLedger::open(
-                &ledger_path,
-                &connector.service.name,
-                retention,
-                &principals,
-            )
-            .map_err(|e| format!("{}: {e}", ledger_path.display()))?;
-            let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            (Arc::new(ledger), secret, ledger_path.display().to_string())
-        }
-    };
+    let (ledger, secret, where_kept) = open_ledger(config, &connector.service.name, &principals)?;
     // A confirmation value opens only for the credentials it was given under: another
     // person's instance on the same store, with their own credential, refuses it.
     let mut identity = connector_identity(analysis);
@@ -274,6 +238,49 @@ pub(crate) fn prepare(
         environment,
         descriptions: analysis.served_descriptions.clone(),
     })
+}
+
+/// The ledger, the token secret, and where they are kept (for the start-up line).
+type Opened = (Arc<dyn Ledger>, Vec<u8>, String);
+
+/// The ledger, the token secret and where they are kept (for the start-up line):
+/// PostgreSQL with `--ledger`, else the state folder's SQLite file and `secret`.
+fn open_ledger(
+    config: &Config,
+    service: &str,
+    principals: &std::collections::BTreeMap<String, String>,
+) -> Result<Opened, String> {
+    let retention = Retention {
+        window: config.retry_window,
+        consent: crate::consent::TOKEN_LIFETIME_SECONDS,
+        max_bytes: config.ledger_max_bytes,
+    };
+    if let Some(url) = &config.ledger {
+        let shown = crate::ledger::shown_url(url);
+        // A send's lease: the longest it may take, with a margin for the clocks of the
+        // instance and of the database.
+        let lease = (config.limits.connect_timeout + config.limits.total_timeout)
+            .as_secs()
+            .saturating_add(5);
+        let ledger = PgLedger::open(url, service, retention, lease)
+            .map_err(|e| format!("--ledger {shown}: {e}"))?;
+        let secret = ledger
+            .secret()
+            .map_err(|e| format!("--ledger {shown}: {e}"))?;
+        return Ok((Arc::new(ledger), secret, shown));
+    }
+    let dir = match &config.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            state::default_dir().ok_or("no state directory (HOME is not set): pass --state DIR")?
+        }
+    };
+    state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = state::ledger_path(&dir, service);
+    let ledger = SqliteLedger::open(&path, service, retention, principals)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok((Arc::new(ledger), secret, path.display().to_string()))
 }
 
 /// The origins the client may contact: `--base-url` alone when given (every call goes

@@ -269,14 +269,14 @@ fn config(url: &str) -> Result<postgres::Config, LedgerError> {
     use postgres::config::{Host, SslMode};
     let mut config: postgres::Config = url
         .parse()
-        .map_err(|e| LedgerError::Store(format!("--ledger {}: {e}", shown(url))))?;
+        .map_err(|e| LedgerError::Store(format!("not a PostgreSQL URL: {e}")))?;
     if config.get_ssl_mode() == SslMode::Require {
-        return Err(LedgerError::Store(format!(
-            "--ledger {}: TLS to PostgreSQL is not supported (sslmode=require): connect over \
-             a Unix socket, loopback, or a tunnel, with sslmode=disable (docs/serve.md, \
-             \"Several instances\")",
-            shown(url)
-        )));
+        return Err(LedgerError::Store(
+            "TLS to PostgreSQL is not supported (sslmode=require): connect over a Unix \
+             socket, loopback, or a tunnel, with sslmode=disable (docs/serve.md, \"Several \
+             instances\")"
+                .into(),
+        ));
     }
     let remote = config.get_hosts().iter().any(|host| match host {
         Host::Tcp(name) => !matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1"),
@@ -284,12 +284,12 @@ fn config(url: &str) -> Result<postgres::Config, LedgerError> {
         Host::Unix(_) => false,
     });
     if remote && config.get_ssl_mode() != SslMode::Disable {
-        return Err(LedgerError::Store(format!(
-            "--ledger {}: a remote database would be reached without TLS, which is not \
-             supported: reach it through a tunnel (SSH, WireGuard) and add sslmode=disable to \
-             say so (docs/serve.md, \"Several instances\")",
-            shown(url)
-        )));
+        return Err(LedgerError::Store(
+            "a remote database would be reached without TLS, which is not supported: reach \
+             it through a tunnel (SSH, WireGuard) and add sslmode=disable to say so \
+             (docs/serve.md, \"Several instances\")"
+                .into(),
+        ));
     }
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(std::time::Duration::from_secs(10));
@@ -307,10 +307,10 @@ pub(crate) fn shown(url: &str) -> String {
         .find(['/', '?'])
         .map_or((rest, ""), |at| rest.split_at(at));
     let shown = match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = user.split_once(':').map_or(user, |(name, _)| name);
-            format!("{user}:***@{host}")
-        }
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{host}"),
+            None => format!("{user}@{host}"),
+        },
         None => authority.to_string(),
     };
     let tail = tail
@@ -593,7 +593,7 @@ impl Ledger for PgLedger {
     fn room(&self, now: u64) -> Result<(), LedgerError> {
         let connector = self.connector.as_str();
         let retention = self.retention;
-        self.transaction(|tx, _| Ok(room(tx, connector, retention, now)?))
+        self.transaction(|tx, _| room(tx, connector, retention, now))
     }
 
     fn release(&self, id: i64) {
@@ -635,7 +635,21 @@ mod tests {
             .to_string();
         assert!(e.contains("TLS to PostgreSQL is not supported"), "{e}");
         assert!(!e.contains("pw"), "{e}");
+        assert_eq!(
+            shown("postgres://app@%2Frun%2Fpg/ledger"),
+            "postgres://app@%2Frun%2Fpg/ledger"
+        );
         config("postgres://app@db.internal/ledger?sslmode=disable").unwrap();
         config("postgres://app@localhost/ledger").unwrap();
+    }
+
+    /// docs/serve.md shows the schema: the copy there is the migration's text.
+    #[test]
+    fn the_documented_schema_is_the_migrated_one() {
+        let doc = include_str!("../../../../docs/serve.md");
+        assert!(
+            doc.contains(MIGRATIONS[0].trim()),
+            "docs/serve.md (\"Several instances\") must show migration 1 as it is in ledger/pg.rs"
+        );
     }
 }
