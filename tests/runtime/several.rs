@@ -150,6 +150,12 @@ async fn a_call_whose_instance_was_killed_is_not_sent_again_by_the_other() {
     let again = b.call("createVideo", with_confirmation(&token)).await;
     assert!(is_error(&again), "{}", text_of(&again));
     assert_eq!(serve_meta(&again)["inFlight"], true, "{again:?}");
+    assert_eq!(serve_meta(&again)["elsewhere"], true, "{again:?}");
+    assert!(
+        text_of(&again).contains("another instance"),
+        "{}",
+        text_of(&again)
+    );
     let bare = b.call("createVideo", cat()).await;
     assert_eq!(serve_meta(&bare)["inFlight"], true, "{bare:?}");
     let c = p.counters();
@@ -183,4 +189,52 @@ async fn two_credentials_on_one_ledger_never_see_each_others_jobs() {
     let relayed = bob.call("createVideo", with_confirmation(&token)).await;
     assert_eq!(serve_meta(&relayed)["consentRequired"], true, "{relayed:?}");
     assert_eq!(p.counters().jobs_created, 1, "{:#?}", p.received());
+}
+
+/// `CONNECTORGEN_LEDGER` is read when `--ledger` is not given, and a URL that would leave
+/// the machine without TLS is refused at start-up (exit 2), before anything connects,
+/// its password never shown.
+#[test]
+fn the_ledger_variable_is_read_and_a_url_without_tls_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let run = |ledger_flag: Option<&str>, variable: &str| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_connectorgen"));
+        command
+            .arg("serve")
+            .arg(video())
+            .arg("--state")
+            .arg(state.path())
+            .env("CONNECTORGEN_LEDGER", variable)
+            .env("VIDGEN_TOKEN", "vg_alice_key_0001")
+            .stdin(std::process::Stdio::null());
+        if let Some(url) = ledger_flag {
+            command.arg("--ledger").arg(url);
+        }
+        let out = command.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, stderr) = run(None, "postgres://app:hunter22@db.example.net/ledger");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("add sslmode=disable"), "{stderr}");
+    assert!(
+        stderr.contains("postgres://app:***@db.example.net/ledger"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter22"), "{stderr}");
+    // The flag wins over the variable.
+    let (code, stderr) = run(
+        Some("postgres://app:hunter22@localhost/ledger?sslmode=require"),
+        "postgres://app@db.example.net/ledger",
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TLS to PostgreSQL is not supported"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter22"), "{stderr}");
+    // Nothing was made in the state folder: the ledger would have been in the database.
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
 }

@@ -81,6 +81,8 @@ const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job
 pub(crate) struct PgLedger {
     /// `None` only while being dropped (see `Drop`).
     client: Mutex<Option<Client>>,
+    /// How to connect again when the connection is lost (a restart of the database).
+    config: postgres::Config,
     connector: String,
     retention: Retention,
     /// Seconds a send may take, the lease a send holds its row for.
@@ -98,15 +100,14 @@ impl PgLedger {
         lease: u64,
     ) -> Result<PgLedger, LedgerError> {
         let config = config(url)?;
-        let client = outside_tokio(move || {
-            let mut client = config
-                .connect(NoTls)
-                .map_err(|e| LedgerError::Store(format!("could not connect: {}", text(&e))))?;
+        let client = outside_tokio(|| {
+            let mut client = connect(&config)?;
             migrate(&mut client)?;
             Ok::<_, LedgerError>(client)
         })??;
         Ok(PgLedger {
             client: Mutex::new(Some(client)),
+            config,
             connector: connector.to_string(),
             retention,
             lease: i64::try_from(lease).unwrap_or(i64::MAX),
@@ -145,7 +146,15 @@ impl PgLedger {
         let client = guard
             .as_mut()
             .ok_or_else(|| LedgerError::Store("the ledger is closed".into()))?;
-        outside_tokio(move || f(client))?
+        let config = &self.config;
+        outside_tokio(move || {
+            // A connection the database closed (a restart, an idle-transaction timeout)
+            // is made again; what it held (a claim's lock) went with it.
+            if client.is_closed() {
+                *client = connect(config)?;
+            }
+            f(client)
+        })?
     }
 
     /// One transaction under the connector's lock, run again while it fails to serialize.
@@ -326,6 +335,19 @@ pub(crate) fn shown(url: &str) -> String {
         .collect::<Vec<_>>()
         .join("&");
     format!("{scheme}://{shown}{tail}")
+}
+
+/// A connection, with bounds on waiting: a claim waits at most 10 s for another
+/// instance's turn, and a transaction left open by a stuck instance is ended by the
+/// database after 60 s (its locks with it).
+fn connect(config: &postgres::Config) -> Result<Client, LedgerError> {
+    let mut client = config
+        .connect(NoTls)
+        .map_err(|e| LedgerError::Store(format!("could not connect: {}", text(&e))))?;
+    client.batch_execute(
+        "SET lock_timeout = '10s'; SET idle_in_transaction_session_timeout = '60s'",
+    )?;
+    Ok(client)
 }
 
 /// Applies the migrations this database lacks, one instance at a time.

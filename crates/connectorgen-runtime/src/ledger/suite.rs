@@ -369,3 +369,33 @@ fn postgres_migrations_are_versioned() {
         .to_string();
     assert!(e.contains("made by a newer connectorgen"), "{e}");
 }
+
+/// A connection the database ends (a restart, `pg_terminate_backend`) is made again: the
+/// call that meets the closed connection fails (nothing decided, nothing sent), the next
+/// one works.
+#[test]
+fn postgres_connects_again_after_losing_its_connection() {
+    let url = cluster::cluster().database();
+    let ledger = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
+    ledger.room(1_000).unwrap();
+    let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'connectorgen serve' AND datname = current_database()",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(ended.len(), 1);
+    let first = ledger.claim(&claim("p", "h", None, 1_000), &mut insert("k", None));
+    let row = match first {
+        Ok((_, row)) => row,
+        Err(_) => {
+            ledger
+                .claim(&claim("p", "h", None, 1_001), &mut insert("k", None))
+                .unwrap()
+                .1
+        }
+    };
+    assert_eq!(row.unwrap().key, "k");
+}

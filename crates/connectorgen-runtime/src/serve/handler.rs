@@ -654,10 +654,14 @@ impl Shared {
                 );
                 reply::unknown(op, served.check_with.as_deref(), &second)
             }
-            Verdict::InFlight { .. } => {
+            Verdict::InFlight { entry } => {
                 self.refuse(&op.id, "in-flight", json!({}));
                 let Some(mut waiting) = waiting else {
-                    return reply::in_flight(op);
+                    return if entry.sending {
+                        reply::in_flight_elsewhere(op)
+                    } else {
+                        reply::in_flight(op)
+                    };
                 };
                 match waiting.wait_for(Option::is_some).await {
                     Ok(outcome) => reply::shared((*outcome).clone().unwrap_or_default()),
