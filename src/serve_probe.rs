@@ -65,6 +65,13 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// The folder of the ledger [default: the platform's state directory + /connectorgen]
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
+        #[expect(
+            clippy::doc_markdown,
+            reason = "user text: --help shows the variable's name as written"
+        )]
+        /// Keep the ledger and the token secret in PostgreSQL, shared by several instances, instead of the state folder [default: the variable CONNECTORGEN_LEDGER]
+        #[arg(long, value_name = "postgres://…")]
+        ledger: Option<String>,
         /// Forward calls that spend or cannot be undone WITHOUT asking (tests, sandboxes); announced at start-up
         #[arg(long)]
         no_consent: bool,
@@ -175,6 +182,11 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
             allow_hosts: args.allow_host,
             base_url: args.base_url,
             state_dir: args.state,
+            // Read here, not by clap's `env`: the generator-only build keeps clap's features.
+            ledger: args
+                .ledger
+                .or_else(|| std::env::var("CONNECTORGEN_LEDGER").ok())
+                .filter(|url| !url.is_empty()),
             enforce_consent: !args.no_consent,
             retry_window: args.retry_window,
             ledger_max_bytes: args.ledger_max_bytes,

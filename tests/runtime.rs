@@ -5,6 +5,7 @@
 use crate::support::cli;
 use crate::support::http;
 use crate::support::mcp_client as mcp;
+use crate::support::postgres;
 use crate::support::provider;
 use crate::support::recorder;
 
@@ -20,3 +21,4 @@ mod reference;
 mod requests;
 mod secrets;
 mod serve;
+mod several;

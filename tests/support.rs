@@ -7,6 +7,7 @@ pub(crate) mod loopback;
 pub(crate) mod markdown;
 pub(crate) mod mcp_client;
 pub(crate) mod mcp_tools;
+pub(crate) mod postgres;
 pub(crate) mod provider;
 pub(crate) mod recorder;
 pub(crate) mod refs;

@@ -324,7 +324,7 @@ impl Serve {
             person,
             log,
             logged,
-            _server: child,
+            server: child,
         }
     }
 }
@@ -345,7 +345,7 @@ pub(crate) struct Session {
     log: Arc<Mutex<Vec<String>>>,
     /// Bumped on every line the server writes.
     logged: tokio::sync::watch::Receiver<usize>,
-    _server: tokio::process::Child,
+    server: tokio::process::Child,
 }
 
 impl Session {
@@ -411,12 +411,17 @@ impl Session {
         }
     }
 
+    /// Kills the server (SIGKILL: `kill -9`) without a word to it first, and waits until
+    /// it is gone: the client is left as it was, its requests unanswered.
+    pub(crate) async fn kill_server(&mut self) {
+        self.server.start_kill().expect("the server can be killed");
+        let _ = tokio::time::timeout(NO_HANG, self.server.wait()).await;
+    }
+
     /// Ends the session and the server (a restart is `drop` then `Serve::connect`).
     pub(crate) async fn close(self) {
         let Session {
-            client,
-            _server: mut server,
-            ..
+            client, mut server, ..
         } = self;
         let _ = tokio::time::timeout(NO_HANG, client.cancel()).await;
         let _ = server.kill().await;

@@ -66,6 +66,31 @@ impl std::fmt::Debug for Credential {
 }
 
 impl Credential {
+    /// Whose calls these are, for the ledger's partition (`ledger`): the SHA-256 (hex) of
+    /// every part as placed (where and what), never the credential itself.
+    pub(crate) fn identity(&self) -> String {
+        use sha2::{Digest as _, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(b"connectorgen principal 1");
+        for placement in &self.placements {
+            let (kind, name, value) = match placement {
+                Placement::Header(n, v) => ("header", n, v),
+                Placement::Query(n, v) => ("query", n, v),
+                Placement::Cookie(n, v) => ("cookie", n, v),
+                Placement::Body(n, v) => ("body", n, v),
+            };
+            for part in [kind, name.as_str(), value.as_str()] {
+                hasher.update((part.len() as u64).to_be_bytes());
+                hasher.update(part.as_bytes());
+            }
+        }
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The credential a one-part `scheme` says, from `value` (the variable's content),
     /// or `None` when the tool takes none or its credential has parts (`from_parts`).
     pub(crate) fn new(scheme: &Scheme, value: &str) -> Option<Credential> {

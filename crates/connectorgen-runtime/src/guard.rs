@@ -49,8 +49,9 @@ pub(crate) struct Call<'a> {
     pub nonce: Option<&'a str>,
     /// A fresh retry key, used if the call becomes a new logical request.
     pub new_key: String,
-    /// Whether a row's request is being sent right now by this process.
-    pub in_flight: &'a dyn Fn(i64) -> bool,
+    /// Whether a row's request is being sent right now by this process (another
+    /// instance's sends are the row's own `Entry::sending`).
+    pub in_flight: &'a (dyn Fn(i64) -> bool + Sync),
     /// Whether a repeat of this call reaches the provider as the same request: the same
     /// retry key is sent again, or the operation is `inherent`.
     pub retry_safe: bool,
@@ -64,7 +65,7 @@ pub(crate) fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
     };
     let existing = |entry: &Entry| -> (Decision, Plan) {
         match entry.status {
-            Status::Pending if (call.in_flight)(entry.id) => {
+            Status::Pending if entry.sending || (call.in_flight)(entry.id) => {
                 (Decision::Nothing, Plan::InFlight(entry.clone()))
             }
             Status::Pending if call.retry_safe => (Decision::Retry(entry.id), Plan::Retry),
@@ -144,6 +145,7 @@ mod tests {
         let claim = Claim {
             tool: "createVideo",
             args_hash: "h",
+            principal: "p",
             nonce,
             now,
             since: now.saturating_sub(3_600),

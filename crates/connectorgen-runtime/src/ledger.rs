@@ -18,9 +18,23 @@
 //! fit is recorded without its body (the status, which is what stops a second send, is
 //! always recorded).
 //!
-//! A shared store for several instances implements the same trait (see docs/serve.md,
-//! "Several instances"); only the embedded SQLite one exists.
+//! Rows are partitioned by connector (its service name) and by principal: the SHA-256 of
+//! the credential a call goes out with (`credential::Credential::identity`), never the
+//! credential. A claim sees only its own partition, so two credentials sharing a store
+//! never meet each other's jobs, replays or consent nonces.
+//!
+//! Two stores implement the trait: SQLite, embedded, for one instance (this file), and
+//! PostgreSQL for several instances sharing one ledger (`pg.rs`, docs/serve.md, "Several
+//! instances"), where "being sent right now" is a lease on the row that every instance
+//! sees. `suite.rs` is the one test suite both pass.
 
+mod pg;
+#[cfg(test)]
+mod suite;
+
+pub(crate) use pg::{PgLedger, shown as shown_url};
+
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -82,6 +96,10 @@ pub(crate) struct Entry {
     /// The answer's media type (`Content-Type` as received), so a replay is the same
     /// resource; `None` on rows written before it was kept.
     pub media_type: Option<String>,
+    /// Being sent right now by another instance sharing the store (its lease on the row
+    /// has not run out). Always false in SQLite, whose only sender is this process: the
+    /// caller's own sends are its `Claim::busy`.
+    pub sending: bool,
 }
 
 impl Entry {
@@ -96,6 +114,9 @@ impl Entry {
 pub(crate) struct Claim<'a> {
     pub tool: &'a str,
     pub args_hash: &'a str,
+    /// Whose call it is: the identity (a hash) of the credential it goes out with. Only
+    /// this principal's rows are looked at or counted.
+    pub principal: &'a str,
     /// The nonce of the consent (token or elicitation) the call comes with.
     pub nonce: Option<&'a str>,
     pub now: u64,
@@ -208,7 +229,7 @@ pub(crate) trait Ledger: Send + Sync {
     fn claim(
         &self,
         claim: &Claim<'_>,
-        decide: &mut dyn FnMut(&Found) -> Decision,
+        decide: &mut Decide<'_>,
     ) -> Result<(Found, Option<Entry>), LedgerError>;
 
     /// Records how an attempt ended (an answer that would pass the bound without its
@@ -219,11 +240,22 @@ pub(crate) trait Ledger: Send + Sync {
     /// asked, so no one agrees to a call that cannot be recorded. (`claim` checks again:
     /// the store may fill in between.)
     fn room(&self, now: u64) -> Result<(), LedgerError>;
+
+    /// This process no longer sends row `id` (the send ended, or its call went away):
+    /// another instance may retry it now instead of when the lease runs out. Best effort:
+    /// a lease left behind runs out by itself.
+    fn release(&self, _id: i64) {}
 }
+
+/// The decision `claim` applies. `Send`: a store may run it on a thread of its own, and
+/// again when its transaction has to be retried (it must depend only on what it is given).
+pub(crate) type Decide<'a> = dyn FnMut(&Found) -> Decision + Send + 'a;
 
 /// The ledger in one SQLite file.
 pub(crate) struct SqliteLedger {
     connection: Mutex<Connection>,
+    /// The connector whose rows this is (its service name).
+    connector: String,
     retention: Retention,
 }
 
@@ -246,20 +278,58 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 ";
 
-/// After `SCHEMA` (and the migration of a ledger made before `bytes`).
+/// Version 1 (`PRAGMA user_version`): rows keyed by connector and principal, a nonce
+/// unique within them. SQLite cannot change a table's constraints, so the table is
+/// copied into this one.
+const PARTITIONED: &str = "
+CREATE TABLE calls_v1 (
+    id INTEGER PRIMARY KEY,
+    connector TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_hash TEXT NOT NULL,
+    key TEXT NOT NULL,
+    nonce TEXT,
+    status TEXT NOT NULL,
+    http_status INTEGER,
+    job_id TEXT,
+    result TEXT,
+    created INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    media_type TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (connector, principal, nonce)
+);
+";
+
+/// After the migrations.
 const INDEXES: &str = "
-CREATE INDEX IF NOT EXISTS calls_by_call ON calls (tool, args_hash, created);
-CREATE INDEX IF NOT EXISTS calls_by_age ON calls (updated);
+CREATE INDEX IF NOT EXISTS calls_by_call ON calls (connector, principal, tool, args_hash, created);
+CREATE INDEX IF NOT EXISTS calls_by_age ON calls (connector, updated);
 ";
 
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type";
 
 impl SqliteLedger {
-    /// Opens (creating) the ledger file: owner-only, never through a symlink.
-    pub(crate) fn open(path: &Path, retention: Retention) -> Result<SqliteLedger, LedgerError> {
+    /// Opens (creating) the ledger file of `connector`: owner-only, never through a
+    /// symlink. `adopt` (tool → principal) says whose the rows of a ledger made before rows
+    /// had a principal become: the credential each tool is served with when the file is
+    /// first opened by this version (docs/serve.md, "Several instances").
+    pub(crate) fn open(
+        path: &Path,
+        connector: &str,
+        retention: Retention,
+        adopt: &BTreeMap<String, String>,
+    ) -> Result<SqliteLedger, LedgerError> {
         crate::state::prepare_ledger(path).map_err(|e| LedgerError::Store(e.to_string()))?;
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        Self::with(Connection::open_with_flags(path, flags)?, retention)
+        Self::with(
+            Connection::open_with_flags(path, flags)?,
+            connector,
+            retention,
+            adopt,
+        )
     }
 
     /// A ledger that lives in memory and keeps everything (tests).
@@ -270,10 +340,20 @@ impl SqliteLedger {
             consent: u64::MAX,
             max_bytes: u64::MAX,
         };
-        Self::with(Connection::open_in_memory()?, keep_all)
+        Self::with(
+            Connection::open_in_memory()?,
+            "test",
+            keep_all,
+            &BTreeMap::new(),
+        )
     }
 
-    fn with(connection: Connection, retention: Retention) -> Result<SqliteLedger, LedgerError> {
+    fn with(
+        connection: Connection,
+        connector: &str,
+        retention: Retention,
+        adopt: &BTreeMap<String, String>,
+    ) -> Result<SqliteLedger, LedgerError> {
         // WAL with FULL sync: a committed claim survives a crash or power loss, which is
         // the point of recording before sending. busy_timeout lets two processes on one
         // file take turns instead of failing. journal_size_limit: the WAL is cut back to
@@ -294,9 +374,11 @@ impl SqliteLedger {
             connection.execute_batch("ALTER TABLE calls ADD COLUMN media_type TEXT")?;
         }
         migrate(&connection)?;
+        partition(&connection, connector, adopt)?;
         connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
+            connector: connector.to_string(),
             retention,
         })
     }
@@ -322,10 +404,53 @@ fn migrate(connection: &Connection) -> Result<(), LedgerError> {
     Ok(())
 }
 
+/// Migration 1: the rows keyed by connector and principal. The old rows become
+/// `connector`'s, and each tool's those of the principal `adopt` names for it (a ledger of
+/// one instance had one credential; a tool not named keeps an empty principal, which no
+/// call has, until its rows age out).
+fn partition(
+    connection: &Connection,
+    connector: &str,
+    adopt: &BTreeMap<String, String>,
+) -> Result<(), LedgerError> {
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version >= 1 {
+        return Ok(());
+    }
+    let mut batch = String::from("BEGIN IMMEDIATE;");
+    batch.push_str(PARTITIONED);
+    batch.push_str(
+        "INSERT INTO calls_v1 (id, connector, principal, tool, args_hash, key, nonce, status, \
+         http_status, job_id, result, created, updated, attempts, media_type, bytes) \
+         SELECT id, '', '', tool, args_hash, key, nonce, status, http_status, job_id, result, \
+         created, updated, attempts, media_type, bytes FROM calls;",
+    );
+    connection.execute_batch(&batch)?;
+    let moved = (|| -> Result<(), rusqlite::Error> {
+        connection.execute("UPDATE calls_v1 SET connector = ?1", params![connector])?;
+        for (tool, principal) in adopt {
+            connection.execute(
+                "UPDATE calls_v1 SET principal = ?2 WHERE tool = ?1",
+                params![tool, principal],
+            )?;
+        }
+        connection.execute_batch(
+            "DROP TABLE calls; ALTER TABLE calls_v1 RENAME TO calls; PRAGMA user_version = 1; \
+             COMMIT;",
+        )
+    })();
+    if let Err(e) = moved {
+        let _ = connection.execute_batch("ROLLBACK");
+        return Err(e.into());
+    }
+    Ok(())
+}
+
 /// Deletes the rows that can no longer decide a call (`Retention::keep` after their last
 /// write), except those in `busy`.
 fn prune(
     tx: &rusqlite::Transaction<'_>,
+    connector: &str,
     retention: Retention,
     now: u64,
     busy: &[i64],
@@ -339,19 +464,20 @@ fn prune(
         };
         tx.execute(
             &format!(
-                "DELETE FROM calls WHERE updated < ?1 AND nonce {test} AND id NOT IN ({busy})"
+                "DELETE FROM calls WHERE connector = ?2 AND updated < ?1 AND nonce {test} \
+                 AND id NOT IN ({busy})"
             ),
-            params![seconds(before)],
+            params![seconds(before), connector],
         )?;
     }
     Ok(())
 }
 
 /// The rows' count and the bytes they hold (`ROW_BYTES` each plus their answers).
-fn usage(tx: &rusqlite::Transaction<'_>) -> Result<(u64, u64), LedgerError> {
+fn usage(tx: &rusqlite::Transaction<'_>, connector: &str) -> Result<(u64, u64), LedgerError> {
     let (rows, answers) = tx.query_row(
-        "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM calls",
-        [],
+        "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM calls WHERE connector = ?1",
+        params![connector],
         |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?)),
     )?;
     let rows = u64::try_from(rows).unwrap_or(0);
@@ -360,14 +486,19 @@ fn usage(tx: &rusqlite::Transaction<'_>) -> Result<(u64, u64), LedgerError> {
 }
 
 /// `LedgerError::Full` when one more row would take the rows past the bound.
-fn room(tx: &rusqlite::Transaction<'_>, retention: Retention, now: u64) -> Result<(), LedgerError> {
-    let (rows, used) = usage(tx)?;
+fn room(
+    tx: &rusqlite::Transaction<'_>,
+    connector: &str,
+    retention: Retention,
+    now: u64,
+) -> Result<(), LedgerError> {
+    let (rows, used) = usage(tx, connector)?;
     if used.saturating_add(ROW_BYTES) > retention.max_bytes {
         return Err(LedgerError::Full {
             rows,
             used,
             max: retention.max_bytes,
-            wait: wait(tx, retention, now)?,
+            wait: wait(tx, connector, retention, now)?,
         });
     }
     Ok(())
@@ -376,13 +507,14 @@ fn room(tx: &rusqlite::Transaction<'_>, retention: Retention, now: u64) -> Resul
 /// Seconds until the oldest row may be pruned (one being sent waits for its send too).
 fn wait(
     tx: &rusqlite::Transaction<'_>,
+    connector: &str,
     retention: Retention,
     now: u64,
 ) -> Result<u64, LedgerError> {
     let oldest = |test: &str| -> Result<Option<i64>, LedgerError> {
         Ok(tx.query_row(
-            &format!("SELECT MIN(updated) FROM calls WHERE nonce {test}"),
-            [],
+            &format!("SELECT MIN(updated) FROM calls WHERE connector = ?1 AND nonce {test}"),
+            params![connector],
             |row| row.get::<_, Option<i64>>(0),
         )?)
     };
@@ -418,6 +550,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         updated: u64::try_from(row.get::<_, i64>(10)?).unwrap_or(0),
         attempts: row.get(11)?,
         media_type: row.get(12)?,
+        sending: false,
     })
 }
 
@@ -425,16 +558,20 @@ impl Ledger for SqliteLedger {
     fn claim(
         &self,
         claim: &Claim<'_>,
-        decide: &mut dyn FnMut(&Found) -> Decision,
+        decide: &mut Decide<'_>,
     ) -> Result<(Found, Option<Entry>), LedgerError> {
         let mut connection = self.lock()?;
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        prune(&tx, self.retention, claim.now, claim.busy)?;
+        let connector = self.connector.as_str();
+        prune(&tx, connector, self.retention, claim.now, claim.busy)?;
         let by_nonce = match claim.nonce {
             Some(nonce) => tx
                 .query_row(
-                    &format!("SELECT {COLUMNS} FROM calls WHERE nonce = ?1"),
-                    params![nonce],
+                    &format!(
+                        "SELECT {COLUMNS} FROM calls WHERE connector = ?1 AND principal = ?2 \
+                         AND nonce = ?3"
+                    ),
+                    params![connector, claim.principal, nonce],
                     entry,
                 )
                 .optional()?,
@@ -443,16 +580,24 @@ impl Ledger for SqliteLedger {
         let latest = tx
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM calls WHERE tool = ?1 AND args_hash = ?2 \
-                     AND created >= ?3 AND status != 'rejected' ORDER BY created DESC, id DESC LIMIT 1"
+                    "SELECT {COLUMNS} FROM calls WHERE connector = ?4 AND principal = ?5 \
+                     AND tool = ?1 AND args_hash = ?2 AND created >= ?3 AND status != 'rejected' \
+                     ORDER BY created DESC, id DESC LIMIT 1"
                 ),
-                params![claim.tool, claim.args_hash, seconds(claim.since)],
+                params![
+                    claim.tool,
+                    claim.args_hash,
+                    seconds(claim.since),
+                    connector,
+                    claim.principal
+                ],
                 entry,
             )
             .optional()?;
         let last_id = tx.query_row(
-            "SELECT MAX(id) FROM calls WHERE tool = ?1 AND args_hash = ?2",
-            params![claim.tool, claim.args_hash],
+            "SELECT MAX(id) FROM calls WHERE connector = ?3 AND principal = ?4 AND tool = ?1 \
+             AND args_hash = ?2",
+            params![claim.tool, claim.args_hash, connector, claim.principal],
             |row| row.get::<_, Option<i64>>(0),
         )?;
         let found = Found {
@@ -462,11 +607,19 @@ impl Ledger for SqliteLedger {
         };
         let written = match decide(&found) {
             Decision::Insert { key, nonce } => {
-                room(&tx, self.retention, claim.now)?;
+                room(&tx, connector, self.retention, claim.now)?;
                 tx.execute(
-                    "INSERT INTO calls (tool, args_hash, key, nonce, status, created, updated) \
-                     VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
-                    params![claim.tool, claim.args_hash, key, nonce, seconds(claim.now)],
+                    "INSERT INTO calls (connector, principal, tool, args_hash, key, nonce, \
+                     status, created, updated) VALUES (?6, ?7, ?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
+                    params![
+                        claim.tool,
+                        claim.args_hash,
+                        key,
+                        nonce,
+                        seconds(claim.now),
+                        connector,
+                        claim.principal
+                    ],
                 )?;
                 let id = tx.last_insert_rowid();
                 Some(tx.query_row(
@@ -496,7 +649,7 @@ impl Ledger for SqliteLedger {
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError> {
         let mut connection = self.lock()?;
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let (_, used) = usage(&tx)?;
+        let (_, used) = usage(&tx, &self.connector)?;
         let kept: i64 = tx
             .query_row(
                 "SELECT bytes FROM calls WHERE id = ?1",
@@ -536,7 +689,7 @@ impl Ledger for SqliteLedger {
         let mut connection = self.lock()?;
         // Deferred: a read, no lock taken on the file.
         let tx = connection.transaction()?;
-        room(&tx, self.retention, now)
+        room(&tx, &self.connector, self.retention, now)
     }
 }
 
@@ -550,10 +703,16 @@ mod tests {
         max_bytes: u64::MAX,
     };
 
+    /// The principal the suite's claims use, for every tool: the old rows become theirs.
+    fn adopt() -> BTreeMap<String, String> {
+        BTreeMap::from([("createVideo".to_string(), "p".to_string())])
+    }
+
     fn claim<'a>(hash: &'a str, nonce: Option<&'a str>, now: u64) -> Claim<'a> {
         Claim {
             tool: "createVideo",
             args_hash: hash,
+            principal: "p",
             nonce,
             now,
             since: now.saturating_sub(100),
@@ -575,7 +734,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("l.sqlite3");
         {
-            let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
+            let ledger = SqliteLedger::open(&path, "test", KEEP_ALL, &adopt()).unwrap();
             let (_, row) = ledger
                 .claim(
                     &claim("h", Some("n1"), 1_000),
@@ -585,7 +744,7 @@ mod tests {
             assert_eq!(row.unwrap().status, Status::Pending);
             // No finish: as if the process died while the request was out.
         }
-        let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
+        let ledger = SqliteLedger::open(&path, "test", KEEP_ALL, &adopt()).unwrap();
         let (found, _) = ledger
             .claim(&claim("h", None, 1_050), &mut |_| Decision::Nothing)
             .unwrap();
@@ -664,7 +823,7 @@ mod tests {
             )
             .unwrap();
         }
-        let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
+        let ledger = SqliteLedger::open(&path, "test", KEEP_ALL, &adopt()).unwrap();
         let (found, _) = ledger
             .claim(&claim("h", None, 1_050), &mut |_| Decision::Nothing)
             .unwrap();
@@ -719,6 +878,7 @@ mod tests {
         Claim {
             tool: "createVideo",
             args_hash: hash,
+            principal: "p",
             nonce: None,
             now,
             since: now.saturating_sub(window),
@@ -756,7 +916,7 @@ mod tests {
             consent: 600,
             max_bytes: 64 << 20,
         };
-        let ledger = SqliteLedger::open(&path, retention).unwrap();
+        let ledger = SqliteLedger::open(&path, "test", retention, &BTreeMap::new()).unwrap();
         let mut largest = 0;
         for i in 0..300_u64 {
             let hash = format!("h{i}");
@@ -814,11 +974,13 @@ mod tests {
     fn a_row_being_sent_is_never_pruned() {
         let ledger = SqliteLedger::open(
             &tempfile::tempdir().unwrap().path().join("l.sqlite3"),
+            "test",
             Retention {
                 window: 1,
                 consent: 1,
                 max_bytes: 1 << 20,
             },
+            &BTreeMap::new(),
         )
         .unwrap();
         let (_, row) = ledger
@@ -843,11 +1005,13 @@ mod tests {
     fn a_full_ledger_refuses_new_requests_and_forgets_nothing() {
         let ledger = SqliteLedger::open(
             &tempfile::tempdir().unwrap().path().join("l.sqlite3"),
+            "test",
             Retention {
                 window: 3_600,
                 consent: 600,
                 max_bytes: 3 * ROW_BYTES + 100,
             },
+            &BTreeMap::new(),
         )
         .unwrap();
         let mut ids = Vec::new();
@@ -918,11 +1082,56 @@ mod tests {
             )
             .unwrap();
         }
-        let ledger = SqliteLedger::open(&path, KEEP_ALL).unwrap();
+        let ledger = SqliteLedger::open(&path, "test", KEEP_ALL, &adopt()).unwrap();
         let connection = ledger.lock().unwrap();
         let bytes: i64 = connection
             .query_row("SELECT bytes FROM calls", [], |row| row.get(0))
             .unwrap();
         assert_eq!(bytes, 4);
+    }
+
+    /// Issue 33: rows keyed by connector and principal, with a migration for existing
+    /// ledgers. A ledger from before gets both columns; its rows become the principal
+    /// each tool is served with now, and no other credential sees them.
+    #[test]
+    fn a_ledger_from_before_principals_is_partitioned_and_adopted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.sqlite3");
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(SCHEMA).unwrap();
+            old.execute_batch(
+                "INSERT INTO calls (tool, args_hash, key, nonce, status, created, updated) \
+                 VALUES ('createVideo', 'h', 'k', 'n', 'job', 1000, 1000);",
+            )
+            .unwrap();
+        }
+        let ledger = SqliteLedger::open(&path, "test", KEEP_ALL, &adopt()).unwrap();
+        let mine = ledger
+            .claim(&claim("h", Some("n"), 1_050), &mut |_| Decision::Nothing)
+            .unwrap()
+            .0;
+        assert_eq!(mine.by_nonce.unwrap().key, "k");
+        let theirs = Claim {
+            principal: "someone else",
+            ..claim("h", Some("n"), 1_050)
+        };
+        let (found, row) = ledger.claim(&theirs, &mut insert("k2", Some("n"))).unwrap();
+        assert!(found.by_nonce.is_none() && found.latest.is_none());
+        assert_eq!(
+            row.unwrap().key,
+            "k2",
+            "the same nonce, another principal's row"
+        );
+        let version: i64 = ledger
+            .lock()
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 1);
+        drop(ledger);
+        // Opened again: migrated once, nothing changes.
+        let again = SqliteLedger::open(&path, "test", KEEP_ALL, &BTreeMap::new()).unwrap();
+        assert_eq!(rows(&again), 2);
     }
 }

@@ -12,7 +12,8 @@
 //!
 //! Parts: `clock` (time behind a trait, so tests never sleep), `consent` (one-time
 //! confirmation tokens bound to a tool and its exact arguments), `ledger` (the durable
-//! record of tracked calls, behind a small trait, with its SQLite implementation),
+//! record of tracked calls, behind a small trait, in SQLite or, shared by several
+//! instances, in PostgreSQL),
 //! `guard` (the decision: send, retry with the same key, answer from the ledger, or
 //! ask first), `client` (the one bounded HTTP client), `credential` (which environment
 //! variables may be read, and the provider's credential from them), `redact` (every

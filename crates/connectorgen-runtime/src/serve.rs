@@ -30,7 +30,7 @@ use crate::client::{Client, Limits, Origin};
 use crate::clock::{Clock, SystemClock};
 use crate::consent::Sealer;
 use crate::credential::{Credential, Environment};
-use crate::ledger::{Retention, SqliteLedger};
+use crate::ledger::{Ledger, PgLedger, Retention, SqliteLedger};
 use crate::state;
 use connectorgen_core::Analysis;
 use connectorgen_core::model::Target;
@@ -52,6 +52,9 @@ pub struct Config {
     pub base_url: Option<String>,
     /// `None`: the platform's state directory (`state::default_dir`).
     pub state_dir: Option<PathBuf>,
+    /// A PostgreSQL URL (`--ledger`, `CONNECTORGEN_LEDGER`): the ledger and the token
+    /// secret shared with other instances, instead of the state folder's SQLite file.
+    pub ledger: Option<String>,
     pub enforce_consent: bool,
     /// How long an identical call counts as a retry of the one before (seconds).
     pub retry_window: u64,
@@ -147,23 +150,27 @@ pub(crate) fn prepare(
         .map(|(_, m)| environment.credential(m))
         .collect();
     let redactor = environment.redactor(&credentials)?;
-    let dir = match &config.state_dir {
-        Some(dir) => dir.clone(),
-        None => {
-            state::default_dir().ok_or("no state directory (HOME is not set): pass --state DIR")?
-        }
-    };
-    state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let ledger_path = state::ledger_path(&dir, &connector.service.name);
-    let retention = Retention {
-        window: config.retry_window,
-        consent: crate::consent::TOKEN_LIFETIME_SECONDS,
-        max_bytes: config.ledger_max_bytes,
-    };
-    let ledger = SqliteLedger::open(&ledger_path, retention)
-        .map_err(|e| format!("{}: {e}", ledger_path.display()))?;
-    let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let sealer = Sealer::new(&secret, clock, &connector_identity(analysis))?;
+    // Each tool's principal: whose rows its calls are (ledger.rs).
+    let principals: std::collections::BTreeMap<String, String> = tools
+        .iter()
+        .zip(&credentials)
+        .map(|((definition, _), credential)| {
+            let name = definition["name"].as_str().unwrap_or_default().to_string();
+            (name, handler::principal(credential.as_ref()))
+        })
+        .collect();
+    let (ledger, secret, where_kept) = open_ledger(config, &connector.service.name, &principals)?;
+    // A confirmation value opens only for the credentials it was given under: another
+    // person's instance on the same store, with their own credential, refuses it.
+    let mut identity = connector_identity(analysis);
+    for principal in principals
+        .values()
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        identity.push_str(" principal:");
+        identity.push_str(principal);
+    }
+    let sealer = Sealer::new(&secret, clock, &identity)?;
 
     // The credential's real variables: each part's for a credential of parts (not the
     // unused `auth.env` default), `auth.env` for one (review defect 10).
@@ -179,7 +186,7 @@ pub(crate) fn prepare(
             "service": connector.service.name,
             "tools": tools.len(),
             "consent": if config.enforce_consent { "enforced" } else { "OFF" },
-            "state": ledger_path.display().to_string(),
+            "state": where_kept,
             "retryWindowSeconds": config.retry_window,
             "ledgerMaxBytes": config.ledger_max_bytes,
             "credentialEnv": env_name,
@@ -223,7 +230,7 @@ pub(crate) fn prepare(
         tools,
         credentials,
         client,
-        ledger: Arc::new(ledger),
+        ledger,
         sealer,
         config: config.clone(),
         redactor,
@@ -231,6 +238,49 @@ pub(crate) fn prepare(
         environment,
         descriptions: analysis.served_descriptions.clone(),
     })
+}
+
+/// The ledger, the token secret, and where they are kept (for the start-up line).
+type Opened = (Arc<dyn Ledger>, Vec<u8>, String);
+
+/// The ledger, the token secret and where they are kept (for the start-up line):
+/// PostgreSQL with `--ledger`, else the state folder's SQLite file and `secret`.
+fn open_ledger(
+    config: &Config,
+    service: &str,
+    principals: &std::collections::BTreeMap<String, String>,
+) -> Result<Opened, String> {
+    let retention = Retention {
+        window: config.retry_window,
+        consent: crate::consent::TOKEN_LIFETIME_SECONDS,
+        max_bytes: config.ledger_max_bytes,
+    };
+    if let Some(url) = &config.ledger {
+        let shown = crate::ledger::shown_url(url);
+        // A send's lease: the longest it may take, with a margin for the clocks of the
+        // instance and of the database.
+        let lease = (config.limits.connect_timeout + config.limits.total_timeout)
+            .as_secs()
+            .saturating_add(5);
+        let ledger = PgLedger::open(url, service, retention, lease)
+            .map_err(|e| format!("--ledger {shown}: {e}"))?;
+        let secret = ledger
+            .secret()
+            .map_err(|e| format!("--ledger {shown}: {e}"))?;
+        return Ok((Arc::new(ledger), secret, shown));
+    }
+    let dir = match &config.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            state::default_dir().ok_or("no state directory (HOME is not set): pass --state DIR")?
+        }
+    };
+    state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = state::ledger_path(&dir, service);
+    let ledger = SqliteLedger::open(&path, service, retention, principals)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok((Arc::new(ledger), secret, path.display().to_string()))
 }
 
 /// The origins the client may contact: `--base-url` alone when given (every call goes

@@ -64,6 +64,8 @@ struct Served {
     mapping: RequestMapping,
     op: Operation,
     credential: Option<Credential>,
+    /// Whose calls these are in the ledger: the credential's identity (a hash).
+    principal: String,
     /// Recorded in the ledger: spends, async, needs consent, or carries a retry key.
     tracked: bool,
     /// The async operation's poll tool and the argument that takes the job id.
@@ -163,6 +165,7 @@ impl Server {
                 tool,
                 mapping,
                 op,
+                principal: principal(credential.as_ref()),
                 credential,
                 tracked,
                 poll,
@@ -201,6 +204,15 @@ impl Server {
         &self.0.config.allow_hosts
     }
 }
+
+/// The ledger's principal for calls made with `credential` (`Credential::identity`); the
+/// calls of a tool that goes out without one share `NO_CREDENTIAL`.
+pub(super) fn principal(credential: Option<&Credential>) -> String {
+    credential.map_or_else(|| NO_CREDENTIAL.to_string(), Credential::identity)
+}
+
+/// The principal of calls made without a credential.
+const NO_CREDENTIAL: &str = "none";
 
 fn instructions(connector: &Connector, env_name: &str, enforce: bool) -> String {
     let consent = if enforce {
@@ -444,7 +456,7 @@ impl Shared {
             retry_of(served, true),
             reply::Retry::SameKey | reply::Retry::Inherent
         );
-        let claimed = match self.claim(op, &hash, nonce.as_deref(), needs_consent, retry_safe) {
+        let claimed = match self.claim(served, &hash, nonce.as_deref(), needs_consent, retry_safe) {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
@@ -481,7 +493,7 @@ impl Shared {
             // order needs no question, only its own logical request.
             self.sealer.nonce_for(&op.id, &hash, after)
         };
-        let claimed = match self.claim(op, &hash, Some(&nonce), needs_consent, retry_safe) {
+        let claimed = match self.claim(served, &hash, Some(&nonce), needs_consent, retry_safe) {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
@@ -517,12 +529,13 @@ impl Shared {
     /// (otherwise two parallel calls with one yes could both be sent).
     fn claim(
         &self,
-        op: &Operation,
+        served: &Served,
         hash: &str,
         nonce: Option<&str>,
         needs_consent: bool,
         retry_safe: bool,
     ) -> Result<Claimed<'_>, LedgerError> {
+        let op = &served.op;
         let now = self.sealer.clock().now();
         let mut flying = self
             .in_flight
@@ -540,6 +553,7 @@ impl Shared {
         let claim = Claim {
             tool: &op.id,
             args_hash: hash,
+            principal: &served.principal,
             nonce,
             now,
             since: now.saturating_sub(self.config.retry_window),
@@ -640,10 +654,14 @@ impl Shared {
                 );
                 reply::unknown(op, served.check_with.as_deref(), &second)
             }
-            Verdict::InFlight { .. } => {
+            Verdict::InFlight { entry } => {
                 self.refuse(&op.id, "in-flight", json!({}));
                 let Some(mut waiting) = waiting else {
-                    return reply::in_flight(op);
+                    return if entry.sending {
+                        reply::in_flight_elsewhere(op)
+                    } else {
+                        reply::in_flight(op)
+                    };
                 };
                 match waiting.wait_for(Option::is_some).await {
                     Ok(outcome) => reply::shared((*outcome).clone().unwrap_or_default()),
@@ -829,6 +847,7 @@ impl Drop for Sending<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&self.id);
+        self.shared.ledger.release(self.id);
     }
 }
 

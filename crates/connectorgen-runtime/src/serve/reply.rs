@@ -147,6 +147,19 @@ pub(crate) fn in_flight(op: &Operation) -> CallToolResult {
     result
 }
 
+/// The identical call is being sent by another instance sharing the ledger: this caller
+/// cannot wait on it, but its next identical call is answered from the row.
+pub(crate) fn in_flight_elsewhere(op: &Operation) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        "NOT SENT: the identical {} call is being sent right now by another instance of this \
+         server. Make the same call again in a little while: once its answer is recorded, the \
+         same call is answered with it, and nothing is sent or charged twice.",
+        op.id
+    ))]);
+    result.meta = meta(json!({"inFlight": true, "elsewhere": true}));
+    result
+}
+
 /// The identical call was sent before and no answer came, and the provider cannot
 /// recognise a repeat (no retry key): sending it again could be a second order, so it is
 /// not sent. `second` opens the question about another, identical order: only the person,
@@ -550,6 +563,7 @@ mod tests {
             updated: 0,
             attempts: 1,
             media_type,
+            sending: false,
         }
     }
 

@@ -123,6 +123,7 @@ fn the_job_id_is_the_poll_targets_parameter() {
         mapping: mapping.clone(),
         op: create.clone(),
         credential: None,
+        principal: "none".into(),
         tracked: true,
         poll: Some(("getVideo".into(), "id".into())),
         output: None,
@@ -192,6 +193,7 @@ fn served(
         mapping: mapping.clone(),
         op: op.clone(),
         credential: None,
+        principal: "none".into(),
         tracked: true,
         poll: poll.map(|(t, p)| (t.to_string(), p.to_string())),
         output: None,
@@ -351,6 +353,7 @@ fn a_forwarded_line_shows_a_key_only_when_the_request_carried_one() {
         mapping: mapping.clone(),
         op: create.clone(),
         credential: None,
+        principal: "none".into(),
         tracked: true,
         poll: None,
         output: None,
@@ -376,6 +379,7 @@ fn a_forwarded_line_shows_a_key_only_when_the_request_carried_one() {
         updated: 0,
         attempts: 1,
         media_type: None,
+        sending: false,
     };
     let with = forwarded_fields(&served, &http, 3, Some((&entry, false)));
     assert_eq!(with["key"], "ledger-key");

@@ -1,0 +1,401 @@
+//! The one test suite of the `Ledger` trait, passed by SQLite and by PostgreSQL (on the
+//! throwaway cluster of `tests/support/postgres.rs`).
+//!
+//! Takes: a store that opens two handles on one ledger (two connections: two instances).
+//! Returns: nothing; each check panics with what differed.
+
+use std::collections::BTreeMap;
+
+use super::{
+    Claim, Decision, Entry, Found, Ledger, LedgerError, Outcome, PgLedger, ROW_BYTES, Retention,
+    SqliteLedger, Status,
+};
+
+#[path = "../../../../tests/support/postgres.rs"]
+mod cluster;
+
+const KEEP_ALL: Retention = Retention {
+    window: 1 << 40,
+    consent: 1 << 40,
+    max_bytes: 1 << 40,
+};
+
+/// A store under test: two handles on one new ledger with these bounds.
+trait Store {
+    /// Whether a handle sees the other's sends on the row (`Entry::sending`).
+    const SHARES_SENDS: bool;
+    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>);
+}
+
+struct Sqlite;
+impl Store for Sqlite {
+    const SHARES_SENDS: bool = false;
+    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>) {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let path = dir.join("l.sqlite3");
+        let open = || SqliteLedger::open(&path, "test", retention, &BTreeMap::new()).unwrap();
+        (Box::new(open()), Box::new(open()))
+    }
+}
+
+struct Postgres;
+impl Store for Postgres {
+    const SHARES_SENDS: bool = true;
+    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>) {
+        let url = cluster::cluster().database();
+        let open = || PgLedger::open(&url, "test", retention, 60).unwrap();
+        (Box::new(open()), Box::new(open()))
+    }
+}
+
+fn claim<'a>(principal: &'a str, hash: &'a str, nonce: Option<&'a str>, now: u64) -> Claim<'a> {
+    Claim {
+        tool: "createVideo",
+        args_hash: hash,
+        principal,
+        nonce,
+        now,
+        since: now.saturating_sub(100),
+        busy: &[],
+    }
+}
+
+fn insert(key: &str, nonce: Option<&str>) -> impl FnMut(&Found) -> Decision + Send + use<> {
+    let key = key.to_string();
+    let nonce = nonce.map(str::to_string);
+    move |_| Decision::Insert {
+        key: key.clone(),
+        nonce: nonce.clone(),
+    }
+}
+
+fn look(ledger: &dyn Ledger, c: &Claim<'_>) -> Found {
+    ledger.claim(c, &mut |_| Decision::Nothing).unwrap().0
+}
+
+fn outcome(status: Status, body: Option<usize>) -> Outcome {
+    Outcome {
+        status,
+        http_status: Some(200),
+        job_id: (status == Status::Job).then(|| "job_1".to_string()),
+        result: body.map(|n| "x".repeat(n)),
+        media_type: Some("application/json".into()),
+    }
+}
+
+fn new_row(ledger: &dyn Ledger, c: &Claim<'_>, key: &str) -> Entry {
+    ledger
+        .claim(c, &mut insert(key, c.nonce))
+        .unwrap()
+        .1
+        .unwrap()
+}
+
+fn records_outcomes_and_forgets_rows_past_the_window<S: Store>() {
+    let (a, b) = S::pair(KEEP_ALL);
+    let row = new_row(&*a, &claim("p", "h", None, 1_000), "k1");
+    assert_eq!(
+        (row.status, row.key.as_str(), row.attempts),
+        (Status::Pending, "k1", 1)
+    );
+    a.finish(row.id, &outcome(Status::Job, Some(10)), 1_001)
+        .unwrap();
+    // The other handle (another instance) sees the outcome, whole.
+    let latest = look(&*b, &claim("p", "h", None, 1_050)).latest.unwrap();
+    assert_eq!(
+        (
+            latest.status,
+            latest.job_id.as_deref(),
+            latest.media_type.as_deref()
+        ),
+        (Status::Job, Some("job_1"), Some("application/json"))
+    );
+    assert_eq!(latest.result.map(|r| r.len()), Some(10));
+    assert!(
+        look(&*b, &claim("p", "h", None, 1_101)).latest.is_none(),
+        "outside the window"
+    );
+    assert!(
+        look(&*b, &claim("p", "other", None, 1_050))
+            .latest
+            .is_none()
+    );
+}
+
+fn finds_nonces_at_any_age_and_leaves_rejected_rows_out<S: Store>() {
+    let (a, b) = S::pair(KEEP_ALL);
+    let row = new_row(&*a, &claim("p", "h", Some("n"), 1_000), "k");
+    a.finish(row.id, &outcome(Status::Rejected, None), 1_000)
+        .unwrap();
+    let found = look(&*b, &claim("p", "h", Some("n"), 5_000));
+    assert!(found.latest.is_none());
+    assert_eq!(found.by_nonce.unwrap().status, Status::Rejected);
+    assert_eq!(found.last_id, Some(row.id));
+    // A nonce names one row: a second insert under it fails, nothing written.
+    let second = b.claim(
+        &claim("p", "h", Some("n"), 5_001),
+        &mut insert("k2", Some("n")),
+    );
+    assert!(second.is_err(), "the unique nonce refuses a second row");
+}
+
+fn a_retry_counts_and_keeps_the_key<S: Store>() {
+    let (a, b) = S::pair(KEEP_ALL);
+    let row = new_row(&*a, &claim("p", "h", None, 1_000), "k1");
+    let id = row.id;
+    let again = b
+        .claim(&claim("p", "h", None, 1_010), &mut move |_| {
+            Decision::Retry(id)
+        })
+        .unwrap()
+        .1
+        .unwrap();
+    assert_eq!(
+        (again.key.as_str(), again.attempts, again.updated),
+        ("k1", 2, 1_010)
+    );
+}
+
+/// Two credentials on one store: neither sees the other's rows, and the same nonce (it
+/// is derived from the call, not the person) starts a request in each.
+fn principals_never_see_each_other<S: Store>() {
+    let (a, b) = S::pair(KEEP_ALL);
+    let alice = new_row(&*a, &claim("alice", "h", Some("n"), 1_000), "k-alice");
+    a.finish(alice.id, &outcome(Status::Done, Some(3)), 1_000)
+        .unwrap();
+    let found = look(&*b, &claim("bob", "h", Some("n"), 1_001));
+    assert!(found.by_nonce.is_none() && found.latest.is_none() && found.last_id.is_none());
+    let bob = new_row(&*b, &claim("bob", "h", Some("n"), 1_002), "k-bob");
+    assert_ne!(bob.id, alice.id);
+    let mine = look(&*a, &claim("alice", "h", Some("n"), 1_003));
+    assert_eq!(mine.by_nonce.unwrap().key, "k-alice");
+}
+
+/// At the bound a new request is refused with when room comes back; the rows there still
+/// decide their calls, and an answer that does not fit is kept without its body.
+fn a_full_ledger_refuses_new_requests_and_forgets_nothing<S: Store>() {
+    let (a, b) = S::pair(Retention {
+        window: 3_600,
+        consent: 600,
+        max_bytes: 2 * ROW_BYTES + 100,
+    });
+    let window = |hash: &'static str, now: u64| Claim {
+        since: now.saturating_sub(3_600),
+        ..claim("p", hash, None, now)
+    };
+    let first = new_row(&*a, &window("a", 1_000), "a");
+    let second = new_row(&*b, &window("b", 1_001), "b");
+    let e = a
+        .claim(&window("c", 1_010), &mut insert("c", None))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LedgerError::Full {
+                rows: 2,
+                wait: 3_590,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(matches!(b.room(1_010), Err(LedgerError::Full { .. })));
+    a.finish(first.id, &outcome(Status::Done, Some(200)), 1_011)
+        .unwrap();
+    // Its sender gave up on the second (its call went away): only its age keeps it now.
+    b.release(second.id);
+    let kept = look(&*a, &window("a", 1_020)).latest.unwrap();
+    assert_eq!((kept.status, kept.result), (Status::Done, None));
+    // Past the window the rows go, and new requests are taken again.
+    new_row(&*b, &window("c", 1_000 + 3_700), "c");
+    a.room(1_000 + 3_700).unwrap();
+}
+
+/// Eight threads over the two handles race the same first call: exactly one of them
+/// records it, the others find it.
+fn racing_claims_make_one_row<S: Store>() {
+    let (a, b) = S::pair(KEEP_ALL);
+    let inserted = std::sync::atomic::AtomicU32::new(0);
+    std::thread::scope(|scope| {
+        for i in 0..8 {
+            let ledger = if i % 2 == 0 { &a } else { &b };
+            let inserted = &inserted;
+            scope.spawn(move || {
+                let key = format!("k{i}");
+                let (_, written) = ledger
+                    .claim(&claim("p", "h", Some("n"), 1_000), &mut |found: &Found| {
+                        if found.by_nonce.is_some() {
+                            Decision::Nothing
+                        } else {
+                            Decision::Insert {
+                                key: key.clone(),
+                                nonce: Some("n".into()),
+                            }
+                        }
+                    })
+                    .unwrap();
+                if written.is_some() {
+                    inserted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(inserted.into_inner(), 1);
+}
+
+/// A row being sent is seen as such by another instance until its sender records the
+/// outcome or lets it go, and is never pruned meanwhile.
+fn a_send_is_seen_by_the_other_instance<S: Store>() {
+    let (a, b) = S::pair(Retention {
+        window: 1,
+        consent: 1,
+        max_bytes: 1 << 20,
+    });
+    let row = new_row(&*a, &claim("p", "slow", None, 1_000), "k");
+    assert!(row.sending == S::SHARES_SENDS);
+    let now = Claim {
+        since: 0,
+        ..claim("p", "slow", None, 1_000)
+    };
+    assert_eq!(look(&*b, &now).latest.unwrap().sending, S::SHARES_SENDS);
+    a.release(row.id);
+    assert!(!look(&*b, &now).latest.unwrap().sending);
+    if S::SHARES_SENDS {
+        // Sent again by b: a sees it, and b's outcome clears it.
+        let id = row.id;
+        b.claim(&now, &mut move |_| Decision::Retry(id)).unwrap();
+        let later = Claim {
+            busy: &[],
+            ..claim("p", "other", None, 5_000)
+        };
+        look(&*a, &later);
+        let seen = look(
+            &*a,
+            &Claim {
+                since: 0,
+                ..claim("p", "slow", None, 5_000)
+            },
+        );
+        assert!(seen.latest.unwrap().sending, "not pruned while being sent");
+        b.finish(id, &outcome(Status::Done, None), 5_000).unwrap();
+        assert!(
+            !look(
+                &*a,
+                &Claim {
+                    since: 0,
+                    ..claim("p", "slow", None, 5_000)
+                }
+            )
+            .latest
+            .unwrap()
+            .sending
+        );
+    }
+}
+
+macro_rules! suite {
+    ($store:ident, $module:ident) => {
+        mod $module {
+            use super::*;
+            #[test]
+            fn records_outcomes_and_forgets_rows_past_the_window() {
+                super::records_outcomes_and_forgets_rows_past_the_window::<$store>();
+            }
+            #[test]
+            fn finds_nonces_at_any_age_and_leaves_rejected_rows_out() {
+                super::finds_nonces_at_any_age_and_leaves_rejected_rows_out::<$store>();
+            }
+            #[test]
+            fn a_retry_counts_and_keeps_the_key() {
+                super::a_retry_counts_and_keeps_the_key::<$store>();
+            }
+            #[test]
+            fn principals_never_see_each_other() {
+                super::principals_never_see_each_other::<$store>();
+            }
+            #[test]
+            fn a_full_ledger_refuses_new_requests_and_forgets_nothing() {
+                super::a_full_ledger_refuses_new_requests_and_forgets_nothing::<$store>();
+            }
+            #[test]
+            fn racing_claims_make_one_row() {
+                super::racing_claims_make_one_row::<$store>();
+            }
+            #[test]
+            fn a_send_is_seen_by_the_other_instance() {
+                super::a_send_is_seen_by_the_other_instance::<$store>();
+            }
+        }
+    };
+}
+
+suite!(Sqlite, sqlite);
+suite!(Postgres, postgres);
+
+/// Versioned migrations: a second instance starting on a migrated database changes
+/// nothing, and one made by a newer connectorgen is refused.
+#[test]
+fn postgres_migrations_are_versioned() {
+    let url = cluster::cluster().database();
+    let first = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
+    let secret = first.secret().unwrap();
+    let second = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
+    assert_eq!(
+        second.secret().unwrap(),
+        secret,
+        "one secret for every instance"
+    );
+    assert!(secret.len() >= 32);
+    let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let versions: Vec<i32> = client
+        .query(
+            "SELECT version FROM connectorgen_migrations ORDER BY version",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(versions, [1]);
+    client
+        .execute(
+            "INSERT INTO connectorgen_migrations (version) VALUES (99)",
+            &[],
+        )
+        .unwrap();
+    let e = PgLedger::open(&url, "test", KEEP_ALL, 60)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("made by a newer connectorgen"), "{e}");
+}
+
+/// A connection the database ends (a restart, `pg_terminate_backend`) is made again: the
+/// call that meets the closed connection fails (nothing decided, nothing sent), the next
+/// one works.
+#[test]
+fn postgres_connects_again_after_losing_its_connection() {
+    let url = cluster::cluster().database();
+    let ledger = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
+    ledger.room(1_000).unwrap();
+    let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = 'connectorgen serve' AND datname = current_database()",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(ended.len(), 1);
+    let first = ledger.claim(&claim("p", "h", None, 1_000), &mut insert("k", None));
+    let row = match first {
+        Ok((_, row)) => row,
+        Err(_) => {
+            ledger
+                .claim(&claim("p", "h", None, 1_001), &mut insert("k", None))
+                .unwrap()
+                .1
+        }
+    };
+    assert_eq!(row.unwrap().key, "k");
+}

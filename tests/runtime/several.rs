@@ -1,0 +1,240 @@
+//! Several instances on one PostgreSQL ledger (issue 33): two `serve --http` processes
+//! of the real binary, each with its own state folder, share a throwaway cluster
+//! (`support/postgres.rs`); the client alternates between them, and the reference
+//! provider ignores retry keys, so every request that reaches it is another job. Every
+//! wait is on something a server or the provider did, never on time.
+
+use std::sync::Arc;
+
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+use super::mcp::{Person, Serve, Session, Transport, is_error, serve_meta, text_of};
+use super::postgres;
+use super::provider::{Auth, Provider, Switches};
+
+fn video() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
+}
+
+fn cat() -> Value {
+    json!({ "prompt": "a cat on a skateboard", "aspectRatio": "16:9" })
+}
+
+fn with_confirmation(token: &str) -> Value {
+    let mut args = cat();
+    args["confirmation"] = json!(token);
+    args
+}
+
+fn ignoring_keys() -> Provider {
+    Provider::start(Switches {
+        ignore_key: true,
+        auth: Auth::AcceptAny,
+        ..Switches::default()
+    })
+}
+
+/// One instance on `ledger`, with a state folder of its own and `token` as credential.
+async fn instance(p: &Provider, ledger: &str, state: &std::path::Path, token: &str) -> Session {
+    let mut serve = Serve::new(video(), &p.url(), state)
+        .arg("--ledger")
+        .arg(ledger);
+    serve.token = Some(token.to_string());
+    serve
+        .connect(Transport::Http, Person::without_elicitation())
+        .await
+}
+
+/// The confirmation value the first call is answered with (token mode).
+async fn confirmation(s: &Session) -> String {
+    let asked = s.call("createVideo", cat()).await;
+    let meta = serve_meta(&asked);
+    assert_eq!(meta["consentRequired"], true, "{meta} {}", text_of(&asked));
+    meta["confirmation"].as_str().unwrap().to_string()
+}
+
+fn count(log: &[String], needle: &str) -> usize {
+    log.iter().filter(|l| l.contains(needle)).count()
+}
+
+/// Until both servers together logged `n` lines holding `needle` (bounded: a hang guard).
+async fn both_logged(a: &Session, b: &Session, needle: &str, n: usize) {
+    let deadline = tokio::time::Instant::now() + super::mcp::NO_HANG;
+    while count(&a.log(), needle) + count(&b.log(), needle) < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the servers never logged {n} × {needle}: {:#?}\n{:#?}",
+            a.log(),
+            b.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// 50 identical paid calls under one yes, raced across both instances while the first to
+/// win is held at the provider: one request reaches it, one job exists, and the row is
+/// whole on the other instance (an identical call there is answered from it).
+#[tokio::test]
+async fn fifty_identical_paid_calls_across_two_instances_make_one_job() {
+    let p = ignoring_keys();
+    let ledger = postgres::cluster().database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Arc::new(instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await);
+    let b = Arc::new(instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await);
+    let token = confirmation(&a).await;
+
+    let gate = p.hold("createVideo");
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..50 {
+        let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+        let args = with_confirmation(&token);
+        calls.spawn(async move { s.call("createVideo", args).await });
+    }
+    p.wait_until("a held createVideo", |c| c.held("createVideo") == 1)
+        .await;
+    // The 49 others found it being sent, on either instance, before it is let go.
+    both_logged(&a, &b, r#""reason":"in-flight""#, 49).await;
+    gate.release();
+    let mut answered = 0;
+    while let Some(result) = calls.join_next().await {
+        let result = result.unwrap();
+        if !is_error(&result) {
+            answered += 1;
+        }
+    }
+    assert!(answered >= 1, "the call that was sent is answered");
+    let c = p.counters();
+    assert_eq!(
+        (c.of("createVideo"), c.jobs_created),
+        (1, 1),
+        "{:#?}",
+        p.received()
+    );
+    // The job is known to both: the same call without a value, on each, is answered
+    // from the row, with the job's id, and sends nothing.
+    for s in [&a, &b] {
+        let again = s.call("createVideo", cat()).await;
+        assert_eq!(serve_meta(&again)["notSent"], true, "{again:?}");
+        assert!(text_of(&again).contains("vid_1"), "{}", text_of(&again));
+    }
+    assert_eq!(p.counters().jobs_created, 1);
+}
+
+/// The instance sending a paid call is killed (SIGKILL) while the provider holds it: the
+/// identical call on the other instance finds it still out at the provider (its lease has
+/// not run out) and sends nothing. Still one job.
+#[tokio::test]
+async fn a_call_whose_instance_was_killed_is_not_sent_again_by_the_other() {
+    let p = ignoring_keys();
+    let ledger = postgres::cluster().database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await;
+    let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
+    let token = confirmation(&a).await;
+
+    let gate = p.hold("createVideo");
+    let Value::Object(args) = with_confirmation(&token) else {
+        unreachable!()
+    };
+    let params = CallToolRequestParams::new("createVideo").with_arguments(args);
+    let peer = a.client.peer().clone();
+    // Never answered: its server dies mid-call.
+    let pending = tokio::spawn(async move { peer.call_tool(params).await });
+    p.wait_until("a held createVideo", |c| c.held("createVideo") == 1)
+        .await;
+    a.kill_server().await;
+    pending.abort();
+    gate.release();
+
+    let again = b.call("createVideo", with_confirmation(&token)).await;
+    assert!(is_error(&again), "{}", text_of(&again));
+    assert_eq!(serve_meta(&again)["inFlight"], true, "{again:?}");
+    assert_eq!(serve_meta(&again)["elsewhere"], true, "{again:?}");
+    assert!(
+        text_of(&again).contains("another instance"),
+        "{}",
+        text_of(&again)
+    );
+    let bare = b.call("createVideo", cat()).await;
+    assert_eq!(serve_meta(&bare)["inFlight"], true, "{bare:?}");
+    let c = p.counters();
+    assert_eq!(
+        (c.of("createVideo"), c.jobs_created),
+        (1, 1),
+        "{:#?}",
+        p.received()
+    );
+}
+
+/// Two people, each with their own credential, share one ledger: neither's job answers the
+/// other's identical call, and one's confirmation value does not open the other's.
+#[tokio::test]
+async fn two_credentials_on_one_ledger_never_see_each_others_jobs() {
+    let p = ignoring_keys();
+    let ledger = postgres::cluster().database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let alice = instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await;
+    let bob = instance(&p, &ledger, sb.path(), "vg_bob_key_000002").await;
+    let token = confirmation(&alice).await;
+    let sent = alice.call("createVideo", with_confirmation(&token)).await;
+    assert!(!is_error(&sent), "{}", text_of(&sent));
+    assert_eq!(p.counters().jobs_created, 1);
+
+    // Bob's identical call is his own first: he is asked, not answered with Alice's job.
+    let asked = bob.call("createVideo", cat()).await;
+    assert_eq!(serve_meta(&asked)["consentRequired"], true, "{asked:?}");
+    assert!(!text_of(&asked).contains("vid_1"), "{}", text_of(&asked));
+    // Alice's value is not Bob's yes.
+    let relayed = bob.call("createVideo", with_confirmation(&token)).await;
+    assert_eq!(serve_meta(&relayed)["consentRequired"], true, "{relayed:?}");
+    assert_eq!(p.counters().jobs_created, 1, "{:#?}", p.received());
+}
+
+/// `CONNECTORGEN_LEDGER` is read when `--ledger` is not given, and a URL that would leave
+/// the machine without TLS is refused at start-up (exit 2), before anything connects,
+/// its password never shown.
+#[test]
+fn the_ledger_variable_is_read_and_a_url_without_tls_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let run = |ledger_flag: Option<&str>, variable: &str| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_connectorgen"));
+        command
+            .arg("serve")
+            .arg(video())
+            .arg("--state")
+            .arg(state.path())
+            .env("CONNECTORGEN_LEDGER", variable)
+            .env("VIDGEN_TOKEN", "vg_alice_key_0001")
+            .stdin(std::process::Stdio::null());
+        if let Some(url) = ledger_flag {
+            command.arg("--ledger").arg(url);
+        }
+        let out = command.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, stderr) = run(None, "postgres://app:hunter22@db.example.net/ledger");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("add sslmode=disable"), "{stderr}");
+    assert!(
+        stderr.contains("postgres://app:***@db.example.net/ledger"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter22"), "{stderr}");
+    // The flag wins over the variable.
+    let (code, stderr) = run(
+        Some("postgres://app:hunter22@localhost/ledger?sslmode=require"),
+        "postgres://app@db.example.net/ledger",
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TLS to PostgreSQL is not supported"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter22"), "{stderr}");
+    // Nothing was made in the state folder: the ledger would have been in the database.
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+}
