@@ -20,3 +20,4 @@ mod reference;
 mod requests;
 mod secrets;
 mod serve;
+mod tasks;

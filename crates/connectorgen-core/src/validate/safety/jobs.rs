@@ -82,6 +82,8 @@ impl Validator {
             list_with: None,
             // The written one, checked (or the found ones) once the document is built.
             id_fields: id_field?.into_iter().collect(),
+            status: crate::model::JobStatus::default(),
+            cancel_with: None,
         })
     }
 
