@@ -166,6 +166,10 @@ pub struct Origin {
     pub poll_with: Option<Span>,
     /// `async.idField`.
     pub id_field: Option<Span>,
+    /// `async.status` (`None`: the default mapping, narrowed to the poll's enum).
+    pub job_status: Option<Span>,
+    /// `async.cancelWith`.
+    pub cancel_with: Option<Span>,
     pub idempotency: Option<Span>,
     /// Inline mode: the request and response schemas and each query parameter.
     pub input: Option<Span>,

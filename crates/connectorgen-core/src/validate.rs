@@ -306,6 +306,7 @@ pub fn validate(
     // The answers' schemas are final only in the built document (references resolved,
     // a 3.0 base upgraded).
     v.job_ids(&document, &mut operations);
+    v.job_tasks(&document, &mut operations);
     if v.findings.errors() > 0 {
         return Err(v.findings.into_vec());
     }

@@ -74,6 +74,15 @@ impl Validator {
                 )
                 .map(Some),
         };
+        let status = a.value.status.as_ref().map_or_else(
+            || Some(crate::model::JobStatus::default()),
+            |s| self.job_status(s),
+        );
+        let cancel_with = a
+            .value
+            .cancel_with
+            .as_ref()
+            .map(|c| c.value.trim().to_string());
         Some(Async {
             poll_with: poll_with?,
             typical_seconds: typical_seconds?,
@@ -82,8 +91,8 @@ impl Validator {
             list_with: None,
             // The written one, checked (or the found ones) once the document is built.
             id_fields: id_field?.into_iter().collect(),
-            status: crate::model::JobStatus::default(),
-            cancel_with: None,
+            status: status?,
+            cancel_with,
         })
     }
 
@@ -331,7 +340,7 @@ fn answer_properties(document: &Document, op: &Operation) -> Option<Vec<String>>
 }
 
 /// The schema of a `content` map's JSON media type (`application/json`, `…+json`).
-fn json_schema(content: &Value) -> Option<&Value> {
+pub(super) fn json_schema(content: &Value) -> Option<&Value> {
     content
         .as_object()?
         .iter()
@@ -377,7 +386,7 @@ fn properties(
 }
 
 /// `value`, or what its `$ref` chain points at in the document (bounded).
-fn follow<'a>(document: &'a Document, mut value: &'a Value) -> Option<&'a Value> {
+pub(super) fn follow<'a>(document: &'a Document, mut value: &'a Value) -> Option<&'a Value> {
     for _ in 0..16 {
         match value.get("$ref").and_then(Value::as_str) {
             Some(reference) => value = document.resolve(reference)?,
