@@ -205,3 +205,36 @@ async fn a_client_without_the_extension_gets_the_answer_of_before() {
     );
     s.close().await;
 }
+
+/// With `async.cancelWith`, `tasks/cancel` calls it as a call of that tool: a cancel that
+/// cannot be undone asks the person first, and a yes sends it once and ends the task.
+#[tokio::test]
+async fn a_cancel_goes_through_consent_and_ends_the_task() {
+    let manifest =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let person = follower();
+    let s = Serve::new(&manifest, &p.url(), state.path())
+        .connect(Transport::Stdio, person.clone())
+        .await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    assert_eq!(person.asked().len(), 1);
+    s.cancel_task(&id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    // The cancel's own question, about the delete.
+    assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
+    assert!(
+        person.asked()[1].contains("deleteVideo"),
+        "{:?}",
+        person.asked()
+    );
+    assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
+    let got = s.get_task(&id).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
+    assert_eq!(p.counters().of("createVideo"), 1);
+    s.close().await;
+}

@@ -361,9 +361,9 @@ impl rmcp::ServerHandler for Server {
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.0.cancel_task(&request.task_id).await
+        self.0.cancel_task(&request.task_id, &context).await
     }
 }
 

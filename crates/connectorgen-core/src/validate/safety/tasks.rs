@@ -186,4 +186,26 @@ mod tests {
         assert_eq!(status.failed, ["FAILED", "EXPIRED"]);
         assert_eq!(status.field, "status");
     }
+
+    #[test]
+    fn a_poll_answer_is_working_until_its_field_holds_a_mapped_value() {
+        use crate::model::JobState;
+        let status = JobStatus {
+            field: "state".into(),
+            done: vec!["ok".into()],
+            failed: vec!["bad".into()],
+        };
+        let state = |v: serde_json::Value| status.state(&v);
+        assert_eq!(state(serde_json::json!({"state": "ok"})), JobState::Done);
+        assert_eq!(state(serde_json::json!({"state": "bad"})), JobState::Failed);
+        assert_eq!(
+            state(serde_json::json!({"state": "queued"})),
+            JobState::Working
+        );
+        // The default field is not read when another is named.
+        assert_eq!(
+            state(serde_json::json!({"status": "ok"})),
+            JobState::Working
+        );
+    }
 }

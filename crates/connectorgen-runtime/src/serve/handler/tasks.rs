@@ -12,8 +12,10 @@
 //! does not name its row (the id carries a digest of the row's retry key, which only
 //! the ledger holds).
 //!
-//! What is missing: `tasks/cancel` (`async.cancelWith`) is not implemented yet; the
-//! server does not advertise cancel support and answers it as not cancellable. A task
+//! `tasks/cancel` calls the cancel operation (`async.cancelWith`) as a call of that tool:
+//! the person is asked first when it cannot be undone (by `elicitation/create`; a
+//! client that asks with a round trip or a confirmation value is told to call the tool).
+//! Without one the task is kept and the cancel refused. A task
 //! lives as long as its row (the retry window after the job started); a terminal state
 //! is held in memory, so after a restart the first `tasks/get` polls once more (a free
 //! read, never the create).
@@ -210,25 +212,95 @@ impl Shared {
         Ok(GetTaskResult::new(task))
     }
 
-    /// `tasks/cancel`: the task is kept, and the client told the job cannot be cancelled
-    /// from here (no cancel operation is declared).
-    pub(super) async fn cancel_task(&self, id: &str) -> Result<(), ErrorData> {
+    /// `tasks/cancel`: the manifest's cancel operation (`async.cancelWith`) called for
+    /// the task's job as the model's call of that tool would be — the same consent, the
+    /// same ledger — and the task cancelled when it succeeds. Without one the task is
+    /// kept, and the client told the job cannot be cancelled.
+    pub(super) async fn cancel_task(
+        &self,
+        id: &str,
+        context: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+    ) -> Result<(), ErrorData> {
         // Known tasks only: an unknown id is the same error as for `tasks/get`.
-        let task = self.get_task(id).await?;
-        if task.task.status().is_terminal() {
+        let current = self.get_task(id).await?;
+        if current.task.status().is_terminal() {
             return Err(ErrorData::invalid_params(
                 format!("task {id} has already ended; there is nothing to cancel"),
                 None,
             ));
         }
-        Err(ErrorData::invalid_request(
-            format!(
-                "task {id} cannot be cancelled: the connector declares no operation that \
-                 cancels its job (async.cancelWith). The job goes on at the provider and the \
-                 task is kept; tasks/get follows it."
-            ),
-            None,
-        ))
+        let row = row_of(id).unwrap_or_default();
+        let entry = self.ledger.entry(row).ok().flatten();
+        let served = entry
+            .as_ref()
+            .and_then(|e| self.by_name.get(&e.tool))
+            .map(|&i| &self.tools[i]);
+        let cancel = served
+            .and_then(|s| s.op.async_.as_ref()?.cancel_with.as_ref())
+            .and_then(|name| self.by_name.get(name).copied());
+        let (Some(index), Some(job)) = (cancel, entry.as_ref().and_then(|e| e.job_id.clone()))
+        else {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "task {id} cannot be cancelled: the connector declares no operation that \
+                     cancels its job (async.cancelWith). The job goes on at the provider and \
+                     the task is kept; tasks/get follows it."
+                ),
+                None,
+            ));
+        };
+        let tool = &self.tools[index];
+        let Some(param) = tool.op.path_params.last() else {
+            return Err(ErrorData::internal_error(
+                format!("{} takes no job id in its path", tool.op.id),
+                None,
+            ));
+        };
+        let mut args = Map::new();
+        args.insert(param.clone(), Value::String(job.clone()));
+        let request = rmcp::model::CallToolRequestParams::new(tool.op.id.clone())
+            .with_arguments(args.clone());
+        let refused = |why: String| {
+            Err(ErrorData::invalid_request(
+                self.redactor.text(&format!(
+                    "task {id} was not cancelled: {why} The task is kept; tasks/get follows it."
+                )),
+                None,
+            ))
+        };
+        match self.call(index, request, context).await? {
+            rmcp::model::CallToolResponse::Complete(result) if result.is_error != Some(true) => {
+                let mut task = current.task.task;
+                task.status_message =
+                    Some(format!("Cancelled with {} ({param}: {job}).", tool.op.id));
+                task.last_updated_at = iso8601(self.sealer.clock().now());
+                self.polled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(
+                        row,
+                        Polled {
+                            at: self.sealer.clock().now(),
+                            task: DetailedTask::new(task, TaskPayload::Cancelled),
+                        },
+                    );
+                Ok(())
+            }
+            rmcp::model::CallToolResponse::Complete(result) => {
+                let said: Vec<String> = result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                    .collect();
+                refused(format!("{} answered: {}", tool.op.id, said.join(" ")))
+            }
+            // The person's yes is asked with a round trip tasks/cancel cannot carry.
+            _ => refused(format!(
+                "cancelling needs the person's yes, which this request cannot ask for: call \
+                 the tool {} with {{\"{param}\": \"{job}\"}} (it asks them first).",
+                tool.op.id
+            )),
+        }
     }
 
     /// One poll of the job of `entry` through the poll target `poll`, as a task state.
