@@ -5,8 +5,10 @@
 //! Takes: a call's ledger row (a job: status `job` with the provider's job id) and the
 //! poll target the manifest names. Returns: the `CreateTaskResult` of a call, and the
 //! task's state for `tasks/get`, read by polling the poll target server-side and mapping
-//! the provider's status (`Async::status`) to `working`, `completed` (the poll's answer
-//! as the call's result) or `failed`.
+//! the provider's status (`Async::status`) to `working` or `completed`: with the poll's
+//! answer as the call's result for `done`, as a tool error (`isError: true`) for
+//! `failed` — SEP-2663 keeps the task status `failed` for protocol errors (here: a poll
+//! that cannot be built).
 //! Must never: send the create (a task is only ever a row that already has a job), poll
 //! the provider for one task more than once per poll interval, or answer a task id that
 //! does not name its row (the id carries a digest of the row's retry key, which only
@@ -223,11 +225,9 @@ impl Shared {
     ) -> Result<(), ErrorData> {
         // Known tasks only: an unknown id is the same error as for `tasks/get`.
         let current = self.get_task(id).await?;
+        // Idempotent on an ended task (SEP-2663): the ack, and nothing sent.
         if current.task.status().is_terminal() {
-            return Err(ErrorData::invalid_params(
-                format!("task {id} has already ended; there is nothing to cancel"),
-                None,
-            ));
+            return Ok(());
         }
         let row = row_of(id).unwrap_or_default();
         let entry = self.ledger.entry(row).ok().flatten();
@@ -321,7 +321,7 @@ impl Shared {
         let http = match crate::request::build(&poll.mapping, args, &self.target(poll, None)) {
             Ok(http) => http,
             Err(e) => {
-                return failed(task, &format!("the job cannot be polled: {e}"), None);
+                return failed(task, &format!("the job cannot be polled: {e}"));
             }
         };
         let sent = self
@@ -371,10 +371,13 @@ impl Shared {
                     None,
                     reply::Retry::Untracked,
                 );
-                return failed(
+                // The job is gone (a 404): the tool ran and reported an error.
+                return completed(
                     task,
-                    &format!("{} answered HTTP {status} for the job", poll.op.id),
-                    serde_json::to_value(answer).ok(),
+                    ended(
+                        answer,
+                        &format!("{} answered HTTP {status} for the job.", poll.op.id),
+                    ),
                 );
             }
         }
@@ -409,37 +412,51 @@ impl Shared {
                     None => format!("The provider's answer has no {}.", a.status.field),
                 },
             ),
-            JobState::Done => {
-                let result = match serde_json::to_value(result) {
-                    Ok(Value::Object(map)) => map,
-                    _ => Map::new(),
-                };
-                DetailedTask::new(task, TaskPayload::Completed { result })
-            }
-            JobState::Failed => failed(
+            JobState::Done => completed(task, result),
+            // SEP-2663: a tool that ran and reported an error is `completed` with
+            // `isError: true`; `failed` is for protocol errors.
+            JobState::Failed => completed(
                 task,
-                &format!(
-                    "the provider reports {}: {}",
-                    a.status.field,
-                    shown.unwrap_or_default()
+                ended(
+                    result,
+                    &format!(
+                        "The job failed: the provider reports {}: {}.",
+                        a.status.field,
+                        shown.unwrap_or_default()
+                    ),
                 ),
-                serde_json::to_value(result).ok(),
             ),
         }
     }
 }
 
-/// A task that ended without a result: a JSON-RPC error carrying the poll's answer.
-fn failed(task: Task, message: &str, answer: Option<Value>) -> DetailedTask {
+/// A task that ended with `result` as the call's result.
+fn completed(task: Task, result: rmcp::model::CallToolResult) -> DetailedTask {
+    let result = match serde_json::to_value(result) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    DetailedTask::new(task, TaskPayload::Completed { result })
+}
+
+/// The poll's answer as a tool error, `message` first: the job ended without its result.
+fn ended(mut result: rmcp::model::CallToolResult, message: &str) -> rmcp::model::CallToolResult {
+    result.is_error = Some(true);
+    result.structured_content = None;
+    result
+        .content
+        .insert(0, rmcp::model::ContentBlock::text(message.to_string()));
+    result
+}
+
+/// A task the server could not follow (its poll cannot be built): a JSON-RPC error.
+fn failed(task: Task, message: &str) -> DetailedTask {
     let mut error = Map::new();
     error.insert("code".into(), json!(-32603));
     error.insert(
         "message".into(),
-        json!(format!("The job failed: {message}.")),
+        json!(format!("The job cannot be followed: {message}.")),
     );
-    if let Some(answer) = answer {
-        error.insert("data".into(), json!({ "pollAnswer": answer }));
-    }
     DetailedTask::new(task, TaskPayload::Failed { error })
 }
 
@@ -463,6 +480,21 @@ mod tests {
         // Less than a second rounds up to one: never twice in the same second.
         assert!(!due(Some(100), 100, 1));
         assert!(due(Some(100), 101, 1));
+    }
+
+    #[test]
+    fn a_failed_job_is_a_completed_task_whose_result_is_a_tool_error() {
+        let task = Task::new("1-x", TaskStatus::Working, "a", "b");
+        let mut result =
+            rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text("{}")]);
+        result.structured_content = Some(json!({"status": "failed"}));
+        let done = completed(task, ended(result, "The job failed."));
+        assert_eq!(done.status(), TaskStatus::Completed);
+        let TaskPayload::Completed { result } = done.payload else {
+            panic!("not completed");
+        };
+        assert_eq!(result["isError"], true);
+        assert_eq!(result["content"][0]["text"], "The job failed.");
     }
 
     #[test]
