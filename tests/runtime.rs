@@ -22,3 +22,4 @@ mod requests;
 mod secrets;
 mod serve;
 mod several;
+mod tasks;

@@ -122,7 +122,10 @@ const ACCEPTED: &[&str] = &[
     "get-with-side-effect--async",
     "read-with-side-effect", // `read: true` beside `spends`: two values
     "read-with-side-effect--async",
-    "unknown-id-field", // the property against the answer's schema: two values
+    "unknown-id-field",   // the property against the answer's schema: two values
+    "unknown-job-status", // the values against the poll's answer schema: two values
+    "unknown-cancel-target", // an operation id: a value the schema cannot know
+    "unsafe-cancel-target", // what the named operation is: two values
     "input-not-allowed",
     "input-not-allowed--input-type-without-input",
     "invalid-operation-id",

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, FormElicitationCapability,
-    Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ErrorData, FormElicitationCapability, GetTaskParams, GetTaskResult, Implementation,
+    ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -49,6 +50,8 @@ pub(crate) struct Person {
     /// `Some`: the person answers a form only once a permit is added (`answer_now`),
     /// so a test can have two forms open at once.
     pub gate: Option<Arc<tokio::sync::Semaphore>>,
+    /// The client declares the tasks extension (`io.modelcontextprotocol/tasks`).
+    pub tasks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +68,7 @@ impl Person {
             asked: Arc::default(),
             shown: Arc::new(tokio::sync::watch::channel(0).0),
             gate: None,
+            tasks: false,
         }
     }
 
@@ -75,12 +79,19 @@ impl Person {
             asked: Arc::default(),
             shown: Arc::new(tokio::sync::watch::channel(0).0),
             gate: None,
+            tasks: false,
         }
     }
 
     /// The same person, who answers only after `answer_now`.
     pub(crate) fn holding(mut self) -> Person {
         self.gate = Some(Arc::new(tokio::sync::Semaphore::new(0)));
+        self
+    }
+
+    /// The same person, on a client that declares the tasks extension.
+    pub(crate) fn with_tasks(mut self) -> Person {
+        self.tasks = true;
         self
     }
 
@@ -116,6 +127,13 @@ impl ClientHandler for Person {
         if self.answer.is_some() {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
+        if self.tasks {
+            capabilities.extensions = Some(
+                [(rmcp::model::TASKS_EXTENSION_ID.to_string(), Map::new())]
+                    .into_iter()
+                    .collect(),
+            );
         }
         let version = match self.revision {
             Revision::Current => ProtocolVersion::V_2026_07_28,
@@ -364,6 +382,45 @@ impl Session {
                 self.log()
             ),
         }
+    }
+
+    /// `tools/call NAME ARGS` once (consent by elicitation happens inside it): a task
+    /// comes back as it is, for a client that follows tasks itself.
+    pub(crate) async fn call_once(&self, name: &str, args: Value) -> CallToolResponse {
+        let arguments: Map<String, Value> = match args {
+            Value::Object(map) => map,
+            other => panic!("arguments must be an object: {other}"),
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        match tokio::time::timeout(NO_HANG, self.client.call_tool_once(params)).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => panic!("tools/call {name}: {e}\nserver log: {:#?}", self.log()),
+            Err(elapsed) => panic!("tools/call {name} hung ({elapsed})"),
+        }
+    }
+
+    /// `tasks/get ID`.
+    pub(crate) async fn get_task(&self, id: &str) -> Result<GetTaskResult, rmcp::ServiceError> {
+        tokio::time::timeout(
+            NO_HANG,
+            self.client
+                .peer()
+                .get_task(GetTaskParams::new(id.to_string())),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("tasks/get {id} hung"))
+    }
+
+    /// `tasks/cancel ID`.
+    pub(crate) async fn cancel_task(&self, id: &str) -> Result<(), rmcp::ServiceError> {
+        tokio::time::timeout(
+            NO_HANG,
+            self.client
+                .peer()
+                .cancel_task(CancelTaskParams::new(id.to_string())),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("tasks/cancel {id} hung"))
     }
 
     /// What the server wrote on stderr so far, one entry per line.

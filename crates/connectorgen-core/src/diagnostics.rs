@@ -549,6 +549,55 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `async.status` maps a value the poll target's answer never has.
+    ///
+    /// `serve` follows a job for a client as a task, ending it when the poll's answer
+    /// holds a value of `done` or `failed`; the poll target's answer schema lists the
+    /// values that field can hold, and this one is not among them: a misspelling would
+    /// leave the task working for ever while the finished video waits at the provider.
+    #[error("`async.status` maps `{value}`, which `{target}`'s answer never gives as `{field}`")]
+    UnknownJobStatus {
+        value: String,
+        field: String,
+        target: String,
+        #[label("mapped here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `async.cancelWith` names an operation that does not exist.
+    ///
+    /// A client cancels a task, the person expects the job (and its cost) to stop, and
+    /// the server would have no operation to call: the cancel would be refused at the
+    /// worst moment instead of when the manifest was written.
+    #[error("`cancelWith` names unknown operation `{target}`")]
+    UnknownCancelTarget {
+        target: String,
+        #[label("no operation has this id")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `async.cancelWith` names an operation that cannot cancel anything.
+    ///
+    /// A cancel changes the job at the provider: a read changes nothing, so the person
+    /// would be told the job stopped while it runs on and charges; the create itself, or
+    /// another async operation, would start work instead of ending it.
+    #[error("cancel target `{target}` cannot cancel the job: {reason}")]
+    #[diagnostic(help(
+        "point `cancelWith` at the provider's cancel, a write taking the job's id (e.g. `POST /v1/videos/{{id}}/cancel` or `DELETE /v1/videos/{{id}}`), or leave it out: the task is then not cancellable"
+    ))]
+    UnsafeCancelTarget {
+        target: String,
+        reason: &'static str,
+        #[label("cancel target named here")]
+        span: Span,
+        #[label("declared here")]
+        target_span: Option<Span>,
+    },
+
     /// `auth.tokenPrefix` is empty or contains whitespace.
     ///
     /// llms.txt tells the person the credential starts with the prefix, so they paste the

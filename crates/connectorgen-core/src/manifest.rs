@@ -697,6 +697,36 @@ pub struct RawAsync {
     /// answer's schema has. Written, it must be a property of the answer's schema.
     #[schemars(with = "Option<String>", example = &"object_id")]
     pub id_field: Option<Spanned<String>>,
+    /// For a job: where the poll target's answer says how the job stands and which values
+    /// end it, for a client that follows the job as a task (`serve`, the tasks
+    /// extension). Without it: `field: status`, and the usual words for a finished job
+    /// (`succeeded`, `completed`, `done`…) and a failed one (`failed`, `error`,
+    /// `expired`…), narrowed to the values the poll target's answer schema lists.
+    #[schemars(
+        with = "Option<RawJobStatus>",
+        example = json!({ "field": "status", "done": ["succeeded"], "failed": ["failed"] })
+    )]
+    pub status: Option<Spanned<RawJobStatus>>,
+    /// For a job: the operation that cancels it, called with the job's id as the poll
+    /// target is, when a client cancels the task (`tasks/cancel`). A write, not a read;
+    /// like any call, it asks the person first when it cannot be undone.
+    #[schemars(with = "Option<String>", example = &"cancelVideo")]
+    pub cancel_with: Option<Spanned<String>>,
+}
+
+/// `async.status:` — where a job's state is in its poll target's answer.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawJobStatus {
+    /// The top-level property of the poll target's JSON answer that holds the state.
+    #[schemars(with = "Option<String>", extend("default" = "status"), example = &"state")]
+    pub field: Option<Spanned<String>>,
+    /// The values that mean the job finished: its poll answer is the call's result.
+    #[schemars(with = "Option<Vec<String>>", example = ["succeeded"])]
+    pub done: Option<Vec<Spanned<String>>>,
+    /// The values that mean the job ended without a result.
+    #[schemars(with = "Option<Vec<String>>", example = ["failed", "cancelled"])]
+    pub failed: Option<Vec<Spanned<String>>>,
 }
 
 mod flow_json;

@@ -166,6 +166,10 @@ pub struct Origin {
     pub poll_with: Option<Span>,
     /// `async.idField`.
     pub id_field: Option<Span>,
+    /// `async.status` (`None`: the default mapping, narrowed to the poll's enum).
+    pub job_status: Option<Span>,
+    /// `async.cancelWith`.
+    pub cancel_with: Option<Span>,
     pub idempotency: Option<Span>,
     /// Inline mode: the request and response schemas and each query parameter.
     pub input: Option<Span>,
@@ -624,6 +628,83 @@ pub struct Async {
     /// any generated text: `serve` and `probe` read the id with `job_id`.
     #[serde(skip)]
     pub id_fields: Vec<String>,
+    /// For a job: how `serve` reads the job's state from the poll's answer, for a client
+    /// that follows it as a task (`async.status`, else `JobStatus::default`).
+    #[serde(skip)]
+    pub status: JobStatus,
+    /// For a job: the operation that cancels it (`async.cancelWith`), given the job's id
+    /// as the poll target is.
+    #[serde(skip)]
+    pub cancel_with: Option<String>,
+}
+
+/// Where a job's state is in the poll target's answer and which values end it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobStatus {
+    /// The top-level property of the poll's JSON answer that holds the state.
+    pub field: String,
+    /// The values that mean the job is finished and its answer is the result.
+    pub done: Vec<String>,
+    /// The values that mean the job ended without a result.
+    pub failed: Vec<String>,
+}
+
+/// What a poll's answer says of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Working,
+    Done,
+    Failed,
+}
+
+impl Default for JobStatus {
+    /// `status`, with the words providers use for the end of a job (the reference
+    /// provider's `succeeded`/`failed`, OpenAI's `completed`/`expired`, AssemblyAI's
+    /// `completed`/`error`).
+    fn default() -> Self {
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_string()).collect();
+        JobStatus {
+            field: "status".into(),
+            done: words(&[
+                "succeeded",
+                "completed",
+                "complete",
+                "done",
+                "finished",
+                "success",
+                "ready",
+            ]),
+            failed: words(&[
+                "failed",
+                "error",
+                "errored",
+                "cancelled",
+                "canceled",
+                "expired",
+                "rejected",
+            ]),
+        }
+    }
+}
+
+impl JobStatus {
+    /// The job's state in a poll's JSON answer: `Working` when the field is missing or
+    /// holds a value of neither list (a provider's `queued`, `running`, `in_progress`).
+    pub fn state(&self, answer: &Value) -> JobState {
+        let value = match answer.get(&self.field) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Bool(b)) => b.to_string(),
+            _ => return JobState::Working,
+        };
+        if self.done.contains(&value) {
+            JobState::Done
+        } else if self.failed.contains(&value) {
+            JobState::Failed
+        } else {
+            JobState::Working
+        }
+    }
 }
 
 impl Async {

@@ -59,6 +59,7 @@ use document::{api_key_header, credential, inline_keys, no_inline_document_keys}
 use inline::operation::inline_operations;
 use operations::{cross_operation, ids_for_targets};
 use safety::jobs::job_ids;
+use safety::tasks::job_tasks;
 use settings::{Wide, sandbox_apart, wide};
 
 use crate::base::Base;
@@ -183,6 +184,7 @@ fn last_passes(
     // The answers' schemas are final only in the built document (references resolved,
     // a 3.0 base upgraded).
     job_ids(v, &document, &mut operations);
+    job_tasks(v, &document, &mut operations);
     no_errors(v)?;
     if auth.env.is_empty() {
         auth.env = crate::model::credential_env(&service.name);

@@ -245,6 +245,9 @@ pub(crate) trait Ledger: Send + Sync {
     /// another instance may retry it now instead of when the lease runs out. Best effort:
     /// a lease left behind runs out by itself.
     fn release(&self, _id: i64) {}
+    /// The row `id` as stored, or `None` when there is none (never written, or pruned):
+    /// a task of the tasks extension is a row, found again by its id after a restart.
+    fn entry(&self, id: i64) -> Result<Option<Entry>, LedgerError>;
 }
 
 /// The decision `claim` applies. `Send`: a store may run it on a thread of its own, and
@@ -685,6 +688,17 @@ impl Ledger for SqliteLedger {
         Ok(())
     }
 
+    fn entry(&self, id: i64) -> Result<Option<Entry>, LedgerError> {
+        let connection = self.lock()?;
+        Ok(connection
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM calls WHERE id = ?1"),
+                params![id],
+                entry,
+            )
+            .optional()?)
+    }
+
     fn room(&self, now: u64) -> Result<(), LedgerError> {
         let mut connection = self.lock()?;
         // Deferred: a read, no lock taken on the file.
@@ -753,6 +767,9 @@ mod tests {
             (latest.key.as_str(), latest.status),
             ("k1", Status::Pending)
         );
+        // Found again by its id alone, as a task after a restart; no other id is a row.
+        assert_eq!(ledger.entry(latest.id).unwrap(), Some(latest.clone()));
+        assert_eq!(ledger.entry(latest.id + 1).unwrap(), None);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! `probe`), and from each mode the parts it finds its own way (id, method, path, text,
 //! the Operation Object). Returns (through `Validator`): `Safety`, the keys checked, and
 //! from both together the model `Operation` (`operation`). `spends.rs`, `jobs.rs`
-//! (`async`, and the poll targets across operations), `inputs.rs` (`args`, `fixed`,
+//! (`async`, and the poll targets across operations), `tasks.rs` (what serve reads to
+//! follow a job as a task: `async.status`, `async.cancelWith`), `inputs.rs` (`args`, `fixed`,
 //! `probe`), `idempotency.rs` (the retry keys) and `candidates.rs` (the keys an
 //! operation could retry by) hold each part.
 //! Must never: let a read (a GET, or `read: true`) spend, start a job or ask for a yes;
@@ -17,6 +18,7 @@ pub(super) mod idempotency;
 pub(super) mod inputs;
 pub(super) mod jobs;
 pub(super) mod spends;
+pub(super) mod tasks;
 
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
@@ -335,6 +337,16 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
             .async_
             .as_ref()
             .and_then(|a| a.value.id_field.as_ref())
+            .map(span),
+        job_status: raw
+            .async_
+            .as_ref()
+            .and_then(|a| a.value.status.as_ref())
+            .map(span),
+        cancel_with: raw
+            .async_
+            .as_ref()
+            .and_then(|a| a.value.cancel_with.as_ref())
             .map(span),
         idempotency: raw.idempotency.as_ref().map(span),
         // Where the schemas are defined: a schema reused through a YAML alias is one

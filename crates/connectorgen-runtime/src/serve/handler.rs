@@ -37,6 +37,7 @@ pub(super) const CONFIRMATION_ARGUMENT: &str = "confirmation";
 const CONSENT_INPUT: &str = "consent";
 
 mod consent;
+mod tasks;
 
 use consent::{Asked, Asking, Consent, asking};
 
@@ -98,6 +99,8 @@ struct Shared {
     /// guard sees them as if recorded, so the identical call is answered from here
     /// instead of being sent again, for the life of the process.
     unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
+    /// What the last poll of each task found, by row (handler/tasks.rs).
+    polled: Mutex<HashMap<i64, tasks::Polled>>,
 }
 
 type InFlight = tokio::sync::watch::Receiver<Option<rmcp::model::CallToolResult>>;
@@ -173,7 +176,16 @@ impl Server {
                 check_with,
             });
         }
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // The tasks extension only where a tool starts a job to follow.
+        let capabilities = if served.iter().any(tasks::is_job) {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        let mut info = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 connector.service.name.clone(),
                 connector.service.version.clone(),
@@ -193,6 +205,7 @@ impl Server {
             in_flight: Mutex::default(),
             questions: Mutex::default(),
             unrecorded: Mutex::default(),
+            polled: Mutex::default(),
         })))
     }
 
@@ -348,6 +361,22 @@ impl rmcp::ServerHandler for Server {
             }
         }
     }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.0.get_task(&request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.cancel_task(&request.task_id, &context).await
+    }
 }
 
 impl Shared {
@@ -434,6 +463,11 @@ impl Shared {
         let hash = crate::args_hash(&args);
         let needs_consent = op.consent() && self.config.enforce_consent;
         let how = asking(context);
+        // SEP-2663: a task only for a request that declared the extension.
+        let as_task = tasks::is_job(served)
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
 
         let consent = self.consent_of(&request, &served.op.id, &hash, token.as_deref());
         let invalid = matches!(consent, Consent::Invalid);
@@ -472,7 +506,7 @@ impl Shared {
             Verdict::AskConsent { .. } => Why::Fresh,
             // The person asked for a second, identical order: put that question to them.
             Verdict::Answer { .. } | Verdict::Unknown { .. } if second => Why::Second,
-            _ => return Ok(self.act(served, &args, claimed).await.into()),
+            _ => return Ok(self.acted(served, &args, claimed, as_task).await),
         };
         let after = claimed.after;
         drop(claimed);
@@ -497,7 +531,30 @@ impl Shared {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
-        Ok(self.act(served, &args, claimed).await.into())
+        Ok(self.acted(served, &args, claimed, as_task).await)
+    }
+
+    /// `act`, and for a client following jobs as tasks the job as a task: the row just
+    /// sent, or the one a resubmitted identical call found (the same task).
+    async fn acted(
+        &self,
+        served: &Served,
+        args: &Map<String, Value>,
+        claimed: Claimed<'_>,
+        as_task: bool,
+    ) -> CallToolResponse {
+        let row = match &claimed.verdict {
+            Verdict::Send { entry, .. } | Verdict::Answer { entry } => Some(entry.id),
+            _ => None,
+        };
+        let result = self.act(served, args, claimed).await;
+        if as_task
+            && let Some(id) = row
+            && let Some(task) = self.created_task(served, id)
+        {
+            return CallToolResponse::Task(task);
+        }
+        result.into()
     }
 
     /// The answer to a claim that gave no verdict: a full ledger is the model's to hear

@@ -75,6 +75,15 @@ pub(in crate::validate) fn async_(v: &mut Validator, a: &Spanned<RawAsync>) -> O
         )
         .map(Some),
     };
+    let status = a.value.status.as_ref().map_or_else(
+        || Some(crate::model::JobStatus::default()),
+        |s| super::tasks::job_status(v, s),
+    );
+    let cancel_with = a
+        .value
+        .cancel_with
+        .as_ref()
+        .map(|c| c.value.trim().to_string());
     Some(Async {
         poll_with: poll_with?,
         typical_seconds: typical_seconds?,
@@ -83,6 +92,8 @@ pub(in crate::validate) fn async_(v: &mut Validator, a: &Spanned<RawAsync>) -> O
         list_with: None,
         // The written one, checked (or the found ones) once the document is built.
         id_fields: id_field?.into_iter().collect(),
+        status: status?,
+        cancel_with,
     })
 }
 
@@ -327,7 +338,7 @@ fn answer_properties(document: &Document, op: &Operation) -> Option<Vec<String>>
 }
 
 /// The schema of a `content` map's JSON media type (`application/json`, `…+json`).
-fn json_schema(content: &Value) -> Option<&Value> {
+pub(super) fn json_schema(content: &Value) -> Option<&Value> {
     content
         .as_object()?
         .iter()
@@ -373,7 +384,7 @@ fn properties(
 }
 
 /// `value`, or what its `$ref` chain points at in the document (bounded).
-fn follow<'a>(document: &'a Document, mut value: &'a Value) -> Option<&'a Value> {
+pub(super) fn follow<'a>(document: &'a Document, mut value: &'a Value) -> Option<&'a Value> {
     for _ in 0..16 {
         match value.get("$ref").and_then(Value::as_str) {
             Some(reference) => value = document.resolve(reference)?,

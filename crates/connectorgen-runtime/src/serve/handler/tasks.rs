@@ -1,0 +1,524 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) for async tools: a
+//! client that declares it gets a job as a task it polls with `tasks/get`, so the
+//! client, not the model, waits on the job.
+//!
+//! Takes: a call's ledger row (a job: status `job` with the provider's job id) and the
+//! poll target the manifest names. Returns: the `CreateTaskResult` of a call, and the
+//! task's state for `tasks/get`, read by polling the poll target server-side and mapping
+//! the provider's status (`Async::status`) to `working` or `completed`: with the poll's
+//! answer as the call's result for `done`, as a tool error (`isError: true`) for
+//! `failed` — SEP-2663 keeps the task status `failed` for protocol errors (here: a poll
+//! that cannot be built).
+//! Must never: send the create (a task is only ever a row that already has a job), poll
+//! the provider for one task more than once per poll interval, or answer a task id that
+//! does not name its row (the id carries a digest of the row's retry key, which only
+//! the ledger holds).
+//!
+//! `tasks/cancel` calls the cancel operation (`async.cancelWith`) as a call of that tool:
+//! the person is asked first when it cannot be undone (by `elicitation/create`; a
+//! client that asks with a round trip or a confirmation value is told to call the tool).
+//! Without one the task is kept and the cancel refused. A task
+//! lives as long as its row (the retry window after the job started); a terminal state
+//! is held in memory, so after a restart the first `tasks/get` polls once more (a free
+//! read, never the create).
+
+use rmcp::model::{
+    CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, Task, TaskPayload, TaskStatus,
+};
+use serde_json::{Map, Value, json};
+
+use super::{Served, Shared};
+use crate::ledger::{Entry, Status};
+use crate::serve::output;
+use crate::serve::reply;
+use connectorgen_core::model::{Async, JobState, Returns};
+
+/// What the last poll of one task found, and when it was made (seconds).
+#[derive(Debug, Clone)]
+pub(super) struct Polled {
+    at: u64,
+    task: DetailedTask,
+}
+
+/// Whether `served` is a tool whose calls become tasks: an async operation that returns
+/// a job and has a poll target.
+pub(super) fn is_job(served: &Served) -> bool {
+    served
+        .op
+        .async_
+        .as_ref()
+        .is_some_and(|a| a.returns == Returns::Job)
+        && served.poll.is_some()
+}
+
+/// The suggested wait between two `tasks/get` of a job, in milliseconds: a tenth of its
+/// `typicalSeconds`, between one second and a minute; five seconds when the manifest
+/// gives no typical time.
+pub(super) fn poll_interval_ms(a: &Async) -> u64 {
+    a.typical_seconds
+        .map_or(5_000, |s| s.saturating_mul(100).clamp(1_000, 60_000))
+}
+
+/// Whether a task last polled at `last` may be polled again at `now` (seconds): at
+/// most once per poll interval, so a client polling in a loop cannot make the server
+/// poll the provider in a loop.
+pub(super) fn due(last: Option<u64>, now: u64, interval_ms: u64) -> bool {
+    last.is_none_or(|at| now >= at.saturating_add(interval_ms.div_ceil(1000)))
+}
+
+/// The task id of row `entry`: its id and a digest of its retry key, so a task id names
+/// one row and cannot be guessed from another's.
+pub(super) fn task_id(entry: &Entry) -> String {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(format!("task\0{}\0{}", entry.id, entry.key).as_bytes());
+    let tail: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{tail}", entry.id)
+}
+
+/// The row id a task id names (its digest is checked against the row).
+fn row_of(task_id: &str) -> Option<i64> {
+    let (id, tail) = task_id.split_once('-')?;
+    if tail.len() != 24 {
+        return None;
+    }
+    id.parse().ok().filter(|id: &i64| *id > 0)
+}
+
+/// Seconds since 1970 as ISO 8601 in UTC (`2026-12-03T13:20:49Z`).
+pub(super) fn iso8601(seconds: u64) -> String {
+    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
+    let rest = seconds % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+impl Shared {
+    /// The task of row `id` after a call of the job tool `served`: `None` when the row
+    /// holds no job (the create failed, was refused, or its outcome is unknown): the
+    /// call's own answer goes out then, as to a client without the extension.
+    pub(super) fn created_task(&self, served: &Served, id: i64) -> Option<CreateTaskResult> {
+        let entry = self.ledger.entry(id).ok()??;
+        if entry.status != Status::Job || entry.job_id.is_none() {
+            return None;
+        }
+        let a = served.op.async_.as_ref()?;
+        Some(CreateTaskResult::new(self.task(
+            &entry,
+            a,
+            TaskStatus::Working,
+        )))
+    }
+
+    fn task(&self, entry: &Entry, a: &Async, status: TaskStatus) -> Task {
+        let mut task = Task::new(
+            task_id(entry),
+            status,
+            iso8601(entry.created),
+            iso8601(entry.updated),
+        )
+        .with_poll_interval_ms(poll_interval_ms(a))
+        // The row decides calls for the retry window after its last write, then goes.
+        .with_ttl_ms(self.config.retry_window.saturating_mul(1000));
+        if let Some(job) = &entry.job_id {
+            task = task.with_status_message(format!("Job {job} at the provider."));
+        }
+        task
+    }
+
+    /// `tasks/get`: the task's state, polled from the provider at most once per poll
+    /// interval, held once terminal.
+    pub(super) async fn get_task(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
+        let unknown = || {
+            ErrorData::invalid_params(
+                format!(
+                    "no task {id} on this server (a task lasts as long as the retry window \
+                     after its job started)"
+                ),
+                None,
+            )
+        };
+        let row = row_of(id).ok_or_else(unknown)?;
+        let entry = self
+            .ledger
+            .entry(row)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .filter(|e| task_id(e) == id && e.status == Status::Job)
+            .ok_or_else(unknown)?;
+        let served = self
+            .by_name
+            .get(&entry.tool)
+            .map(|&i| &self.tools[i])
+            .filter(|s| is_job(s))
+            .ok_or_else(unknown)?;
+        let (Some(a), Some((poll_tool, param)), Some(job)) =
+            (served.op.async_.as_ref(), &served.poll, &entry.job_id)
+        else {
+            return Err(unknown());
+        };
+        let now = self.sealer.clock().now();
+        let interval = poll_interval_ms(a);
+        {
+            let mut polled = self
+                .polled
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let held = polled.get(&row);
+            if let Some(p) = held
+                && (p.task.status().is_terminal() || !due(Some(p.at), now, interval))
+            {
+                return Ok(GetTaskResult::new(p.task.clone()));
+            }
+            // Marked before the poll goes out: a second `tasks/get` meanwhile is answered
+            // from here, not sent.
+            let task = held.map_or_else(
+                || {
+                    DetailedTask::new(
+                        self.task(&entry, a, TaskStatus::Working),
+                        TaskPayload::Working,
+                    )
+                },
+                |p| p.task.clone(),
+            );
+            polled.insert(row, Polled { at: now, task });
+        }
+        let Some(poll) = self.by_name.get(poll_tool).map(|&i| &self.tools[i]) else {
+            return Err(unknown());
+        };
+        let mut args = Map::new();
+        args.insert(param.clone(), Value::String(job.clone()));
+        let task = self.poll_job(&entry, a, poll, &args, now).await;
+        self.polled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(
+                row,
+                Polled {
+                    at: now,
+                    task: task.clone(),
+                },
+            );
+        Ok(GetTaskResult::new(task))
+    }
+
+    /// `tasks/cancel`: the manifest's cancel operation (`async.cancelWith`) called for
+    /// the task's job as the model's call of that tool would be — the same consent, the
+    /// same ledger — and the task cancelled when it succeeds. Without one the task is
+    /// kept, and the client told the job cannot be cancelled.
+    pub(super) async fn cancel_task(
+        &self,
+        id: &str,
+        context: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Known tasks only: an unknown id is the same error as for `tasks/get`.
+        let current = self.get_task(id).await?;
+        // Idempotent on an ended task (SEP-2663): the ack, and nothing sent.
+        if current.task.status().is_terminal() {
+            return Ok(());
+        }
+        let row = row_of(id).unwrap_or_default();
+        let entry = self.ledger.entry(row).ok().flatten();
+        let served = entry
+            .as_ref()
+            .and_then(|e| self.by_name.get(&e.tool))
+            .map(|&i| &self.tools[i]);
+        let cancel = served
+            .and_then(|s| s.op.async_.as_ref()?.cancel_with.as_ref())
+            .and_then(|name| self.by_name.get(name).copied());
+        let (Some(index), Some(job)) = (cancel, entry.as_ref().and_then(|e| e.job_id.clone()))
+        else {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "task {id} cannot be cancelled: the connector declares no operation that \
+                     cancels its job (async.cancelWith). The job goes on at the provider and \
+                     the task is kept; tasks/get follows it."
+                ),
+                None,
+            ));
+        };
+        let tool = &self.tools[index];
+        let Some(param) = tool.op.path_params.last() else {
+            return Err(ErrorData::internal_error(
+                format!("{} takes no job id in its path", tool.op.id),
+                None,
+            ));
+        };
+        let mut args = Map::new();
+        args.insert(param.clone(), Value::String(job.clone()));
+        let request = rmcp::model::CallToolRequestParams::new(tool.op.id.clone())
+            .with_arguments(args.clone());
+        let refused = |why: String| {
+            Err(ErrorData::invalid_request(
+                self.redactor.text(&format!(
+                    "task {id} was not cancelled: {why} The task is kept; tasks/get follows it."
+                )),
+                None,
+            ))
+        };
+        match self.call(index, request, context).await? {
+            rmcp::model::CallToolResponse::Complete(result) if result.is_error != Some(true) => {
+                let mut task = current.task.task;
+                task.status_message =
+                    Some(format!("Cancelled with {} ({param}: {job}).", tool.op.id));
+                task.last_updated_at = iso8601(self.sealer.clock().now());
+                self.polled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(
+                        row,
+                        Polled {
+                            at: self.sealer.clock().now(),
+                            task: DetailedTask::new(task, TaskPayload::Cancelled),
+                        },
+                    );
+                Ok(())
+            }
+            rmcp::model::CallToolResponse::Complete(result) => {
+                let said: Vec<String> = result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                    .collect();
+                refused(format!("{} answered: {}", tool.op.id, said.join(" ")))
+            }
+            // The person's yes is asked with a round trip tasks/cancel cannot carry.
+            _ => refused(format!(
+                "cancelling needs the person's yes, which this request cannot ask for: call \
+                 the tool {} with {{\"{param}\": \"{job}\"}} (it asks them first).",
+                tool.op.id
+            )),
+        }
+    }
+
+    /// One poll of the job of `entry` through the poll target `poll`, as a task state.
+    async fn poll_job(
+        &self,
+        entry: &Entry,
+        a: &Async,
+        poll: &Served,
+        args: &Map<String, Value>,
+        now: u64,
+    ) -> DetailedTask {
+        let mut task = self.task(entry, a, TaskStatus::Working);
+        task.last_updated_at = iso8601(now);
+        let working = |mut task: Task, message: String| {
+            task.status_message = Some(message);
+            DetailedTask::new(task, TaskPayload::Working)
+        };
+        let http = match crate::request::build(&poll.mapping, args, &self.target(poll, None)) {
+            Ok(http) => http,
+            Err(e) => {
+                return failed(task, &format!("the job cannot be polled: {e}"));
+            }
+        };
+        let sent = self
+            .client
+            .send(&http)
+            .await
+            .map(|response| self.redactor.http_response(response));
+        let uri = http.url.split('?').next().unwrap_or_default().to_string();
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => {
+                self.redactor.line(
+                    "task-poll",
+                    json!({"task": task.task_id, "tool": poll.op.id, "error": e.to_string()}),
+                );
+                return working(
+                    task,
+                    format!(
+                        "Polling {} failed ({e}); the next tasks/get asks again.",
+                        poll.op.id
+                    ),
+                );
+            }
+        };
+        self.redactor.line(
+            "task-poll",
+            json!({"task": task.task_id, "tool": poll.op.id, "status": response.status}),
+        );
+        match response.status {
+            200..=299 => {}
+            // Asked again later: the provider is busy or the answer is not known.
+            300..=399 | 408 | 425 | 429 | 500.. => {
+                return working(
+                    task,
+                    format!(
+                        "{} answered HTTP {}; the next tasks/get asks again.",
+                        poll.op.id, response.status
+                    ),
+                );
+            }
+            status => {
+                let answer = reply::answer(
+                    &poll.op,
+                    &response,
+                    &uri,
+                    None,
+                    None,
+                    reply::Retry::Untracked,
+                );
+                // The job is gone (a 404): the tool ran and reported an error.
+                return completed(
+                    task,
+                    ended(
+                        answer,
+                        &format!("{} answered HTTP {status} for the job.", poll.op.id),
+                    ),
+                );
+            }
+        }
+        let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+        let state = a.status.state(&body);
+        let shown = body
+            .get(&a.status.field)
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
+        let mut result = reply::answer(
+            &poll.op,
+            &response,
+            &uri,
+            None,
+            None,
+            reply::Retry::Untracked,
+        );
+        if let Some(validator) = &poll.output {
+            result = output::checked(&poll.op, result, validator);
+        }
+        let result = match self
+            .redactor
+            .response(rmcp::model::CallToolResponse::Complete(result))
+        {
+            rmcp::model::CallToolResponse::Complete(r) => r,
+            _ => rmcp::model::CallToolResult::default(),
+        };
+        match state {
+            JobState::Working => working(
+                task,
+                match shown {
+                    Some(v) => format!("The provider reports {}: {v}.", a.status.field),
+                    None => format!("The provider's answer has no {}.", a.status.field),
+                },
+            ),
+            JobState::Done => completed(task, result),
+            // SEP-2663: a tool that ran and reported an error is `completed` with
+            // `isError: true`; `failed` is for protocol errors.
+            JobState::Failed => completed(
+                task,
+                ended(
+                    result,
+                    &format!(
+                        "The job failed: the provider reports {}: {}.",
+                        a.status.field,
+                        shown.unwrap_or_default()
+                    ),
+                ),
+            ),
+        }
+    }
+}
+
+/// A task that ended with `result` as the call's result.
+fn completed(task: Task, result: rmcp::model::CallToolResult) -> DetailedTask {
+    let result = match serde_json::to_value(result) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    DetailedTask::new(task, TaskPayload::Completed { result })
+}
+
+/// The poll's answer as a tool error, `message` first: the job ended without its result.
+fn ended(mut result: rmcp::model::CallToolResult, message: &str) -> rmcp::model::CallToolResult {
+    result.is_error = Some(true);
+    result.structured_content = None;
+    result
+        .content
+        .insert(0, rmcp::model::ContentBlock::text(message.to_string()));
+    result
+}
+
+/// A task the server could not follow (its poll cannot be built): a JSON-RPC error.
+fn failed(task: Task, message: &str) -> DetailedTask {
+    let mut error = Map::new();
+    error.insert("code".into(), json!(-32603));
+    error.insert(
+        "message".into(),
+        json!(format!("The job cannot be followed: {message}.")),
+    );
+    DetailedTask::new(task, TaskPayload::Failed { error })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_in_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(1_796_304_049), "2026-12-03T13:20:49Z");
+        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_task_is_polled_at_most_once_per_interval() {
+        assert!(due(None, 100, 9_000));
+        assert!(!due(Some(100), 100, 9_000));
+        assert!(!due(Some(100), 108, 9_000));
+        assert!(due(Some(100), 109, 9_000));
+        // Less than a second rounds up to one: never twice in the same second.
+        assert!(!due(Some(100), 100, 1));
+        assert!(due(Some(100), 101, 1));
+    }
+
+    #[test]
+    fn a_failed_job_is_a_completed_task_whose_result_is_a_tool_error() {
+        let task = Task::new("1-x", TaskStatus::Working, "a", "b");
+        let mut result =
+            rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text("{}")]);
+        result.structured_content = Some(json!({"status": "failed"}));
+        let done = completed(task, ended(result, "The job failed."));
+        assert_eq!(done.status(), TaskStatus::Completed);
+        let TaskPayload::Completed { result } = done.payload else {
+            panic!("not completed");
+        };
+        assert_eq!(result["isError"], true);
+        assert_eq!(result["content"][0]["text"], "The job failed.");
+    }
+
+    #[test]
+    fn task_ids_name_their_row_and_only_it() {
+        let entry = |id: i64, key: &str| Entry {
+            id,
+            tool: "createVideo".into(),
+            args_hash: "h".into(),
+            key: key.into(),
+            nonce: None,
+            status: Status::Job,
+            http_status: Some(200),
+            job_id: Some("vid_1".into()),
+            result: None,
+            created: 0,
+            updated: 0,
+            attempts: 1,
+            media_type: None,
+        };
+        let id = task_id(&entry(7, "k1"));
+        assert_eq!(row_of(&id), Some(7));
+        assert_eq!(id, task_id(&entry(7, "k1")));
+        assert_ne!(id, task_id(&entry(7, "k2")));
+        assert_eq!(row_of("7"), None);
+        assert_eq!(row_of("x-0123456789abcdef01234567"), None);
+    }
+}

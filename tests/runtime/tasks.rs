@@ -1,0 +1,240 @@
+//! Provider jobs as MCP tasks (the tasks extension, SEP-2663), end to end: rmcp's client
+//! declaring the extension, the real `connectorgen serve`, the reference provider. Every
+//! claim about what reached the provider is read from the provider's own counters.
+
+use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, TaskPayload, TaskStatus};
+use serde_json::{Value, json};
+
+use super::mcp::{Answer, Person, Revision, Serve, Session, Transport, is_error, text_of};
+use super::provider::{Provider, Switches};
+
+fn video() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
+}
+
+fn cat() -> Value {
+    json!({ "prompt": "a cat on a skateboard" })
+}
+
+/// A person who says yes, on a client that follows tasks.
+fn follower() -> Person {
+    Person::answering(Answer::Accept, Revision::Earlier).with_tasks()
+}
+
+async fn start(
+    p: &Provider,
+    state: &std::path::Path,
+    transport: Transport,
+    person: Person,
+) -> Session {
+    Serve::new(video(), &p.url(), state)
+        .connect(transport, person)
+        .await
+}
+
+fn task_of(response: CallToolResponse) -> CreateTaskResult {
+    match response {
+        CallToolResponse::Task(task) => task,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+/// The paid async call: one provider job, one task; `tasks/get` completes with the
+/// poll's answer once the provider has finished the job, and the create is never sent
+/// again — not by the polls, not by an identical resubmission (the same task).
+async fn one_job_one_task(transport: Transport) {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let person = follower();
+    let s = start(&p, state.path(), transport, person.clone()).await;
+    let created = task_of(s.call_once("createVideo", cat()).await);
+    assert_eq!(person.asked().len(), 1, "the person is asked first");
+    assert!(created.result_type.is_task());
+    assert_eq!(created.task.status, TaskStatus::Working);
+    // typicalSeconds: 90 → a tenth of it.
+    assert_eq!(created.task.poll_interval_ms, Some(9_000));
+    assert_eq!(p.counters().of("createVideo"), 1);
+    assert_eq!(p.counters().jobs_created, 1);
+    let id = created.task.task_id.clone();
+
+    assert!(p.finish("vid_1"));
+    let got = s.get_task(&id).await.unwrap();
+    let TaskPayload::Completed { result } = &got.task.payload else {
+        panic!("expected completed, got {got:?}\n{:#?}", s.log());
+    };
+    let result: CallToolResult = serde_json::from_value(Value::Object(result.clone())).unwrap();
+    assert!(!is_error(&result), "{}", text_of(&result));
+    let answer = result.structured_content.clone().unwrap_or(Value::Null);
+    assert_eq!(answer["id"], "vid_1", "{answer}");
+    assert_eq!(answer["status"], "succeeded", "{answer}");
+    assert_eq!(p.counters().of("getVideo"), 1);
+
+    // A terminal task is held: asked again, the provider is not polled again.
+    let again = s.get_task(&id).await.unwrap();
+    assert_eq!(again.task.status(), TaskStatus::Completed);
+    assert_eq!(p.counters().of("getVideo"), 1);
+
+    // The identical call resubmitted: the same task, nothing sent.
+    let resubmitted = task_of(s.call_once("createVideo", cat()).await);
+    assert_eq!(resubmitted.task.task_id, id);
+    assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
+    assert_eq!(p.counters().jobs_created, 1);
+    s.close().await;
+}
+
+#[tokio::test]
+async fn a_paid_async_call_is_one_job_and_one_task_that_completes_stdio() {
+    one_job_one_task(Transport::Stdio).await;
+}
+
+#[tokio::test]
+async fn a_paid_async_call_is_one_job_and_one_task_that_completes_http() {
+    one_job_one_task(Transport::Http).await;
+}
+
+/// While the provider runs the job the task is working, and says what the provider
+/// reports; a task id that names no row is refused.
+#[tokio::test]
+async fn a_running_job_is_a_working_task_and_an_unknown_id_is_refused() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let created = task_of(s.call_once("createVideo", cat()).await);
+    let got = s.get_task(&created.task.task_id).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Working, "{got:?}");
+    let message = got.task.task.status_message.clone().unwrap_or_default();
+    assert!(message.contains("status: running"), "{message}");
+    assert_eq!(p.counters().of("getVideo"), 1);
+    assert_eq!(p.counters().of("createVideo"), 1);
+
+    // The row id with another digest, and no row at all.
+    let (row, _) = created.task.task_id.split_once('-').unwrap();
+    for forged in [
+        format!("{row}-{}", "0".repeat(24)),
+        "999-0".into(),
+        "x".into(),
+    ] {
+        let refused = s.get_task(&forged).await;
+        assert!(
+            matches!(&refused, Err(rmcp::ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS),
+            "{forged}: {refused:?}"
+        );
+    }
+    s.close().await;
+}
+
+/// A task is a ledger row: after a restart, `tasks/get` on the same id follows the same
+/// job, and the create is not sent again.
+#[tokio::test]
+async fn a_task_survives_a_restart() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    s.close().await;
+
+    assert!(p.finish("vid_1"));
+    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let got = s.get_task(&id).await.unwrap();
+    assert_eq!(
+        got.task.status(),
+        TaskStatus::Completed,
+        "{got:?}\n{:#?}",
+        s.log()
+    );
+    let resubmitted = task_of(s.call_once("createVideo", cat()).await);
+    assert_eq!(resubmitted.task.task_id, id);
+    assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
+    assert_eq!(p.counters().jobs_created, 1);
+    s.close().await;
+}
+
+/// Without `async.cancelWith` a cancel is answered as impossible and the task is kept.
+#[tokio::test]
+async fn a_job_without_a_cancel_operation_is_not_cancelled_and_its_task_is_kept() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    let refused = s.cancel_task(&id).await;
+    let Err(rmcp::ServiceError::McpError(error)) = &refused else {
+        panic!("expected an error, got {refused:?}");
+    };
+    assert!(error.message.contains("cannot be cancelled"), "{error:?}");
+    assert!(p.finish("vid_1"));
+    // Polled by the cancel once, which holds for the poll interval: the next read is
+    // that state, so completion is shown after a restart's fresh poll.
+    s.close().await;
+    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let got = s.get_task(&id).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Completed, "{got:?}");
+    assert_eq!(p.counters().of("createVideo"), 1);
+    s.close().await;
+}
+
+/// A client without the extension gets today's answer: the job and the hint to poll it,
+/// and `tasks/*` is refused as a capability it did not declare.
+#[tokio::test]
+async fn a_client_without_the_extension_gets_the_answer_of_before() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = start(
+        &p,
+        state.path(),
+        Transport::Stdio,
+        Person::answering(Answer::Accept, Revision::Earlier),
+    )
+    .await;
+    let response = s.call_once("createVideo", cat()).await;
+    let CallToolResponse::Complete(result) = response else {
+        panic!("expected a complete result, got {response:?}");
+    };
+    assert!(
+        text_of(&result).contains("Follow it with getVideo"),
+        "{}",
+        text_of(&result)
+    );
+    let refused = s.get_task("1-000000000000000000000000").await;
+    assert!(
+        matches!(&refused, Err(rmcp::ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "{refused:?}"
+    );
+    s.close().await;
+}
+
+/// With `async.cancelWith`, `tasks/cancel` calls it as a call of that tool: a cancel that
+/// cannot be undone asks the person first, and a yes sends it once and ends the task.
+#[tokio::test]
+async fn a_cancel_goes_through_consent_and_ends_the_task() {
+    let manifest =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let person = follower();
+    let s = Serve::new(&manifest, &p.url(), state.path())
+        .connect(Transport::Stdio, person.clone())
+        .await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    assert_eq!(person.asked().len(), 1);
+    s.cancel_task(&id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    // The cancel's own question, about the delete.
+    assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
+    assert!(
+        person.asked()[1].contains("deleteVideo"),
+        "{:?}",
+        person.asked()
+    );
+    assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
+    let got = s.get_task(&id).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
+    assert_eq!(p.counters().of("createVideo"), 1);
+    s.close().await;
+}
