@@ -245,9 +245,13 @@ pub(crate) trait Ledger: Send + Sync {
     /// another instance may retry it now instead of when the lease runs out. Best effort:
     /// a lease left behind runs out by itself.
     fn release(&self, _id: i64) {}
-    /// The row `id` as stored, or `None` when there is none (never written, or pruned):
-    /// a task of the tasks extension is a row, found again by its id after a restart.
-    fn entry(&self, id: i64) -> Result<Option<Entry>, LedgerError>;
+
+    /// The row `id` of `principal` on this store's connector, as stored, or `None` when
+    /// there is none (never written, pruned, or another connector's or person's): a task
+    /// of the tasks extension is a row, found again by its id after a restart or on
+    /// another instance. Row ids are sequential, so guessing one must not open another
+    /// person's job.
+    fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError>;
 }
 
 /// The decision `claim` applies. `Send`: a store may run it on a thread of its own, and
@@ -688,12 +692,15 @@ impl Ledger for SqliteLedger {
         Ok(())
     }
 
-    fn entry(&self, id: i64) -> Result<Option<Entry>, LedgerError> {
+    fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError> {
         let connection = self.lock()?;
         Ok(connection
             .query_row(
-                &format!("SELECT {COLUMNS} FROM calls WHERE id = ?1"),
-                params![id],
+                &format!(
+                    "SELECT {COLUMNS} FROM calls WHERE id = ?1 AND connector = ?2 \
+                     AND principal = ?3"
+                ),
+                params![id, self.connector, principal],
                 entry,
             )
             .optional()?)
@@ -767,9 +774,9 @@ mod tests {
             (latest.key.as_str(), latest.status),
             ("k1", Status::Pending)
         );
-        // Found again by its id alone, as a task after a restart; no other id is a row.
-        assert_eq!(ledger.entry(latest.id).unwrap(), Some(latest.clone()));
-        assert_eq!(ledger.entry(latest.id + 1).unwrap(), None);
+        // Found again by its id, as a task after a restart; no other id is a row.
+        assert_eq!(ledger.entry(latest.id, "p").unwrap(), Some(latest.clone()));
+        assert_eq!(ledger.entry(latest.id + 1, "p").unwrap(), None);
     }
 
     #[test]

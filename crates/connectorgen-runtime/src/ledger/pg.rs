@@ -618,6 +618,25 @@ impl Ledger for PgLedger {
         self.transaction(|tx, _| room(tx, connector, retention, now))
     }
 
+    fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError> {
+        let connector = self.connector.clone();
+        let principal = principal.to_string();
+        self.with(move |client| {
+            let now: i64 = client
+                .query_one("SELECT EXTRACT(EPOCH FROM clock_timestamp())::BIGINT", &[])?
+                .get(0);
+            Ok(client
+                .query_opt(
+                    &format!(
+                        "SELECT {COLUMNS} FROM connectorgen_calls WHERE id = $1 \
+                         AND connector = $2 AND principal = $3"
+                    ),
+                    &[&id, &connector, &principal],
+                )?
+                .map(|row| entry(&row, now)))
+        })
+    }
+
     fn release(&self, id: i64) {
         let connector = self.connector.clone();
         let sender = self.sender.clone();

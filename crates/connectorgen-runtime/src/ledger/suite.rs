@@ -169,6 +169,17 @@ fn principals_never_see_each_other<S: Store>() {
     assert_ne!(bob.id, alice.id);
     let mine = look(&*a, &claim("alice", "h", Some("n"), 1_003));
     assert_eq!(mine.by_nonce.unwrap().key, "k-alice");
+    // By id (a task's `tasks/get`), from either handle: each row opens for its own
+    // principal only, so a guessed id of another person's row is no row at all.
+    let stored = b.entry(alice.id, "alice").unwrap().unwrap();
+    assert_eq!(
+        (stored.key.as_str(), stored.status),
+        ("k-alice", Status::Done)
+    );
+    assert_eq!(a.entry(bob.id, "bob").unwrap().unwrap().key, "k-bob");
+    assert_eq!(a.entry(alice.id, "bob").unwrap(), None);
+    assert_eq!(b.entry(bob.id, "alice").unwrap(), None);
+    assert_eq!(a.entry(bob.id + 1, "bob").unwrap(), None);
 }
 
 /// At the bound a new request is refused with when room comes back; the rows there still

@@ -111,7 +111,7 @@ impl Shared {
     /// holds no job (the create failed, was refused, or its outcome is unknown): the
     /// call's own answer goes out then, as to a client without the extension.
     pub(super) fn created_task(&self, served: &Served, id: i64) -> Option<CreateTaskResult> {
-        let entry = self.ledger.entry(id).ok()??;
+        let entry = self.ledger.entry(id, &served.principal).ok()??;
         if entry.status != Status::Job || entry.job_id.is_none() {
             return None;
         }
@@ -121,6 +121,26 @@ impl Shared {
             a,
             TaskStatus::Working,
         )))
+    }
+
+    /// Row `row` if one of this instance's tools made it with the credential it is served
+    /// with here: looked up under each principal this instance calls with (one per
+    /// distinct credential, usually one), so another person's row on a shared ledger is
+    /// never found, whatever id is guessed.
+    fn own_entry(&self, row: i64) -> Result<Option<Entry>, crate::ledger::LedgerError> {
+        let mut principals: Vec<&str> = self.tools.iter().map(|s| s.principal.as_str()).collect();
+        principals.sort_unstable();
+        principals.dedup();
+        for principal in principals {
+            if let Some(entry) = self.ledger.entry(row, principal)? {
+                let ours = self
+                    .by_name
+                    .get(&entry.tool)
+                    .is_some_and(|&i| self.tools[i].principal == principal);
+                return Ok(ours.then_some(entry));
+            }
+        }
+        Ok(None)
     }
 
     fn task(&self, entry: &Entry, a: &Async, status: TaskStatus) -> Task {
@@ -153,8 +173,7 @@ impl Shared {
         };
         let row = row_of(id).ok_or_else(unknown)?;
         let entry = self
-            .ledger
-            .entry(row)
+            .own_entry(row)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
             .filter(|e| task_id(e) == id && e.status == Status::Job)
             .ok_or_else(unknown)?;
@@ -230,7 +249,7 @@ impl Shared {
             return Ok(());
         }
         let row = row_of(id).unwrap_or_default();
-        let entry = self.ledger.entry(row).ok().flatten();
+        let entry = self.own_entry(row).ok().flatten();
         let served = entry
             .as_ref()
             .and_then(|e| self.by_name.get(&e.tool))
@@ -513,6 +532,7 @@ mod tests {
             updated: 0,
             attempts: 1,
             media_type: None,
+            sending: false,
         };
         let id = task_id(&entry(7, "k1"));
         assert_eq!(row_of(&id), Some(7));
