@@ -1669,7 +1669,8 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The poll target's path has no {param} to name the job.
+    /// The poll target names no job: its path has no {param}, and its JSON body
+    /// requires no id field (RPC-style polls take the id there).
     ///
     /// A poll target whose path names no job cannot say which job it reports on: a model
     /// polling it may read another job's status, tell the person a result that is not
@@ -1677,7 +1678,7 @@ pub enum Diagnostic {
     #[strum_discriminants(strum(props(level = "warn")))]
     #[error("poll target `{target}` has no path parameter to name the job")]
     #[diagnostic(help(
-        "poll a path that names the job, e.g. `GET /v1/jobs/{{id}}`; without one the model cannot tell which job it is polling"
+        "poll a path that names the job, e.g. `GET /v1/jobs/{{id}}`, or a `read: true` operation whose JSON body requires the id (named like an id, or by `async.idField`); without one the model cannot tell which job it is polling"
     ))]
     PollTargetWithoutId {
         target: String,

@@ -122,6 +122,8 @@ pub fn run(
         if let Some(a) = &op.async_
             && let Some(target) = by_id.get(a.poll_with.as_str())
             && target.path_params.is_empty()
+            // An RPC-style poll takes the id in its body (`POST /transcripts.info {handle}`).
+            && connector.poll_body_id(op).is_none()
         {
             emit(Diagnostic::PollTargetWithoutId {
                 target: target.id.clone(),
