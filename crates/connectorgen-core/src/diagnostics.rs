@@ -710,6 +710,55 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// An `mcp.omit` path names nothing in the operation's tool input.
+    ///
+    /// A path that names nothing trims nothing: the author believes the tool lighter, or
+    /// an input kept from the model, while the model still sees and fills it. It is most
+    /// often a misspelling, or a path written by argument name instead of HTTP name.
+    #[error("`{id}`: `mcp.omit` path `{path}` names nothing in the tool's input")]
+    UnknownOmitPath {
+        id: String,
+        path: String,
+        #[label("names nothing")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// An `mcp.omit` path names a required input.
+    ///
+    /// The provider refuses a request without a required property: a tool without it
+    /// could never make a call that works, and the model, not told the property exists,
+    /// could not fix the refusal.
+    #[error("`{id}`: `mcp.omit` path `{path}` is required ({why})")]
+    #[diagnostic(help(
+        "only optional properties can be omitted: take `{path}` out of `mcp.omit`, and omit a heavier optional property that holds it, if there is one"
+    ))]
+    OmitRequired {
+        id: String,
+        path: String,
+        why: String,
+        #[label("required")]
+        span: Span,
+    },
+
+    /// An `mcp.omit` path names an input the server fills in.
+    ///
+    /// A credential, a `fixed:` input and the retry key `serve` sends are already out of
+    /// the model's reach: omitting them would say the server no longer sends them, which
+    /// it still does, or (inside one) remove part of a value nobody writes.
+    #[error("`{id}`: `mcp.omit` path `{path}` is {what}, which the server fills in")]
+    #[diagnostic(help(
+        "take `{path}` out of `mcp.omit`: the model never sees it, so there is nothing to trim"
+    ))]
+    OmitFilled {
+        id: String,
+        path: String,
+        what: &'static str,
+        #[label("filled in by the server")]
+        span: Span,
+    },
+
     /// A tool name over 64 characters or outside [A-Za-z0-9_-].
     ///
     /// With the `mcp` target, a tool name some MCP client refuses: Claude Desktop,

@@ -680,6 +680,8 @@ pub struct Operation {
     pub args: Vec<ArgName>,
     /// `fixed:`: parameters the connector fills in, never MCP arguments.
     pub fixed: Vec<Fixed>,
+    /// `mcp.omit`: optional inputs the MCP tool leaves out (render/mcp/omit.rs).
+    pub omit: Vec<OmitPath>,
     /// `probe.input`: the example call `connectorgen probe` makes.
     pub probe: Option<ProbeInput>,
     pub origin: Origin,
@@ -710,6 +712,13 @@ pub struct Fixed {
     /// The parameter's HTTP name (every location that has it).
     pub name: String,
     pub source: FixedSource,
+    pub span: Span,
+}
+
+/// One `mcp.omit` entry: a dotted path into the tool's input, as written.
+#[derive(Debug, Clone)]
+pub struct OmitPath {
+    pub path: String,
     pub span: Span,
 }
 

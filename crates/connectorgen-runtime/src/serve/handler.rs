@@ -123,7 +123,12 @@ impl Server {
         let mut by_name = HashMap::new();
         let mappings: HashMap<String, RequestMapping> = tools
             .iter()
-            .map(|(t, m)| (t["name"].as_str().unwrap_or_default().to_string(), m.clone()))
+            .map(|(t, m)| {
+                (
+                    t["name"].as_str().unwrap_or_default().to_string(),
+                    m.clone(),
+                )
+            })
             .collect();
         let checks = connectorgen_core::render::CheckWith::new(&connector);
         for ((mut definition, mapping), credential) in tools.into_iter().zip(credentials) {
@@ -904,10 +909,9 @@ fn poll_hint(
             match argument(mapping::Location::Body, &field) {
                 Some(own) => (own, None),
                 None => {
-                    let whole = mapping?
-                        .arguments
-                        .iter()
-                        .find(|arg| arg.location == mapping::Location::Body && arg.name.is_none())?;
+                    let whole = mapping?.arguments.iter().find(|arg| {
+                        arg.location == mapping::Location::Body && arg.name.is_none()
+                    })?;
                     (whole.argument.clone(), Some(field))
                 }
             }
