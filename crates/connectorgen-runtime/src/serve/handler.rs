@@ -899,22 +899,21 @@ fn poll_hint(
             .find(|arg| arg.location == location && arg.name.as_deref() == Some(name))
             .map(|arg| arg.argument.clone())
     };
-    let (param, field) = match target.path_params.last() {
-        Some(param) => (
+    let (param, field) = if let Some(param) = target.path_params.last() {
+        (
             argument(mapping::Location::Path, param).unwrap_or_else(|| param.clone()),
             None,
-        ),
-        None => {
-            let field = connector.poll_body_id(op)?;
-            match argument(mapping::Location::Body, &field) {
-                Some(own) => (own, None),
-                None => {
-                    let whole = mapping?.arguments.iter().find(|arg| {
-                        arg.location == mapping::Location::Body && arg.name.is_none()
-                    })?;
-                    (whole.argument.clone(), Some(field))
-                }
-            }
+        )
+    } else {
+        let field = connector.poll_body_id(op)?;
+        if let Some(own) = argument(mapping::Location::Body, &field) {
+            (own, None)
+        } else {
+            let whole = mapping?
+                .arguments
+                .iter()
+                .find(|arg| arg.location == mapping::Location::Body && arg.name.is_none())?;
+            (whole.argument.clone(), Some(field))
         }
     };
     Some(Poll {

@@ -186,8 +186,8 @@ fn the_job_id_is_the_declared_id_field() {
 
 /// An RPC-style poll (a `read: true` POST whose body takes the job's id): the answer
 /// names the poll tool and the body argument to send the id in, as it does a path
-/// parameter; before, it named neither ("Started a job (tr_9).", nothing to follow it
-/// with). Then the same through a whole-body argument.
+/// parameter; before, the answer had no hint at all (the poll target has no path
+/// parameter, so serve had no poll to name). Then the same through a whole-body argument.
 #[test]
 fn the_poll_hint_of_an_rpc_poll_names_the_body_argument() {
     let (connector, tools) = manifest("tests/cases/valid", "base-rpc-reads.yaml");
