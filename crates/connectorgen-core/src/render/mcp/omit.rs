@@ -96,7 +96,21 @@ fn locate(
                 .to_string(),
         ));
     }
-    let first = segments[0];
+    // An HTTP name may hold `.` itself (a `filter.status` query parameter): the longest
+    // start of the path that is an input's name is that input.
+    let rest = (1..=segments.len())
+        .rev()
+        .find(|&k| {
+            let name = segments[..k].join(".");
+            mapping
+                .arguments
+                .iter()
+                .any(|a| a.name.as_deref() == Some(name.as_str()))
+                || filled(connector, op, mapping, &name).is_some()
+        })
+        .unwrap_or(1);
+    let first = segments[..rest].join(".");
+    let first = first.as_str();
     if let Some(what) = filled(connector, op, mapping, first) {
         return Err(Diagnostic::OmitFilled {
             id: op.id.clone(),
@@ -118,7 +132,7 @@ fn locate(
     let (mut current, mut names): (Vec<String>, Vec<String>) = match (named, whole) {
         (Some(a), _) => {
             let mut names = vec![a.argument.clone()];
-            names.extend(segments[1..].iter().map(|s| (*s).to_string()));
+            names.extend(segments[rest..].iter().map(|s| (*s).to_string()));
             (vec![String::new()], names)
         }
         (None, Some(body)) => (
