@@ -53,7 +53,7 @@ pub(crate) fn run_explain(
         return Ok(ExitCode::from(1));
     };
     if stats {
-        return match explain::stats(outputs) {
+        return match explain::stats(connector, outputs) {
             Ok(text) => {
                 ui.out(&text);
                 Ok(ExitCode::SUCCESS)

@@ -138,6 +138,9 @@ const ACCEPTED: &[&str] = &[
     "mcp-tool-name",        // 128 characters and `.` are fine in other targets
     "mcp-tool-name--long",
     "unknown-mcp-input",            // the operation's inputs
+    "unknown-omit-path",            // the tool's inputs
+    "omit-required",                // the tool's inputs
+    "omit-filled",                  // the tool's inputs
     "unknown-mcp-input--no-inputs", // the operation's inputs
     "missing-key--base-publicurl",  // the base document has no server
     "missing-key--input",           // `input` needed because of `inputType`

@@ -759,6 +759,55 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// An `mcp.omit` path names nothing in the operation's tool input.
+    ///
+    /// A path that names nothing trims nothing: the author believes the tool lighter, or
+    /// an input kept from the model, while the model still sees and fills it. It is most
+    /// often a misspelling, or a path written by argument name instead of HTTP name.
+    #[error("`{id}`: `mcp.omit` path `{path}` names nothing in the tool's input")]
+    UnknownOmitPath {
+        id: String,
+        path: String,
+        #[label("names nothing")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// An `mcp.omit` path names a required input.
+    ///
+    /// The provider refuses a request without a required property: a tool without it
+    /// could never make a call that works, and the model, not told the property exists,
+    /// could not fix the refusal.
+    #[error("`{id}`: `mcp.omit` path `{path}` is required ({why})")]
+    #[diagnostic(help(
+        "only optional properties can be omitted: take `{path}` out of `mcp.omit`, and omit a heavier optional property that holds it, if there is one"
+    ))]
+    OmitRequired {
+        id: String,
+        path: String,
+        why: String,
+        #[label("required")]
+        span: Span,
+    },
+
+    /// An `mcp.omit` path names an input the server fills in.
+    ///
+    /// A credential, a `fixed:` input and the retry key `serve` sends are already out of
+    /// the model's reach: omitting them would say the server no longer sends them, which
+    /// it still does, or (inside one) remove part of a value nobody writes.
+    #[error("`{id}`: `mcp.omit` path `{path}` is {what}, which the server fills in")]
+    #[diagnostic(help(
+        "take `{path}` out of `mcp.omit`: the model never sees it, so there is nothing to trim"
+    ))]
+    OmitFilled {
+        id: String,
+        path: String,
+        what: &'static str,
+        #[label("filled in by the server")]
+        span: Span,
+    },
+
     /// A tool name over 64 characters or outside [A-Za-z0-9_-].
     ///
     /// With the `mcp` target, a tool name some MCP client refuses: Claude Desktop,
@@ -1718,7 +1767,8 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The poll target's path has no {param} to name the job.
+    /// The poll target names no job: its path has no {param}, and its JSON body
+    /// requires no id field (RPC-style polls take the id there).
     ///
     /// A poll target whose path names no job cannot say which job it reports on: a model
     /// polling it may read another job's status, tell the person a result that is not
@@ -1726,7 +1776,7 @@ pub enum Diagnostic {
     #[strum_discriminants(strum(props(level = "warn")))]
     #[error("poll target `{target}` has no path parameter to name the job")]
     #[diagnostic(help(
-        "poll a path that names the job, e.g. `GET /v1/jobs/{{id}}`; without one the model cannot tell which job it is polling"
+        "poll a path that names the job, e.g. `GET /v1/jobs/{{id}}`, or a `read: true` operation whose JSON body requires the id (named like an id, or by `async.idField`); without one the model cannot tell which job it is polling"
     ))]
     PollTargetWithoutId {
         target: String,

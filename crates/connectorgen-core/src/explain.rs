@@ -97,8 +97,10 @@ pub fn list(connector: &Connector) -> String {
 /// Each MCP tool's size (`explain --list --stats`), read back from `mcp-tools.json`: its
 /// compact JSON bytes without `_meta` (as a server sends it in `tools/list`, less the
 /// request mapping clients keep from the model), about a quarter of that in tokens, and
-/// its three heaviest parts; then the total.
-pub fn stats(outputs: &Outputs) -> Result<String, String> {
+/// its three heaviest parts; under a tool `mcp.omit` trims, a line with its size without
+/// the trim and what the trim saves; then the total (and, when a tool is trimmed, the
+/// total without the trims).
+pub fn stats(connector: &Connector, outputs: &Outputs) -> Result<String, String> {
     let tools = json(outputs, model::MCP_TOOLS_JSON)
         .ok_or("no mcp-tools.json in this build: add `mcp` to `targets`, or pass `--target mcp`")?;
     let weights: Vec<(String, crate::render::mcp::ToolWeight)> = tools
@@ -124,7 +126,9 @@ pub fn stats(outputs: &Outputs) -> Result<String, String> {
         "tool", "bytes", "~tokens"
     );
     let mut total = 0;
-    for (name, w) in &weights {
+    let mut untrimmed_total = 0;
+    let mut trimmed = false;
+    for (i, (name, w)) in weights.iter().enumerate() {
         total += w.bytes;
         let parts: Vec<String> = w.parts.iter().map(|(p, b)| format!("{p} {b}")).collect();
         let line = format!(
@@ -134,6 +138,26 @@ pub fn stats(outputs: &Outputs) -> Result<String, String> {
             parts.join(", ")
         );
         let _ = writeln!(out, "{}", escape(&line));
+        let description = tools
+            .get(i)
+            .and_then(|t| t["description"].as_str())
+            .unwrap_or_default();
+        let untrimmed = crate::render::mcp::untrimmed_weight(connector, i, description);
+        untrimmed_total += untrimmed.as_ref().map_or(w.bytes, |u| u.bytes);
+        if let Some(u) = untrimmed {
+            trimmed = true;
+            let paths = connector.operations[i].omit.len();
+            let line = format!(
+                "{:width$}  {:>8}  {:>7}  without mcp.omit ({paths} {}): {} bytes saved (~{} tokens)",
+                "",
+                u.bytes,
+                u.bytes.div_ceil(4),
+                if paths == 1 { "path" } else { "paths" },
+                u.bytes.saturating_sub(w.bytes),
+                u.bytes.saturating_sub(w.bytes).div_ceil(4),
+            );
+            let _ = writeln!(out, "{}", escape(&line));
+        }
     }
     let _ = writeln!(
         out,
@@ -141,6 +165,14 @@ pub fn stats(outputs: &Outputs) -> Result<String, String> {
         "total",
         total.div_ceil(4)
     );
+    if trimmed {
+        let _ = writeln!(
+            out,
+            "{:width$}  {untrimmed_total:>8}  {:>7}  without mcp.omit",
+            "",
+            untrimmed_total.div_ceil(4)
+        );
+    }
     Ok(out)
 }
 

@@ -122,6 +122,8 @@ pub fn run(
         if let Some(a) = &op.async_
             && let Some(target) = by_id.get(a.poll_with.as_str())
             && target.path_params.is_empty()
+            // An RPC-style poll takes the id in its body (`POST /transcripts.info {handle}`).
+            && connector.poll_body_id(op).is_none()
         {
             emit(Diagnostic::PollTargetWithoutId {
                 target: target.id.clone(),
@@ -155,7 +157,7 @@ pub fn run(
                 max: config.mcp_tool_max,
                 span: origin.entry,
                 help: format!(
-                    "the heaviest parts: {}. Every tool travels in each tools/list answer: expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
+                    "the heaviest parts: {}. Every tool travels in each tools/list answer: leave optional inputs out of it with `mcp: {{ omit: [...] }}` (dotted paths; `explain --list --stats` shows the effect), expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
                     parts.join(", ")
                 ),
             });

@@ -489,6 +489,13 @@ pub struct RawOperation {
         example = json!({ "AccountSid": { "env": "ACCOUNT_SID" } })
     )]
     pub fixed: Option<IndexMap<Spanned<String>, Spanned<RawFixed>>>,
+    /// The MCP tool only (`mcp-tools.json` and `serve`), never the HTTP: `omit` lists
+    /// optional inputs the tool leaves out, to make a heavy tool lighter.
+    #[schemars(
+        with = "Option<RawMcp>",
+        example = json!({ "omit": ["metadata", "billing_details.address.line2"] })
+    )]
+    pub mcp: Option<Spanned<RawMcp>>,
     /// The request body's media type (default `application/json`): e.g.
     /// `application/x-www-form-urlencoded`, `multipart/form-data`, `text/plain`,
     /// `application/octet-stream` — any `type/subtype`.
@@ -554,6 +561,23 @@ pub struct RawProbe {
         example = json!({ "prompt": "A two-second test pattern", "aspectRatio": "16:9" })
     )]
     pub input: Option<Spanned<serde_json::Value>>,
+}
+
+/// An operation's `mcp:` key: what only its MCP tool does differently.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    /// Optional inputs left out of the tool, as dotted paths: the first name is a
+    /// parameter's or a body property's HTTP name (as `args:` and `fixed:` keys), each
+    /// next one a property of the value before it, through `$ref`s, `allOf`/`anyOf`/
+    /// `oneOf` branches and array items (`lines.tax` is the `tax` of each item of
+    /// `lines`). A required property, and an input the server fills in (a credential,
+    /// `fixed:`, the retry key), can never be omitted. The OpenAPI outputs keep them.
+    #[schemars(
+        with = "Option<Vec<String>>",
+        example = json!(["metadata", "billing_details.address.line2"])
+    )]
+    pub omit: Option<Vec<Spanned<String>>>,
 }
 
 /// One entry of `fixed:`: where the value comes from (exactly one key).

@@ -761,6 +761,8 @@ pub struct Operation {
     pub args: Vec<ArgName>,
     /// `fixed:`: parameters the connector fills in, never MCP arguments.
     pub fixed: Vec<Fixed>,
+    /// `mcp.omit`: optional inputs the MCP tool leaves out (render/mcp/omit.rs).
+    pub omit: Vec<OmitPath>,
     /// `probe.input`: the example call `connectorgen probe` makes.
     pub probe: Option<ProbeInput>,
     pub origin: Origin,
@@ -794,6 +796,13 @@ pub struct Fixed {
     pub span: Span,
 }
 
+/// One `mcp.omit` entry: a dotted path into the tool's input, as written.
+#[derive(Debug, Clone)]
+pub struct OmitPath {
+    pub path: String,
+    pub span: Span,
+}
+
 /// Where a fixed parameter's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FixedSource {
@@ -824,6 +833,68 @@ impl Operation {
     /// The JSON pointer of this operation's object in the generated documents.
     pub fn pointer(&self) -> String {
         format!("/paths/{}/{}", escape(&self.path), self.method.as_str())
+    }
+
+    /// The properties its JSON request body requires (through `$ref`s), in the order
+    /// the schema lists them: where an RPC-style poll target (`POST /transcripts.info
+    /// {handle}`) takes the job's id.
+    pub fn required_body_properties(&self, document: &Document) -> Vec<String> {
+        fn follow<'a>(document: &'a Document, mut value: &'a Value) -> Option<&'a Value> {
+            for _ in 0..16 {
+                match value.get("$ref").and_then(Value::as_str) {
+                    Some(reference) => value = document.resolve(reference)?,
+                    None => return Some(value),
+                }
+            }
+            None
+        }
+        let follow = |value| follow(document, value);
+        let schema = self
+            .http
+            .get("requestBody")
+            .and_then(follow)
+            .and_then(|b| b.get("content")?.as_object())
+            .and_then(|content| {
+                content.iter().find(|(media, _)| {
+                    let essence = media_essence(media);
+                    essence == "application/json" || essence.ends_with("+json")
+                })
+            })
+            .and_then(|(_, media)| media.get("schema"))
+            .and_then(follow);
+        schema
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Connector {
+    /// The field of its poll target's request body that takes a job's id, for an
+    /// operation that starts a job and polls an RPC-style read (one whose path names no
+    /// job): of the properties the target's JSON body requires, the first the job's
+    /// answer carries the id in (`Async::id_fields`: `async.idField`, or the names
+    /// found), else the first named like an id (`id`, `…_id`, `…Id`). `None` when the
+    /// target's path has a parameter (the id goes there) or its body requires no such
+    /// field.
+    pub fn poll_body_id(&self, op: &Operation) -> Option<String> {
+        let a = op.async_.as_ref().filter(|a| a.returns == Returns::Job)?;
+        let target = self.operations.iter().find(|o| o.id == a.poll_with)?;
+        if !target.path_params.is_empty() {
+            return None;
+        }
+        let required = target.required_body_properties(&self.document);
+        let named_like_an_id =
+            |name: &&String| *name == "id" || name.ends_with("_id") || name.ends_with("Id");
+        required
+            .iter()
+            .find(|name| a.id_fields.contains(name))
+            .or_else(|| required.iter().find(named_like_an_id))
+            .cloned()
     }
 }
 

@@ -30,6 +30,7 @@
 mod document;
 mod inputs;
 pub mod mapping;
+mod omit;
 mod schema;
 
 use serde_json::{Map, Value, json};
@@ -186,8 +187,24 @@ pub(crate) fn definitions(connector: &Connector) -> Vec<Value> {
     connector
         .operations
         .iter()
-        .map(|op| tool(connector, op, "", &mut Vec::new()))
+        .map(|op| tool(connector, op, "", &mut Vec::new(), true))
         .collect()
+}
+
+/// What the tool of operation `index` would weigh without its `mcp.omit` (for
+/// `explain --list --stats`), with the description it was written with; `None` for an
+/// operation without `mcp.omit` or out of range.
+pub(crate) fn untrimmed_weight(
+    connector: &Connector,
+    index: usize,
+    description: &str,
+) -> Option<ToolWeight> {
+    let op = connector
+        .operations
+        .get(index)
+        .filter(|op| !op.omit.is_empty())?;
+    let definition = tool(connector, op, description, &mut Vec::new(), false);
+    Some(schema::weight(index, &definition))
 }
 
 /// Each tool's pretty JSON, in manifest order, their weights and the findings of
@@ -211,7 +228,7 @@ fn build(connector: &Connector, descriptions: &[String]) -> Built {
     let mut tools = Vec::new();
     let mut weights = Vec::new();
     for (index, (op, description)) in connector.operations.iter().zip(descriptions).enumerate() {
-        let definition = tool(connector, op, description, &mut findings);
+        let definition = tool(connector, op, description, &mut findings, true);
         let pretty = super::pretty::to_string(&definition);
         // Two spaces of indent per line in the file.
         total = total
@@ -263,11 +280,13 @@ impl std::io::Write for Counter {
     }
 }
 
+/// One operation's tool; `trim`: with its `mcp.omit` applied.
 fn tool(
     connector: &Connector,
     op: &Operation,
     description: &str,
     findings: &mut Vec<Finding>,
+    trim: bool,
 ) -> Value {
     check_name(op, findings);
     let doc = &connector.document;
@@ -299,6 +318,10 @@ fn tool(
     tool.insert("_meta".into(), Value::Object(meta));
     let mut tool = Value::Object(tool);
     schema::clean(&mut tool, op, findings);
+    // After `clean`, whose sharing of identical `$defs` would rename what `omitted` points at.
+    if trim {
+        omit::apply(connector, op, &mut tool, findings);
+    }
     tool
 }
 

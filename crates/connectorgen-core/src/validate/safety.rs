@@ -26,8 +26,8 @@ use serde_saphyr::Spanned;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::manifest::{RawConfirm, RawOperation, RawSpends, span, span_of};
 use crate::model::{
-    ArgName, Async, Fixed, Idempotency, Lint, Method, Operation, Origin, ProbeInput, Returns,
-    Spends, Unsupported,
+    ArgName, Async, Fixed, Idempotency, Lint, Method, OmitPath, Operation, Origin, ProbeInput,
+    Returns, Spends, Unsupported,
 };
 use crate::validate::context::Validator;
 use crate::validate::context::{missing, non_empty};
@@ -64,6 +64,7 @@ pub(in crate::validate) struct Safety {
     pub lint_allow: Vec<Lint>,
     pub args: Vec<ArgName>,
     pub fixed: Vec<Fixed>,
+    pub omit: Vec<OmitPath>,
     pub probe: Option<ProbeInput>,
 }
 
@@ -166,6 +167,7 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         lint_allow: safety.lint_allow,
         args: safety.args,
         fixed: safety.fixed,
+        omit: safety.omit,
         probe: safety.probe,
         origin,
     }
@@ -239,6 +241,17 @@ pub(in crate::validate) fn safety(
         lint_allow,
         args,
         fixed,
+        // Whether each path names an input is known only with the tool: the mcp
+        // target checks them (render/mcp/omit.rs).
+        omit: raw
+            .mcp
+            .iter()
+            .flat_map(|m| m.value.omit.iter().flatten())
+            .map(|p| OmitPath {
+                path: p.value.trim().to_string(),
+                span: span(p),
+            })
+            .collect(),
         probe,
     }
 }

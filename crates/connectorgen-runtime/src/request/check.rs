@@ -49,6 +49,14 @@ pub(crate) fn arguments(
         }
     }
     let root = Value::Object(schema.clone());
+    if let Some(path) = omitted_sent(&root, mapping, args) {
+        return Err(RequestError::Unknown {
+            argument: path,
+            hint: "this tool does not take it (the manifest's `mcp.omit` leaves it out): call \
+                   again without it."
+                .to_string(),
+        });
+    }
     let mut schema = root.clone();
     closed_compositions(&root, &mut schema, 0);
     let validator = validator(&schema).map_err(|e| RequestError::Schema(clip(&e)))?;
@@ -63,6 +71,107 @@ pub(crate) fn arguments(
     } else {
         Err(RequestError::Invalid(problems.join("; ")))
     }
+}
+
+/// The first property within the arguments that `mcp.omit` took out of the tool
+/// (`mapping.omitted`), as the model writes its path (`card.billing.line2`,
+/// `lines[0].tax`): the arguments are walked beside the schemas that describe each value,
+/// through local `$ref`s, `allOf`/`anyOf`/`oneOf` branches and array `items`, as the
+/// generator walked them to omit it. Bounded in depth; deeper values are not looked at.
+fn omitted_sent(
+    root: &Value,
+    mapping: &RequestMapping,
+    args: &Map<String, Value>,
+) -> Option<String> {
+    if mapping.omitted.is_empty() {
+        return None;
+    }
+    let value = Value::Object(args.clone());
+    walk_omitted(root, mapping, &value, &[String::new()], "", 0)
+}
+
+fn walk_omitted(
+    root: &Value,
+    mapping: &RequestMapping,
+    value: &Value,
+    schemas: &[String],
+    at: &str,
+    depth: usize,
+) -> Option<String> {
+    if depth > 32 || schemas.is_empty() {
+        return None;
+    }
+    let holders = describing(root, schemas);
+    match value {
+        Value::Object(object) => {
+            for (name, child) in object {
+                let path = if at.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{at}.{name}")
+                };
+                if holders.iter().any(|h| {
+                    mapping
+                        .omitted
+                        .iter()
+                        .any(|o| o.schema == *h && o.property == *name)
+                }) {
+                    return Some(path);
+                }
+                let escaped = name.replace('~', "~0").replace('/', "~1");
+                let next: Vec<String> = holders
+                    .iter()
+                    .filter(|h| root.pointer(&format!("{h}/properties/{escaped}")).is_some())
+                    .map(|h| format!("{h}/properties/{escaped}"))
+                    .collect();
+                if let Some(found) = walk_omitted(root, mapping, child, &next, &path, depth + 1) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        Value::Array(items) => {
+            let next: Vec<String> = holders
+                .iter()
+                .filter(|h| root.pointer(&format!("{h}/items")).is_some())
+                .map(|h| format!("{h}/items"))
+                .collect();
+            items.iter().enumerate().find_map(|(i, item)| {
+                walk_omitted(root, mapping, item, &next, &format!("{at}[{i}]"), depth + 1)
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The schemas at `starts` and those their local `$ref`s and `allOf`/`anyOf`/`oneOf`
+/// branches reach, each once (`render::mcp`'s omit walks the same way).
+fn describing(root: &Value, starts: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut pending: Vec<String> = starts.iter().rev().cloned().collect();
+    while let Some(pointer) = pending.pop() {
+        if out.len() > 4096 || out.contains(&pointer) {
+            continue;
+        }
+        let Some(Value::Object(node)) = root.pointer(&pointer) else {
+            continue;
+        };
+        out.push(pointer.clone());
+        let mut next = Vec::new();
+        if let Some(target) = node
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        {
+            next.push(target.to_string());
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            let count = node.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+            next.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
+        }
+        pending.extend(next.into_iter().rev());
+    }
+    out
 }
 
 /// The 2020-12 validator for `schema`, formats asserted, regular expressions bounded.

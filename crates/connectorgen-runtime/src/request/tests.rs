@@ -939,3 +939,76 @@ fn nulls_the_schema_does_not_allow_are_absent_and_allowed_ones_are_kept() {
     let e = absent_nulls(schema, &mut args).unwrap_err().to_string();
     assert!(e.contains("`id` is required and may not be null"), "{e}");
 }
+
+/// `mcp.omit` (tests/cases/valid/mcp-omit.yaml): what the tool leaves out is refused
+/// like an unknown argument when a client sends it anyway — a top-level argument (not in
+/// the mapping), a property of a shared definition (`billing_details.address.line2`,
+/// also where the definition is used again: `shipping_address.line2`), a field of an
+/// array's items, one only an `allOf` branch declares — while the call without them
+/// passes. Without `omitted` in the mapping, the nested ones reached the provider.
+#[test]
+fn omitted_inputs_are_refused_like_unknown_arguments() {
+    let path = format!(
+        "{}/../../tests/cases/valid/mcp-omit.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        manifest_dir: Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/cases/valid").into()),
+        ..Default::default()
+    };
+    let analysis =
+        connectorgen_core::analyze_with(&path, std::sync::Arc::new(text), &options).unwrap();
+    let tools_text = analysis
+        .outputs
+        .unwrap()
+        .iter()
+        .find(|(p, _)| p.ends_with("mcp-tools.json"))
+        .map(|(_, t)| t.clone())
+        .unwrap();
+    let tools = connectorgen_core::render::mcp::mapping::read_tools(&tools_text).unwrap();
+    let (tool, mapping) = &tools[0];
+    let schema = tool["inputSchema"].as_object().unwrap();
+    let call = |extra: Value| {
+        let mut args = json!({
+            "amount": 500,
+            "card": "tok_1",
+            "billing_details": {"name": "Ada", "address": {"line1": "1 Main St", "country": "GB"}},
+            "lines": [{"amount": 500}]
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        check::arguments(schema, mapping, args.as_object().unwrap())
+    };
+    call(json!({})).unwrap();
+    let refused = |extra: Value, path: &str| match call(extra.clone()) {
+        Err(e @ RequestError::Unknown { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("unknown argument `{path}`")),
+                "{text}"
+            );
+        }
+        other => panic!("{extra}: {other:?}"),
+    };
+    refused(json!({"metadata": {"order": "7"}}), "metadata");
+    refused(json!({"expand": "customer"}), "expand");
+    refused(
+        json!({"billing_details": {"address": {"country": "GB", "line2": "Flat 2"}}}),
+        "billing_details.address.line2",
+    );
+    refused(
+        json!({"shipping_address": {"country": "GB", "line2": "Flat 2"}}),
+        "shipping_address.line2",
+    );
+    refused(
+        json!({"lines": [{"amount": 1}, {"amount": 2, "tax": 1}]}),
+        "lines[1].tax",
+    );
+    refused(
+        json!({"lines": [{"amount": 1, "discount": 1}]}),
+        "lines[0].discount",
+    );
+}

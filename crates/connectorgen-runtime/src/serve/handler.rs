@@ -70,7 +70,7 @@ struct Served {
     /// Recorded in the ledger: spends, async, needs consent, or carries a retry key.
     tracked: bool,
     /// The async operation's poll tool and the argument that takes the job id.
-    poll: Option<(String, String)>,
+    poll: Option<Poll>,
     /// The tool's output schema, compiled once: every success is checked against it
     /// before it leaves (serve/output.rs).
     output: Option<jsonschema::Validator>,
@@ -126,6 +126,15 @@ impl Server {
         } = parts;
         let mut served = Vec::new();
         let mut by_name = HashMap::new();
+        let mappings: HashMap<String, RequestMapping> = tools
+            .iter()
+            .map(|(t, m)| {
+                (
+                    t["name"].as_str().unwrap_or_default().to_string(),
+                    m.clone(),
+                )
+            })
+            .collect();
         let checks = connectorgen_core::render::CheckWith::new(&connector);
         for ((mut definition, mapping), credential) in tools.into_iter().zip(credentials) {
             let name = definition["name"].as_str().unwrap_or_default().to_string();
@@ -142,11 +151,7 @@ impl Server {
                 .ok_or_else(|| format!("tool {name} has no operation"))?;
             let tracked = op.consent() || op.async_.is_some() || mapping.idempotency.is_some();
             let check_with = checks.of(&op).map(str::to_string);
-            let poll = op.async_.as_ref().and_then(|a| {
-                let target = connector.operations.iter().find(|o| o.id == a.poll_with)?;
-                let param = target.path_params.last()?.clone();
-                Some((a.poll_with.clone(), param))
-            });
+            let poll = poll_hint(&connector, &op, &mappings);
             let definition = served_definition(definition, &mapping, tracked);
             let mut tool: Tool =
                 serde_json::from_value(definition).map_err(|e| format!("tool {name}: {e}"))?;
@@ -683,10 +688,7 @@ impl Shared {
                     "already-started",
                     json!({"jobId": entry.job_id, "status": entry.status_name()}),
                 );
-                let poll = served
-                    .poll
-                    .as_ref()
-                    .map(|(tool, param)| Poll { tool, param });
+                let poll = served.poll.clone();
                 // The resource address of a replayed body: the request's URL, as on the
                 // first answer.
                 let uri = request::build(
@@ -788,10 +790,7 @@ impl Shared {
                         }
                     }
                 }
-                let poll = served
-                    .poll
-                    .as_ref()
-                    .map(|(tool, param)| Poll { tool, param });
+                let poll = served.poll.clone();
                 let retry = retry_of(served, tracked.is_some());
                 let answer =
                     reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref(), retry);
@@ -953,6 +952,51 @@ fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> O
         result,
         media_type,
     }
+}
+
+/// How the model follows `op`'s job: the poll tool and the argument that takes the id,
+/// named as the poll tool's served arguments name it (an `args:` rename included). A
+/// poll target whose path names the job takes it in its last path parameter; an
+/// RPC-style one (a `read: true` POST) in the body field that names the job
+/// (`Connector::poll_body_id`) — its own argument, or a field of the whole-body one.
+/// `None` when the target takes no id (`returns: change` polls say no id).
+fn poll_hint(
+    connector: &Connector,
+    op: &Operation,
+    mappings: &HashMap<String, RequestMapping>,
+) -> Option<Poll> {
+    let a = op.async_.as_ref()?;
+    let target = connector.operations.iter().find(|o| o.id == a.poll_with)?;
+    let mapping = mappings.get(&target.id);
+    let argument = |location: mapping::Location, name: &str| {
+        mapping?
+            .arguments
+            .iter()
+            .find(|arg| arg.location == location && arg.name.as_deref() == Some(name))
+            .map(|arg| arg.argument.clone())
+    };
+    let (param, field) = if let Some(param) = target.path_params.last() {
+        (
+            argument(mapping::Location::Path, param).unwrap_or_else(|| param.clone()),
+            None,
+        )
+    } else {
+        let field = connector.poll_body_id(op)?;
+        if let Some(own) = argument(mapping::Location::Body, &field) {
+            (own, None)
+        } else {
+            let whole = mapping?
+                .arguments
+                .iter()
+                .find(|arg| arg.location == mapping::Location::Body && arg.name.is_none())?;
+            (whole.argument.clone(), Some(field))
+        }
+    };
+    Some(Poll {
+        tool: a.poll_with.clone(),
+        param,
+        field,
+    })
 }
 
 #[cfg(test)]

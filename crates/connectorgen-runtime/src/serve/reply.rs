@@ -221,10 +221,33 @@ pub(crate) fn add_fact(result: &mut CallToolResult, key: &str, value: Value) {
     }
 }
 
-/// The poll hint of an async operation: which tool, and the job id to give it.
-pub(crate) struct Poll<'a> {
-    pub tool: &'a str,
-    pub param: &'a str,
+/// The poll hint of an async operation: which tool, and the argument that takes the job
+/// id — a path parameter's (`GET /labels/{labelId}`), or, for an RPC-style poll (a
+/// `read: true` POST), the body field's (`handle`), or `field` of the whole-body argument
+/// when the tool takes the body as one.
+#[derive(Debug, Clone)]
+pub(crate) struct Poll {
+    pub tool: String,
+    pub param: String,
+    pub field: Option<String>,
+}
+
+impl Poll {
+    /// The call that follows job `id`, as the model writes it: `getLabel (labelId:
+    /// "lbl_7")`, or `getTranscript (body: {"handle": "tr_9"})`.
+    pub(crate) fn call(&self, id: &str) -> String {
+        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        match &self.field {
+            None => format!("{} ({}: {})", self.tool, self.param, quoted(id)),
+            Some(field) => format!(
+                "{} ({}: {{{}: {}}})",
+                self.tool,
+                self.param,
+                quoted(field),
+                quoted(id)
+            ),
+        }
+    }
 }
 
 /// The outcome of the identical call this one waited for: it was sent once, and both
@@ -250,7 +273,7 @@ pub(crate) fn shared(mut result: CallToolResult) -> CallToolResult {
 pub(crate) fn already(
     op: &Operation,
     entry: &Entry,
-    poll: Option<&Poll<'_>>,
+    poll: Option<&Poll>,
     second: &str,
     uri: &str,
 ) -> CallToolResult {
@@ -258,9 +281,10 @@ pub(crate) fn already(
     let mut text = match (entry.status, poll, job) {
         (Status::Job, Some(p), Some(id)) => format!(
             "NOT SENT AGAIN: this exact call already started a job ({id}). Its current status is \
-             not known here: follow it with {} ({}: \"{id}\"); calling {} again does not make it \
-             faster, and nothing was charged now.",
-            p.tool, p.param, op.id
+             not known here: follow it with {}; calling {} again does not make it faster, and \
+             nothing was charged now.",
+            p.call(id),
+            op.id
         ),
         (Status::Job, Some(p), None) => format!(
             "NOT SENT AGAIN: this exact call already started a job. Its current status is not \
@@ -443,7 +467,7 @@ pub(crate) fn answer(
     op: &Operation,
     response: &HttpResponse,
     uri: &str,
-    poll: Option<&Poll<'_>>,
+    poll: Option<&Poll>,
     job_id: Option<&str>,
     retry: Retry<'_>,
 ) -> CallToolResult {
@@ -467,10 +491,9 @@ pub(crate) fn answer(
     if let (Some(a), Some(p)) = (&op.async_, poll) {
         let hint = match (a.returns, job_id) {
             (Returns::Job, Some(id)) => format!(
-                "Started a job ({id}). Follow it with {} ({}: \"{id}\"){}; do not call {} again for \
-                 this: a second call would start a second job.",
-                p.tool,
-                p.param,
+                "Started a job ({id}). Follow it with {}{}; do not call {} again for this: a \
+                 second call would start a second job.",
+                p.call(id),
                 a.typical_seconds
                     .map(|s| format!(", typically done in about {s} seconds"))
                     .unwrap_or_default(),

@@ -626,6 +626,7 @@ pub(super) fn input_schema(
         idempotency: idempotency_mapping,
         fixed,
         credential: credential(connector, op, &body_fields),
+        omitted: Vec::new(),
     };
     (schema, mapping)
 }

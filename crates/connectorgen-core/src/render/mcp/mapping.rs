@@ -58,6 +58,20 @@ pub struct RequestMapping {
     pub fixed: Vec<FixedInput>,
     /// How the connection's credential is sent.
     pub credential: Credential,
+    /// The properties `mcp.omit` took out of the schemas within `inputSchema` (an
+    /// argument itself at the root, `""`, and then not in `arguments` either): a call
+    /// that sends one anyway is refused like an unknown argument (`serve`'s check).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted: Vec<Omitted>,
+}
+
+/// A property `mcp.omit` took out: the JSON pointer (within `inputSchema`) of the schema
+/// that declared it, and its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Omitted {
+    pub schema: String,
+    pub property: String,
 }
 
 /// One server URL (OpenAPI Server Object), with its variables' default values.

@@ -303,23 +303,9 @@ fn resource(path: &str) -> Option<String> {
 /// The properties named like an id (`id`, `…_id`, `…Id`) that the JSON request body of
 /// `op` requires.
 fn required_ids(document: &Document, op: &Operation) -> Vec<String> {
-    let Some(schema) = op
-        .http
-        .get("requestBody")
-        .and_then(|b| follow(document, b))
-        .and_then(|b| json_schema(b.get("content")?))
-        .and_then(|s| follow(document, s))
-    else {
-        return Vec::new();
-    };
-    schema
-        .get("required")
-        .and_then(Value::as_array)
+    op.required_body_properties(document)
         .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter(|name| *name == "id" || name.ends_with("_id") || name.ends_with("Id"))
-        .map(str::to_string)
+        .filter(|name| name == "id" || name.ends_with("_id") || name.ends_with("Id"))
         .collect()
 }
 

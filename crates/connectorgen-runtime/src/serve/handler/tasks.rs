@@ -183,8 +183,15 @@ impl Shared {
             .map(|&i| &self.tools[i])
             .filter(|s| is_job(s))
             .ok_or_else(unknown)?;
-        let (Some(a), Some((poll_tool, param)), Some(job)) =
-            (served.op.async_.as_ref(), &served.poll, &entry.job_id)
+        let (
+            Some(a),
+            Some(reply::Poll {
+                tool: poll_tool,
+                param,
+                field,
+            }),
+            Some(job),
+        ) = (served.op.async_.as_ref(), &served.poll, &entry.job_id)
         else {
             return Err(unknown());
         };
@@ -218,7 +225,13 @@ impl Shared {
             return Err(unknown());
         };
         let mut args = Map::new();
-        args.insert(param.clone(), Value::String(job.clone()));
+        // An RPC poll target takes the id inside its body argument (`field`).
+        let id = Value::String(job.clone());
+        let value = match field {
+            None => id,
+            Some(field) => Value::Object(Map::from_iter([(field.clone(), id)])),
+        };
+        args.insert(param.clone(), value);
         let task = self.poll_job(&entry, a, poll, &args, now).await;
         self.polled
             .lock()

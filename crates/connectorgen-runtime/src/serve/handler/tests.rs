@@ -125,7 +125,11 @@ fn the_job_id_is_the_poll_targets_parameter() {
         credential: None,
         principal: "none".into(),
         tracked: true,
-        poll: Some(("getVideo".into(), "id".into())),
+        poll: Some(Poll {
+            tool: "getVideo".into(),
+            param: "id".into(),
+            field: None,
+        }),
         output: None,
         check_with: None,
     };
@@ -155,8 +159,9 @@ fn the_job_id_is_found_by_the_answers_schema() {
     let answer = response(200, r#"{"object_id":"lbl_7","status":"queued"}"#);
     assert_eq!(job_id(&served, &answer), Some("lbl_7".into()));
     let poll = Poll {
-        tool: "getLabel",
-        param: "labelId",
+        tool: "getLabel".into(),
+        param: "labelId".into(),
+        field: None,
     };
     let reply = reply::answer(
         &served.op,
@@ -180,6 +185,53 @@ fn the_job_id_is_the_declared_id_field() {
     assert_eq!(job_id(&served, &response(200, r#"{"id":"req_1"}"#)), None);
 }
 
+/// An RPC-style poll (a `read: true` POST whose body takes the job's id): the answer
+/// names the poll tool and the body argument to send the id in, as it does a path
+/// parameter; before, the answer had no hint at all (the poll target has no path
+/// parameter, so serve had no poll to name). Then the same through a whole-body argument.
+#[test]
+fn the_poll_hint_of_an_rpc_poll_names_the_body_argument() {
+    let (connector, tools) = manifest("tests/cases/valid", "base-rpc-reads.yaml");
+    let mappings: HashMap<String, RequestMapping> = tools
+        .iter()
+        .map(|(t, m)| (t["name"].as_str().unwrap().to_string(), m.clone()))
+        .collect();
+    let create = connector
+        .operations
+        .iter()
+        .find(|o| o.id == "createTranscript")
+        .unwrap();
+    let poll = poll_hint(&connector, create, &mappings).expect("a poll hint");
+    let answer = response(200, r#"{"id":"req_1","handle":"tr_9","status":"queued"}"#);
+    let reply = reply::answer(
+        create,
+        &answer,
+        "x",
+        Some(&poll),
+        Some("tr_9"),
+        reply::Retry::SameKey,
+    );
+    let text = serde_json::to_string(&reply.content).unwrap();
+    assert!(
+        text.contains(r#"Follow it with getTranscript (handle: \"tr_9\")"#),
+        "{text}"
+    );
+    // The poll tool takes its body as one argument: the id is a field of it.
+    let mut whole = mappings.clone();
+    let target = whole.get_mut("getTranscript").unwrap();
+    for argument in &mut target.arguments {
+        if argument.location == mapping::Location::Body {
+            argument.argument = "body".into();
+            argument.name = None;
+        }
+    }
+    let poll = poll_hint(&connector, create, &whole).expect("a poll hint");
+    assert_eq!(
+        poll.call("tr_9"),
+        r#"getTranscript (body: {"handle": "tr_9"})"#
+    );
+}
+
 fn served(
     connector: &Connector,
     tools: &[(Value, RequestMapping)],
@@ -195,7 +247,11 @@ fn served(
         credential: None,
         principal: "none".into(),
         tracked: true,
-        poll: poll.map(|(t, p)| (t.to_string(), p.to_string())),
+        poll: poll.map(|(t, p)| Poll {
+            tool: t.to_string(),
+            param: p.to_string(),
+            field: None,
+        }),
         output: None,
         check_with: None,
     }
