@@ -33,8 +33,6 @@ mod security;
 mod settings;
 mod syntax;
 
-use std::collections::HashMap;
-
 use serde_saphyr::Spanned;
 
 use base::{document as base_document, servers, upgrade};
@@ -607,11 +605,16 @@ impl Validator {
     /// The rules that compare operations: unique ids, unique routes (inline), one
     /// spelling per path (inline), and poll targets that are free, safe reads.
     fn cross_operation(&mut self, checked: &[Checked]) {
-        let mut ids: HashMap<&str, Span> = HashMap::with_capacity(checked.len());
+        // The manifest's own names: foldhash (Cargo.toml says why that is safe here).
+        use foldhash::HashMapExt as _;
+        let mut ids: foldhash::HashMap<&str, Span> =
+            foldhash::HashMap::with_capacity(checked.len());
         // Keyed by method and the path with parameter names blanked: OpenAPI treats
         // `/a/{id}` and `/a/{name}` as the same path.
-        let mut routes: HashMap<(Method, String), Span> = HashMap::with_capacity(checked.len());
-        let mut shapes: HashMap<String, &str> = HashMap::with_capacity(checked.len());
+        let mut routes: foldhash::HashMap<(Method, String), Span> =
+            foldhash::HashMap::with_capacity(checked.len());
+        let mut shapes: foldhash::HashMap<String, &str> =
+            foldhash::HashMap::with_capacity(checked.len());
         for c in checked {
             match ids.get(c.op.id.as_str()) {
                 Some(first) => self.findings.push(Diagnostic::DuplicateOperationId {

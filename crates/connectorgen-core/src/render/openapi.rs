@@ -85,7 +85,9 @@ impl Serialize for Paths<'_> {
             connector,
             descriptions,
         } = self.0;
-        let mut by_path: IndexMap<&str, Vec<(&Operation, &str)>> = IndexMap::new();
+        // The manifest's own paths: foldhash (Cargo.toml says why that is safe here).
+        let mut by_path: IndexMap<&str, Vec<(&Operation, &str)>, foldhash::fast::RandomState> =
+            IndexMap::default();
         for (op, description) in connector.operations.iter().zip(descriptions.iter()) {
             by_path
                 .entry(op.path.as_str())

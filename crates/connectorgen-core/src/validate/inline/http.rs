@@ -10,8 +10,6 @@
 //! author wrote; every rule here exists because a client built from openapi.json would
 //! otherwise send the wrong bytes.
 
-use std::collections::HashSet;
-
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
@@ -96,7 +94,7 @@ impl Validator {
         reserved: Option<&str>,
     ) -> Option<Vec<Param>> {
         let before = self.findings.errors();
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut seen: foldhash::HashSet<String> = foldhash::HashSet::default();
         let mut out = Vec::with_capacity(raw.len());
         for q in raw {
             let at = span(q);

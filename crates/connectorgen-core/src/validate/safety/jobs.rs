@@ -10,8 +10,6 @@
 //! from the poll target and that schema).
 //! Must never: let a poll resubmit the job.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
@@ -89,7 +87,7 @@ impl Validator {
     /// operation declared `read: true`, that neither spends nor is async, and not the
     /// operation itself.
     pub(in crate::validate) fn poll_targets(&mut self, checked: &[Checked]) {
-        let by_id: HashMap<&str, usize> = checked
+        let by_id: foldhash::HashMap<&str, usize> = checked
             .iter()
             .enumerate()
             .map(|(i, c)| (c.op.id.as_str(), i))
@@ -136,7 +134,7 @@ impl Validator {
 /// jobs' collection: the poll target's path without its last `/{param}`. A model that
 /// lost a job's id finds it there instead of starting the work again.
 pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
-    let lists: HashMap<&str, &str> = operations
+    let lists: foldhash::HashMap<&str, &str> = operations
         .iter()
         .filter(|o| o.read && o.spends.is_none() && o.async_.is_none())
         .rev() // the first one listed wins
@@ -144,7 +142,7 @@ pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
         .collect();
     // By id, the first one listed: a search per async operation was quadratic (25,000
     // async operations of 100,000 took seconds).
-    let by_id: HashMap<&str, &Operation> = operations
+    let by_id: foldhash::HashMap<&str, &Operation> = operations
         .iter()
         .rev()
         .map(|o| (o.id.as_str(), o))
@@ -180,7 +178,7 @@ impl Validator {
         document: &Document,
         operations: &mut [Operation],
     ) {
-        let by_id: HashMap<&str, usize> = operations
+        let by_id: foldhash::HashMap<&str, usize> = operations
             .iter()
             .enumerate()
             .rev()
