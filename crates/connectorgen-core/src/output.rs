@@ -175,7 +175,7 @@ pub fn write_all_streaming(
         .map(|(name, text)| (name.as_str(), Contents::Text(text)))
         .chain(streamed.iter().map(|s| (s.name, Contents::Stream(s.write))))
         .collect();
-    set.sort_by(|(a, _), (b, _)| a.cmp(b));
+    set.sort_by_key(|(name, _)| *name);
     set.extend(
         record
             .as_ref()

@@ -228,7 +228,10 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
         return None;
     }
     let mut out = String::with_capacity(text.len());
-    let mut values = foldhash::HashMap::with_capacity_and_hasher(regions.len(), Default::default());
+    let mut values = foldhash::HashMap::with_capacity_and_hasher(
+        regions.len(),
+        foldhash::fast::RandomState::default(),
+    );
     let mut at = 0;
     for (begin, len, value, last) in regions {
         let region = &text[begin..begin + len];

@@ -27,7 +27,7 @@ pub(super) fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// `value` as pretty JSON text, the same bytes as `to_string`, written to `writer`
-/// (which should buffer: serde_json writes a few bytes at a time). Fails only when
+/// (which should buffer: `serde_json` writes a few bytes at a time). Fails only when
 /// `writer` does.
 pub(super) fn to_writer<W: io::Write, T: Serialize + ?Sized>(
     writer: W,
