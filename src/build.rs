@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use connectorgen_core::diagnostics::Severity;
 use connectorgen_core::report::{Format, Report};
-use connectorgen_core::{Analysis, Input, check, output};
+use connectorgen_core::{Analysis, Input, check, output, render};
 
 use crate::{Common, Failure, Ui, fatal, shown};
 
@@ -26,7 +26,7 @@ pub(crate) fn build(ui: &Ui, common: &Common, force: bool) -> Result<ExitCode, F
     let mut inputs = Vec::new();
     let analysis = common
         .source
-        .analyze_reading(&common.manifest, &mut inputs)?;
+        .analyze_reading(&common.manifest, &mut inputs, true)?;
     let code = write_outputs(ui, common, &analysis, &inputs, force);
     exit_without_freeing(analysis);
     code
@@ -88,8 +88,25 @@ pub(crate) fn write_outputs(
         manifest: &common.manifest,
         force,
     };
-    output::write_all_sparing(&out, outputs, &spared, Some(&owner)).map_err(fatal)?;
-    let names: Vec<&str> = outputs.keys().map(String::as_str).collect();
+    // openapi.json, when the analysis left it out of `outputs`, is written from the model
+    // into its temporary file as it is made.
+    let write = analysis
+        .streamed
+        .as_ref()
+        .zip(analysis.connector.as_ref())
+        .map(|(streamed, connector)| {
+            move |w: &mut dyn std::io::Write| streamed.write(connector, w)
+        });
+    let streamed: Vec<output::Stream> = write
+        .as_ref()
+        .map(|write| output::Stream {
+            name: render::Streamed::NAME,
+            write,
+        })
+        .into_iter()
+        .collect();
+    output::write_all_streaming(&out, outputs, &streamed, &spared, Some(&owner)).map_err(fatal)?;
+    let names = output::names(outputs, &streamed);
     ui.note(&format!("wrote {} to {}\n", names.join(", "), shown(&out)));
     Ok(ExitCode::SUCCESS)
 }

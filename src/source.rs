@@ -48,6 +48,7 @@ impl Source {
             max_template_output: self.max_template_output,
             max_alias_expansion: self.max_alias_expansion,
             plain_parse: false,
+            stream: false,
         };
         if let Some(dir) = &self.templates {
             // The folder was named on the command line; its files may still be links
@@ -61,20 +62,23 @@ impl Source {
     }
 
     pub(crate) fn analyze(&self, manifest: &Path) -> Result<Analysis, Failure> {
-        self.analyze_reading(manifest, &mut Vec::new())
+        self.analyze_reading(manifest, &mut Vec::new(), false)
     }
 
     /// `analyze`, adding to `inputs` every file and folder it read (for `--watch`), also
-    /// when a read fails.
+    /// when a read fails. With `stream` (`build`), openapi.json is left to
+    /// `Analysis::streamed` rather than held in `outputs`.
     pub(crate) fn analyze_reading(
         &self,
         manifest: &Path,
         inputs: &mut Vec<Input>,
+        stream: bool,
     ) -> Result<Analysis, Failure> {
         let text = input::read_manifest(manifest, self.max_bytes);
         inputs.push(Input::file(manifest.to_path_buf(), self.max_bytes, &text));
         let text = text.map_err(fatal)?;
-        let options = self.options(manifest, inputs)?;
+        let mut options = self.options(manifest, inputs)?;
+        options.stream = stream;
         let analysis = analyze_with(&manifest.display().to_string(), Arc::new(text), &options)
             .map_err(|e| Failure::Template(Box::new(e)))?;
         inputs.extend(analysis.inputs.iter().cloned());

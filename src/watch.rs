@@ -41,7 +41,7 @@ pub(crate) fn watch_build(ui: &Ui, common: &Common, force: bool) -> Result<ExitC
         let mut inputs = Vec::new();
         match common
             .source
-            .analyze_reading(&common.manifest, &mut inputs)
+            .analyze_reading(&common.manifest, &mut inputs, true)
             .and_then(|analysis| write_outputs(ui, common, &analysis, &inputs, force))
         {
             Ok(_) => {}

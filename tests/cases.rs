@@ -141,8 +141,34 @@ fn check_valid(group: &str, path: &Path) {
 
     mcp::check(&name, &outputs["mcp-tools.json"], &outputs["openapi.json"]);
 
-    let again = generate_with(&name, text, &all_targets(path)).expect("second build");
+    let again = generate_with(&name, text.clone(), &all_targets(path)).expect("second build");
     assert_eq!(outputs, again, "{name}: two builds differ");
+
+    // `build` streams openapi.json into its file (`Options::stream`): the same bytes, and
+    // the same other outputs.
+    let streaming = Options {
+        stream: true,
+        ..all_targets(path)
+    };
+    let analysis = connectorgen_core::analyze_with(&name, text, &streaming).expect("renders");
+    let mut held = outputs;
+    let expected = held.remove("openapi.json").expect("openapi.json");
+    assert_eq!(
+        analysis.outputs.as_ref(),
+        Some(&held),
+        "{name}: streamed build"
+    );
+    let mut written = Vec::new();
+    analysis
+        .streamed
+        .as_ref()
+        .expect("openapi.json left to stream")
+        .write(analysis.connector.as_ref().expect("valid"), &mut written)
+        .expect("written to memory");
+    assert!(
+        written == expected.as_bytes(),
+        "{name}: streamed openapi.json differs from the rendered one"
+    );
 }
 
 #[test]

@@ -67,6 +67,16 @@ impl Temporary {
     /// `create` without the flush: the file is complete but may not be on disk until
     /// `sync_all` is given it. Nothing may name it (a rename, a journal) before then.
     pub(crate) fn write(target: &Path, contents: &[u8]) -> std::io::Result<Temporary> {
+        Temporary::write_with(target, |file| file.write_all(contents))
+    }
+
+    /// `write`, with the contents written by `contents` into the file as they are made
+    /// (an output streamed rather than held whole in memory). When `contents` fails, the
+    /// file is removed and its error returned.
+    pub(crate) fn write_with(
+        target: &Path,
+        contents: impl FnOnce(&mut File) -> std::io::Result<()>,
+    ) -> std::io::Result<Temporary> {
         let (dir, file_name) = split(target)?;
         let path = dir.join(temporary_name(file_name, std::process::id()));
         let mut file = match create_new(&path) {
@@ -88,7 +98,7 @@ impl Temporary {
         if let Ok(meta) = std::fs::metadata(target) {
             copy_owner_and_mode(&file, &meta)?;
         }
-        file.write_all(contents)?;
+        contents(&mut file)?;
         temporary.unsynced = Some(file);
         Ok(temporary)
     }

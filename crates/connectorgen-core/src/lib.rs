@@ -102,6 +102,9 @@ pub struct Analysis {
     /// With the mcp target: the tool descriptions `connectorgen serve` serves where they
     /// differ from `mcp-tools.json`'s, by operation id (`render::Rendered`).
     pub served_descriptions: std::collections::BTreeMap<String, String>,
+    /// With `Options::stream`: what writes openapi.json, left out of `outputs` (with
+    /// `connector`, the model it is written from).
+    pub streamed: Option<render::Streamed>,
 }
 
 impl Analysis {
@@ -151,6 +154,10 @@ pub struct Options {
     /// (`manifest::parse_plain`): for the tests that compare the two.
     #[doc(hidden)]
     pub plain_parse: bool,
+    /// Leave openapi.json out of `Analysis::outputs` and give what writes it instead
+    /// (`Analysis::streamed`): for `build`, which streams it into its temporary file
+    /// rather than hold its whole text beside the model.
+    pub stream: bool,
 }
 
 impl Options {
@@ -220,12 +227,13 @@ pub fn analyze_with(
         options.template_fuel,
         options.max_template_output,
     );
-    let rendered = render::render(
+    let rendered = render::render_with(
         &connector,
         base.as_deref(),
         &file_name(name),
         &sources,
         limits,
+        options.stream,
     )?;
     let mut findings = warnings;
     findings.extend(lint::run(
@@ -235,6 +243,9 @@ pub fn analyze_with(
     ));
     findings.extend(rendered.findings);
     let diagnostics = Diagnostics::new(name, text.clone(), findings).with_base_files(base_files);
+    let streamed = rendered
+        .streamed
+        .then(|| render::Streamed::new(rendered.descriptions));
     Ok(Analysis {
         diagnostics,
         outputs: Some(rendered.outputs),
@@ -242,6 +253,7 @@ pub fn analyze_with(
         base,
         inputs,
         served_descriptions: rendered.served_descriptions,
+        streamed,
     })
 }
 
@@ -325,6 +337,7 @@ fn invalid_analysis(
         base: None,
         inputs,
         served_descriptions: std::collections::BTreeMap::new(),
+        streamed: None,
     }
 }
 

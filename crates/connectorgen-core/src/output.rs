@@ -1,7 +1,8 @@
 //! Outputs → disk.
 //!
-//! Takes: the rendered `Outputs` and an output folder. Returns: nothing, or the one I/O
-//! problem (or refusal) that stopped it, naming the file, as one line.
+//! Takes: the rendered `Outputs` (and, `write_all_streaming`, outputs each written by its
+//! own writer as it is made, never held whole) and an output folder. Returns: nothing,
+//! or the one I/O problem (or refusal) that stopped it, naming the file, as one line.
 //! Must never: leave a half-written or emptied file, leave a mix of two builds' files
 //! without a journal that the next build completes and `check` reports, write outside
 //! the output folder, or remove a file it did not create.
@@ -104,6 +105,48 @@ pub fn write_all_sparing(
     inputs: &[(PathBuf, &str)],
     owner: Option<&Owner>,
 ) -> Result<(), OutputError> {
+    write_all_streaming(dir, outputs, &[], inputs, owner)
+}
+
+/// An output written into its temporary file as it is made, never held whole in memory
+/// (`write_all_streaming`).
+pub struct Stream<'a> {
+    /// Its file name, as an `Outputs` key.
+    pub name: &'a str,
+    /// Writes its contents; it may be called once, and its error is the build's.
+    pub write: &'a dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+}
+
+/// What one output of a set holds.
+#[derive(Clone, Copy)]
+enum Contents<'a> {
+    Text(&'a str),
+    Stream(&'a dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>),
+}
+
+/// The names of a set of outputs in the order they are written: `outputs`' (by name)
+/// with the `streamed` ones in their places. `build` lists them in that order.
+pub fn names<'a>(outputs: &'a Outputs, streamed: &[Stream<'a>]) -> Vec<&'a str> {
+    let mut names: Vec<&str> = outputs
+        .keys()
+        .map(String::as_str)
+        .chain(streamed.iter().map(|s| s.name))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// `write_all_sparing`, with `streamed` outputs besides `outputs` in the same set (same
+/// order, same guarantees): each is written into its temporary file by its own writer.
+/// An output named in both is a bug (the first one given would win); `streamed` names
+/// must not be in `outputs`.
+pub fn write_all_streaming(
+    dir: &Path,
+    outputs: &Outputs,
+    streamed: &[Stream],
+    inputs: &[(PathBuf, &str)],
+    owner: Option<&Owner>,
+) -> Result<(), OutputError> {
     std::fs::create_dir_all(dir).map_err(fail("create the output folder", dir))?;
     // Symlink targets are judged against the real folder, whatever path led to it.
     let root = dir
@@ -123,9 +166,22 @@ pub fn write_all_sparing(
     };
     // Every target is resolved and judged before anything is written, so a refusal
     // leaves the folder untouched.
-    let mut targets: Vec<(PathBuf, PathBuf, &String)> = Vec::with_capacity(outputs.len());
+    let mut targets: Vec<(PathBuf, PathBuf, Contents)> =
+        Vec::with_capacity(outputs.len() + streamed.len() + 1);
     let record = record.map(|r| (owner::FILE_NAME.to_string(), r));
-    for (name, contents) in outputs.iter().chain(record.as_ref().map(|(n, r)| (n, r))) {
+    // In `outputs`' order (by name), the streamed ones in their places, then the record.
+    let mut set: Vec<(&str, Contents)> = outputs
+        .iter()
+        .map(|(name, text)| (name.as_str(), Contents::Text(text)))
+        .chain(streamed.iter().map(|s| (s.name, Contents::Stream(s.write))))
+        .collect();
+    set.sort_by_key(|(name, _)| *name);
+    set.extend(
+        record
+            .as_ref()
+            .map(|(n, r)| (n.as_str(), Contents::Text(r))),
+    );
+    for (name, contents) in set {
         let shown = dir.join(name);
         let target = resolve(&root, name).map_err(fail("write", &shown))?;
         if let Some((_, what)) = inputs.iter().find(|(input, _)| *input == target) {
@@ -195,8 +251,11 @@ pub fn write_all_sparing(
     // it was.
     let mut temporaries = Vec::with_capacity(targets.len());
     for (n, (shown, target, contents)) in targets.iter().enumerate() {
-        let temporary =
-            Temporary::write(target, contents.as_bytes()).map_err(fail("write", shown))?;
+        let temporary = match contents {
+            Contents::Text(text) => Temporary::write(target, text.as_bytes()),
+            Contents::Stream(write) => Temporary::write_with(target, |file| write(file)),
+        }
+        .map_err(fail("write", shown))?;
         temporaries.push(temporary);
         pause(&format!("temporary:{}", n + 1));
     }
@@ -387,7 +446,7 @@ fn lock(root: &Path) -> std::io::Result<File> {
 /// never a user's `.openapi.json.backup`. Called under the folder lock, after an
 /// interrupted set was finished, so no running build owns them. Best effort: a leftover
 /// that cannot be removed harms nothing.
-fn remove_stale_temporaries(root: &Path, targets: &[(PathBuf, PathBuf, &String)]) {
+fn remove_stale_temporaries(root: &Path, targets: &[(PathBuf, PathBuf, Contents)]) {
     let mut names: Vec<(&Path, &std::ffi::OsStr)> =
         vec![(root, std::ffi::OsStr::new(journal::FILE_NAME))];
     for (_, target, _) in targets {
@@ -446,6 +505,64 @@ mod tests {
         write_all(&out, &outputs("v2")).unwrap();
         assert_eq!(read(&out, "llms.txt"), "llms.txt v2\n");
         assert_eq!(names(&out), ["descriptions.md", "llms.txt", "openapi.json"]);
+    }
+
+    /// A streamed output lands in its place in the set, with its writer's bytes; `names`
+    /// lists the set in write order.
+    #[test]
+    fn a_streamed_output_is_written_in_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        write_all(dir.path(), &outputs("v1")).unwrap();
+        let mut held = outputs("v2");
+        held.remove("llms.txt");
+        let write = |w: &mut dyn std::io::Write| {
+            // In pieces, as serde_json writes.
+            w.write_all(b"llms.txt ")?;
+            w.write_all(b"v2\n")
+        };
+        let streamed = [Stream {
+            name: "llms.txt",
+            write: &write,
+        }];
+        write_all_streaming(dir.path(), &held, &streamed, &[], None).unwrap();
+        for name in ["descriptions.md", "llms.txt", "openapi.json"] {
+            assert_eq!(read(dir.path(), name), format!("{name} v2\n"));
+        }
+        assert_eq!(
+            names(dir.path()),
+            ["descriptions.md", "llms.txt", "openapi.json"]
+        );
+        assert_eq!(
+            super::names(&held, &streamed),
+            ["descriptions.md", "llms.txt", "openapi.json"]
+        );
+    }
+
+    /// A streamed output whose writer fails (a full disk) leaves every previous output
+    /// as it was and no temporary file.
+    #[test]
+    fn a_failing_stream_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write_all(dir.path(), &outputs("v1")).unwrap();
+        let mut held = outputs("v2");
+        held.remove("llms.txt");
+        let write = |w: &mut dyn std::io::Write| {
+            w.write_all(b"llms.txt half")?;
+            Err(std::io::Error::other("disk full"))
+        };
+        let streamed = [Stream {
+            name: "llms.txt",
+            write: &write,
+        }];
+        let err = write_all_streaming(dir.path(), &held, &streamed, &[], None).unwrap_err();
+        assert!(err.to_string().ends_with("llms.txt: disk full"), "{err}");
+        for name in ["descriptions.md", "llms.txt", "openapi.json"] {
+            assert_eq!(read(dir.path(), name), format!("{name} v1\n"));
+        }
+        assert_eq!(
+            names(dir.path()),
+            ["descriptions.md", "llms.txt", "openapi.json"]
+        );
     }
 
     #[test]

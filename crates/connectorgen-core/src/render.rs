@@ -4,7 +4,9 @@
 //! (findings about it point into it), and the manifest's file name.
 //! Returns: `Outputs`, a sorted map of output file name → full contents, plus findings
 //! from targets that cannot express something. Both `build` (which writes them) and a
-//! drift check (which compares them) start from this one map.
+//! drift check (which compares them) start from this one map; `build` asks for
+//! openapi.json to be left out of it and writes that file from the model as it is made
+//! (`Streamed`), the same bytes, so that the largest output is never held whole.
 //! Must never: read or write the disk, or depend on anything but its inputs (no clock,
 //! no environment, no hash-map order): the same manifest gives the same bytes.
 
@@ -94,6 +96,9 @@ pub struct Rendered {
     /// With the mcp target: the descriptions `connectorgen serve` serves where they differ
     /// from `mcp-tools.json`'s, by operation id (a keyed tool: the server sends the key).
     pub served_descriptions: BTreeMap<String, String>,
+    /// Whether openapi.json was left out of `outputs` (`render_with`'s `stream`), for
+    /// `Streamed` to write.
+    pub streamed: bool,
 }
 
 /// Renders the outputs of every target the connector selects, with the given templates,
@@ -104,6 +109,19 @@ pub fn render(
     manifest_name: &str,
     templates: &Sources,
     limits: Limits,
+) -> Result<Rendered, RenderError> {
+    render_with(connector, base, manifest_name, templates, limits, false)
+}
+
+/// `render`; with `stream`, openapi.json is left out of the outputs (`Rendered::streamed`
+/// says so) for `Streamed` to write straight into its file.
+pub fn render_with(
+    connector: &Connector,
+    base: Option<&Base>,
+    manifest_name: &str,
+    templates: &Sources,
+    limits: Limits,
+    stream: bool,
 ) -> Result<Rendered, RenderError> {
     let prose = prose::Prose::new(templates, limits)?;
     let reads = prose::GetsByPath::new(connector);
@@ -116,13 +134,18 @@ pub fn render(
     let mut findings = Vec::new();
     let mut tool_weights = Vec::new();
     let mut served_descriptions = BTreeMap::new();
+    let mut streamed = false;
     for target in &connector.targets {
         match target {
             Target::Muse => {
-                outputs.insert(
-                    model::OPENAPI_JSON.to_string(),
-                    openapi::render(connector, &descriptions),
-                );
+                if stream {
+                    streamed = true;
+                } else {
+                    outputs.insert(
+                        model::OPENAPI_JSON.to_string(),
+                        openapi::render(connector, &descriptions),
+                    );
+                }
                 let ctx =
                     prose::Prose::file_context(connector, &op_values, &descriptions, manifest_name);
                 outputs.insert(model::LLMS_TXT.to_string(), prose.llms_txt(&ctx)?);
@@ -198,7 +221,38 @@ pub fn render(
         findings,
         tool_weights,
         served_descriptions,
+        streamed,
     })
+}
+
+/// The output `render_with` left out of `Outputs` when asked to stream: openapi.json,
+/// the largest (25 MB at 10,000 operations), which needs nothing but the model and the
+/// descriptions, so that `build` writes it into its temporary file as it is made instead
+/// of holding it whole beside the model (`output::write_all_streaming`).
+#[derive(Debug)]
+pub struct Streamed {
+    /// Each operation's model-facing description (`Rendered::descriptions`).
+    descriptions: Vec<String>,
+}
+
+impl Streamed {
+    /// The file it writes.
+    pub const NAME: &'static str = model::OPENAPI_JSON;
+
+    /// What writes `Self::NAME`: `descriptions` are `Rendered::descriptions`.
+    pub fn new(descriptions: Vec<String>) -> Self {
+        Streamed { descriptions }
+    }
+
+    /// Writes the bytes `render` would have put in `Outputs` for `connector` (the one
+    /// rendered) into `writer`.
+    pub fn write(
+        &self,
+        connector: &Connector,
+        writer: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        openapi::write(connector, &self.descriptions, writer)
+    }
 }
 
 /// The free reads that show whether a call went through, as the descriptions name them

@@ -22,8 +22,6 @@
 //! that holds a JSON Schema, the caller parses the original text instead — as it does for
 //! any error, so every diagnostic comes from the original text.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Number, Value};
 use serde_saphyr::{Location, Spanned};
 
@@ -54,7 +52,8 @@ pub(super) struct Substituted {
     /// What the YAML parser reads.
     pub text: String,
     /// Byte offset of each placeholder → the value written there.
-    values: HashMap<usize, Taken>,
+    /// (foldhash: offsets into the text; Cargo.toml says why that is safe here.)
+    values: foldhash::HashMap<usize, Taken>,
 }
 
 /// What a placeholder stands for.
@@ -229,7 +228,10 @@ pub(super) fn substitute(text: &str) -> Option<Substituted> {
         return None;
     }
     let mut out = String::with_capacity(text.len());
-    let mut values = HashMap::with_capacity(regions.len());
+    let mut values = foldhash::HashMap::with_capacity_and_hasher(
+        regions.len(),
+        foldhash::fast::RandomState::default(),
+    );
     let mut at = 0;
     for (begin, len, value, last) in regions {
         let region = &text[begin..begin + len];
@@ -781,7 +783,7 @@ impl<'a> Reader<'a> {
         if !self.eat(b'{') {
             return None;
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = foldhash::HashSet::default();
         let mut range = None;
         self.spaces();
         if self.eat(b'}') {

@@ -26,6 +26,19 @@ pub(super) fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
     String::from_utf8(bytes).expect("serde_json writes UTF-8")
 }
 
+/// `value` as pretty JSON text, the same bytes as `to_string`, written to `writer`
+/// (which should buffer: `serde_json` writes a few bytes at a time). Fails only when
+/// `writer` does.
+pub(super) fn to_writer<W: io::Write, T: Serialize + ?Sized>(
+    writer: W,
+    value: &T,
+) -> io::Result<()> {
+    let mut serializer = serde_json::Serializer::with_formatter(writer, Pretty::default());
+    // The values are in memory and always serialise: an error is the writer's, which
+    // the conversion hands back as it was.
+    value.serialize(&mut serializer).map_err(io::Error::from)
+}
+
 /// `serde_json::ser::PrettyFormatter` with an indent of two spaces, its state kept the
 /// same way (`has_value` included), its line starts written at once.
 #[derive(Default)]

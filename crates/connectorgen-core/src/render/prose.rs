@@ -11,7 +11,6 @@
 //! bounds: every render draws on the run's fuel and stops at `Limits::max_output`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use minijinja::value::{Enumerator, Object, Serde, Value};
@@ -302,11 +301,11 @@ pub(super) fn check_with<'a>(reads: &GetsByPath<'a>, op: &'a Operation) -> Optio
 /// The first exposed read (a GET, or `read: true`) of each path, by path: what
 /// `check_with` looks up for every operation (a scan of the operations for each was
 /// quadratic in their number).
-pub(super) struct GetsByPath<'a>(HashMap<&'a str, &'a str>);
+pub(super) struct GetsByPath<'a>(foldhash::HashMap<&'a str, &'a str>);
 
 impl<'a> GetsByPath<'a> {
     pub(super) fn new(connector: &'a Connector) -> Self {
-        let mut map = HashMap::new();
+        let mut map = foldhash::HashMap::default();
         for o in connector.operations.iter().filter(|o| o.read) {
             map.entry(o.path.as_str()).or_insert(o.id.as_str());
         }

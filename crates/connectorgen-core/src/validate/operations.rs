@@ -6,7 +6,8 @@
 //! target cannot call.
 //! Must never: look at one operation alone (that is its mode's `operation.rs`).
 
-use std::collections::HashMap;
+// The manifest's own names: foldhash (connectorgen-core's Cargo.toml says why that is safe).
+use foldhash::{HashMap, HashMapExt as _};
 
 use super::context::{Checked, Validator};
 use super::safety::jobs::poll_targets;

@@ -10,7 +10,8 @@
 //! author wrote; every rule here exists because a client built from openapi.json would
 //! otherwise send the wrong bytes.
 
-use std::collections::HashSet;
+// The manifest's own names: foldhash (connectorgen-core's Cargo.toml says why that is safe).
+use foldhash::{HashSet, HashSetExt as _};
 
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;

@@ -10,7 +10,8 @@
 //! from the poll target and that schema).
 //! Must never: let a poll resubmit the job.
 
-use std::collections::HashMap;
+// The manifest's own names: foldhash (connectorgen-core's Cargo.toml says why that is safe).
+use foldhash::HashMap;
 
 use serde_json::Value;
 use serde_saphyr::Spanned;

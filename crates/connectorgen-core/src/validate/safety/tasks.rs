@@ -11,7 +11,8 @@
 //! Must never: accept a mapping whose values the poll can never report (the task would
 //! never end), or a cancel that is a read (a cancel that does nothing).
 
-use std::collections::HashMap;
+// The manifest's own names: foldhash (connectorgen-core's Cargo.toml says why that is safe).
+use foldhash::HashMap;
 
 use serde_json::Value;
 use serde_saphyr::Spanned;
