@@ -188,11 +188,26 @@ fn echo(
 }
 
 /// A loopback URL where nothing listens (the port was bound, then released).
-fn unreachable() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
-    url
+/// A loopback address that refuses connections for as long as the value lives: a port
+/// bound but never listened on. (A port bound and let go could be taken in the meantime by
+/// another test's server, in this binary's parallel tests: then the "unreachable"
+/// provider answered, an MCP server's 406.)
+struct Unreachable {
+    url: String,
+    _held: socket2::Socket,
+}
+
+fn unreachable() -> Unreachable {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    socket
+        .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    let at = socket.local_addr().unwrap().as_socket().unwrap();
+    Unreachable {
+        url: format!("http://{at}"),
+        _held: socket,
+    }
 }
 
 fn manifest(dir: &Path, text: &str) -> PathBuf {
@@ -270,7 +285,8 @@ async fn a_query_key_never_comes_back(transport: Transport) {
 
         // The provider cannot be reached: the error quotes the URL, key and all.
         let state = tempfile::tempdir().unwrap();
-        let s = serve(&manifest, &unreachable(), state.path(), key)
+        let gone = unreachable();
+        let s = serve(&manifest, &gone.url, state.path(), key)
             .connect(transport, Person::without_elicitation())
             .await;
         let failed = s.call("getThing", json!({ "id": "t1" })).await;
@@ -321,7 +337,8 @@ fn probe_never_prints_a_query_key_in_any_format() {
     let manifest = manifest(dir.path(), MANIFEST);
     let refusing = Echo::start(400);
     for key in KEYS {
-        for url in [refusing.url(), unreachable()] {
+        let gone = unreachable();
+        for url in [refusing.url(), gone.url.clone()] {
             for format in ["human", "json", "github", "sarif"] {
                 let (code, stdout, stderr) = probe(
                     &manifest,
