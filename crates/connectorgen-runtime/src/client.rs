@@ -275,11 +275,10 @@ impl Client {
 /// `--timeout` takes fractions of a second: "0.5 seconds", not the "0 seconds" a whole
 /// count would say, and "1 second".
 fn seconds(limit: &Duration) -> String {
-    let s = limit.as_secs_f64();
-    if s == 1.0 {
+    if *limit == Duration::from_secs(1) {
         "1 second".to_string()
     } else {
-        format!("{s} seconds")
+        format!("{} seconds", limit.as_secs_f64())
     }
 }
 
