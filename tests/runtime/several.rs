@@ -1,15 +1,20 @@
 //! Several instances on one PostgreSQL ledger (issue 33): two `serve --http` processes
 //! of the real binary, each with its own state folder, share a throwaway cluster
 //! (`support/postgres.rs`); the client alternates between them, and the reference
-//! provider ignores retry keys, so every request that reaches it is another job. Every
-//! wait is on something a server or the provider did, never on time.
+//! provider ignores retry keys, so every request that reaches it is another job. A task
+//! (the tasks extension, as in tasks.rs) started on one instance is followed on another.
+//! Every wait is on something a server or the provider did, never on time.
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, TaskPayload, TaskStatus,
+};
 use serde_json::{Value, json};
 
-use super::mcp::{Person, Serve, Session, Transport, is_error, serve_meta, text_of};
+use super::mcp::{
+    Answer, Person, Revision, Serve, Session, Transport, is_error, serve_meta, text_of,
+};
 use super::postgres;
 use super::provider::{Auth, Provider, Switches};
 
@@ -37,13 +42,27 @@ fn ignoring_keys() -> Provider {
 
 /// One instance on `ledger`, with a state folder of its own and `token` as credential.
 async fn instance(p: &Provider, ledger: &str, state: &std::path::Path, token: &str) -> Session {
+    instance_with(p, ledger, state, token, Person::without_elicitation()).await
+}
+
+/// [`instance`], with `person` on the client.
+async fn instance_with(
+    p: &Provider,
+    ledger: &str,
+    state: &std::path::Path,
+    token: &str,
+    person: Person,
+) -> Session {
     let mut serve = Serve::new(video(), &p.url(), state)
         .arg("--ledger")
         .arg(ledger);
     serve.token = Some(token.to_string());
-    serve
-        .connect(Transport::Http, Person::without_elicitation())
-        .await
+    serve.connect(Transport::Http, person).await
+}
+
+/// A person who says yes, on a client that declares the tasks extension.
+fn follower() -> Person {
+    Person::answering(Answer::Accept, Revision::Earlier).with_tasks()
 }
 
 /// The confirmation value the first call is answered with (token mode).
@@ -189,6 +208,80 @@ async fn two_credentials_on_one_ledger_never_see_each_others_jobs() {
     let relayed = bob.call("createVideo", with_confirmation(&token)).await;
     assert_eq!(serve_meta(&relayed)["consentRequired"], true, "{relayed:?}");
     assert_eq!(p.counters().jobs_created, 1, "{:#?}", p.received());
+}
+
+/// A task started on one instance is followed on another (issue 33): the paid async call
+/// through A becomes a task; `tasks/get` with its id on B, which never saw the call,
+/// answers from the shared row — working while the provider runs the job, completed with
+/// the poll's answer once it is done (B restarted: a state B polled is held for the poll
+/// interval). The create reached the provider once; an instance with another credential
+/// on the same ledger finds no such task and polls nothing.
+#[tokio::test]
+async fn a_task_started_on_one_instance_is_followed_on_another() {
+    let p = ignoring_keys();
+    let ledger = postgres::cluster().database();
+    let (sa, sb, sc) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let person = follower();
+    let a = instance_with(&p, &ledger, sa.path(), "vg_alice_key_0001", person.clone()).await;
+    let created = match a.call_once("createVideo", cat()).await {
+        CallToolResponse::Task(task) => task,
+        other => panic!("expected a task, got {other:?}\n{:#?}", a.log()),
+    };
+    assert_eq!(person.asked().len(), 1, "the person is asked first");
+    assert_eq!(created.task.status, TaskStatus::Working);
+    let id = created.task.task_id.clone();
+    assert_eq!(p.counters().jobs_created, 1);
+
+    let b = instance_with(&p, &ledger, sb.path(), "vg_alice_key_0001", follower()).await;
+    let got = b
+        .get_task(&id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", b.log()));
+    assert_eq!(got.task.task.task_id, id);
+    assert_eq!(got.task.status(), TaskStatus::Working, "{got:?}");
+    let message = got.task.task.status_message.clone().unwrap_or_default();
+    assert!(message.contains("status: running"), "{message}");
+    assert_eq!(p.counters().of("getVideo"), 1, "{:#?}", p.received());
+    b.close().await;
+
+    assert!(p.finish("vid_1"));
+    let b = instance_with(&p, &ledger, sb.path(), "vg_alice_key_0001", follower()).await;
+    let got = b
+        .get_task(&id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", b.log()));
+    let TaskPayload::Completed { result } = &got.task.payload else {
+        panic!("expected completed, got {got:?}\n{:#?}", b.log());
+    };
+    let result: CallToolResult = serde_json::from_value(Value::Object(result.clone())).unwrap();
+    assert!(!is_error(&result), "{}", text_of(&result));
+    let answer = result.structured_content.clone().unwrap_or(Value::Null);
+    assert_eq!(answer["id"], "vid_1", "{answer}");
+    assert_eq!(answer["status"], "succeeded", "{answer}");
+    assert_eq!(p.counters().of("getVideo"), 2, "{:#?}", p.received());
+
+    // Bob's instance on the same ledger: the same id names no task of his.
+    let bob = instance_with(&p, &ledger, sc.path(), "vg_bob_key_000002", follower()).await;
+    let refused = bob.get_task(&id).await;
+    assert!(
+        matches!(&refused, Err(rmcp::ServiceError::McpError(e))
+            if e.code == rmcp::model::ErrorCode::INVALID_PARAMS && e.message.contains("no task")),
+        "{refused:?}"
+    );
+    let c = p.counters();
+    assert_eq!(
+        (c.of("createVideo"), c.jobs_created, c.of("getVideo")),
+        (1, 1, 2),
+        "{:#?}",
+        p.received()
+    );
+    for s in [a, b, bob] {
+        s.close().await;
+    }
 }
 
 /// `CONNECTORGEN_LEDGER` is read when `--ledger` is not given, and a URL that would leave
