@@ -688,6 +688,24 @@ impl Default for JobStatus {
 }
 
 impl JobStatus {
+    /// These words found among `listed` (the values a poll's answer schema gives its
+    /// field) without regard to case, in the spelling of `listed`: an enum of
+    /// `SUCCEEDED`, `FAILED` maps those. Base mode's default and `import`'s suggestion.
+    pub fn narrowed(&self, listed: &[String]) -> JobStatus {
+        let pick = |words: &[String]| {
+            listed
+                .iter()
+                .filter(|v| words.iter().any(|w| w.eq_ignore_ascii_case(v)))
+                .cloned()
+                .collect()
+        };
+        JobStatus {
+            field: self.field.clone(),
+            done: pick(&self.done),
+            failed: pick(&self.failed),
+        }
+    }
+
     /// The job's state in a poll's JSON answer: `Working` when the field is missing or
     /// holds a value of neither list (a provider's `queued`, `running`, `in_progress`).
     pub fn state(&self, answer: &Value) -> JobState {

@@ -18,6 +18,41 @@ use crate::base::Base;
 use crate::model::KeyLocation;
 use crate::validate::{base_candidates, declared_key, retired_key};
 
+/// `, status: { … }` for a poll whose answer lists the values of `field`: the default
+/// words as those values spell them (`…` for `done` when none is listed). For `status` it
+/// is what base mode uses when nothing is written, shown so the author can check which
+/// values end the job; a `state` needs it written.
+fn status(field: &str, listed: &[String]) -> String {
+    let status = crate::model::JobStatus {
+        field: field.to_string(),
+        ..crate::model::JobStatus::default()
+    }
+    .narrowed(listed);
+    let list = |values: &[String]| {
+        values
+            .iter()
+            .map(|v| scalar(v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // A job that never reports done never ends: the author must name the value. One
+    // that never fails is `[]` (left out, the default words would be checked against
+    // the listed values, and refused).
+    let done = match list(&status.done) {
+        none if none.is_empty() => "…".to_string(),
+        some => some,
+    };
+    let field = if field == "status" {
+        String::new()
+    } else {
+        format!("field: {field}, ")
+    };
+    format!(
+        ", status: {{ {field}done: [{done}], failed: [{}] }}",
+        list(&status.failed)
+    )
+}
+
 /// The comment lines of one listed operation, and which kinds of suggestion they hold.
 #[derive(Default)]
 pub(super) struct Found {
@@ -37,8 +72,11 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
             let evidence = evidence.join("; ");
             found.lines.push(match polls.find(base, entry) {
                 Ok((path, id)) => format!(
-                    "async: {{ pollWith: {} }}?  # {evidence}; GET {} reads it back",
+                    "async: {{ pollWith: {}{} }}?  # {evidence}; GET {} reads it back",
                     scalar(id),
+                    polls
+                        .status(path)
+                        .map_or_else(String::new, |(field, listed)| status(field, listed)),
                     comment(path)
                 ),
                 Err(why) => {
@@ -293,4 +331,40 @@ pub(super) fn follow<'a>(base: &'a Base, mut value: &'a Value) -> &'a Value {
         }
     }
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::status;
+
+    fn listed(values: &[&str]) -> Vec<String> {
+        values.iter().map(|v| (*v).to_string()).collect()
+    }
+
+    #[test]
+    fn a_status_suggestion_takes_the_listed_spelling_and_names_another_field() {
+        assert_eq!(
+            status("status", &listed(&["QUEUED", "SUCCEEDED", "FAILED"])),
+            ", status: { done: [SUCCEEDED], failed: [FAILED] }"
+        );
+        // Base mode reads `status` unwritten; a `state` must be named.
+        assert_eq!(
+            status("state", &listed(&["pending", "ready", "error"])),
+            ", status: { field: state, done: [ready], failed: [error] }"
+        );
+        // Nothing listed ends the job: a blank to fill; nothing fails: an empty list.
+        assert_eq!(
+            status("status", &listed(&["pending", "expired"])),
+            ", status: { done: […], failed: [expired] }"
+        );
+        assert_eq!(
+            status("status", &listed(&["in_progress", "completed"])),
+            ", status: { done: [completed], failed: [] }"
+        );
+        // The words match without regard to case.
+        assert_eq!(
+            status("status", &listed(&["Pending", "Done"])),
+            ", status: { done: [Done], failed: [] }"
+        );
+    }
 }

@@ -29,6 +29,8 @@ struct Get<'a> {
     id: &'a str,
     /// The schema its success response names (`#/components/schemas/Refund`).
     returns: Option<&'a str>,
+    /// The property of its answer that says how a job stands, and the values listed.
+    status: Option<(&'static str, Vec<String>)>,
     refused: bool,
 }
 
@@ -75,6 +77,7 @@ impl<'a> PollTargets<'a> {
                 path: &entry.op.path,
                 id: entry.agent_id(),
                 returns: returns(base, entry.object),
+                status: job_status(base, entry.object),
                 refused: entry.refused.is_some(),
             });
             let path = stem(&entry.op.path);
@@ -93,6 +96,15 @@ impl<'a> PollTargets<'a> {
             }
         }
         targets
+    }
+
+    /// How the answer of the GET of `path` says a job stands (`PollTargets::find`'s
+    /// path): the property and the values its schema lists.
+    pub(super) fn status(&self, path: &str) -> Option<(&'static str, &[String])> {
+        let get = &self.gets[*self.item.get(&stem(path))?];
+        get.status
+            .as_ref()
+            .map(|(field, listed)| (*field, listed.as_slice()))
     }
 
     /// The GET (its path and agent id) that reads back what `entry` makes or changes.
@@ -150,6 +162,28 @@ impl<'a> PollTargets<'a> {
         }
         Err(refused.map_or(NoTarget::NotFound, |p| NoTarget::Refused(p.into())))
     }
+}
+
+/// The property of the first success answer that says how a job stands (`status`, else
+/// `state`) and the values its schema lists for it (an `enum` of strings).
+fn job_status(base: &Base, object: &Map<String, Value>) -> Option<(&'static str, Vec<String>)> {
+    let responses = object.get("responses")?.as_object()?;
+    let (_, response) = responses.iter().find(|(code, _)| code.starts_with('2'))?;
+    let content = follow(base, response).get("content")?.as_object()?;
+    let (_, media) = content.iter().next()?;
+    let schema = follow(base, media.get("schema")?);
+    let properties = schema.get("properties")?.as_object()?;
+    ["status", "state"].into_iter().find_map(|field| {
+        let values = follow(base, properties.get(field)?)
+            .get("enum")?
+            .as_array()?;
+        let listed: Vec<String> = values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        (!listed.is_empty()).then_some((field, listed))
+    })
 }
 
 /// The local `$ref` of the schema the first success response with content names.

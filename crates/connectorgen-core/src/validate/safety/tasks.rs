@@ -122,7 +122,7 @@ pub(in crate::validate) fn job_tasks(
                 mapped.push(None);
             }
             // Not written: the default words, as the answer's schema spells them.
-            None => mapped.push(Some(narrowed(&a.status, &listed))),
+            None => mapped.push(Some(a.status.narrowed(&listed))),
         }
     }
     for (op, status) in operations.iter_mut().zip(mapped) {
@@ -131,23 +131,6 @@ pub(in crate::validate) fn job_tasks(
         }
     }
 }
-/// The default mapping's words found among `listed` without regard to case, in the
-/// spelling of `listed` (an enum of `SUCCEEDED`, `FAILED` maps those).
-fn narrowed(defaults: &JobStatus, listed: &[String]) -> JobStatus {
-    let pick = |words: &[String]| {
-        listed
-            .iter()
-            .filter(|v| words.iter().any(|w| w.eq_ignore_ascii_case(v)))
-            .cloned()
-            .collect()
-    };
-    JobStatus {
-        field: defaults.field.clone(),
-        done: pick(&defaults.done),
-        failed: pick(&defaults.failed),
-    }
-}
-
 /// The values the JSON answer of `op` (its first 2xx response) lists for property
 /// `field` (`enum`, of strings), when its schema says.
 fn answer_enum(document: &Document, op: &Operation, field: &str) -> Option<Vec<String>> {
@@ -179,7 +162,7 @@ mod tests {
         let listed: Vec<String> = ["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "EXPIRED"]
             .map(String::from)
             .to_vec();
-        let status = narrowed(&JobStatus::default(), &listed);
+        let status = JobStatus::default().narrowed(&listed);
         assert_eq!(status.done, ["SUCCEEDED"]);
         assert_eq!(status.failed, ["FAILED", "EXPIRED"]);
         assert_eq!(status.field, "status");
