@@ -32,7 +32,7 @@ mod pg;
 #[cfg(test)]
 mod suite;
 
-pub(crate) use pg::{PgLedger, shown as shown_url};
+pub(crate) use pg::{LOCK_WAIT_SECONDS, PgLedger, shown as shown_url};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -424,7 +424,16 @@ fn partition(
     if version >= 1 {
         return Ok(());
     }
-    let mut batch = String::from("BEGIN IMMEDIATE;");
+    // Read again under the write lock: two processes opening an old file together both
+    // saw version 0, and the second must not migrate the first's migrated rows again
+    // (their principals would be reset to its own credentials').
+    connection.execute_batch("BEGIN IMMEDIATE")?;
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version >= 1 {
+        connection.execute_batch("COMMIT")?;
+        return Ok(());
+    }
+    let mut batch = String::new();
     batch.push_str(PARTITIONED);
     batch.push_str(
         "INSERT INTO calls_v1 (id, connector, principal, tool, args_hash, key, nonce, status, \

@@ -257,10 +257,12 @@ fn open_ledger(
     };
     if let Some(url) = &config.ledger {
         let shown = crate::ledger::shown_url(url);
-        // A send's lease: the longest it may take, with a margin for the clocks of the
-        // instance and of the database.
+        // A send's lease: the longest it may take, then recording its outcome, which can
+        // wait out the ledger's lock timeout (`ledger::LOCK_WAIT_SECONDS`), with a margin for
+        // the clocks of the instance and of the database.
         let lease = (config.limits.connect_timeout + config.limits.total_timeout)
             .as_secs()
+            .saturating_add(crate::ledger::LOCK_WAIT_SECONDS)
             .saturating_add(5);
         let ledger = PgLedger::open(url, service, retention, lease)
             .map_err(|e| format!("--ledger {shown}: {e}"))?;

@@ -77,6 +77,10 @@ CREATE TABLE connectorgen_secret (
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, \
                        created, updated, attempts, media_type, sending_until";
 
+/// The longest a ledger operation waits for a lock (another instance's claim): a send's
+/// lease covers it, as recording an outcome may wait that long.
+pub(crate) const LOCK_WAIT_SECONDS: u64 = 10;
+
 /// The ledger in a PostgreSQL database.
 pub(crate) struct PgLedger {
     /// `None` only while being dropped (see `Drop`).
@@ -147,14 +151,29 @@ impl PgLedger {
             .as_mut()
             .ok_or_else(|| LedgerError::Store("the ledger is closed".into()))?;
         let config = &self.config;
-        outside_tokio(move || {
+        let ran = outside_tokio(move || {
             // A connection the database closed (a restart, an idle-transaction timeout)
             // is made again; what it held (a claim's lock) went with it.
             if client.is_closed() {
                 *client = connect(config)?;
             }
             f(client)
-        })?
+        });
+        if ran.is_err() {
+            // It panicked, maybe inside a transaction, holding the connector's advisory
+            // lock (a session lock: every other instance's claims would wait on it until
+            // this process ends). The session goes, and its locks with it; the next
+            // operation connects again (or finds the ledger closed, and refuses).
+            // (The client owns a runtime, dropped outside serve's, as in `Drop`.)
+            let old = guard.take();
+            *guard = outside_tokio(move || {
+                drop(old);
+                connect(config).ok()
+            })
+            .ok()
+            .flatten();
+        }
+        ran?
     }
 
     /// One transaction under the connector's lock, run again while it fails to serialize.
@@ -287,11 +306,13 @@ fn config(url: &str) -> Result<postgres::Config, LedgerError> {
                 .into(),
         ));
     }
+    // `hostaddr` is the address actually dialled when given: `host=localhost` with a
+    // remote `hostaddr` is remote.
     let remote = config.get_hosts().iter().any(|host| match host {
         Host::Tcp(name) => !matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1"),
         #[cfg(unix)]
         Host::Unix(_) => false,
-    });
+    }) || config.get_hostaddrs().iter().any(|a| !a.is_loopback());
     if remote && config.get_ssl_mode() != SslMode::Disable {
         return Err(LedgerError::Store(
             "a remote database would be reached without TLS, which is not supported: reach \
@@ -307,8 +328,34 @@ fn config(url: &str) -> Result<postgres::Config, LedgerError> {
     Ok(config)
 }
 
-/// `url` without its password, for messages and the start-up line.
+/// `url` without its password, for messages and the start-up line: the password as the
+/// driver reads it (from a URL's user part, however many `/` or `?` it holds, or from a
+/// `password=` setting in either form) is masked wherever it appears, as written and
+/// percent-encoded; a value the driver cannot read is not shown at all.
 pub(crate) fn shown(url: &str) -> String {
+    let Ok(config) = url.parse::<postgres::Config>() else {
+        return "(the ledger's connection string, not shown: it does not parse, and it may \
+                hold a password)"
+            .to_string();
+    };
+    let mut out = masked(url);
+    if let Some(password) = config
+        .get_password()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter(|p| !p.is_empty())
+    {
+        let encoded =
+            percent_encoding::utf8_percent_encode(&password, percent_encoding::NON_ALPHANUMERIC)
+                .to_string();
+        for form in [password, encoded] {
+            out = out.replace(&form, "***");
+        }
+    }
+    out
+}
+
+/// `url` with the password places of its usual shapes masked (`user:…@`, `password=`).
+fn masked(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
@@ -344,9 +391,10 @@ fn connect(config: &postgres::Config) -> Result<Client, LedgerError> {
     let mut client = config
         .connect(NoTls)
         .map_err(|e| LedgerError::Store(format!("could not connect: {}", text(&e))))?;
-    client.batch_execute(
-        "SET lock_timeout = '10s'; SET idle_in_transaction_session_timeout = '60s'",
-    )?;
+    client.batch_execute(&format!(
+        "SET lock_timeout = '{LOCK_WAIT_SECONDS}s'; \
+             SET idle_in_transaction_session_timeout = '60s'"
+    ))?;
     Ok(client)
 }
 
@@ -682,6 +730,23 @@ mod tests {
         );
         config("postgres://app@db.internal/ledger?sslmode=disable").unwrap();
         config("postgres://app@localhost/ledger").unwrap();
+        // The shapes a split on `/`, `?` or `://` misses: a key-value string, a password
+        // holding `/` and `?`.
+        let shown_kv = shown("host=/run/pg user=app password=s3cret dbname=x");
+        assert!(!shown_kv.contains("s3cret"), "{shown_kv}");
+        let shown_slash = shown("postgres://app:s3c/r?et@db/x?sslmode=disable");
+        assert!(
+            !shown_slash.contains("s3c/r?et") && !shown_slash.contains("r?et"),
+            "{shown_slash}"
+        );
+        assert!(!shown("not a url").contains("not a url"));
+        // A remote `hostaddr` behind `host=localhost` is remote.
+        let e = config("postgres://app@localhost/db?hostaddr=203.0.113.5")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("add sslmode=disable"), "{e}");
+        config("postgres://app@localhost/db?hostaddr=127.0.0.1").unwrap();
     }
 
     /// docs/serve.md shows the schema: the copy there is the migration's text.

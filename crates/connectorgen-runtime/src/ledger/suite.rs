@@ -410,3 +410,23 @@ fn postgres_connects_again_after_losing_its_connection() {
     };
     assert_eq!(row.unwrap().key, "k");
 }
+
+/// A claim that panics inside its transaction (with the connector's advisory lock held)
+/// leaves no lock behind: its session is dropped, so another instance's claim goes
+/// through at once instead of waiting out `lock_timeout` and failing.
+#[test]
+fn postgres_a_panic_inside_a_claim_leaves_no_lock_behind() {
+    let url = cluster::cluster().database();
+    let a = PgLedger::open(&url, "panics", KEEP_ALL, 60).unwrap();
+    let b = PgLedger::open(&url, "panics", KEEP_ALL, 60).unwrap();
+    let panicked = a.claim(&claim("p", "h", None, 1_000), &mut |_| {
+        panic!("a decision that panics (expected in this test)")
+    });
+    assert!(panicked.is_err());
+    let (_, row) = b
+        .claim(&claim("p", "h2", None, 1_001), &mut insert("k", None))
+        .unwrap();
+    assert_eq!(row.unwrap().key, "k");
+    // The instance that panicked goes on, on a new session.
+    a.room(1_002).unwrap();
+}

@@ -372,7 +372,14 @@ impl rmcp::ServerHandler for Server {
         request: rmcp::model::GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.0.get_task(&request.task_id).await
+        // Every answer leaves through the redactor, a task's state too.
+        match self.0.get_task(&request.task_id).await {
+            Ok(task) => self.0.redactor.task(task),
+            Err(mut error) => {
+                error.message = self.0.redactor.text(&error.message).into();
+                Err(error)
+            }
+        }
     }
 
     async fn cancel_task(
@@ -380,7 +387,13 @@ impl rmcp::ServerHandler for Server {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.0.cancel_task(&request.task_id, &context).await
+        self.0
+            .cancel_task(&request.task_id, &context)
+            .await
+            .map_err(|mut error| {
+                error.message = self.0.redactor.text(&error.message).into();
+                error
+            })
     }
 }
 
@@ -903,7 +916,18 @@ impl Drop for Sending<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&self.id);
-        self.shared.ledger.release(self.id);
+        // An outcome the ledger did not take is known to this process only: the lease
+        // stays until it runs out, so another instance does not take the row, still
+        // pending there, for a call it may send again.
+        let unrecorded = self
+            .shared
+            .unrecorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(&self.id);
+        if !unrecorded {
+            self.shared.ledger.release(self.id);
+        }
     }
 }
 

@@ -59,3 +59,57 @@ impl Redactor {
         }
     }
 }
+
+impl Redactor {
+    /// A `tasks/get` answer with every secret replaced: the status message (a poll that
+    /// could not connect quotes its URL, a query key and all) and the inlined result. One
+    /// that cannot be taken apart is an error, never sent as it was.
+    pub(crate) fn task(
+        &self,
+        task: rmcp::model::GetTaskResult,
+    ) -> Result<rmcp::model::GetTaskResult, rmcp::model::ErrorData> {
+        if self.is_empty() {
+            return Ok(task);
+        }
+        serde_json::to_value(&task)
+            .map(|v| self.value(v))
+            .and_then(serde_json::from_value)
+            .map_err(|e| {
+                rmcp::model::ErrorData::internal_error(
+                    format!(
+                        "the task's state could not be checked for the credential ({e}), so \
+                         it is not shown"
+                    ),
+                    None,
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{DetailedTask, GetTaskResult, Task, TaskPayload, TaskStatus};
+
+    use super::Redactor;
+
+    #[test]
+    fn a_task_state_leaves_without_the_credential() {
+        let key = "sk_live_query_key_42";
+        let mut task = Task::new(
+            "1-abc".to_string(),
+            TaskStatus::Working,
+            "2026-12-03T00:00:00Z".to_string(),
+            "2026-12-03T00:00:00Z".to_string(),
+        );
+        task.status_message = Some(format!(
+            "Polling getVideo failed (could not connect: error sending request for url \
+             (https://api.example/v1/videos/v1?api_key={key})); the next tasks/get asks again."
+        ));
+        let answer = GetTaskResult::new(DetailedTask::new(task, TaskPayload::Working));
+        let redacted = Redactor::new([key]).unwrap().task(answer).unwrap();
+        let text = serde_json::to_string(&redacted).unwrap();
+        assert!(!text.contains(key), "{text}");
+        assert!(text.contains("api_key=[redacted]"), "{text}");
+        assert_eq!(redacted.task.task.task_id, "1-abc");
+    }
+}
