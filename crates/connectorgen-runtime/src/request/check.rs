@@ -25,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use super::RequestError;
-use connectorgen_core::render::mcp::mapping::RequestMapping;
+use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
 
 /// At most this many schema problems are named in one answer (a model fixes the first
 /// few and calls again; a hundred lines help nobody).
@@ -101,7 +101,8 @@ fn walk_omitted(
     if depth > 32 || schemas.is_empty() {
         return None;
     }
-    let holders = describing(root, schemas);
+    // Not through `items`: an array value is walked item by item, below.
+    let holders = mapping::reached(root, schemas, false);
     match value {
         Value::Object(object) => {
             for (name, child) in object {
@@ -142,36 +143,6 @@ fn walk_omitted(
         }
         _ => None,
     }
-}
-
-/// The schemas at `starts` and those their local `$ref`s and `allOf`/`anyOf`/`oneOf`
-/// branches reach, each once (`render::mcp`'s omit walks the same way).
-fn describing(root: &Value, starts: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut pending: Vec<String> = starts.iter().rev().cloned().collect();
-    while let Some(pointer) = pending.pop() {
-        if out.len() > 4096 || out.contains(&pointer) {
-            continue;
-        }
-        let Some(Value::Object(node)) = root.pointer(&pointer) else {
-            continue;
-        };
-        out.push(pointer.clone());
-        let mut next = Vec::new();
-        if let Some(target) = node
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        {
-            next.push(target.to_string());
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            let count = node.get(key).and_then(Value::as_array).map_or(0, Vec::len);
-            next.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
-        }
-        pending.extend(next.into_iter().rev());
-    }
-    out
 }
 
 /// The 2020-12 validator for `schema`, formats asserted, regular expressions bounded.

@@ -301,42 +301,18 @@ fn declares(schema: &Value, pointer: &str, name: &str) -> bool {
 }
 
 /// The schemas that may declare the properties of a value of the schemas at `starts`:
-/// each one with `properties`, through local `$ref`s, `allOf`/`anyOf`/`oneOf` branches
-/// and `items`, each once, in the order met.
+/// each one with `properties` that `mapping::reached` finds through `$ref`s, branches and
+/// `items`, in the order met.
 fn expand_all(schema: &Value, starts: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut pending: Vec<String> = starts.iter().rev().cloned().collect();
-    while let Some(pointer) = pending.pop() {
-        // A definition that refers to itself is met once; the bound keeps a wide schema
-        // from being walked without end.
-        if seen.len() > 4096 || !seen.insert(pointer.clone()) {
-            continue;
-        }
-        let Some(Value::Object(node)) = schema.pointer(&pointer) else {
-            continue;
-        };
-        if node.get("properties").is_some_and(Value::is_object) {
-            out.push(pointer.clone());
-        }
-        let mut next = Vec::new();
-        if let Some(target) = node
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        {
-            next.push(target.to_string());
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            let count = node.get(key).and_then(Value::as_array).map_or(0, Vec::len);
-            next.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
-        }
-        if node.get("items").is_some_and(Value::is_object) {
-            next.push(format!("{pointer}/items"));
-        }
-        pending.extend(next.into_iter().rev());
-    }
-    out
+    mapping::reached(schema, starts, true)
+        .into_iter()
+        .filter(|p| {
+            schema
+                .pointer(p)
+                .and_then(|node| node.get("properties"))
+                .is_some_and(Value::is_object)
+        })
+        .collect()
 }
 
 /// Takes the property out of every schema that declares it there (and out of their

@@ -182,6 +182,17 @@ pub(in crate::validate) fn link_lists(operations: &mut [Operation]) {
     }
 }
 
+/// Each operation's index by its id; the first declaration wins, as for duplicate-id
+/// reporting.
+pub(super) fn first_by_id(operations: &[Operation]) -> HashMap<&str, usize> {
+    operations
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, o)| (o.id.as_str(), i))
+        .collect()
+}
+
 /// Where each job's id is in the answer of the call that starts it (`id_fields`):
 /// `async.idField` when written, which must then be a property of the answer's
 /// schema when that schema lists them; else the names the poll target points at
@@ -191,12 +202,7 @@ pub(in crate::validate) fn job_ids(
     document: &Document,
     operations: &mut [Operation],
 ) {
-    let by_id: HashMap<&str, usize> = operations
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(i, o)| (o.id.as_str(), i))
-        .collect();
+    let by_id = first_by_id(operations);
     let found: Vec<Option<Vec<String>>> = operations
         .iter()
         .map(|op| {

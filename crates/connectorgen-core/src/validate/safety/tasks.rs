@@ -11,13 +11,10 @@
 //! Must never: accept a mapping whose values the poll can never report (the task would
 //! never end), or a cancel that is a read (a cancel that does nothing).
 
-// The manifest's own names: foldhash (connectorgen-core's Cargo.toml says why that is safe).
-use foldhash::HashMap;
-
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use super::jobs::{follow, json_schema};
+use super::jobs::{first_by_id, follow, json_schema};
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::RawJobStatus;
 use crate::model::{Document, JobStatus, Operation, Returns};
@@ -57,12 +54,7 @@ pub(in crate::validate) fn job_tasks(
     document: &Document,
     operations: &mut [Operation],
 ) {
-    let by_id: HashMap<&str, usize> = operations
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(i, o)| (o.id.as_str(), i))
-        .collect();
+    let by_id = first_by_id(operations);
     let mut mapped: Vec<Option<JobStatus>> = Vec::with_capacity(operations.len());
     for op in operations.iter() {
         let Some(a) = op.async_.as_ref().filter(|a| a.returns == Returns::Job) else {
