@@ -27,6 +27,16 @@ impl Redactor {
 }
 
 impl Redactor {
+    /// `answer` with every secret replaced, taken apart as JSON and put back together.
+    fn redacted<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        answer: &T,
+    ) -> serde_json::Result<T> {
+        serde_json::to_value(answer)
+            .map(|v| self.value(v))
+            .and_then(serde_json::from_value)
+    }
+
     /// A tool call's answer with every secret replaced: its text, structured content and
     /// `_meta`. A result that cannot be taken apart is replaced by an error saying so,
     /// never sent as it was.
@@ -39,19 +49,14 @@ impl Redactor {
             return response;
         }
         match response {
-            CallToolResponse::Complete(result) => {
-                let redacted = serde_json::to_value(&result)
-                    .map(|v| self.value(v))
-                    .and_then(serde_json::from_value::<CallToolResult>);
-                match redacted {
-                    Ok(result) => result.into(),
-                    Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-                        "The answer could not be checked for the credential ({e}), so it is \
+            CallToolResponse::Complete(result) => match self.redacted::<CallToolResult>(&result) {
+                Ok(result) => result.into(),
+                Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                    "The answer could not be checked for the credential ({e}), so it is \
                          not shown."
-                    ))])
-                    .into(),
-                }
-            }
+                ))])
+                .into(),
+            },
             // An input-required result is the consent question (the manifest's text and
             // the model's arguments: nothing the process holds as a secret) and a sealed
             // state; rmcp cannot read one back to rebuild it.
@@ -71,18 +76,15 @@ impl Redactor {
         if self.is_empty() {
             return Ok(task);
         }
-        serde_json::to_value(&task)
-            .map(|v| self.value(v))
-            .and_then(serde_json::from_value)
-            .map_err(|e| {
-                rmcp::model::ErrorData::internal_error(
-                    format!(
-                        "the task's state could not be checked for the credential ({e}), so \
+        self.redacted(&task).map_err(|e| {
+            rmcp::model::ErrorData::internal_error(
+                format!(
+                    "the task's state could not be checked for the credential ({e}), so \
                          it is not shown"
-                    ),
-                    None,
-                )
-            })
+                ),
+                None,
+            )
+        })
     }
 }
 
