@@ -354,34 +354,111 @@ pub(crate) fn shown(url: &str) -> String {
     out
 }
 
-/// `url` with the password places of its usual shapes masked (`user:…@`, `password=`).
+/// `url` with the password masked where the driver reads it, by the driver's own grammar
+/// (tokio-postgres `config.rs`): a URL's user part, which runs to the first `@` wherever
+/// a `/` or `?` is, with the password after its first `:`; a URL parameter whose key
+/// decodes to `password`; a key-value string's `password` value, quoted or not, backslash
+/// escapes included. Only for a string the driver parsed (`shown`).
 fn masked(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, tail) = rest
-        .find(['/', '?'])
-        .map_or((rest, ""), |at| rest.split_at(at));
-    let shown = match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{host}"),
-            None => format!("{user}@{host}"),
+    for prefix in ["postgres://", "postgresql://"] {
+        if let Some(rest) = url.strip_prefix(prefix) {
+            return format!("{prefix}{}", masked_url(rest));
+        }
+    }
+    masked_key_values(url)
+}
+
+/// The part of a URL after its scheme, masked (see `masked`).
+fn masked_url(rest: &str) -> String {
+    let (mut out, after) = match rest.split_once('@') {
+        Some((credentials, after)) => match credentials.split_once(':') {
+            Some((user, _)) => (format!("{user}:***@"), after),
+            None => (format!("{credentials}@"), after),
         },
-        None => authority.to_string(),
+        None => (String::new(), rest),
     };
-    let tail = tail
-        .split('&')
-        .map(|part| {
-            if part.trim_start_matches('?').starts_with("password=") {
-                let lead = if part.starts_with('?') { "?" } else { "" };
-                format!("{lead}password=***")
-            } else {
-                part.to_string()
+    let (head, parameters) = match after.split_once('?') {
+        Some((head, parameters)) => (head, Some(parameters)),
+        None => (after, None),
+    };
+    out.push_str(head);
+    if let Some(parameters) = parameters {
+        let parameters: Vec<String> = parameters
+            .split('&')
+            .map(|part| match part.split_once('=') {
+                Some((key, _))
+                    if percent_encoding::percent_decode_str(key).decode_utf8_lossy()
+                        == "password" =>
+                {
+                    format!("{key}=***")
+                }
+                _ => part.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&parameters.join("&"));
+    }
+    out
+}
+
+/// A key-value connection string with its `password` value masked (see `masked`): each
+/// `keyword = value`, the value `'quoted'` or bare, a backslash taking the next character.
+fn masked_key_values(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while chars.peek().is_some() {
+        copy_while(&mut chars, &mut out, char::is_whitespace);
+        let keyword = copy_while(&mut chars, &mut out, |c| !c.is_whitespace() && c != '=');
+        if keyword.is_empty() {
+            // Not the driver's grammar (it would have refused the string): nothing more
+            // is shown.
+            break;
+        }
+        copy_while(&mut chars, &mut out, char::is_whitespace);
+        out.extend(chars.next_if_eq(&'='));
+        copy_while(&mut chars, &mut out, char::is_whitespace);
+        let secret = keyword == "password";
+        let mut value = String::new();
+        if chars.peek() == Some(&'\'') {
+            value.push('\'');
+            chars.next();
+            while let Some(c) = chars.next() {
+                value.push(c);
+                match c {
+                    '\\' => value.extend(chars.next()),
+                    '\'' => break,
+                    _ => {}
+                }
             }
-        })
-        .collect::<Vec<_>>()
-        .join("&");
-    format!("{scheme}://{shown}{tail}")
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                chars.next();
+                value.push(c);
+                if c == '\\' {
+                    value.extend(chars.next());
+                }
+            }
+        }
+        out.push_str(if secret { "***" } else { &value });
+    }
+    out
+}
+
+/// Copies the characters `keep` takes from `chars` to `out`, and returns them.
+fn copy_while(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    out: &mut String,
+    keep: impl Fn(char) -> bool,
+) -> String {
+    let mut taken = String::new();
+    while let Some(c) = chars.next_if(|&c| keep(c)) {
+        taken.push(c);
+    }
+    out.push_str(&taken);
+    taken
 }
 
 /// A connection, with bounds on waiting: a claim waits at most 10 s for another
@@ -747,6 +824,52 @@ mod tests {
             .to_string();
         assert!(e.contains("add sslmode=disable"), "{e}");
         config("postgres://app@localhost/db?hostaddr=127.0.0.1").unwrap();
+    }
+
+    /// The password as written, where the written form is neither the password nor its
+    /// percent-encoding: backslash escapes in a key-value string (quoted or not), and a
+    /// URL's user part holding a raw `/` beside a percent-encoded character (the driver
+    /// reads the user part up to the first `@`, wherever a `/` or `?` is).
+    #[test]
+    fn a_password_written_with_escapes_or_mixed_encoding_is_never_shown() {
+        for (url, written) in [
+            (
+                r"host=/run/pg user=app password='it\'s hunter22' dbname=x",
+                r"it\'s hunter22",
+            ),
+            (
+                r"host=/run/pg user=app password=hun\ ter22 dbname=x",
+                r"hun\ ter22",
+            ),
+            (
+                "postgres://app:hun/ter%3f22@db/x?sslmode=disable",
+                "hun/ter%3f22",
+            ),
+            (
+                "postgresql://app:a/b%40hunter22@db:5433/x?sslmode=disable",
+                "a/b%40hunter22",
+            ),
+        ] {
+            let config: postgres::Config = url.parse().unwrap();
+            assert!(
+                config.get_password().is_some(),
+                "{url}: the driver reads one"
+            );
+            let shown = shown(url);
+            assert!(
+                !shown.contains(written) && !shown.contains("hunter22") && !shown.contains("ter22"),
+                "{url} is shown as {shown}"
+            );
+        }
+        // What is not the password stays readable.
+        assert_eq!(
+            shown(r"host=/run/pg user=app password='it\'s hunter22' dbname=x"),
+            "host=/run/pg user=app password=*** dbname=x"
+        );
+        assert_eq!(
+            shown("postgres://app:hun/ter%3f22@db/x?sslmode=disable"),
+            "postgres://app:***@db/x?sslmode=disable"
+        );
     }
 
     /// docs/serve.md shows the schema: the copy there is the migration's text.
