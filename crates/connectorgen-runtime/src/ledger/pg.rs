@@ -176,6 +176,17 @@ impl PgLedger {
         ran?
     }
 
+    /// A setting as this ledger's session has it (tests).
+    #[cfg(test)]
+    pub(super) fn setting(&self, name: &str) -> Result<String, LedgerError> {
+        let name = name.to_string();
+        self.with(move |client| {
+            Ok(client
+                .query_one("SELECT current_setting($1)", &[&name])?
+                .get(0))
+        })
+    }
+
     /// One transaction under the connector's lock, run again while it fails to serialize.
     fn transaction<T: Send>(
         &self,
@@ -472,6 +483,15 @@ fn connect(config: &postgres::Config) -> Result<Client, LedgerError> {
         "SET lock_timeout = '{LOCK_WAIT_SECONDS}s'; \
              SET idle_in_transaction_session_timeout = '60s'"
     ))?;
+    // A claim must be on disk before its request goes out: on a server tuned with
+    // `synchronous_commit = off` a commit is acknowledged before it is flushed, and a
+    // crash of the database then forgets a request that was sent (the identical call,
+    // even under the same consent, would be a new request with a new retry key). Every
+    // other value (`local`, `on`, `remote_write`, `remote_apply`) flushes it locally.
+    let commits: String = client.query_one("SHOW synchronous_commit", &[])?.get(0);
+    if commits == "off" {
+        client.batch_execute("SET synchronous_commit = on")?;
+    }
     Ok(client)
 }
 

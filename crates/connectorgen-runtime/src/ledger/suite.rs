@@ -430,3 +430,20 @@ fn postgres_a_panic_inside_a_claim_leaves_no_lock_behind() {
     // The instance that panicked goes on, on a new session.
     a.room(1_002).unwrap();
 }
+
+/// A claim is on disk before its request goes out, whatever the server's default: the
+/// throwaway cluster runs with `synchronous_commit = off` (as a server tuned for speed
+/// may), where a commit is acknowledged before it is flushed and a crash of the database
+/// forgets it; the ledger's sessions commit with it on.
+#[test]
+fn postgres_claims_are_durable_on_a_server_that_does_not_flush_commits() {
+    let url = cluster::cluster().database();
+    let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let server: String = admin
+        .query_one("SHOW synchronous_commit", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(server, "off", "the server's setting this test is about");
+    let ledger = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
+    assert_eq!(ledger.setting("synchronous_commit").unwrap(), "on");
+}
