@@ -238,3 +238,38 @@ async fn a_cancel_goes_through_consent_and_ends_the_task() {
     assert_eq!(p.counters().of("createVideo"), 1);
     s.close().await;
 }
+
+/// The cancel operation's job id is sent in the argument its tool takes, as the poll's is:
+/// an `args:` rename of the path parameter (`id` → `videoId`) included. The cancel asks the
+/// person, reaches the provider once, and ends the task.
+#[tokio::test]
+async fn a_cancel_sends_the_job_id_in_the_argument_the_cancel_tool_takes() {
+    let original =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
+    let text = std::fs::read_to_string(&original).unwrap();
+    let anchor = "    path: /v1/videos/{id}\n    summary: Cancel a generation, or delete a video\n";
+    assert!(text.contains(anchor), "job-tasks.yaml's deleteVideo moved");
+    let renamed = text.replace(anchor, &format!("{anchor}    args: {{ id: videoId }}\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("job-tasks.yaml");
+    std::fs::write(&manifest, renamed).unwrap();
+
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let person = follower();
+    let s = Serve::new(&manifest, &p.url(), state.path())
+        .connect(Transport::Stdio, person.clone())
+        .await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    s.cancel_task(&id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
+    assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
+    let got = s.get_task(&id).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
+    assert_eq!(p.counters().of("createVideo"), 1);
+    s.close().await;
+}

@@ -992,21 +992,16 @@ fn poll_hint(
     let a = op.async_.as_ref()?;
     let target = connector.operations.iter().find(|o| o.id == a.poll_with)?;
     let mapping = mappings.get(&target.id);
-    let argument = |location: mapping::Location, name: &str| {
-        mapping?
-            .arguments
-            .iter()
-            .find(|arg| arg.location == location && arg.name.as_deref() == Some(name))
-            .map(|arg| arg.argument.clone())
-    };
     let (param, field) = if let Some(param) = target.path_params.last() {
         (
-            argument(mapping::Location::Path, param).unwrap_or_else(|| param.clone()),
+            mapping
+                .and_then(|m| argument_of(m, mapping::Location::Path, param))
+                .unwrap_or_else(|| param.clone()),
             None,
         )
     } else {
         let field = connector.poll_body_id(op)?;
-        if let Some(own) = argument(mapping::Location::Body, &field) {
+        if let Some(own) = mapping.and_then(|m| argument_of(m, mapping::Location::Body, &field)) {
             (own, None)
         } else {
             let whole = mapping?
@@ -1021,6 +1016,20 @@ fn poll_hint(
         param,
         field,
     })
+}
+
+/// The tool argument that carries the HTTP parameter or body field `name` at `location`,
+/// as the served tool names it (an `args:` rename, or a name made safe for MCP).
+pub(super) fn argument_of(
+    mapping: &RequestMapping,
+    location: mapping::Location,
+    name: &str,
+) -> Option<String> {
+    mapping
+        .arguments
+        .iter()
+        .find(|arg| arg.location == location && arg.name.as_deref() == Some(name))
+        .map(|arg| arg.argument.clone())
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use crate::ledger::{Entry, Status};
 use crate::serve::output;
 use crate::serve::reply;
 use connectorgen_core::model::{Async, JobState, Returns};
+use connectorgen_core::render::mcp::mapping::Location;
 
 /// What the last poll of one task found, and when it was made (seconds).
 #[derive(Debug, Clone)]
@@ -282,12 +283,15 @@ impl Shared {
             ));
         };
         let tool = &self.tools[index];
-        let Some(param) = tool.op.path_params.last() else {
+        let Some(path_param) = tool.op.path_params.last() else {
             return Err(ErrorData::internal_error(
                 format!("{} takes no job id in its path", tool.op.id),
                 None,
             ));
         };
+        // The argument the cancel tool takes the id in, as the model would send it.
+        let param = &super::argument_of(&tool.mapping, Location::Path, path_param)
+            .unwrap_or_else(|| path_param.clone());
         let mut args = Map::new();
         args.insert(param.clone(), Value::String(job.clone()));
         let request = rmcp::model::CallToolRequestParams::new(tool.op.id.clone())
