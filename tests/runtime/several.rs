@@ -62,7 +62,7 @@ async fn instance_with(
 
 /// A person who says yes, on a client that declares the tasks extension.
 fn follower() -> Person {
-    Person::answering(Answer::Accept, Revision::Earlier).with_tasks()
+    Person::answering(Answer::Accept, Revision::Current).with_tasks()
 }
 
 /// The confirmation value the first call is answered with (token mode).

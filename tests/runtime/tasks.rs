@@ -2,7 +2,10 @@
 //! declaring the extension, the real `connectorgen serve`, the reference provider. Every
 //! claim about what reached the provider is read from the provider's own counters.
 
-use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, TaskPayload, TaskStatus};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, CreateTaskResult, ElicitRequestParams, InputRequest,
+    InputResponses, TaskPayload, TaskStatus,
+};
 use serde_json::{Value, json};
 
 use super::mcp::{Answer, Person, Revision, Serve, Session, Transport, is_error, text_of};
@@ -16,9 +19,51 @@ fn cat() -> Value {
     json!({ "prompt": "a cat on a skateboard" })
 }
 
-/// A person who says yes, on a client that follows tasks.
+/// A person who says yes, on a client that follows tasks (2026-07-28: the revision
+/// that defines the extension).
 fn follower() -> Person {
-    Person::answering(Answer::Accept, Revision::Earlier).with_tasks()
+    Person::answering(Answer::Accept, Revision::Current).with_tasks()
+}
+
+/// `tasks/cancel ID` of a cancel that needs the person's yes: acknowledged with nothing
+/// sent, the task then shows the question (`input_required`), and the person's answer
+/// goes back with `tasks/update`. Returns the question's text.
+async fn cancel_asked(s: &Session, p: &Provider, id: &str, answer: Option<Value>) -> String {
+    let deletes = p.counters().of("deleteVideo");
+    s.cancel_task(id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    assert_eq!(
+        p.counters().of("deleteVideo"),
+        deletes,
+        "sent before the yes"
+    );
+    let got = s.get_task(id).await.unwrap();
+    let TaskPayload::InputRequired { input_requests } = &got.task.payload else {
+        panic!("expected the question, got {got:?}\n{:#?}", s.log());
+    };
+    assert_eq!(input_requests.len(), 1, "{input_requests:?}");
+    let (key, InputRequest::Elicitation(form)) = input_requests.iter().next().unwrap() else {
+        panic!("expected a form, got {input_requests:?}");
+    };
+    let ElicitRequestParams::FormElicitationParams { message, .. } = &form.params else {
+        panic!("expected a form, got {form:?}");
+    };
+    // A cancel asked for again while its question is open is that question.
+    s.cancel_task(id).await.unwrap();
+    let again = s.get_task(id).await.unwrap();
+    assert!(
+        matches!(&again.task.payload, TaskPayload::InputRequired { input_requests } if input_requests.contains_key(key)),
+        "{again:?}"
+    );
+    let responses = match answer {
+        Some(answer) => InputResponses::from_iter([(key.clone(), answer)]),
+        None => s.person.answer_all(input_requests).await,
+    };
+    s.update_task(id, responses)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    message.clone()
 }
 
 async fn start(
@@ -207,7 +252,8 @@ async fn a_client_without_the_extension_gets_the_answer_of_before() {
 }
 
 /// With `async.cancelWith`, `tasks/cancel` calls it as a call of that tool: a cancel that
-/// cannot be undone asks the person first, and a yes sends it once and ends the task.
+/// cannot be undone asks the person first, through the task, and a yes sends it once
+/// and ends the task.
 #[tokio::test]
 async fn a_cancel_goes_through_consent_and_ends_the_task() {
     let manifest =
@@ -222,16 +268,10 @@ async fn a_cancel_goes_through_consent_and_ends_the_task() {
         .task
         .task_id;
     assert_eq!(person.asked().len(), 1);
-    s.cancel_task(&id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
-    // The cancel's own question, about the delete.
+    // The cancel's own question, about the delete, asked through the task.
+    let question = cancel_asked(&s, &p, &id, None).await;
+    assert!(question.contains("deleteVideo"), "{question}");
     assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
-    assert!(
-        person.asked()[1].contains("deleteVideo"),
-        "{:?}",
-        person.asked()
-    );
     assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
     let got = s.get_task(&id).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
@@ -263,13 +303,89 @@ async fn a_cancel_sends_the_job_id_in_the_argument_the_cancel_tool_takes() {
     let id = task_of(s.call_once("createVideo", cat()).await)
         .task
         .task_id;
-    s.cancel_task(&id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    cancel_asked(&s, &p, &id, None).await;
     assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
     assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
     let got = s.get_task(&id).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
     assert_eq!(p.counters().of("createVideo"), 1);
+    s.close().await;
+}
+
+/// A no to the cancel's question sends nothing: the job goes on and the task follows
+/// it; an answer to a question that is not open changes nothing.
+#[tokio::test]
+async fn a_no_to_the_cancel_sends_nothing_and_the_task_goes_on() {
+    let manifest =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = Serve::new(&manifest, &p.url(), state.path())
+        .connect(Transport::Stdio, follower())
+        .await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    cancel_asked(&s, &p, &id, Some(json!({ "action": "decline" }))).await;
+    s.update_task(
+        &id,
+        InputResponses::from_iter([(
+            "cancel-0-0".to_string(),
+            json!({ "action": "accept", "content": { "confirm": true } }),
+        )]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(p.counters().of("deleteVideo"), 0, "{:#?}", p.received());
+    assert!(p.finish("vid_1"));
+    // After the no the task is no longer asking; completion shows after a restart's
+    // fresh poll (the held state lasts the poll interval).
+    let held = s.get_task(&id).await.unwrap();
+    assert_eq!(held.task.status(), TaskStatus::Working, "{held:?}");
+    s.close().await;
+    let s = Serve::new(&manifest, &p.url(), state.path())
+        .connect(Transport::Stdio, follower())
+        .await;
+    let got = s.get_task(&id).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::Completed, "{got:?}");
+    assert_eq!(p.counters().of("createVideo"), 1);
+    s.close().await;
+}
+
+/// SEP-2663 is not defined under 2025-11-25: a client of that revision that declares the
+/// extension at `initialize` is not offered it and gets the answer of before (a task
+/// handle it could not read would start the paid job unseen), and `tasks/*` is refused
+/// as for a client that declared nothing.
+#[tokio::test]
+async fn an_earlier_revision_declaring_the_extension_gets_the_answer_of_before() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let person = Person::answering(Answer::Accept, Revision::Earlier).with_tasks();
+    let s = start(&p, state.path(), Transport::Stdio, person.clone()).await;
+    let offered = s
+        .client
+        .peer_info()
+        .and_then(|info| info.capabilities.extensions.clone())
+        .unwrap_or_default();
+    assert!(
+        !offered.contains_key(rmcp::model::TASKS_EXTENSION_ID),
+        "{offered:?}"
+    );
+    let response = s.call_once("createVideo", cat()).await;
+    let CallToolResponse::Complete(result) = response else {
+        panic!("expected a complete result, got {response:?}");
+    };
+    assert!(
+        text_of(&result).contains("Follow it with getVideo"),
+        "{}",
+        text_of(&result)
+    );
+    assert_eq!(person.asked().len(), 1, "asked by elicitation/create");
+    assert_eq!(p.counters().of("createVideo"), 1);
+    let refused = s.get_task("1-000000000000000000000000").await;
+    assert!(
+        matches!(&refused, Err(rmcp::ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        "{refused:?}"
+    );
     s.close().await;
 }

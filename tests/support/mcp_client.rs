@@ -14,7 +14,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
     ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     ErrorData, FormElicitationCapability, GetTaskParams, GetTaskResult, Implementation,
-    ProtocolVersion,
+    InputRequest, InputRequests, InputResponses, ProtocolVersion, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -151,7 +151,15 @@ impl ClientHandler for Person {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let message = match &request {
+        Ok(self.answer_form(&request).await)
+    }
+}
+
+impl Person {
+    /// Shows the person a form and returns their answer: for `elicitation/create`, and
+    /// for a question in an input-required result or a task's `inputRequests`.
+    pub(crate) async fn answer_form(&self, request: &ElicitRequestParams) -> ElicitResult {
+        let message = match request {
             ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
             other => format!("not a form: {other:?}"),
         };
@@ -163,11 +171,24 @@ impl ClientHandler for Person {
         if let Some(gate) = &self.gate {
             let _ = gate.acquire().await;
         }
-        Ok(match self.answer {
+        match self.answer {
             Some(Answer::Accept) => ElicitResult::new(ElicitationAction::Accept)
                 .with_content(serde_json::json!({ "confirm": true })),
             Some(Answer::Decline) | None => ElicitResult::new(ElicitationAction::Decline),
-        })
+        }
+    }
+
+    /// The person's answers to `requests` (forms only), by key, as a client sends them.
+    pub(crate) async fn answer_all(&self, requests: &InputRequests) -> InputResponses {
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let InputRequest::Elicitation(form) = request else {
+                panic!("the person is asked only forms, got {request:?}");
+            };
+            let answer = self.answer_form(&form.params).await;
+            responses.insert(key.clone(), serde_json::to_value(answer).unwrap());
+        }
+        responses
     }
 }
 
@@ -384,19 +405,37 @@ impl Session {
         }
     }
 
-    /// `tools/call NAME ARGS` once (consent by elicitation happens inside it): a task
+    /// `tools/call NAME ARGS`, the person answering each input-required round (2026-07-28;
+    /// on earlier revisions consent by elicitation happens inside the call): a task
     /// comes back as it is, for a client that follows tasks itself.
     pub(crate) async fn call_once(&self, name: &str, args: Value) -> CallToolResponse {
         let arguments: Map<String, Value> = match args {
             Value::Object(map) => map,
             other => panic!("arguments must be an object: {other}"),
         };
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        match tokio::time::timeout(NO_HANG, self.client.call_tool_once(params)).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => panic!("tools/call {name}: {e}\nserver log: {:#?}", self.log()),
-            Err(elapsed) => panic!("tools/call {name} hung ({elapsed})"),
+        let mut params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        // Bounded like rmcp's own helper: a server that asks forever is a failure.
+        for _ in 0..8 {
+            let response =
+                match tokio::time::timeout(NO_HANG, self.client.call_tool_once(params.clone()))
+                    .await
+                {
+                    Ok(Ok(response)) => response,
+                    Ok(Err(e)) => panic!("tools/call {name}: {e}\nserver log: {:#?}", self.log()),
+                    Err(elapsed) => panic!("tools/call {name} hung ({elapsed})"),
+                };
+            let CallToolResponse::InputRequired(asked) = response else {
+                return response;
+            };
+            let requests = asked.input_requests.unwrap_or_default();
+            let responses = self.person.answer_all(&requests).await;
+            params.input_responses = (!responses.is_empty()).then_some(responses);
+            params.request_state = asked.request_state;
         }
+        panic!(
+            "tools/call {name}: still asking after 8 rounds\n{:#?}",
+            self.log()
+        )
     }
 
     /// `tasks/get ID`.
@@ -409,6 +448,22 @@ impl Session {
         )
         .await
         .unwrap_or_else(|_| panic!("tasks/get {id} hung"))
+    }
+
+    /// `tasks/update ID` with `responses`.
+    pub(crate) async fn update_task(
+        &self,
+        id: &str,
+        responses: InputResponses,
+    ) -> Result<(), rmcp::ServiceError> {
+        tokio::time::timeout(
+            NO_HANG,
+            self.client
+                .peer()
+                .update_task(UpdateTaskParams::new(id.to_string(), responses)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("tasks/update {id} hung"))
     }
 
     /// `tasks/cancel ID`.

@@ -101,6 +101,8 @@ struct Shared {
     unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
     /// What the last poll of each task found, by row (handler/tasks.rs).
     polled: Mutex<HashMap<i64, tasks::Polled>>,
+    /// Cancels waiting on the person's answer, by task row (handler/tasks/cancel.rs).
+    cancels: Mutex<HashMap<i64, tasks::Pending>>,
 }
 
 type InFlight = tokio::sync::watch::Receiver<Option<rmcp::model::CallToolResult>>;
@@ -211,6 +213,7 @@ impl Server {
             questions: Mutex::default(),
             unrecorded: Mutex::default(),
             polled: Mutex::default(),
+            cancels: Mutex::default(),
         })))
     }
 
@@ -367,11 +370,34 @@ impl rmcp::ServerHandler for Server {
         }
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        // Every revision with an `initialize` predates the tasks extension (SEP-2663:
+        // not defined under 2025-11-25), so it is not offered there.
+        if result.protocol_version.has_initialize()
+            && let Some(extensions) = result.capabilities.extensions.as_mut()
+        {
+            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                result.capabilities.extensions = None;
+            }
+        }
+        Ok(result)
+    }
+
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        if !tasks::declared(&context) {
+            return Err(tasks::undeclared());
+        }
         // Every answer leaves through the redactor, a task's state too.
         match self.0.get_task(&request.task_id).await {
             Ok(task) => self.0.redactor.task(task),
@@ -382,11 +408,31 @@ impl rmcp::ServerHandler for Server {
         }
     }
 
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !tasks::declared(&context) {
+            return Err(tasks::undeclared());
+        }
+        self.0
+            .update_task(&request.task_id, &request.input_responses, &context)
+            .await
+            .map_err(|mut error| {
+                error.message = self.0.redactor.text(&error.message).into();
+                error
+            })
+    }
+
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if !tasks::declared(&context) {
+            return Err(tasks::undeclared());
+        }
         self.0
             .cancel_task(&request.task_id, &context)
             .await
@@ -481,11 +527,9 @@ impl Shared {
         let hash = crate::args_hash(&args);
         let needs_consent = op.consent() && self.config.enforce_consent;
         let how = asking(context);
-        // SEP-2663: a task only for a request that declared the extension.
-        let as_task = tasks::is_job(served)
-            && context
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks());
+        // SEP-2663: a task only for a request that declared the extension, on a revision
+        // that defines it.
+        let as_task = tasks::is_job(served) && tasks::declared(context);
 
         let consent = self.consent_of(&request, &served.op.id, &hash, token.as_deref());
         let invalid = matches!(consent, Consent::Invalid);

@@ -27,6 +27,8 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
+use rmcp::service::{RequestContext, RoleServer};
+
 use super::{Served, Shared};
 use crate::ledger::{Entry, Status};
 use crate::serve::output;
@@ -34,6 +36,8 @@ use crate::serve::reply;
 use connectorgen_core::model::{Async, JobState, Returns};
 
 mod cancel;
+
+pub(super) use cancel::Pending;
 
 /// What the last poll of one task found, and when it was made (seconds).
 #[derive(Debug, Clone)]
@@ -51,6 +55,30 @@ pub(super) fn is_job(served: &Served) -> bool {
         .as_ref()
         .is_some_and(|a| a.returns == Returns::Job)
         && served.poll.is_some()
+}
+
+/// Whether this request may use the tasks extension: it declares it, on a revision
+/// that defines it. SEP-2663: the extension is not defined under 2025-11-25 (nor
+/// before), and a server must not treat the capability as enabling tasks there — a
+/// client of that revision cannot read a task, and its paid job would be started
+/// unseen.
+pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
+        && context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+}
+
+/// The answer to `tasks/*` from a request that may not use tasks: as to a client that
+/// declared no tasks capability (`-32021`).
+pub(super) fn undeclared() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        rmcp::model::ClientCapabilities::builder()
+            .enable_tasks()
+            .build(),
+    )
 }
 
 /// The suggested wait between two `tasks/get` of a job, in milliseconds: a tenth of its
@@ -161,9 +189,17 @@ impl Shared {
         task
     }
 
-    /// `tasks/get`: the task's state, polled from the provider at most once per poll
-    /// interval, held once terminal.
+    /// `tasks/get`: the task's state, with a cancel's open question shown
+    /// (`input_required`, handler/tasks/cancel.rs).
     pub(super) async fn get_task(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
+        let state = self.task_state(id).await?;
+        let row = row_of(id).unwrap_or_default();
+        Ok(GetTaskResult::new(self.with_question(row, state.task)))
+    }
+
+    /// The task's state, polled from the provider at most once per poll interval, held
+    /// once terminal.
+    async fn task_state(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
         let unknown = || {
             ErrorData::invalid_params(
                 format!(

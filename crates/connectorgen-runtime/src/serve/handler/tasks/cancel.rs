@@ -1,16 +1,47 @@
 //! `tasks/cancel`: the task's job cancelled through the manifest's cancel operation
 //! (`async.cancelWith`), called as the model's call of that tool would be.
 //!
-//! Takes: a task id and the request's context. Returns: the acknowledgement, or an
-//! error saying why the job was not cancelled (the task is kept then).
+//! Takes: a task id (and, for `tasks/update`, the person's answer) with the request's
+//! context. Returns: the acknowledgement, or an error saying why the job was not
+//! cancelled (the task is kept then).
 //! Must never: send the cancel without the consent a call of that tool needs.
+//!
+//! A cancel that needs the person's yes (a delete, `confirm: true`) is asked through
+//! the task, as SEP-2663 has it: `tasks/cancel` is acknowledged, the task shows
+//! `input_required` with the question in `inputRequests` on the next `tasks/get`, and
+//! the client's `tasks/update` carries the answer; a yes sends the cancel once (the
+//! call's own consent and ledger), a no sends nothing and the task goes on. The
+//! question waits in this instance's memory: on another instance, or after a restart,
+//! the task shows `working` and the cancel must be asked for again.
 
-use rmcp::model::{DetailedTask, ErrorData, TaskPayload};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, DetailedTask, ErrorData, InputRequest, InputRequests,
+    InputResponses, Task, TaskPayload,
+};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
-use super::super::Shared;
+use super::super::{CONSENT_INPUT, Shared};
 use super::{Polled, iso8601, row_of};
 use connectorgen_core::render::mcp::mapping::Location;
+
+/// A cancel waiting on the person's answer, by task row.
+pub(in crate::serve::handler) struct Pending {
+    /// The question's key in the task's `inputRequests`: never used twice for one task
+    /// (SEP-2663), so it carries when it was asked and a sequence number.
+    key: String,
+    question: InputRequest,
+    /// The call's sealed request state, which the answer is sent back with.
+    request_state: Option<String>,
+    /// The cancel tool and its arguments, as the first attempt sent them.
+    index: usize,
+    args: Map<String, Value>,
+    /// What the task says once cancelled.
+    done: String,
+}
+
+/// A number for each question asked, so two asked in one second get two keys.
+static ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Shared {
     /// `tasks/cancel`: the manifest's cancel operation (`async.cancelWith`) called for
@@ -20,7 +51,7 @@ impl Shared {
     pub(in crate::serve::handler) async fn cancel_task(
         &self,
         id: &str,
-        context: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // Known tasks only: an unknown id is the same error as for `tasks/get`.
         let current = self.get_task(id).await?;
@@ -60,8 +91,7 @@ impl Shared {
             .unwrap_or_else(|| path_param.clone());
         let mut args = Map::new();
         args.insert(param.clone(), Value::String(job.clone()));
-        let request = rmcp::model::CallToolRequestParams::new(tool.op.id.clone())
-            .with_arguments(args.clone());
+        let request = CallToolRequestParams::new(tool.op.id.clone()).with_arguments(args.clone());
         let refused = |why: String| {
             Err(ErrorData::invalid_request(
                 self.redactor.text(&format!(
@@ -70,33 +100,40 @@ impl Shared {
                 None,
             ))
         };
+        let done = format!("Cancelled with {} ({param}: {job}).", tool.op.id);
         match self.call(index, request, context).await? {
-            rmcp::model::CallToolResponse::Complete(result) if result.is_error != Some(true) => {
-                let mut task = current.task.task;
-                task.status_message =
-                    Some(format!("Cancelled with {} ({param}: {job}).", tool.op.id));
-                task.last_updated_at = iso8601(self.sealer.clock().now());
-                self.polled
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(
-                        row,
-                        Polled {
-                            at: self.sealer.clock().now(),
-                            task: DetailedTask::new(task, TaskPayload::Cancelled),
-                        },
-                    );
+            CallToolResponse::Complete(result) if result.is_error != Some(true) => {
+                self.cancelled(row, current.task.task, done);
                 Ok(())
             }
-            rmcp::model::CallToolResponse::Complete(result) => {
-                let said: Vec<String> = result
-                    .content
-                    .iter()
-                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-                    .collect();
-                refused(format!("{} answered: {}", tool.op.id, said.join(" ")))
+            CallToolResponse::Complete(result) => {
+                refused(format!("{} answered: {}", tool.op.id, said(&result)))
             }
-            // The person's yes is asked with a round trip tasks/cancel cannot carry.
+            // 2026-07-28: the person is asked through the task (`input_required`).
+            CallToolResponse::InputRequired(asked) => {
+                let question = asked
+                    .input_requests
+                    .and_then(|mut requests| requests.remove(CONSENT_INPUT));
+                let Some(question) = question else {
+                    return refused(format!("{} asked for input it did not name.", tool.op.id));
+                };
+                let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let key = format!("cancel-{}-{n}", self.sealer.clock().now());
+                self.cancels
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .entry(row)
+                    // A cancel asked again while its question is open is that question.
+                    .or_insert(Pending {
+                        key,
+                        question,
+                        request_state: asked.request_state,
+                        index,
+                        args,
+                        done,
+                    });
+                Ok(())
+            }
             _ => refused(format!(
                 "cancelling needs the person's yes, which this request cannot ask for: call \
                  the tool {} with {{\"{param}\": \"{job}\"}} (it asks them first).",
@@ -104,4 +141,134 @@ impl Shared {
             )),
         }
     }
+
+    /// `tasks/update`: the person's answer to a cancel's question. A yes sends the
+    /// cancel (the call's own consent check opens the sealed request state); a no, or
+    /// an answer to a question that is not open, changes nothing.
+    pub(in crate::serve::handler) async fn update_task(
+        &self,
+        id: &str,
+        responses: &InputResponses,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Known tasks only, as for `tasks/get`.
+        let current = self.get_task(id).await?;
+        let row = row_of(id).unwrap_or_default();
+        let pending = {
+            let mut cancels = self
+                .cancels
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match cancels.get(&row) {
+                Some(p) if responses.contains_key(&p.key) => cancels.remove(&row),
+                // SEP-2663: an answer to a key that is not outstanding is ignored.
+                _ => None,
+            }
+        };
+        let Some(pending) = pending else {
+            return Ok(());
+        };
+        if current.task.status().is_terminal() {
+            return Ok(());
+        }
+        let tool = &self.tools[pending.index];
+        let mut request =
+            CallToolRequestParams::new(tool.op.id.clone()).with_arguments(pending.args.clone());
+        request.request_state = pending.request_state.clone();
+        request.input_responses = Some(InputResponses::from_iter([(
+            CONSENT_INPUT.to_string(),
+            responses[&pending.key].clone(),
+        )]));
+        match self.call(pending.index, request, context).await? {
+            CallToolResponse::Complete(result) if result.is_error != Some(true) => {
+                self.cancelled(row, current.task.task, pending.done);
+            }
+            // Asked once more (a second question of the same call): shown in its turn.
+            CallToolResponse::InputRequired(asked) => {
+                if let Some(question) = asked
+                    .input_requests
+                    .and_then(|mut requests| requests.remove(CONSENT_INPUT))
+                {
+                    let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let key = format!("cancel-{}-{n}", self.sealer.clock().now());
+                    self.cancels
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert(
+                            row,
+                            Pending {
+                                key,
+                                question,
+                                request_state: asked.request_state,
+                                ..pending
+                            },
+                        );
+                }
+            }
+            // Declined, or refused by the cancel's own checks: nothing was sent, and
+            // the job goes on; the call logged why.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The task of `row` with an open cancel question shown: `input_required`, with the
+    /// question under its key, while the task has not ended.
+    pub(in crate::serve::handler) fn with_question(
+        &self,
+        row: i64,
+        task: DetailedTask,
+    ) -> DetailedTask {
+        if task.status().is_terminal() {
+            return task;
+        }
+        let cancels = self
+            .cancels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(pending) = cancels.get(&row) else {
+            return task;
+        };
+        let mut shown = task.task;
+        shown.status_message = Some(format!(
+            "Cancelling needs the person's yes: {} is asked in inputRequests; answer with \
+             tasks/update. The job goes on meanwhile.",
+            self.tools[pending.index].op.id
+        ));
+        DetailedTask::new(
+            shown,
+            TaskPayload::InputRequired {
+                input_requests: InputRequests::from_iter([(
+                    pending.key.clone(),
+                    pending.question.clone(),
+                )]),
+            },
+        )
+    }
+
+    /// Holds row `row`'s task as cancelled, `message` saying how.
+    fn cancelled(&self, row: i64, mut task: Task, message: String) {
+        task.status_message = Some(message);
+        task.last_updated_at = iso8601(self.sealer.clock().now());
+        self.polled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(
+                row,
+                Polled {
+                    at: self.sealer.clock().now(),
+                    task: DetailedTask::new(task, TaskPayload::Cancelled),
+                },
+            );
+    }
+}
+
+/// The text of a tool answer, its blocks joined.
+fn said(result: &rmcp::model::CallToolResult) -> String {
+    let said: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    said.join(" ")
 }
