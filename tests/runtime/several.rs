@@ -186,6 +186,70 @@ async fn a_call_whose_instance_was_killed_is_not_sent_again_by_the_other() {
     );
 }
 
+/// An outcome the ledger could not take when it came (the database refused the write)
+/// is recorded once the ledger takes writes again: the other instance then answers the
+/// identical call from the row. Held in the sender's memory only, the row stayed pending
+/// under its lease, and once the lease ran out the other instance would send the call
+/// again — a second job at a provider that ignores retry keys.
+#[tokio::test]
+async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
+    let p = ignoring_keys();
+    let cluster = postgres::cluster();
+    let ledger = cluster.database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await;
+    let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
+    let token = confirmation(&a).await;
+
+    let gate = p.hold("createVideo");
+    let Value::Object(args) = with_confirmation(&token) else {
+        unreachable!()
+    };
+    let params = CallToolRequestParams::new("createVideo").with_arguments(args);
+    let peer = a.client.peer().clone();
+    let pending = tokio::spawn(async move { peer.call_tool(params).await });
+    p.wait_until("a held createVideo", |c| c.held("createVideo") == 1)
+        .await;
+    // From here the database refuses every outcome (a row may stay only pending).
+    cluster.sql(
+        &ledger,
+        "ALTER TABLE connectorgen_calls ADD CONSTRAINT held_open CHECK (status = 'pending') NOT VALID",
+    );
+    gate.release();
+    let first = pending.await.unwrap().unwrap();
+    assert!(!is_error(&first), "{}", text_of(&first));
+    assert!(
+        serve_meta(&first)["unrecorded"].is_string(),
+        "{first:?}\n{:#?}",
+        a.log()
+    );
+    let during = b.call("createVideo", with_confirmation(&token)).await;
+    assert_eq!(serve_meta(&during)["inFlight"], true, "{during:?}");
+
+    cluster.sql(
+        &ledger,
+        "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
+    );
+    // The sender's next call offers the outcome again first (so does its timer).
+    let again = a.call("createVideo", with_confirmation(&token)).await;
+    assert!(text_of(&again).contains("vid_1"), "{}", text_of(&again));
+    let after = b.call("createVideo", with_confirmation(&token)).await;
+    assert_ne!(
+        serve_meta(&after)["inFlight"],
+        true,
+        "{after:?}\n{:#?}",
+        a.log()
+    );
+    assert!(text_of(&after).contains("vid_1"), "{}", text_of(&after));
+    let c = p.counters();
+    assert_eq!(
+        (c.of("createVideo"), c.jobs_created),
+        (1, 1),
+        "{:#?}",
+        p.received()
+    );
+}
+
 /// Two people, each with their own credential, share one ledger: neither's job answers the
 /// other's identical call, and one's confirmation value does not open the other's.
 #[tokio::test]

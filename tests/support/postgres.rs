@@ -261,6 +261,26 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Runs `statement` in the database of `url` (one made by [`Cluster::database`]), as
+    /// the cluster's superuser: a test's fault put in and taken out.
+    pub fn sql(&self, url: &str, statement: &str) {
+        let name = url.rsplit('/').next().unwrap_or_default();
+        let mut psql = Command::new(self.bin.join("psql"));
+        psql.arg("-h").arg(&self.dir).args([
+            "-U",
+            "postgres",
+            "-d",
+            name,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            statement,
+        ]);
+        run(psql, "psql");
+    }
+}
+
 /// A short unique suffix without a random-number crate: the time's nanoseconds.
 fn uuid_ish() -> String {
     let nanos = std::time::SystemTime::now()

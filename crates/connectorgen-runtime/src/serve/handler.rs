@@ -199,7 +199,7 @@ impl Server {
             ))
             .with_instructions(instructions(&connector, &env_name, config.enforce_consent));
         info.protocol_version = ProtocolVersion::LATEST;
-        Ok(Server(Arc::new(Shared {
+        let shared = Arc::new(Shared {
             tools: served,
             by_name,
             client,
@@ -214,7 +214,24 @@ impl Server {
             unrecorded: Mutex::default(),
             polled: Mutex::default(),
             cancels: Mutex::default(),
-        })))
+        });
+        // An outcome held in memory is offered to the ledger again every few seconds,
+        // as well as before each claim: an instance that gets no more calls still
+        // records it once the ledger is back, before its lease runs out.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let shared = Arc::downgrade(&shared);
+            runtime.spawn(async move {
+                let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+                loop {
+                    tick.tick().await;
+                    let Some(shared) = shared.upgrade() else {
+                        break;
+                    };
+                    shared.record_held();
+                }
+            });
+        }
+        Ok(Server(shared))
     }
 
     pub(crate) fn redactor(&self) -> &Redactor {
@@ -453,6 +470,46 @@ impl Shared {
     }
 
     /// The error that kept row `id`'s outcome out of the ledger, if one did.
+    /// Offers the ledger again the outcomes it could not take. Once it takes one, the
+    /// row is answered for every instance and its lease let go; held in this process
+    /// only, the lease would run out with the row still pending, and another instance
+    /// would send the identical call again (a second order where the provider ignores
+    /// retry keys).
+    fn record_held(&self) {
+        let held: Vec<(i64, Outcome)> = self
+            .unrecorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(id, (outcome, _))| (*id, outcome.clone()))
+            .collect();
+        let now = self.sealer.clock().now();
+        for (id, outcome) in held {
+            if self.ledger.finish(id, &outcome, now).is_err() {
+                continue;
+            }
+            self.unrecorded
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&id);
+            self.redactor.line(
+                "warning",
+                json!({"message": format!(
+                    "the outcome of ledger row {id}, held in memory, is recorded in the ledger now"
+                )}),
+            );
+            // A send still under way lets its lease go when it ends (`Sending`).
+            let sending = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains_key(&id);
+            if !sending {
+                self.ledger.release(id);
+            }
+        }
+    }
+
     fn unrecorded_error(&self, id: i64) -> Option<String> {
         self.unrecorded
             .lock()
@@ -655,6 +712,8 @@ impl Shared {
         retry_safe: bool,
     ) -> Result<Claimed<'_>, LedgerError> {
         let op = &served.op;
+        // Before this call is decided: an outcome held in memory may be taken now.
+        self.record_held();
         let now = self.sealer.clock().now();
         let mut flying = self
             .in_flight
