@@ -126,6 +126,7 @@ const ACCEPTED: &[&str] = &[
     "unknown-job-status", // the values against the poll's answer schema: two values
     "unknown-cancel-target", // an operation id: a value the schema cannot know
     "unsafe-cancel-target", // what the named operation is: two values
+    "unsafe-cancel-target--without-id", // the named operation's path: two values
     "input-not-allowed",
     "input-not-allowed--input-type-without-input",
     "invalid-operation-id",

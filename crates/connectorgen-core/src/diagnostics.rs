@@ -584,7 +584,9 @@ pub enum Diagnostic {
     ///
     /// A cancel changes the job at the provider: a read changes nothing, so the person
     /// would be told the job stopped while it runs on and charges; the create itself, or
-    /// another async operation, would start work instead of ending it.
+    /// another async operation, would start work instead of ending it; and an operation
+    /// with no path parameter cannot be told which job to stop (`serve` sends the job's
+    /// id as the cancel's last path parameter).
     #[error("cancel target `{target}` cannot cancel the job: {reason}")]
     #[diagnostic(help(
         "point `cancelWith` at the provider's cancel, a write taking the job's id (e.g. `POST /v1/videos/{{id}}/cancel` or `DELETE /v1/videos/{{id}}`), or leave it out: the task is then not cancellable"

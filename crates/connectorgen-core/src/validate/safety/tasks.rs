@@ -75,6 +75,9 @@ pub(in crate::validate) fn job_tasks(
                         Some("it is a read, which changes nothing at the provider")
                     } else if target.async_.is_some() {
                         Some("it is itself async: it would start other work")
+                    } else if target.path_params.is_empty() {
+                        // serve sends the job's id as the cancel's last path parameter.
+                        Some("it takes no path parameter to name the job by")
                     } else {
                         None
                     };
