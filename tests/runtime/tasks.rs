@@ -119,9 +119,10 @@ async fn one_job_one_task(transport: Transport) {
     assert_eq!(again.task.status(), TaskStatus::Completed);
     assert_eq!(p.counters().of("getVideo"), 1);
 
-    // The identical call resubmitted: the same task, nothing sent.
+    // The identical call resubmitted: the same task, as it now stands, nothing sent.
     let resubmitted = task_of(s.call_once("createVideo", cat()).await);
     assert_eq!(resubmitted.task.task_id, id);
+    assert_eq!(resubmitted.task.status, TaskStatus::Completed);
     assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
     assert_eq!(p.counters().jobs_created, 1);
     s.close().await;

@@ -146,11 +146,18 @@ impl Shared {
             return None;
         }
         let a = served.op.async_.as_ref()?;
-        Some(CreateTaskResult::new(self.task(
-            &entry,
-            a,
-            TaskStatus::Working,
-        )))
+        // An identical call after the task ended says so (the result is for tasks/get),
+        // rather than the state it started in.
+        let held = self
+            .polled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+            .map(|p| p.task.task.clone())
+            .filter(|t| t.status.is_terminal());
+        Some(CreateTaskResult::new(held.unwrap_or_else(|| {
+            self.task(&entry, a, TaskStatus::Working)
+        })))
     }
 
     /// Row `row` if one of this instance's tools made it with the credential it is served
