@@ -68,7 +68,12 @@ pub(crate) fn run_explain(
         ui.out(&explain::list(connector));
         return Ok(ExitCode::SUCCESS);
     }
-    match explain::explain(connector, outputs, operation.as_deref().unwrap_or_default()) {
+    match explain::explain(
+        connector,
+        outputs,
+        &analysis.served_descriptions,
+        operation.as_deref().unwrap_or_default(),
+    ) {
         Ok(text) => {
             ui.out(&text);
             Ok(ExitCode::SUCCESS)

@@ -842,7 +842,13 @@ fn explain_shows_confirm_change_and_when_in_every_target() {
         ("deleteCustomer", "PERMANENT"),
     ];
     for (id, sentence) in cases {
-        let text = connectorgen_core::explain::explain(&connector, &outputs, id).unwrap();
+        let text = connectorgen_core::explain::explain(
+            &connector,
+            &outputs,
+            &std::collections::BTreeMap::default(),
+            id,
+        )
+        .unwrap();
         for title in [
             "muse: openapi.json, description:",
             "openai: openapi.openai.json, description:",
@@ -858,8 +864,13 @@ fn explain_shows_confirm_change_and_when_in_every_target() {
         let llms = explain_section(&text, "muse: llms.txt, lines that name it:").join("\n");
         assert!(llms.contains(&format!("`{id}`")), "{id}: {text}");
     }
-    let change =
-        connectorgen_core::explain::explain(&connector, &outputs, "cancelPaymentIntent").unwrap();
+    let change = connectorgen_core::explain::explain(
+        &connector,
+        &outputs,
+        &std::collections::BTreeMap::default(),
+        "cancelPaymentIntent",
+    )
+    .unwrap();
     assert!(change.contains("x-async-returns: \"change\""));
     assert!(change.contains("destructiveHint: true"));
     assert!(change.contains(

@@ -177,7 +177,14 @@ pub fn stats(connector: &Connector, outputs: &Outputs) -> Result<String, String>
 }
 
 /// Everything the model reads about operation `id`, or a did-you-mean message.
-pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<String, String> {
+/// `served` holds the descriptions `connectorgen serve` lists where they differ from
+/// mcp-tools.json's (`Analysis::served_descriptions`: the server sends the retry key).
+pub fn explain(
+    connector: &Connector,
+    outputs: &Outputs,
+    served: &std::collections::BTreeMap<String, String>,
+    id: &str,
+) -> Result<String, String> {
     let Some(op) = connector.operations.iter().find(|o| o.id == id) else {
         return Err(escape(&format!(
             "no operation `{id}` in this manifest; {}",
@@ -268,6 +275,13 @@ pub fn explain(connector: &Connector, outputs: &Outputs, id: &str) -> Result<Str
                 arguments.join(", ")
             ),
         );
+        if let Some(text) = served.get(&op.id) {
+            section(
+                &mut out,
+                "mcp: as `connectorgen serve` lists it (the server sends the retry key), description",
+            );
+            indent(&mut out, text);
+        }
     }
     Ok(escape(&out).into_owned())
 }
