@@ -60,6 +60,15 @@ impl Shared {
             return Ok(());
         }
         let row = row_of(id).unwrap_or_default();
+        // Asked for again while its question is open: that question, nothing new.
+        if self
+            .cancels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains_key(&row)
+        {
+            return Ok(());
+        }
         let entry = self.own_entry(row).ok().flatten();
         let served = entry
             .as_ref()
@@ -123,7 +132,7 @@ impl Shared {
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .entry(row)
-                    // A cancel asked again while its question is open is that question.
+                    // Two cancels racing to ask: the first question stands.
                     .or_insert(Pending {
                         key,
                         question,
