@@ -91,9 +91,11 @@ pub(super) fn poll_interval_ms(a: &Async) -> u64 {
 
 /// Whether a task last polled at `last` may be polled again at `now` (seconds): at
 /// most once per poll interval, so a client polling in a loop cannot make the server
-/// poll the provider in a loop.
+/// poll the provider in a loop. The clock reads whole seconds, so two readings `n`
+/// apart may be as little as `n - 1` seconds apart: one second more makes the bound
+/// hold (a poll may come up to a second late, never early).
 pub(super) fn due(last: Option<u64>, now: u64, interval_ms: u64) -> bool {
-    last.is_none_or(|at| now >= at.saturating_add(interval_ms.div_ceil(1000)))
+    last.is_none_or(|at| now >= at.saturating_add(interval_ms.div_ceil(1000) + 1))
 }
 
 /// The task id of row `entry`: its id and a digest of its retry key, so a task id names
@@ -463,11 +465,14 @@ mod tests {
     fn a_task_is_polled_at_most_once_per_interval() {
         assert!(due(None, 100, 9_000));
         assert!(!due(Some(100), 100, 9_000));
-        assert!(!due(Some(100), 108, 9_000));
-        assert!(due(Some(100), 109, 9_000));
-        // Less than a second rounds up to one: never twice in the same second.
+        // 100 and 109 may be 100.9 and 109.0: 8.1 seconds apart.
+        assert!(!due(Some(100), 109, 9_000));
+        assert!(due(Some(100), 110, 9_000));
+        // Less than a second rounds up to one, read as two whole seconds: 100.9 and
+        // 101.0 are not a second apart.
         assert!(!due(Some(100), 100, 1));
-        assert!(due(Some(100), 101, 1));
+        assert!(!due(Some(100), 101, 1));
+        assert!(due(Some(100), 102, 1));
     }
 
     #[test]
