@@ -280,17 +280,17 @@ impl Shared {
         };
         args.insert(param.clone(), value);
         let task = self.poll_job(&entry, a, poll, &args, now).await;
+        self.hold(row, now, task.clone());
+        Ok(GetTaskResult::new(task))
+    }
+
+    /// Holds `task` as row `row`'s state, found at `at`: what `tasks/get` answers until
+    /// the next poll is due (for good, once terminal).
+    fn hold(&self, row: i64, at: u64, task: DetailedTask) {
         self.polled
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(
-                row,
-                Polled {
-                    at: now,
-                    task: task.clone(),
-                },
-            );
-        Ok(GetTaskResult::new(task))
+            .insert(row, Polled { at, task });
     }
 
     /// One poll of the job of `entry` through the poll target `poll`, as a task state.

@@ -22,7 +22,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::super::{CONSENT_INPUT, Shared};
-use super::{Polled, iso8601, row_of};
+use super::{iso8601, row_of};
 use connectorgen_core::render::mcp::mapping::Location;
 
 /// A cancel waiting on the person's answer, by task row.
@@ -258,17 +258,9 @@ impl Shared {
     /// Holds row `row`'s task as cancelled, `message` saying how.
     fn cancelled(&self, row: i64, mut task: Task, message: String) {
         task.status_message = Some(message);
-        task.last_updated_at = iso8601(self.sealer.clock().now());
-        self.polled
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(
-                row,
-                Polled {
-                    at: self.sealer.clock().now(),
-                    task: DetailedTask::new(task, TaskPayload::Cancelled),
-                },
-            );
+        let now = self.sealer.clock().now();
+        task.last_updated_at = iso8601(now);
+        self.hold(row, now, DetailedTask::new(task, TaskPayload::Cancelled));
     }
 }
 
