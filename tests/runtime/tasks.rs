@@ -385,7 +385,9 @@ async fn an_earlier_revision_declaring_the_extension_gets_the_answer_of_before()
     assert_eq!(p.counters().of("createVideo"), 1);
     let refused = s.get_task("1-000000000000000000000000").await;
     assert!(
-        matches!(&refused, Err(rmcp::ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY),
+        matches!(&refused, Err(rmcp::ServiceError::McpError(e))
+            if e.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+                && e.message.contains("from protocol revision 2026-07-28 on")),
         "{refused:?}"
     );
     s.close().await;

@@ -413,7 +413,7 @@ impl rmcp::ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         if !tasks::declared(&context) {
-            return Err(tasks::undeclared());
+            return Err(tasks::undeclared(&context));
         }
         // Every answer leaves through the redactor, a task's state too.
         match self.0.get_task(&request.task_id).await {
@@ -431,7 +431,7 @@ impl rmcp::ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if !tasks::declared(&context) {
-            return Err(tasks::undeclared());
+            return Err(tasks::undeclared(&context));
         }
         self.0
             .update_task(&request.task_id, &request.input_responses, &context)
@@ -448,7 +448,7 @@ impl rmcp::ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if !tasks::declared(&context) {
-            return Err(tasks::undeclared());
+            return Err(tasks::undeclared(&context));
         }
         self.0
             .cancel_task(&request.task_id, &context)

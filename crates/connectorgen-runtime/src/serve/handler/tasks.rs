@@ -27,6 +27,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::{Served, Shared};
@@ -72,13 +73,27 @@ pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// The answer to `tasks/*` from a request that may not use tasks: as to a client that
-/// declared no tasks capability (`-32021`).
-pub(super) fn undeclared() -> ErrorData {
-    ErrorData::missing_required_client_capability(
+/// declared no tasks capability (`-32021`), saying so on an earlier revision.
+pub(super) fn undeclared(context: &RequestContext<RoleServer>) -> ErrorData {
+    let mut error = ErrorData::missing_required_client_capability(
         rmcp::model::ClientCapabilities::builder()
             .enable_tasks()
             .build(),
-    )
+    );
+    // A client of an earlier revision may have declared it at initialize: say why
+    // that does not count.
+    if let Some(version) = context
+        .protocol_version()
+        .filter(ProtocolVersion::has_initialize)
+    {
+        error.message = format!(
+            "{}: the tasks extension is defined from protocol revision 2026-07-28 on, and \
+             this session speaks {version}",
+            error.message
+        )
+        .into();
+    }
+    error
 }
 
 /// The suggested wait between two `tasks/get` of a job, in milliseconds: a tenth of its

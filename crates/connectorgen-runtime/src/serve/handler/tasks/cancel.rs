@@ -38,6 +38,8 @@ pub(in crate::serve::handler) struct Pending {
     args: Map<String, Value>,
     /// What the task says once cancelled.
     done: String,
+    /// When the question was asked (seconds): the task's `lastUpdatedAt` while it is open.
+    at: u64,
 }
 
 /// A number for each question asked, so two asked in one second get two keys.
@@ -126,20 +128,21 @@ impl Shared {
                 let Some(question) = question else {
                     return refused(format!("{} asked for input it did not name.", tool.op.id));
                 };
+                let at = self.sealer.clock().now();
                 let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let key = format!("cancel-{}-{n}", self.sealer.clock().now());
                 self.cancels
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .entry(row)
                     // Two cancels racing to ask: the first question stands.
                     .or_insert(Pending {
-                        key,
+                        key: format!("cancel-{at}-{n}"),
                         question,
                         request_state: asked.request_state,
                         index,
                         args,
                         done,
+                        at,
                     });
                 Ok(())
             }
@@ -198,25 +201,36 @@ impl Shared {
                     .input_requests
                     .and_then(|mut requests| requests.remove(CONSENT_INPUT))
                 {
+                    let at = self.sealer.clock().now();
                     let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let key = format!("cancel-{}-{n}", self.sealer.clock().now());
                     self.cancels
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .insert(
                             row,
                             Pending {
-                                key,
+                                key: format!("cancel-{at}-{n}"),
                                 question,
                                 request_state: asked.request_state,
+                                at,
                                 ..pending
                             },
                         );
                 }
             }
             // Declined, or refused by the cancel's own checks: nothing was sent, and
-            // the job goes on; the call logged why.
-            _ => {}
+            // the job goes on (the call logged why); the task changed, back to working.
+            _ => {
+                let now = self.sealer.clock().now();
+                if let Some(held) = self
+                    .polled
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get_mut(&row)
+                {
+                    held.task.task.last_updated_at = iso8601(now);
+                }
+            }
         }
         Ok(())
     }
@@ -239,6 +253,7 @@ impl Shared {
             return task;
         };
         let mut shown = task.task;
+        shown.last_updated_at = iso8601(pending.at);
         shown.status_message = Some(format!(
             "Cancelling needs the person's yes: {} is asked in inputRequests; answer with \
              tasks/update. The job goes on meanwhile.",
