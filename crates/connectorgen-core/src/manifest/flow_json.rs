@@ -875,6 +875,11 @@ impl<'a> Reader<'a> {
             self.pos += run;
             if self.peek()? == b'"' {
                 self.pos += 1;
+                // A string with an escape was grown piece by piece, to up to twice its
+                // length; it is kept (in the model) to the end of the build.
+                if out.len() != plain.len() {
+                    out.shrink_to_fit();
+                }
                 return Some(out);
             }
             self.pos += 1;
