@@ -105,7 +105,7 @@ pub fn parse_with(
 /// header list. Read item by item, a list starts with room for four entries of about
 /// 500 bytes (spans included) and most operations list one to three; the lists live
 /// until validation ends, where a build's memory peaks, and what is given back here is
-/// reused by what validation makes (6 MB at 10,000 operations).
+/// reused by what validation makes.
 fn fit_parameter_lists(raw: &mut RawManifest) {
     let Some(ops) = &mut raw.operations else {
         return;

@@ -130,8 +130,8 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         ..
     } = op;
     // The maps and lists below are made at the size they end with: they are held to the
-    // end of a build (10,000 operations hold about 60,000 of them), and one grown by
-    // inserts (as `json!` builds its maps) keeps room for twice its entries.
+    // end of a build, several per operation, and one grown by inserts (as `json!` builds
+    // its maps) keeps room for up to twice its entries.
     let mut parameters: Vec<Value> = Vec::with_capacity(
         path_params.len() + query.len() + headers.len() + usize::from(op.idempotency_key.is_some()),
     );
