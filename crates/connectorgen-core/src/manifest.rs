@@ -374,12 +374,11 @@ pub struct RawCredentialPart {
 }
 
 /// One entry of `operations:`.
-///
-/// The keys most operations leave out and whose values are large (`spends`, `confirm`,
-/// `async`, `idempotency`, `openapi`, `probe`: about half of the entry's 3 KB, spans
-/// included) are boxed, so that an absent one takes a pointer: the list of entries is
-/// held whole until validation ends, where the build's memory peaks (12 MB less at
-/// 10,000 operations).
+// (Not in the doc comment, which is the JSON Schema's description.) The keys most
+// operations leave out and whose values are large (`spends`, `confirm`, `async`,
+// `idempotency`, `openapi`, `probe`: about half of the entry's 3 KB, spans included) are
+// boxed, so that an absent one takes a pointer: the list of entries is held whole until
+// validation ends, where the build's memory peaks (12 MB less at 10,000 operations).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawOperation {
