@@ -629,6 +629,10 @@ struct Reader<'a> {
     /// made once its members are known, at its size (a map grown member by member
     /// reallocates and copies its entries and index).
     members: Vec<(String, Value)>,
+    /// The items of the arrays being read, innermost last, for the same reason: each
+    /// array is made at its length (pushed one by one, a `Vec` of `Value`s starts at
+    /// four, so `"required": ["id"]` held 320 bytes).
+    items: Vec<Value>,
 }
 
 impl<'a> Reader<'a> {
@@ -637,6 +641,7 @@ impl<'a> Reader<'a> {
             s,
             pos: 0,
             members: Vec::new(),
+            items: Vec::new(),
         }
     }
 
@@ -818,22 +823,25 @@ impl<'a> Reader<'a> {
 
     fn array(&mut self, depth: usize) -> Option<Vec<Value>> {
         self.pos += 1;
-        let mut items = Vec::new();
         self.spaces();
         if self.eat(b']') {
-            return Some(items);
+            return Some(Vec::new());
         }
+        let first = self.items.len();
         loop {
             self.spaces();
-            items.push(self.value(depth)?);
+            // On `None` the whole read is given up, as for `object`.
+            let item = self.value(depth)?;
+            self.items.push(item);
             self.spaces();
             if self.eat(b']') {
-                return Some(items);
+                break;
             }
             if !self.eat(b',') {
                 return None;
             }
         }
+        Some(self.items.drain(first..).collect())
     }
 
     /// A double-quoted string with the escapes YAML reads the same way, and only
@@ -867,6 +875,11 @@ impl<'a> Reader<'a> {
             self.pos += run;
             if self.peek()? == b'"' {
                 self.pos += 1;
+                // A string with an escape was grown piece by piece, to up to twice its
+                // length; it is kept (in the model) to the end of the build.
+                if out.len() != plain.len() {
+                    out.shrink_to_fit();
+                }
                 return Some(out);
             }
             self.pos += 1;

@@ -677,8 +677,12 @@ impl Prose {
     /// `descriptions.md`, from the `file_context`.
     pub(super) fn descriptions_md(&self, ctx: &Value) -> Result<String, RenderError> {
         // Not `tidy`: the fenced descriptions must stay byte-exact, blank lines included.
-        let text = self.render("descriptions.md.j2", ctx.clone())?;
-        Ok(format!("{}\n", text.trim_end()))
+        // The text ends in place rather than through `format!`, which copied the whole
+        // file (3.7 MB at 10,000 operations) into a string grown by doubling.
+        let mut text = self.render("descriptions.md.j2", ctx.clone())?;
+        text.truncate(text.trim_end().len());
+        text.push('\n');
+        Ok(text)
     }
 }
 

@@ -129,13 +129,23 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         headers,
         ..
     } = op;
-    let mut parameters: Vec<Value> = path_params
-        .iter()
-        .map(|name| match params.iter().position(|p| &p.name == name) {
+    // The maps and lists below are made at the size they end with: they are held to the
+    // end of a build, several per operation, and one grown by inserts (as `json!` builds
+    // its maps) keeps room for up to twice its entries.
+    let mut parameters: Vec<Value> = Vec::with_capacity(
+        path_params.len() + query.len() + headers.len() + usize::from(op.idempotency_key.is_some()),
+    );
+    parameters.extend(path_params.iter().map(|name| {
+        match params.iter().position(|p| &p.name == name) {
             Some(i) => params.remove(i).into_value(),
-            None => json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } }),
-        })
-        .collect();
+            None => object([
+                ("name", Value::String(name.clone())),
+                ("in", Value::String("path".into())),
+                ("required", Value::Bool(true)),
+                ("schema", object([("type", Value::String("string".into()))])),
+            ]),
+        }
+    }));
     parameters.extend(query.into_iter().map(Param::into_value));
     parameters.extend(headers.into_iter().map(Param::into_value));
     if let Some(required) = op.idempotency_key {
@@ -145,7 +155,13 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
     // The author's schemas are moved into place, never through `json!`: with a variable
     // in it, `json!` serialises a deep copy (9% of a build's instructions at 10,000
     // operations).
-    let mut http = Map::with_capacity(6);
+    let mut http = Map::with_capacity(
+        usize::from(!op.tags.is_empty())
+            + usize::from(!parameters.is_empty())
+            + usize::from(op.input.is_some())
+            + 1
+            + usize::from(op.deprecated),
+    );
     if !op.tags.is_empty() {
         let tags = op.tags.into_iter().map(Value::String).collect();
         http.insert("tags".into(), Value::Array(tags));
@@ -168,7 +184,13 @@ pub(crate) fn operation(op: Inline, errors: &Errors) -> Map<String, Value> {
         }
         None => "Success.",
     };
-    let mut responses = Map::with_capacity(4);
+    let errors_here = match errors {
+        Errors::Problem => {
+            1 + usize::from(op.idempotency_key.is_some()) + usize::from(op.returns.is_some())
+        }
+        Errors::Provider { statuses, .. } => statuses.len(),
+    };
+    let mut responses = Map::with_capacity(1 + errors_here);
     let mut ok = Map::with_capacity(2);
     ok.insert("description".into(), Value::String(success.into()));
     if op.status != 204 {
@@ -248,6 +270,16 @@ fn merge_parameters(ours: &mut Vec<Value>, theirs: Vec<Value>) {
             (_, param) => ours.push(param),
         }
     }
+}
+
+/// A JSON object of these members in this order, made at its size (`json!` grows its
+/// maps an insert at a time).
+pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in members {
+        map.insert(key.to_string(), value);
+    }
+    Value::Object(map)
 }
 
 fn reference(response: &str) -> Value {

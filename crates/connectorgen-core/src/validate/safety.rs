@@ -265,15 +265,15 @@ fn declared_read(v: &mut Validator, raw: &RawOperation, name: &str, is_get: bool
     if is_get {
         return true;
     }
-    let confirm = raw.confirm.as_ref().filter(|c| c.value.value());
+    let confirm = raw.confirm.as_deref().filter(|c| c.value.value());
     let contradictions = [
         (
-            raw.spends.as_ref().map(span),
+            raw.spends.as_deref().map(span),
             "spend the person's money",
             "spends",
         ),
         (
-            raw.async_.as_ref().map(span),
+            raw.async_.as_deref().map(span),
             "start a job (be async)",
             "async",
         ),
@@ -334,7 +334,7 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
         summary: at(&raw.summary),
         description: at(&raw.description),
         description_from_base: false,
-        spends: raw.spends.as_ref().map(span),
+        spends: raw.spends.as_deref().map(span),
         note: spends_part(raw, |s| s.note.as_ref()),
         when: spends_part(raw, |s| s.when.as_ref()),
         confirm_when: raw.confirm.as_ref().and_then(|c| match &c.value {
@@ -361,7 +361,7 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
             .as_ref()
             .and_then(|a| a.value.cancel_with.as_ref())
             .map(span),
-        idempotency: raw.idempotency.as_ref().map(span),
+        idempotency: raw.idempotency.as_deref().map(span),
         // Where the schemas are defined: a schema reused through a YAML alias is one
         // schema, and findings about it point at (and are reported once for) its anchor.
         input: raw.input.as_ref().map(|s| span_of(&s.defined)),

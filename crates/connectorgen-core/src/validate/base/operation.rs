@@ -78,7 +78,7 @@ fn base_operation<'a>(
         safety.idempotency.clone(),
         &base_candidates(base, &found.path, object),
         needs_idempotency_key(method, safety.spends_or_async()),
-        raw.idempotency.as_ref().map_or(at, span),
+        raw.idempotency.as_deref().map_or(at, span),
     );
     // As inline, but the HTTP parts are the base document's: findings about them
     // point at `operation:`, where an override would go.
@@ -152,7 +152,7 @@ fn refuse_inline_keys(v: &mut Validator, raw: &RawOperation, at: Span) {
         ("headers", first_or(raw.headers.as_ref(), at)),
         ("deprecated", raw.deprecated.as_ref().map(span)),
         ("tags", first_or(raw.tags.as_ref(), at)),
-        ("openapi", raw.openapi.as_ref().map(span)),
+        ("openapi", raw.openapi.as_deref().map(span)),
     ];
     for (key, place) in inline_keys {
         if let Some(place) = place {

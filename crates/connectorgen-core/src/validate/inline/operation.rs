@@ -203,7 +203,7 @@ fn inline_operation<'a>(
     let idempotency = match idempotency {
         Idempotency::Key(key) if !short => {
             let id = id.as_deref().unwrap_or_default();
-            let span = raw.idempotency.as_ref().map_or(at, span);
+            let span = raw.idempotency.as_deref().map_or(at, span);
             Idempotency::Key(declare_key(v, id, key, &mut http, span)?)
         }
         other => other,

@@ -23,6 +23,7 @@ use crate::model::{
     key_name_problem,
 };
 use crate::validate::context::Validator;
+use crate::validate::lower::object;
 
 /// `idempotency:` as written, before the operation decides what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,13 +50,24 @@ starting or charging for a second one.";
 
 /// The `Idempotency-Key` header parameter connectorgen declares.
 pub(in crate::validate) fn idempotency_parameter(required: bool) -> Value {
-    json!({
-        "name": IDEMPOTENCY_HEADER,
-        "in": "header",
-        "description": IDEMPOTENCY_KEY_DESCRIPTION,
-        "required": required,
-        "schema": { "type": "string", "minLength": 1, "maxLength": 255 }
-    })
+    // Made at its size, not by `json!` (lower.rs, `object`, says why).
+    object([
+        ("name", Value::String(IDEMPOTENCY_HEADER.into())),
+        ("in", Value::String("header".into())),
+        (
+            "description",
+            Value::String(IDEMPOTENCY_KEY_DESCRIPTION.into()),
+        ),
+        ("required", Value::Bool(required)),
+        (
+            "schema",
+            object([
+                ("type", Value::String("string".into())),
+                ("minLength", Value::from(1)),
+                ("maxLength", Value::from(255)),
+            ]),
+        ),
+    ])
 }
 
 /// The `Idempotency-Key` header connectorgen adds.
