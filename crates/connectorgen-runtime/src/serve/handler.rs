@@ -469,7 +469,6 @@ impl Shared {
         self.sealer.issue(Purpose::Second, tool, hash, &nonce).token
     }
 
-    /// The error that kept row `id`'s outcome out of the ledger, if one did.
     /// Offers the ledger again the outcomes it could not take. Once it takes one, the
     /// row is answered for every instance and its lease let go; held in this process
     /// only, the lease would run out with the row still pending, and another instance
@@ -510,6 +509,7 @@ impl Shared {
         }
     }
 
+    /// The error that kept row `id`'s outcome out of the ledger, if one did.
     fn unrecorded_error(&self, id: i64) -> Option<String> {
         self.unrecorded
             .lock()

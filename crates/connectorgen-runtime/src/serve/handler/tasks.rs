@@ -23,12 +23,11 @@
 //! read, never the create).
 
 use rmcp::model::{
-    CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, Task, TaskPayload, TaskStatus,
+    CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, ProtocolVersion, Task, TaskPayload,
+    TaskStatus,
 };
-use serde_json::{Map, Value, json};
-
-use rmcp::model::ProtocolVersion;
 use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
 
 use super::{Served, Shared};
 use crate::ledger::{Entry, Status};
