@@ -15,8 +15,10 @@
 //! note always fits) and the author's prose is shortened first, keeping the sentence that
 //! says what the call will not do, down to 60 characters. When even that does not fit,
 //! the author's words inside the sentences (`spends.note`, `spends.when`,
-//! `confirm.when`) are shortened, the longest first, and then the prose gives up its
-//! room; a condition shortened to nothing is left out, which makes the sentence
+//! `confirm.when`) are shortened, the longest first, down to 100 characters together;
+//! then the conditions further, so that the prose keeps the start of its limit sentence
+//! (the note stays whole up to 100 characters); and only then does the prose give up
+//! its room. A condition shortened to nothing is left out, which makes the sentence
 //! unconditional (the cautious reading). A retry key whose name alone does not fit is
 //! the never-retry rule instead (the safe side). Every shortening is a warning naming the
 //! text; the full texts stay in the other targets and in the operation's `x-cost-note`,
@@ -232,16 +234,33 @@ fn fit_notice(
         .collect();
     let room = |prose: usize| DESCRIPTION_MAX - prose - if prose > 0 { 2 } else { 0 };
     let floor = keep.min(PROSE_FLOOR);
+    // What each part keeps in the pass that protects the note: the note up to
+    // `AUTHOR_ROOM` (a 100-character note always fits), a condition nothing (left out,
+    // its sentence reads as unconditional: the cautious reading).
+    let note_kept: Vec<usize> = parts
+        .iter()
+        .map(|(p, n)| {
+            if *p == Part::Note {
+                (*n).min(AUTHOR_ROOM)
+            } else {
+                0
+            }
+        })
+        .collect();
+    let none = vec![0; parts.len()];
     let passes = [
-        (room(keep), AUTHOR_ROOM, false),
-        (room(floor), AUTHOR_ROOM, false),
-        (DESCRIPTION_MAX, AUTHOR_ROOM, false),
-        (DESCRIPTION_MAX, 0, false),
-        (DESCRIPTION_MAX, 0, true),
+        (room(keep), AUTHOR_ROOM, &none, false),
+        (room(floor), AUTHOR_ROOM, &none, false),
+        // The start of the limit sentence before a condition's words: what the call will
+        // not do is said in every description.
+        (room(floor), 0, &note_kept, false),
+        (DESCRIPTION_MAX, AUTHOR_ROOM, &none, false),
+        (DESCRIPTION_MAX, 0, &none, false),
+        (DESCRIPTION_MAX, 0, &none, true),
     ];
     let mut copy = op.clone();
     let mut result = (String::new(), Vec::new(), false);
-    for (target, author_room, unnamed_key) in passes {
+    for (target, author_room, part_floors, unnamed_key) in passes {
         if unnamed_key {
             if !matches!(op.idempotency, Idempotency::Key(_)) {
                 break;
@@ -264,7 +283,7 @@ fn fit_notice(
             }
             rendered = notice(&copy)?;
             let over = chars(&rendered).saturating_sub(target);
-            if over == 0 || !shrink(&mut caps, over, author_room) {
+            if over == 0 || !shrink(&mut caps, over, author_room, part_floors) {
                 break;
             }
         }
@@ -281,15 +300,17 @@ fn fit_notice(
 
 /// Takes `over` characters from the longest of `caps`, one at a time (so two long
 /// parts end up the same length rather than one vanishing), while they keep more than
-/// `floor` together; a cap below `PART_MIN` falls to zero, as the part is then left
-/// out. Whether anything was taken.
-fn shrink(caps: &mut [usize], mut over: usize, floor: usize) -> bool {
+/// `floor` together and each keeps more than its `part_floors` entry; a cap below
+/// `PART_MIN` falls to zero, as the part is then left out. Whether anything was taken.
+fn shrink(caps: &mut [usize], mut over: usize, floor: usize, part_floors: &[usize]) -> bool {
     let mut taken = false;
     while over > 0 && caps.iter().sum::<usize>() > floor {
         let Some((i, _)) = caps
             .iter()
+            .zip(part_floors)
             .enumerate()
-            .filter(|(_, c)| **c > 0)
+            .filter(|(_, (c, f))| **c > 0 && **c > **f)
+            .map(|(i, (c, _))| (i, c))
             .max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i)))
         else {
             break;
