@@ -380,10 +380,7 @@ impl rmcp::ServerHandler for Server {
                 };
                 Ok(self.0.redactor.response(response))
             }
-            Err(mut error) => {
-                error.message = self.0.redactor.text(&error.message).into();
-                Err(error)
-            }
+            Err(error) => Err(self.0.redactor.error(error)),
         }
     }
 
@@ -418,10 +415,7 @@ impl rmcp::ServerHandler for Server {
         // Every answer leaves through the redactor, a task's state too.
         match self.0.get_task(&request.task_id).await {
             Ok(task) => self.0.redactor.task(task),
-            Err(mut error) => {
-                error.message = self.0.redactor.text(&error.message).into();
-                Err(error)
-            }
+            Err(error) => Err(self.0.redactor.error(error)),
         }
     }
 
@@ -436,10 +430,7 @@ impl rmcp::ServerHandler for Server {
         self.0
             .update_task(&request.task_id, &request.input_responses, &context)
             .await
-            .map_err(|mut error| {
-                error.message = self.0.redactor.text(&error.message).into();
-                error
-            })
+            .map_err(|error| self.0.redactor.error(error))
     }
 
     async fn cancel_task(
@@ -453,10 +444,7 @@ impl rmcp::ServerHandler for Server {
         self.0
             .cancel_task(&request.task_id, &context)
             .await
-            .map_err(|mut error| {
-                error.message = self.0.redactor.text(&error.message).into();
-                error
-            })
+            .map_err(|error| self.0.redactor.error(error))
     }
 }
 

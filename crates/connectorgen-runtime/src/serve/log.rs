@@ -66,6 +66,13 @@ impl Redactor {
 }
 
 impl Redactor {
+    /// A protocol error with every secret replaced in its message (an error that quotes
+    /// a URL, a provider that echoes the key).
+    pub(crate) fn error(&self, mut error: rmcp::model::ErrorData) -> rmcp::model::ErrorData {
+        error.message = self.text(&error.message).into();
+        error
+    }
+
     /// A `tasks/get` answer with every secret replaced: the status message (a poll that
     /// could not connect quotes its URL, a query key and all) and the inlined result. One
     /// that cannot be taken apart is an error, never sent as it was.

@@ -16,7 +16,7 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, DetailedTask, ErrorData, InputRequest, InputRequests,
-    InputResponses, Task, TaskPayload,
+    InputRequiredResult, InputResponses, Task, TaskPayload,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
@@ -44,6 +44,30 @@ pub(in crate::serve::handler) struct Pending {
 
 /// A number for each question asked, so two asked in one second get two keys.
 static ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Pending {
+    /// The question an input-required answer of the cancel tool asks (its consent form),
+    /// under a key of its own, asked at `at`: `None` when it asks for nothing named.
+    fn asked(
+        asked: InputRequiredResult,
+        at: u64,
+        index: usize,
+        args: Map<String, Value>,
+        done: String,
+    ) -> Option<Pending> {
+        let question = asked.input_requests?.remove(CONSENT_INPUT)?;
+        let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(Pending {
+            key: format!("cancel-{at}-{n}"),
+            question,
+            request_state: asked.request_state,
+            index,
+            args,
+            done,
+            at,
+        })
+    }
+}
 
 impl Shared {
     /// `tasks/cancel`: the manifest's cancel operation (`async.cancelWith`) called for
@@ -122,28 +146,16 @@ impl Shared {
             }
             // 2026-07-28: the person is asked through the task (`input_required`).
             CallToolResponse::InputRequired(asked) => {
-                let question = asked
-                    .input_requests
-                    .and_then(|mut requests| requests.remove(CONSENT_INPUT));
-                let Some(question) = question else {
+                let at = self.sealer.clock().now();
+                let Some(pending) = Pending::asked(asked, at, index, args, done) else {
                     return refused(format!("{} asked for input it did not name.", tool.op.id));
                 };
-                let at = self.sealer.clock().now();
-                let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.cancels
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .entry(row)
                     // Two cancels racing to ask: the first question stands.
-                    .or_insert(Pending {
-                        key: format!("cancel-{at}-{n}"),
-                        question,
-                        request_state: asked.request_state,
-                        index,
-                        args,
-                        done,
-                        at,
-                    });
+                    .or_insert(pending);
                 Ok(())
             }
             _ => refused(format!(
@@ -197,25 +209,14 @@ impl Shared {
             }
             // Asked once more (a second question of the same call): shown in its turn.
             CallToolResponse::InputRequired(asked) => {
-                if let Some(question) = asked
-                    .input_requests
-                    .and_then(|mut requests| requests.remove(CONSENT_INPUT))
+                let at = self.sealer.clock().now();
+                if let Some(again) =
+                    Pending::asked(asked, at, pending.index, pending.args, pending.done)
                 {
-                    let at = self.sealer.clock().now();
-                    let n = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     self.cancels
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .insert(
-                            row,
-                            Pending {
-                                key: format!("cancel-{at}-{n}"),
-                                question,
-                                request_state: asked.request_state,
-                                at,
-                                ..pending
-                            },
-                        );
+                        .insert(row, again);
                 }
             }
             // Declined, or refused by the cancel's own checks: nothing was sent, and
