@@ -73,6 +73,29 @@ async fn confirmation(s: &Session) -> String {
     meta["confirmation"].as_str().unwrap().to_string()
 }
 
+/// The paid call with `token` on instance `s`, sent in the background and held at the
+/// provider (returned once the provider holds it): the gate that lets it answer, and
+/// the call.
+async fn held_call(
+    s: &Session,
+    p: &Provider,
+    token: &str,
+) -> (
+    super::provider::Gate,
+    tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::ServiceError>>,
+) {
+    let gate = p.hold("createVideo");
+    let Value::Object(args) = with_confirmation(token) else {
+        unreachable!()
+    };
+    let params = CallToolRequestParams::new("createVideo").with_arguments(args);
+    let peer = s.client.peer().clone();
+    let pending = tokio::spawn(async move { peer.call_tool(params).await });
+    p.wait_until("a held createVideo", |c| c.held("createVideo") == 1)
+        .await;
+    (gate, pending)
+}
+
 fn count(log: &[String], needle: &str) -> usize {
     log.iter().filter(|l| l.contains(needle)).count()
 }
@@ -152,16 +175,8 @@ async fn a_call_whose_instance_was_killed_is_not_sent_again_by_the_other() {
     let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
     let token = confirmation(&a).await;
 
-    let gate = p.hold("createVideo");
-    let Value::Object(args) = with_confirmation(&token) else {
-        unreachable!()
-    };
-    let params = CallToolRequestParams::new("createVideo").with_arguments(args);
-    let peer = a.client.peer().clone();
     // Never answered: its server dies mid-call.
-    let pending = tokio::spawn(async move { peer.call_tool(params).await });
-    p.wait_until("a held createVideo", |c| c.held("createVideo") == 1)
-        .await;
+    let (gate, pending) = held_call(&a, &p, &token).await;
     a.kill_server().await;
     pending.abort();
     gate.release();
@@ -201,15 +216,7 @@ async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
     let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
     let token = confirmation(&a).await;
 
-    let gate = p.hold("createVideo");
-    let Value::Object(args) = with_confirmation(&token) else {
-        unreachable!()
-    };
-    let params = CallToolRequestParams::new("createVideo").with_arguments(args);
-    let peer = a.client.peer().clone();
-    let pending = tokio::spawn(async move { peer.call_tool(params).await });
-    p.wait_until("a held createVideo", |c| c.held("createVideo") == 1)
-        .await;
+    let (gate, pending) = held_call(&a, &p, &token).await;
     // From here the database refuses every outcome (a row may stay only pending).
     cluster.sql(
         &ledger,

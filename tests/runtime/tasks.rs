@@ -252,32 +252,43 @@ async fn a_client_without_the_extension_gets_the_answer_of_before() {
     s.close().await;
 }
 
-/// With `async.cancelWith`, `tasks/cancel` calls it as a call of that tool: a cancel that
-/// cannot be undone asks the person first, through the task, and a yes sends it once
-/// and ends the task.
-#[tokio::test]
-async fn a_cancel_goes_through_consent_and_ends_the_task() {
-    let manifest =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
+/// The paid job of `manifest` (job-tasks.yaml or a copy) started as a task, then cancelled
+/// with the person's yes asked through the task: the delete reaches the provider once and
+/// the task ends cancelled, the create never repeated. Returns the cancel's question.
+async fn a_yes_cancels(manifest: &std::path::Path) -> String {
     let p = Provider::start(Switches::default());
     let state = tempfile::tempdir().unwrap();
     let person = follower();
-    let s = Serve::new(&manifest, &p.url(), state.path())
+    let s = Serve::new(manifest, &p.url(), state.path())
         .connect(Transport::Stdio, person.clone())
         .await;
     let id = task_of(s.call_once("createVideo", cat()).await)
         .task
         .task_id;
     assert_eq!(person.asked().len(), 1);
-    // The cancel's own question, about the delete, asked through the task.
     let question = cancel_asked(&s, &p, &id, None).await;
-    assert!(question.contains("deleteVideo"), "{question}");
     assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
     assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
     let got = s.get_task(&id).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
     assert_eq!(p.counters().of("createVideo"), 1);
     s.close().await;
+    question
+}
+
+/// The manifest whose job has a cancel operation (`deleteVideo`, which cannot be undone).
+fn job_tasks() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml")
+}
+
+/// With `async.cancelWith`, `tasks/cancel` calls it as a call of that tool: a cancel that
+/// cannot be undone asks the person first, through the task, and a yes sends it once
+/// and ends the task.
+#[tokio::test]
+async fn a_cancel_goes_through_consent_and_ends_the_task() {
+    // The cancel's own question, about the delete.
+    let question = a_yes_cancels(&job_tasks()).await;
+    assert!(question.contains("deleteVideo"), "{question}");
 }
 
 /// The cancel operation's job id is sent in the argument its tool takes, as the poll's is:
@@ -285,40 +296,21 @@ async fn a_cancel_goes_through_consent_and_ends_the_task() {
 /// person, reaches the provider once, and ends the task.
 #[tokio::test]
 async fn a_cancel_sends_the_job_id_in_the_argument_the_cancel_tool_takes() {
-    let original =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
-    let text = std::fs::read_to_string(&original).unwrap();
+    let text = std::fs::read_to_string(job_tasks()).unwrap();
     let anchor = "    path: /v1/videos/{id}\n    summary: Cancel a generation, or delete a video\n";
     assert!(text.contains(anchor), "job-tasks.yaml's deleteVideo moved");
     let renamed = text.replace(anchor, &format!("{anchor}    args: {{ id: videoId }}\n"));
     let dir = tempfile::tempdir().unwrap();
     let manifest = dir.path().join("job-tasks.yaml");
     std::fs::write(&manifest, renamed).unwrap();
-
-    let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let person = follower();
-    let s = Serve::new(&manifest, &p.url(), state.path())
-        .connect(Transport::Stdio, person.clone())
-        .await;
-    let id = task_of(s.call_once("createVideo", cat()).await)
-        .task
-        .task_id;
-    cancel_asked(&s, &p, &id, None).await;
-    assert_eq!(person.asked().len(), 2, "{:?}", person.asked());
-    assert_eq!(p.counters().of("deleteVideo"), 1, "{:#?}", p.received());
-    let got = s.get_task(&id).await.unwrap();
-    assert_eq!(got.task.status(), TaskStatus::Cancelled, "{got:?}");
-    assert_eq!(p.counters().of("createVideo"), 1);
-    s.close().await;
+    a_yes_cancels(&manifest).await;
 }
 
 /// A no to the cancel's question sends nothing: the job goes on and the task follows
 /// it; an answer to a question that is not open changes nothing.
 #[tokio::test]
 async fn a_no_to_the_cancel_sends_nothing_and_the_task_goes_on() {
-    let manifest =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/valid/job-tasks.yaml");
+    let manifest = job_tasks();
     let p = Provider::start(Switches::default());
     let state = tempfile::tempdir().unwrap();
     let s = Serve::new(&manifest, &p.url(), state.path())
