@@ -95,7 +95,7 @@ pub struct RawManifest {
         "summary": "Check a video job",
         "description": "Read-only. Never starts a generation."
     }]))]
-    pub operations: Option<Spanned<Vec<Spanned<RawOperation>>>>,
+    pub operations: Option<Spanned<Vec<RawEntry>>>,
     /// Lint levels: lint id → `allow`, `warn` or `deny`, or `{ level, max }`.
     #[schemars(with = "Option<LintTable>", example = json!({
         "missing-limit": "deny",
@@ -373,12 +373,17 @@ pub struct RawCredentialPart {
     pub format: Option<Spanned<String>>,
 }
 
+/// One entry of `operations:`, boxed: validation takes the list and drops each entry as
+/// soon as it is checked, so that the model of the next ones is made in its memory (a
+/// build's memory peaked at the end of validation; validate/context.rs, `Checked`).
+pub type RawEntry = Box<Spanned<RawOperation>>;
+
 /// One entry of `operations:`.
 // (Not in the doc comment, which is the JSON Schema's description.) The keys most
 // operations leave out and whose values are large (`spends`, `confirm`, `async`,
 // `idempotency`, `openapi`, `probe`: about half of the entry's 3 KB, spans included) are
-// boxed, so that an absent one takes a pointer: the list of entries is held whole until
-// validation ends, where the build's memory peaks (12 MB less at 10,000 operations).
+// boxed, so that an absent one takes a pointer: the whole list is held from the parse
+// until validation starts (12 MB less at 10,000 operations).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawOperation {

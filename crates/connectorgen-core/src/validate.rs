@@ -4,7 +4,8 @@
 //! `Base`. Returns: the `Connector` model, or every problem found (it never stops at the
 //! first one), each pointing at the YAML node at fault — or, for a problem inside the
 //! provider's document, at the place in that file. Inline JSON Schemas are moved out of
-//! the raw manifest into the model, not copied; a schema's span stays in place.
+//! the raw manifest into the model, not copied, and each raw operation is dropped once
+//! checked.
 //! Must never: let through a manifest that would mislead a model — a poll target that
 //! is not a free read, a GET that spends or starts a job, a body on a GET. Defaults are
 //! applied here, once, after checking, and nowhere else.
@@ -64,12 +65,13 @@ use settings::{Wide, sandbox_apart, wide};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Span};
-use crate::manifest::{RawManifest, RawOperation, span};
+use crate::manifest::{RawEntry, RawManifest, span};
 use crate::model::{Auth, Connector, Document, Operation, Service};
 
-/// Checks a raw manifest and builds the model from it. Each valid inline JSON Schema is
-/// taken out of `raw` (left `null`, its span kept), whether or not the whole manifest is
-/// valid. `base` is the document `openapi:` names, already read and parsed.
+/// Checks a raw manifest and builds the model from it. The entries of `operations:` are
+/// taken out of `raw` (each inline JSON Schema moved into the model, the rest dropped
+/// once checked), whether or not the whole manifest is valid. `base` is the document
+/// `openapi:` names, already read and parsed.
 pub fn validate(
     raw: &mut Spanned<RawManifest>,
     base: Option<&Base>,
@@ -238,9 +240,9 @@ fn version(v: &mut Validator, raw: &RawManifest, root: Span) {
 /// `operations:`, a list with at least one entry; the list to check, when there is one.
 fn operation_list<'a>(
     v: &mut Validator,
-    raw: &'a mut Option<Spanned<Vec<Spanned<RawOperation>>>>,
+    raw: &'a mut Option<Spanned<Vec<RawEntry>>>,
     root: Span,
-) -> Option<&'a mut Vec<Spanned<RawOperation>>> {
+) -> Option<&'a mut Vec<RawEntry>> {
     let Some(ops) = raw else {
         missing(
             v,

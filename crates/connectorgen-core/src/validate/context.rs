@@ -36,35 +36,79 @@ pub(super) struct Validator {
 
 /// An operation with a usable id, method and path, for cross-operation checks. When its
 /// other fields had problems, `op` holds placeholders there and is never rendered.
-pub(super) struct Checked<'a> {
+///
+/// It keeps what those checks read of the entry as written, not the entry: each raw
+/// operation is dropped as soon as it is checked, so what it held is reused by the
+/// model of the next one (while every entry was kept to the end, a build's memory
+/// peaked there).
+pub(super) struct Checked {
     pub(super) op: Operation,
-    pub(super) raw: &'a Spanned<RawOperation>,
+    written: Written,
     /// `async.pollWith` as written, and where.
     pub(super) poll: Option<(String, Span)>,
 }
 
-impl<'a> Checked<'a> {
-    pub(super) fn new(op: Operation, raw: &'a Spanned<RawOperation>) -> Self {
+/// Which keys the entry wrote, whether or not their values were valid.
+struct Written {
+    spends: bool,
+    is_async: bool,
+    read: bool,
+    entry: Entry,
+}
+
+/// Whose operation an entry is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// Written out in the manifest.
+    Inline,
+    /// A base document's (`operation:`), under the `id:` the entry gives it.
+    BaseRenamed,
+    /// A base document's, under its own `operationId`.
+    Base,
+}
+
+impl Checked {
+    pub(super) fn new(op: Operation, raw: &Spanned<RawOperation>) -> Self {
+        let raw = &raw.value;
         Checked {
             op,
-            raw,
-            poll: poll_of(&raw.value),
+            written: Written {
+                spends: raw.spends.is_some(),
+                is_async: raw.async_.is_some(),
+                read: raw.read.as_ref().is_some_and(|r| r.value),
+                entry: match (&raw.operation, &raw.id) {
+                    (None, _) => Entry::Inline,
+                    (Some(_), Some(_)) => Entry::BaseRenamed,
+                    (Some(_), None) => Entry::Base,
+                },
+            },
+            poll: poll_of(raw),
         }
     }
 
     /// From the raw fields, so a target whose `spends` block is itself invalid still counts.
     pub(super) fn spends(&self) -> bool {
-        self.raw.value.spends.is_some()
+        self.written.spends
     }
 
     pub(super) fn is_async(&self) -> bool {
-        self.raw.value.async_.is_some()
+        self.written.is_async
     }
 
     /// A GET, or declared `read: true`: from the raw field too, so a read whose entry
     /// has problems elsewhere is not also called an unsafe poll target.
     pub(super) fn is_read(&self) -> bool {
-        self.op.method == Method::Get || self.raw.value.read.as_ref().is_some_and(|r| r.value)
+        self.op.method == Method::Get || self.written.read
+    }
+
+    /// Whether the entry names a base document's operation (`operation:`).
+    pub(super) fn names_base(&self) -> bool {
+        self.written.entry != Entry::Inline
+    }
+
+    /// Whether its id is the base document's `operationId` (no `id:` written).
+    pub(super) fn has_base_id(&self) -> bool {
+        self.written.entry == Entry::Base
     }
 }
 

@@ -36,7 +36,7 @@ pub(super) fn cross_operation(v: &mut Validator, checked: &[Checked]) {
             }
         }
         // A base document's routes are unique by construction (each is listed once).
-        if c.raw.value.operation.is_some() {
+        if c.names_base() {
             continue;
         }
         let shape = path_shape(&c.op.path);
@@ -74,7 +74,7 @@ pub(super) fn ids_for_targets(v: &mut Validator, checked: &[Checked], targets: &
     for c in checked {
         for target in targets {
             if let Some(reason) = agent_id_problem(&c.op.id, *target) {
-                let from_base = c.raw.value.operation.is_some() && c.raw.value.id.is_none();
+                let from_base = c.has_base_id();
                 let help = if from_base {
                     "the id comes from the base document's operationId: set `id:` on this entry to a name the target accepts, e.g. `createPrediction`".to_string()
                 } else {

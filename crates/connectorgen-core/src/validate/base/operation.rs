@@ -17,7 +17,7 @@ use serde_saphyr::Spanned;
 
 use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostic, Span, suggest};
-use crate::manifest::{RawOperation, span};
+use crate::manifest::{RawEntry, RawOperation, span};
 use crate::model::{Method, Names as _, Origin, escape};
 use crate::validate::context::{Checked, Validator};
 use crate::validate::context::{missing, non_empty};
@@ -39,24 +39,26 @@ struct Exposed<'a, 'b> {
     object: &'b Map<String, Value>,
 }
 
-/// Every listed base operation that could be found and named.
-pub(in crate::validate) fn base_operations<'a>(
+/// Every listed base operation that could be found and named. The entries are taken out
+/// of `raw` and each is dropped once checked, as inline.
+pub(in crate::validate) fn base_operations(
     v: &mut Validator,
-    raw: &'a [Spanned<RawOperation>],
+    raw: &mut Vec<RawEntry>,
     base: &Base,
-) -> Vec<Checked<'a>> {
+) -> Vec<Checked> {
     let mut listed: HashMap<String, Span> = HashMap::with_capacity(raw.len());
-    raw.iter()
-        .filter_map(|op| base_operation(v, op, base, &mut listed))
+    std::mem::take(raw)
+        .into_iter()
+        .filter_map(|op| base_operation(v, &op, base, &mut listed))
         .collect()
 }
 
-fn base_operation<'a>(
+fn base_operation(
     v: &mut Validator,
-    s: &'a Spanned<RawOperation>,
+    s: &Spanned<RawOperation>,
     base: &Base,
     listed: &mut HashMap<String, Span>,
-) -> Option<Checked<'a>> {
+) -> Option<Checked> {
     let raw = &s.value;
     let at = span(s);
     let before = v.findings.errors();

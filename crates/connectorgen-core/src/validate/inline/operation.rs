@@ -1,8 +1,9 @@
 //! One inline operation: its fields checked, its defaults applied, lowered to an
 //! OpenAPI Operation Object (`lower.rs`).
 //!
-//! Takes: a raw operation, whose JSON Schemas it moves into the model (leaving `null`
-//! and the spans behind). Returns (through `Validator`): the operation model and every
+//! Takes: a raw operation, by value: its JSON Schemas are moved into the model, and
+//! the rest is dropped once it is checked (the spans the model needs are copied into
+//! its `Origin`). Returns (through `Validator`): the operation model and every
 //! problem in it; cross-operation checks (ids, routes) are in `mod.rs`, poll targets in
 //! `safety/jobs.rs`. The safety-layer keys (`spends`, `async`, `confirm`, `idempotency`,
 //! `lintAllow`) are read by `safety/`, as for base-mode operations, which also builds
@@ -15,7 +16,7 @@ use serde_saphyr::Spanned;
 use super::http::Location;
 use super::http::refs;
 use crate::diagnostics::{Diagnostic, suggest};
-use crate::manifest::{RawOperation, span, span_of};
+use crate::manifest::{RawEntry, RawOperation, span, span_of};
 use crate::model::{Idempotency, Method, Names as _, Origin};
 use crate::validate::context::{Checked, Validator};
 use crate::validate::context::{missing, non_empty, text};
@@ -50,7 +51,7 @@ fn placeholder(
     path: Option<(String, Vec<String>)>,
     origin: Origin,
     s: &Spanned<RawOperation>,
-) -> Option<Checked<'_>> {
+) -> Option<Checked> {
     let (Some(id), Some(method), Some((path, path_params))) = (id, method, path) else {
         return None;
     };
@@ -105,12 +106,14 @@ fn schema_refs(v: &mut Validator, raw: &RawOperation, taken: &Taken) {
     }
 }
 
-/// Every inline operation that has a usable id, method and path.
-pub(in crate::validate) fn inline_operations<'a>(
+/// Every inline operation that has a usable id, method and path. The entries are taken
+/// out of `raw` and each is dropped once checked (`Checked`).
+pub(in crate::validate) fn inline_operations(
     v: &mut Validator,
-    raw: &'a mut [Spanned<RawOperation>],
-) -> Vec<Checked<'a>> {
-    raw.iter_mut()
+    raw: &mut Vec<RawEntry>,
+) -> Vec<Checked> {
+    std::mem::take(raw)
+        .into_iter()
         .filter_map(|op| inline_operation(v, op))
         .collect()
 }
@@ -118,10 +121,7 @@ pub(in crate::validate) fn inline_operations<'a>(
 /// One inline operation: its keys checked, its schemas taken out of the manifest, its
 /// Operation Object generated, and the model `Operation` built by `safety/`. `None`
 /// when it lacks a usable id, method or path (each reported).
-fn inline_operation<'a>(
-    v: &mut Validator,
-    s: &'a mut Spanned<RawOperation>,
-) -> Option<Checked<'a>> {
+fn inline_operation(v: &mut Validator, mut s: RawEntry) -> Option<Checked> {
     let before = v.findings.errors();
     let Named {
         id,
@@ -129,12 +129,12 @@ fn inline_operation<'a>(
         path,
         summary,
         description,
-    } = named(v, s);
-    // The schemas are moved into the model, not copied: after validation the raw
-    // manifest is read only for spans.
+    } = named(v, &s);
+    // The schemas are moved into the model, not copied; the rest of the entry is
+    // dropped when this function returns.
     let template: &[String] = path.as_ref().map_or(&[], |(_, p)| p.as_slice());
     let taken = take_schemas(v, &mut s.value, method, template);
-    let s: &'a Spanned<RawOperation> = s;
+    let s = &*s;
     let raw = &s.value;
     let at = span(s);
     let http_keys = http_keys(
