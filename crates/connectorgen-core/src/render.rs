@@ -21,6 +21,7 @@ mod prose;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -126,10 +127,13 @@ pub fn render_with(
     let prose = prose::Prose::new(templates, limits)?;
     let reads = prose::GetsByPath::new(connector);
     let op_values = prose::operation_values(connector, &reads);
-    let descriptions = op_values
-        .iter()
-        .map(|op| prose.description(op))
-        .collect::<Result<Vec<_>, _>>()?;
+    // Shared with the views llms.txt and descriptions.md are rendered from, not copied.
+    let descriptions = Arc::new(
+        op_values
+            .iter()
+            .map(|op| prose.description(op))
+            .collect::<Result<Vec<_>, _>>()?,
+    );
     let mut outputs = Outputs::new();
     let mut findings = Vec::new();
     let mut tool_weights = Vec::new();
@@ -217,7 +221,8 @@ pub fn render_with(
     }
     Ok(Rendered {
         outputs,
-        descriptions,
+        // The views are gone with their files' contexts: nothing is copied here.
+        descriptions: Arc::unwrap_or_clone(descriptions),
         findings,
         tool_weights,
         served_descriptions,
