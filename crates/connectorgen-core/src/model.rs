@@ -13,6 +13,7 @@
 //! once for both.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -748,16 +749,21 @@ pub struct Operation {
     pub path: String,
     /// The `{name}` segments of `path`, in order.
     pub path_params: Vec<String>,
-    pub summary: String,
+    /// Shared with the template values render makes of each operation (`Arc`), not
+    /// copied into them, as is `description`: every operation's are held at the build's
+    /// memory peak.
+    pub summary: Arc<str>,
     /// The author's description (the override, else the base document's), trimmed.
-    pub description: String,
+    pub description: Arc<str>,
     /// The OpenAPI Operation Object as written out, apart from `operationId`, `summary`
     /// and `description` (replaced by the values above and the model-facing text) and
     /// the safety hints (added). Includes the retry key (`idempotency`) wherever it goes,
     /// also when connectorgen added it.
     pub http: Map<String, Value>,
     pub spends: Option<Spends>,
-    pub async_: Option<Async>,
+    /// Boxed, as `probe`: absent from most operations, and the model of every operation
+    /// is held at the build's memory peak.
+    pub async_: Option<Box<Async>>,
     pub idempotency: Idempotency,
     /// Whether the person must say yes before each call because it cannot be undone:
     /// `confirm: true`, or a DELETE without `confirm`. (A call that spends needs their yes
@@ -782,7 +788,7 @@ pub struct Operation {
     /// `mcp.omit`: optional inputs the MCP tool leaves out (render/mcp/omit.rs).
     pub omit: Vec<OmitPath>,
     /// `probe.input`: the example call `connectorgen probe` makes.
-    pub probe: Option<ProbeInput>,
+    pub probe: Option<Box<ProbeInput>>,
     pub origin: Origin,
 }
 

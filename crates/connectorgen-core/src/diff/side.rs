@@ -62,7 +62,7 @@ impl Side {
         let authors: BTreeMap<&str, &str> = connector
             .operations
             .iter()
-            .map(|o| (o.id.as_str(), o.description.as_str()))
+            .map(|o| (o.id.as_str(), &*o.description))
             .collect();
         let mut sentences = BTreeMap::new();
         for target in &connector.targets {

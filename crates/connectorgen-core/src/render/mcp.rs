@@ -294,7 +294,7 @@ fn tool(
     let (input_schema, mapping) = input_schema(connector, op, &mut defs, findings);
     let mut tool = Map::new();
     tool.insert("name".into(), json!(op.id));
-    tool.insert("title".into(), json!(op.summary));
+    tool.insert("title".into(), json!(&*op.summary));
     tool.insert("description".into(), json!(description));
     tool.insert("inputSchema".into(), input_schema);
     let output = output_schema(doc, op);

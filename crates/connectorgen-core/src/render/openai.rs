@@ -121,7 +121,7 @@ fn fit(
     } else {
         fit_prose(&op.description, room)
     };
-    if prose != op.description {
+    if *prose != *op.description {
         warning(
             connector,
             op,

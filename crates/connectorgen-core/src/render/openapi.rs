@@ -137,7 +137,7 @@ impl Serialize for OperationObject<'_> {
         for key in key_order(&op.http) {
             match key {
                 "operationId" => map.serialize_entry(key, &op.id)?,
-                "summary" => map.serialize_entry(key, &op.summary)?,
+                "summary" => map.serialize_entry(key, &*op.summary)?,
                 "description" => map.serialize_entry(key, self.description)?,
                 _ => match hints.iter().position(|(k, _)| *k == key) {
                     Some(i) => {

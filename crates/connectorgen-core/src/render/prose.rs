@@ -11,7 +11,7 @@
 //! bounds: every render draws on the run's fuel and stops at `Limits::max_output`.
 
 use std::cell::{Cell, RefCell};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use minijinja::value::{Enumerator, Object, Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, context, syntax::SyntaxConfig};
@@ -72,6 +72,9 @@ const FIELDS: [&str; 13] = [
 ];
 const RETRY: usize = 9;
 
+/// The empty `pathParams`, shared: a list made per operation is an allocation each.
+static NO_PATH_PARAMS: LazyLock<Value> = LazyLock::new(|| Value::from(Vec::<Value>::new()));
+
 impl OperationObject {
     fn new(
         connector: &Connector,
@@ -85,13 +88,18 @@ impl OperationObject {
                 Value::from(op.id.as_str()),
                 Value::from(op.method.as_str()),
                 Value::from(op.path.as_str()),
-                op.path_params
-                    .iter()
-                    .map(String::as_str)
-                    .map(Value::from)
-                    .collect(),
-                Value::from(op.summary.as_str()),
-                Value::from(op.description.as_str()),
+                if op.path_params.is_empty() {
+                    // Most operations' (lists, creates): one list for all of them.
+                    NO_PATH_PARAMS.clone()
+                } else {
+                    op.path_params
+                        .iter()
+                        .map(String::as_str)
+                        .map(Value::from)
+                        .collect()
+                },
+                Value::from(Arc::clone(&op.summary)),
+                Value::from(Arc::clone(&op.description)),
                 optional(op.spends.as_ref().map(|s| Value::from(Serde(s)))),
                 optional(op.async_.as_ref().map(|a| Value::from(Serde(a)))),
                 Value::from(short_form(&op.idempotency)),
@@ -150,7 +158,7 @@ struct TemplateOperation<'a> {
     description: &'a str,
     spends: &'a Option<crate::model::Spends>,
     #[serde(rename = "async")]
-    async_: &'a Option<crate::model::Async>,
+    async_: &'a Option<Box<crate::model::Async>>,
     /// `optional` or `required` (a key, by whether the provider requires it),
     /// `inherent` or `unsupported`.
     idempotency: &'static str,

@@ -154,11 +154,11 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         method,
         path,
         path_params,
-        summary,
-        description,
+        summary: summary.into(),
+        description: description.into(),
         http,
         spends: safety.spends.flatten(),
-        async_: safety.async_.flatten(),
+        async_: safety.async_.flatten().map(Box::new),
         idempotency,
         confirm,
         confirm_when: safety.confirm_when.filter(|_| confirm),
@@ -168,7 +168,7 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         args: safety.args,
         fixed: safety.fixed,
         omit: safety.omit,
-        probe: safety.probe,
+        probe: safety.probe.map(Box::new),
         origin,
     }
 }
@@ -366,10 +366,13 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
         // schema, and findings about it point at (and are reported once for) its anchor.
         input: raw.input.as_ref().map(|s| span_of(&s.defined)),
         output: raw.output.as_ref().map(|s| span_of(&s.defined)),
+        // From the slice, so the list is made at its length: every operation's is held
+        // at the build's memory peak.
         query: raw
             .query
+            .as_deref()
+            .unwrap_or_default()
             .iter()
-            .flatten()
             .map(|q| {
                 let name = q.value.name.as_ref().map(|n| n.value.clone());
                 (name.unwrap_or_default(), span_of(&q.defined))
