@@ -108,7 +108,7 @@ pub fn run(
                 } else {
                     "it declares `idempotency: unsupported`"
                 },
-                span: origin.idempotency.unwrap_or(origin.entry),
+                span: origin.idempotency().unwrap_or(origin.entry),
             });
         }
         // Inline, an operation that spends or is async always has a mechanism (the
@@ -127,7 +127,7 @@ pub fn run(
         {
             emit(Diagnostic::PollTargetWithoutId {
                 target: target.id.clone(),
-                span: origin.poll_with.unwrap_or(origin.entry),
+                span: origin.poll_with().unwrap_or(origin.entry),
                 target_path: target.origin.path,
             });
         }
@@ -165,7 +165,7 @@ pub fn run(
         if spends && op.async_.is_none() {
             emit(Diagnostic::PaidSyncOperation {
                 id: op.id.clone(),
-                span: origin.spends.unwrap_or(origin.entry),
+                span: origin.spends().unwrap_or(origin.entry),
             });
         }
     }
@@ -183,14 +183,14 @@ fn longest_part(op: &Operation, length: usize, max: usize) -> (crate::diagnostic
     let description = chars(&op.description);
     let mut parts = vec![(description, op.origin.description, "description")];
     if let Some(s) = &op.spends {
-        if let Some(at) = op.origin.note {
+        if let Some(at) = op.origin.note() {
             parts.push((chars(&s.note), at, "note"));
         }
-        if let (Some(when), Some(at)) = (&s.when, op.origin.when) {
+        if let (Some(when), Some(at)) = (&s.when, op.origin.when()) {
             parts.push((chars(when), at, "when"));
         }
     }
-    if let (Some(when), Some(at)) = (&op.confirm_when, op.origin.confirm_when) {
+    if let (Some(when), Some(at)) = (&op.confirm_when, op.origin.confirm_when()) {
         parts.push((chars(when), at, "confirm.when"));
     }
     // The first of equals: the description, which the author controls most freely.

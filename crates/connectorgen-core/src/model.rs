@@ -158,6 +158,19 @@ pub struct Origin {
     pub description: Span,
     /// Base mode without a `description:` override: the text is the base document's.
     pub description_from_base: bool,
+    /// Where the safety keys are written; `None` when none is (most reads). Boxed: the
+    /// origin of every operation is held at the build's memory peak, and these are nine
+    /// spans most operations lack. Read through the methods of the same names.
+    pub safety: Option<Box<SafetySpans>>,
+    /// Inline mode: the request and response schemas and each query parameter.
+    pub input: Option<Span>,
+    pub output: Option<Span>,
+    pub query: Vec<(String, Span)>,
+}
+
+/// Where an operation's safety keys are written (`Origin::safety`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SafetySpans {
     pub spends: Option<Span>,
     /// `spends.note` and `spends.when`, the author's words inside the cost sentence.
     pub note: Option<Span>,
@@ -172,11 +185,38 @@ pub struct Origin {
     /// `async.cancelWith`.
     pub cancel_with: Option<Span>,
     pub idempotency: Option<Span>,
-    /// Inline mode: the request and response schemas and each query parameter.
-    pub input: Option<Span>,
-    pub output: Option<Span>,
-    pub query: Vec<(String, Span)>,
 }
+
+impl SafetySpans {
+    /// `Some` when any key is written.
+    pub fn boxed(self) -> Option<Box<SafetySpans>> {
+        (self != SafetySpans::default()).then(|| Box::new(self))
+    }
+}
+
+/// Each of `SafetySpans`' spans, `None` also when no safety key is written.
+macro_rules! safety_spans {
+    ($($name:ident),*) => {
+        impl Origin {
+            $(
+                pub fn $name(&self) -> Option<Span> {
+                    self.safety.as_ref().and_then(|s| s.$name)
+                }
+            )*
+        }
+    };
+}
+safety_spans!(
+    spends,
+    note,
+    when,
+    confirm_when,
+    poll_with,
+    id_field,
+    job_status,
+    cancel_with,
+    idempotency
+);
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

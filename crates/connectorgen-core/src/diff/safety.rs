@@ -27,7 +27,7 @@ pub(super) fn compare(pair: &Pair, found: &mut Vec<Found>) {
             span: new.origin.entry,
         }),
         (Some(o), Some(n)) => {
-            let spends = at(new.origin.spends, new);
+            let spends = at(new.origin.spends(), new);
             if o.kind == SpendKind::Money && n.kind == SpendKind::Credits {
                 push(Diagnostic::SpendKindCheaper {
                     id: id(),
@@ -39,7 +39,7 @@ pub(super) fn compare(pair: &Pair, found: &mut Vec<Found>) {
             match (&o.when, &n.when) {
                 (None, Some(_)) => push(Diagnostic::SpendConditionAdded {
                     id: id(),
-                    span: new.origin.when.unwrap_or(spends),
+                    span: new.origin.when().unwrap_or(spends),
                 }),
                 (Some(_), None) => push(Diagnostic::SpendConditionRemoved {
                     id: id(),
@@ -52,7 +52,7 @@ pub(super) fn compare(pair: &Pair, found: &mut Vec<Found>) {
                     id: id(),
                     old: o.note.clone(),
                     new: n.note.clone(),
-                    span: new.origin.note.unwrap_or(spends),
+                    span: new.origin.note().unwrap_or(spends),
                 });
             }
         }
@@ -74,11 +74,11 @@ pub(super) fn compare(pair: &Pair, found: &mut Vec<Found>) {
             id: id(),
             old: o.poll_with.clone(),
             new: n.poll_with.clone(),
-            span: at(new.origin.poll_with, new),
+            span: at(new.origin.poll_with(), new),
         }),
         _ => {}
     }
-    let span = at(new.origin.idempotency, new);
+    let span = at(new.origin.idempotency(), new);
     match (&old.idempotency, &new.idempotency) {
         (Idempotency::Key(o), Idempotency::Key(n)) => {
             if (o.location, &o.name) != (n.location, &n.name) {

@@ -121,7 +121,7 @@ pub(super) fn added(op: &Operation, found: &mut Vec<Found>) {
             which: Which::New,
             diagnostic: Diagnostic::NewPaidOperation {
                 id: op.id.clone(),
-                span: at(op.origin.spends, op),
+                span: at(op.origin.spends(), op),
             },
         });
     }

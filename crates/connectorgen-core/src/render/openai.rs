@@ -205,11 +205,11 @@ impl Part {
 
     fn span(self, op: &Operation) -> Span {
         match self {
-            Part::Note => op.origin.note,
-            Part::When => op.origin.when,
-            Part::ConfirmWhen => op.origin.confirm_when,
+            Part::Note => op.origin.note(),
+            Part::When => op.origin.when(),
+            Part::ConfirmWhen => op.origin.confirm_when(),
         }
-        .or(op.origin.spends)
+        .or(op.origin.spends())
         .unwrap_or(op.origin.entry)
     }
 }
@@ -356,7 +356,7 @@ fn report(
             chars(&key.name),
             0,
             "is not named: the description says never to retry on its own (the key stays in the request)",
-            op.origin.idempotency.unwrap_or(op.origin.entry),
+            op.origin.idempotency().unwrap_or(op.origin.entry),
             findings,
         );
     }
@@ -529,7 +529,7 @@ fn drop_header_keys(connector: &Connector, doc: &mut Value, findings: &mut Vec<F
                 } else {
                     String::new()
                 },
-                span: op.origin.idempotency.unwrap_or(op.origin.entry),
+                span: op.origin.idempotency().unwrap_or(op.origin.entry),
             },
             severity,
         });

@@ -27,7 +27,7 @@ use crate::diagnostics::{Diagnostic, Span};
 use crate::manifest::{RawConfirm, RawOperation, RawSpends, span, span_of};
 use crate::model::{
     ArgName, Async, Fixed, Idempotency, Lint, Method, OmitPath, Operation, Origin, ProbeInput,
-    Returns, Spends, Unsupported,
+    Returns, SafetySpans, Spends, Unsupported,
 };
 use crate::validate::context::Validator;
 use crate::validate::context::{missing, non_empty};
@@ -334,34 +334,37 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
         summary: at(&raw.summary),
         description: at(&raw.description),
         description_from_base: false,
-        spends: raw.spends.as_deref().map(span),
-        note: spends_part(raw, |s| s.note.as_ref()),
-        when: spends_part(raw, |s| s.when.as_ref()),
-        confirm_when: raw.confirm.as_ref().and_then(|c| match &c.value {
-            RawConfirm::When(w) => w.when.as_ref().map(span),
-            RawConfirm::Flag(_) => None,
-        }),
-        poll_with: raw
-            .async_
-            .as_ref()
-            .and_then(|a| a.value.poll_with.as_ref())
-            .map(span),
-        id_field: raw
-            .async_
-            .as_ref()
-            .and_then(|a| a.value.id_field.as_ref())
-            .map(span),
-        job_status: raw
-            .async_
-            .as_ref()
-            .and_then(|a| a.value.status.as_ref())
-            .map(span),
-        cancel_with: raw
-            .async_
-            .as_ref()
-            .and_then(|a| a.value.cancel_with.as_ref())
-            .map(span),
-        idempotency: raw.idempotency.as_deref().map(span),
+        safety: SafetySpans {
+            spends: raw.spends.as_deref().map(span),
+            note: spends_part(raw, |s| s.note.as_ref()),
+            when: spends_part(raw, |s| s.when.as_ref()),
+            confirm_when: raw.confirm.as_ref().and_then(|c| match &c.value {
+                RawConfirm::When(w) => w.when.as_ref().map(span),
+                RawConfirm::Flag(_) => None,
+            }),
+            poll_with: raw
+                .async_
+                .as_ref()
+                .and_then(|a| a.value.poll_with.as_ref())
+                .map(span),
+            id_field: raw
+                .async_
+                .as_ref()
+                .and_then(|a| a.value.id_field.as_ref())
+                .map(span),
+            job_status: raw
+                .async_
+                .as_ref()
+                .and_then(|a| a.value.status.as_ref())
+                .map(span),
+            cancel_with: raw
+                .async_
+                .as_ref()
+                .and_then(|a| a.value.cancel_with.as_ref())
+                .map(span),
+            idempotency: raw.idempotency.as_deref().map(span),
+        }
+        .boxed(),
         // Where the schemas are defined: a schema reused through a YAML alias is one
         // schema, and findings about it point at (and are reported once for) its anchor.
         input: raw.input.as_ref().map(|s| span_of(&s.defined)),

@@ -208,7 +208,7 @@ pub(in crate::validate) fn job_ids(
         .map(|op| {
             let a = op.async_.as_ref().filter(|a| a.returns == Returns::Job)?;
             let properties = answer_properties(document, op);
-            if let (Some(at), Some(field)) = (op.origin.id_field, a.id_fields.first()) {
+            if let (Some(at), Some(field)) = (op.origin.id_field(), a.id_fields.first()) {
                 if let Some(properties) = properties.as_ref().filter(|p| !p.contains(field)) {
                     v.findings.push(Diagnostic::UnknownIdField {
                         field: field.clone(),

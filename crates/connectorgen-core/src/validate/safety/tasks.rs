@@ -61,7 +61,7 @@ pub(in crate::validate) fn job_tasks(
             mapped.push(None);
             continue;
         };
-        if let (Some(cancel), Some(at)) = (&a.cancel_with, op.origin.cancel_with) {
+        if let (Some(cancel), Some(at)) = (&a.cancel_with, op.origin.cancel_with()) {
             match by_id.get(cancel.as_str()).map(|&i| &operations[i]) {
                 None => v.findings.push(Diagnostic::UnknownCancelTarget {
                     target: cancel.clone(),
@@ -97,7 +97,7 @@ pub(in crate::validate) fn job_tasks(
             mapped.push(None);
             continue;
         };
-        match op.origin.job_status {
+        match op.origin.job_status() {
             Some(at) => {
                 for value in a.status.done.iter().chain(&a.status.failed) {
                     if !listed.contains(value) {
