@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use crate::diagnostics::{Diagnostic, Span};
-use crate::manifest::{RawConfirm, RawOperation, RawSpends, span, span_of};
+use crate::manifest::{RawAsync, RawConfirm, RawOperation, RawSpends, span, span_of};
 use crate::model::{
     ArgName, Async, Fixed, Idempotency, Lint, Method, OmitPath, Operation, Origin, ProbeInput,
     Returns, SafetySpans, Spends, Unsupported,
@@ -342,26 +342,10 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
                 RawConfirm::When(w) => w.when.as_ref().map(span),
                 RawConfirm::Flag(_) => None,
             }),
-            poll_with: raw
-                .async_
-                .as_ref()
-                .and_then(|a| a.value.poll_with.as_ref())
-                .map(span),
-            id_field: raw
-                .async_
-                .as_ref()
-                .and_then(|a| a.value.id_field.as_ref())
-                .map(span),
-            job_status: raw
-                .async_
-                .as_ref()
-                .and_then(|a| a.value.status.as_ref())
-                .map(span),
-            cancel_with: raw
-                .async_
-                .as_ref()
-                .and_then(|a| a.value.cancel_with.as_ref())
-                .map(span),
+            poll_with: async_part(raw, |a| a.poll_with.as_ref().map(span)),
+            id_field: async_part(raw, |a| a.id_field.as_ref().map(span)),
+            job_status: async_part(raw, |a| a.status.as_ref().map(span)),
+            cancel_with: async_part(raw, |a| a.cancel_with.as_ref().map(span)),
             idempotency: raw.idempotency.as_deref().map(span),
         }
         .boxed(),
@@ -390,6 +374,11 @@ fn spends_part(
     part: impl Fn(&RawSpends) -> Option<&Spanned<String>>,
 ) -> Option<Span> {
     raw.spends.as_ref().and_then(|s| part(&s.value)).map(span)
+}
+
+/// Where a key inside `async` is written (keys of several types: the caller takes the span).
+fn async_part(raw: &RawOperation, part: impl Fn(&RawAsync) -> Option<Span>) -> Option<Span> {
+    raw.async_.as_ref().and_then(|a| part(&a.value))
 }
 
 fn id_span(op: &Spanned<RawOperation>) -> Span {
