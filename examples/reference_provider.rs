@@ -58,6 +58,13 @@ struct Args {
     /// A job succeeds after this many polls (0: never, until the provider restarts).
     #[arg(long, default_value_t = 2)]
     complete_after_polls: u32,
+    /// Make the next N creates but answer them 502, as a gateway that lost the answer.
+    #[arg(long, default_value_t = 0)]
+    lose_answer: u32,
+    /// Answer a create whose Idempotency-Key was used already with this status ("must be
+    /// unique") instead of the first job (e.g. 422 or 409).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(400..600))]
+    duplicate: Option<u16>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -76,6 +83,8 @@ fn main() -> std::process::ExitCode {
         rate_limit_next: args.rate_limit,
         retry_after: (!args.no_retry_after).then_some(1),
         complete_after_polls: (args.complete_after_polls > 0).then_some(args.complete_after_polls),
+        lose_answer_next: args.lose_answer,
+        duplicate: args.duplicate,
     };
     let provider = match Provider::start_on(args.port, switches) {
         Ok(provider) => provider,

@@ -18,6 +18,7 @@ mod durability;
 mod echoes;
 mod probe;
 mod reference;
+mod reliability;
 mod requests;
 mod secrets;
 mod serve;

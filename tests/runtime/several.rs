@@ -257,6 +257,48 @@ async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
     );
 }
 
+/// Issue 43: the same, with nobody calling the sender again. Its timer offers the held
+/// outcome to the ledger (and renews the row's lease meanwhile), so the row is answered
+/// for the other instance without the sender's next call: the identical call there gets
+/// the job, and nothing is sent again. (Before, the timer was never started: the row
+/// stayed pending until the sender's next call, and once the lease ran out the other
+/// instance sent the create again.)
+#[tokio::test]
+async fn an_outcome_held_in_memory_is_recorded_while_its_instance_is_idle() {
+    let p = ignoring_keys();
+    let cluster = postgres::cluster();
+    let ledger = cluster.database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await;
+    let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
+    let token = confirmation(&a).await;
+
+    let (gate, pending) = held_call(&a, &p, &token).await;
+    cluster.sql(
+        &ledger,
+        "ALTER TABLE connectorgen_calls ADD CONSTRAINT held_open CHECK (status = 'pending') NOT VALID",
+    );
+    gate.release();
+    let first = pending.await.unwrap().unwrap();
+    assert!(serve_meta(&first)["unrecorded"].is_string(), "{first:?}");
+    cluster.sql(
+        &ledger,
+        "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
+    );
+    // No call to A from here on: only its timer can record the outcome.
+    a.log_with("is recorded in the ledger now").await;
+    let after = b.call("createVideo", with_confirmation(&token)).await;
+    assert_ne!(serve_meta(&after)["inFlight"], true, "{after:?}");
+    assert!(text_of(&after).contains("vid_1"), "{}", text_of(&after));
+    let c = p.counters();
+    assert_eq!(
+        (c.of("createVideo"), c.jobs_created),
+        (1, 1),
+        "{:#?}",
+        p.received()
+    );
+}
+
 /// Two people, each with their own credential, share one ledger: neither's job answers the
 /// other's identical call, and one's confirmation value does not open the other's.
 #[tokio::test]

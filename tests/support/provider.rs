@@ -67,6 +67,13 @@ pub(crate) struct Switches {
     /// A job reports `running` once polled and `succeeded` after this many polls;
     /// `None`: it stays `queued` until `Provider::finish`.
     pub complete_after_polls: Option<u32>,
+    /// Make the next N creates (a job and its key are recorded) and answer them 502, as
+    /// a gateway that lost the answer: the outcome is unknown to the caller.
+    pub lose_answer_next: u32,
+    /// Answer a create whose key was used already with this status and a body saying the
+    /// key must be unique (`422 client_order_id must be unique`, `409 Conflict`), instead
+    /// of the first job.
+    pub duplicate: Option<u16>,
 }
 
 impl Default for Switches {
@@ -79,6 +86,8 @@ impl Default for Switches {
             rate_limit_next: 0,
             retry_after: Some(1),
             complete_after_polls: None,
+            lose_answer_next: 0,
+            duplicate: None,
         }
     }
 }
@@ -647,6 +656,12 @@ fn create_job(
                 "This Idempotency-Key was already used for a different request.",
             );
         }
+        if let Some(status) = state.switches.duplicate {
+            return problem(
+                StatusCode::from_u16(status).unwrap_or(StatusCode::CONFLICT),
+                "Idempotency-Key must be unique: it was used already.",
+            );
+        }
         state.counters.replays += 1;
         let mut response = ok_json(
             StatusCode::OK,
@@ -660,6 +675,10 @@ fn create_job(
     let index = new_job(state, kind, request);
     if let Some(key) = honoured {
         state.by_key.insert((key, kind.create()), index);
+    }
+    if state.switches.lose_answer_next > 0 {
+        state.switches.lose_answer_next -= 1;
+        return problem(StatusCode::BAD_GATEWAY, "The upstream answer was lost.");
     }
     ok_json(
         StatusCode::OK,

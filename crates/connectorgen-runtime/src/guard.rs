@@ -16,7 +16,10 @@
 //!   key — but only when a repeat reaches the provider as the same request (a retry key
 //!   is sent, or `inherent`): otherwise its outcome is unknown and it is not sent again,
 //!   since a provider that cannot recognise a repeat would take it as a second order;
-//!   answered (a job, a success) → not sent, answered from the ledger;
+//!   answered (a job, a success) → not sent, answered from the ledger; a retry that the
+//!   provider answered with anything but success (`Status::Unknown`: a reused key may be
+//!   answered `409` or `422 … must be unique` when the first attempt went through) → not
+//!   sent again on its own either;
 //! - nothing in the window: a new request, which needs consent if the tool does.
 
 use super::ledger::{Decision, Entry, Found, Status};
@@ -70,6 +73,10 @@ pub(crate) fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
             }
             Status::Pending if call.retry_safe => (Decision::Retry(entry.id), Plan::Retry),
             Status::Pending => (Decision::Nothing, Plan::Unknown(entry.clone())),
+            // A retry the provider answered with anything but success: what it said may
+            // mean the first attempt went through (a reused key), so it is not sent again
+            // on its own, with or without a key.
+            Status::Unknown => (Decision::Nothing, Plan::Unknown(entry.clone())),
             Status::Job | Status::Done => (Decision::Nothing, Plan::Answer(entry.clone())),
             // Only reached through a nonce: the latest-row query leaves rejected rows out.
             Status::Rejected => (Decision::Nothing, Plan::AskConsent { spent: true }),
@@ -224,6 +231,27 @@ mod tests {
         }
         // A fresh consent (the person asked for another, identical one) is a new request.
         let (second, retry) = sent(run(&ledger, true, Some("n2"), "unkeyed-3", 1_060, &[]));
+        assert!(second.id != first.id && !retry);
+    }
+
+    /// A retry answered with a refusal (`422 client_order_id must be unique`) may mean the
+    /// first attempt went through: the row is `unknown`, and neither the same
+    /// confirmation nor the bare call sends it again, keyed as it is (issue 43).
+    #[test]
+    fn a_refused_retry_is_never_sent_again_on_its_own() {
+        let ledger = SqliteLedger::in_memory().unwrap();
+        let (first, _) = sent(run(&ledger, true, Some("n1"), "k1", 1_000, &[]));
+        let (again, retry) = sent(run(&ledger, true, Some("n1"), "k-unused", 1_030, &[]));
+        assert!(retry && again.id == first.id);
+        finish(&ledger, &again, Status::Unknown);
+        for nonce in [Some("n1"), None] {
+            match run(&ledger, true, nonce, "k2", 1_060, &[]) {
+                Verdict::Unknown { entry } => assert_eq!(entry.id, first.id),
+                other => panic!("expected the outcome to be unknown, got {other:?}"),
+            }
+        }
+        // Only a fresh consent (the person asked for another one) is a new request.
+        let (second, retry) = sent(run(&ledger, true, Some("n2"), "k3", 1_090, &[]));
         assert!(second.id != first.id && !retry);
     }
 

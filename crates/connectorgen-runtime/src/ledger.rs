@@ -52,6 +52,11 @@ pub(crate) enum Status {
     Done,
     /// The provider refused it (a 4xx that means nothing happened).
     Rejected,
+    /// Sent again with its retry key after an attempt that got no answer, and answered
+    /// with anything but success (`422 … must be unique`, `409 Conflict`, "duplicate"):
+    /// a provider answers a reused key so when the first attempt went through, so the
+    /// outcome is unknown, and it is never sent again on its own (docs/RETRIES.md).
+    Unknown,
 }
 
 impl Status {
@@ -61,6 +66,7 @@ impl Status {
             Status::Job => "job",
             Status::Done => "done",
             Status::Rejected => "rejected",
+            Status::Unknown => "unknown",
         }
     }
 
@@ -69,6 +75,7 @@ impl Status {
             "job" => Status::Job,
             "done" => Status::Done,
             "rejected" => Status::Rejected,
+            "unknown" => Status::Unknown,
             _ => Status::Pending,
         }
     }
@@ -103,7 +110,7 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// The status as stored: `pending`, `job`, `done`, `rejected`.
+    /// The status as stored: `pending`, `job`, `done`, `rejected`, `unknown`.
     pub(crate) fn status_name(&self) -> &'static str {
         self.status.as_str()
     }
@@ -246,6 +253,12 @@ pub(crate) trait Ledger: Send + Sync {
     /// a lease left behind runs out by itself.
     fn release(&self, _id: i64) {}
 
+    /// This process still holds row `id`'s outcome (the store would not take it): its
+    /// lease is extended as if it were being sent, so no other instance takes the row,
+    /// pending there, and sends it again. Best effort, like `release`; a no-op where this
+    /// process is the only sender (SQLite).
+    fn renew(&self, _id: i64) {}
+
     /// The row `id` of `principal` on this store's connector, as stored, or `None` when
     /// there is none (never written, pruned, or another connector's or person's): a task
     /// of the tasks extension is a row, found again by its id after a restart or on
@@ -291,6 +304,34 @@ CREATE TABLE IF NOT EXISTS calls (
 const PARTITIONED: &str = "
 CREATE TABLE calls_v1 (
     id INTEGER PRIMARY KEY,
+    connector TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_hash TEXT NOT NULL,
+    key TEXT NOT NULL,
+    nonce TEXT,
+    status TEXT NOT NULL,
+    http_status INTEGER,
+    job_id TEXT,
+    result TEXT,
+    created INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    media_type TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (connector, principal, nonce)
+);
+";
+
+/// Version 2: row ids are never used again (`AUTOINCREMENT`). A plain `INTEGER PRIMARY
+/// KEY` takes the largest id in the table plus one, so once the newest rows were pruned
+/// a new row got a pruned row's id — and with it that row's task id, its task state held
+/// in memory and its open cancel question (issue 43). SQLite cannot add `AUTOINCREMENT`
+/// to a table, so the table is copied into this one; the copy's largest id seeds the
+/// sequence.
+const NEVER_REUSED: &str = "
+CREATE TABLE calls_v2 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     connector TEXT NOT NULL,
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,
@@ -382,6 +423,7 @@ impl SqliteLedger {
         }
         migrate(&connection)?;
         partition(&connection, connector, adopt)?;
+        never_reuse(&connection)?;
         connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
@@ -458,6 +500,37 @@ fn partition(
     if let Err(e) = moved {
         let _ = connection.execute_batch("ROLLBACK");
         return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Migration 2: the table copied into one whose ids are never used again
+/// (`NEVER_REUSED`).
+fn never_reuse(connection: &Connection) -> Result<(), LedgerError> {
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version >= 2 {
+        return Ok(());
+    }
+    // As in `partition`: read again under the write lock.
+    connection.execute_batch("BEGIN IMMEDIATE")?;
+    let moved = (|| -> Result<(), rusqlite::Error> {
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if version >= 2 {
+            return Ok(());
+        }
+        let columns = "id, connector, principal, tool, args_hash, key, nonce, status, \
+                       http_status, job_id, result, created, updated, attempts, media_type, bytes";
+        connection.execute_batch(&format!(
+            "{NEVER_REUSED} INSERT INTO calls_v2 ({columns}) SELECT {columns} FROM calls; \
+             DROP TABLE calls; ALTER TABLE calls_v2 RENAME TO calls; PRAGMA user_version = 2;"
+        ))
+    })();
+    match moved {
+        Ok(()) => connection.execute_batch("COMMIT")?,
+        Err(e) => {
+            let _ = connection.execute_batch("ROLLBACK");
+            return Err(e.into());
+        }
     }
     Ok(())
 }
@@ -1161,7 +1234,7 @@ mod tests {
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 1);
+        assert_eq!(version, 2);
         drop(ledger);
         // Opened again: migrated once, nothing changes.
         let again = SqliteLedger::open(&path, "test", KEEP_ALL, &BTreeMap::new()).unwrap();

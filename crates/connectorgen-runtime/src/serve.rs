@@ -83,6 +83,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
     let server = prepare(analysis, config, Arc::new(SystemClock))?;
     let redactor = server.redactor().clone();
     crate::block_on(async move {
+        server.keep_offering_held();
         match config.http {
             None => serve_stdio(server).await,
             Some(address) => http::serve(server, address, config.http_limits).await,

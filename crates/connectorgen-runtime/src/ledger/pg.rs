@@ -43,7 +43,8 @@ const LOCKS: i32 = 0x4347_454e;
 const SERIALIZE_TRIES: u32 = 20;
 
 /// Each migration, in order: its version is its place in the list, from 1.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE connectorgen_calls (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     connector TEXT NOT NULL,
@@ -72,7 +73,13 @@ CREATE TABLE connectorgen_secret (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     secret BYTEA NOT NULL CHECK (length(secret) >= 32)
 );
-"];
+",
+    "
+ALTER TABLE connectorgen_calls DROP CONSTRAINT connectorgen_calls_status_check;
+ALTER TABLE connectorgen_calls ADD CONSTRAINT connectorgen_calls_status_check
+    CHECK (status IN ('pending', 'job', 'done', 'rejected', 'unknown'));
+",
+];
 
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, \
                        created, updated, attempts, media_type, sending_until";
@@ -782,6 +789,23 @@ impl Ledger for PgLedger {
         })
     }
 
+    fn renew(&self, id: i64) {
+        let connector = self.connector.clone();
+        let sender = self.sender.clone();
+        let lease = self.lease;
+        // Only a lease this process still has: one that ran out and was taken by another
+        // instance is that instance's now.
+        let _ = self.with(move |client| {
+            client.execute(
+                "UPDATE connectorgen_calls SET sending_until = \
+                 EXTRACT(EPOCH FROM clock_timestamp())::BIGINT + $4 \
+                 WHERE id = $1 AND connector = $2 AND sender = $3 AND status = 'pending'",
+                &[&id, &connector, &sender, &lease],
+            )?;
+            Ok(())
+        });
+    }
+
     fn release(&self, id: i64) {
         let connector = self.connector.clone();
         let sender = self.sender.clone();
@@ -892,13 +916,16 @@ mod tests {
         );
     }
 
-    /// docs/serve.md shows the schema: the copy there is the migration's text.
+    /// docs/serve.md shows the schema: the copy there is each migration's text.
     #[test]
     fn the_documented_schema_is_the_migrated_one() {
         let doc = include_str!("../../../../docs/serve.md");
-        assert!(
-            doc.contains(MIGRATIONS[0].trim()),
-            "docs/serve.md (\"Several instances\") must show migration 1 as it is in ledger/pg.rs"
-        );
+        for (version, migration) in (1..).zip(MIGRATIONS) {
+            assert!(
+                doc.contains(migration.trim()),
+                "docs/serve.md (\"Several instances\") must show migration {version} as it is \
+                 in ledger/pg.rs"
+            );
+        }
     }
 }

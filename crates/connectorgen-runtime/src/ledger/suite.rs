@@ -304,6 +304,37 @@ fn a_send_is_seen_by_the_other_instance<S: Store>() {
     }
 }
 
+/// A row id is never given to a second row, even after every row was pruned (issue 43:
+/// SQLite's plain `INTEGER PRIMARY KEY` took the largest id left plus one, so the first
+/// row after an idle hour had the id — and the task id and the task state held in memory
+/// — of a pruned one).
+fn a_pruned_rows_id_is_never_given_again<S: Store>() {
+    let (a, _) = S::pair(Retention {
+        window: 10,
+        consent: 10,
+        max_bytes: 1 << 20,
+    });
+    let first = new_row(&*a, &claim("p", "h1", None, 1_000), "k1");
+    a.finish(first.id, &outcome(Status::Job, None), 1_000)
+        .unwrap();
+    a.release(first.id);
+    let second = new_row(&*a, &claim("p", "h2", None, 1_001), "k2");
+    a.finish(second.id, &outcome(Status::Done, None), 1_001)
+        .unwrap();
+    a.release(second.id);
+    // Both past the window: this claim prunes them before it writes.
+    let later = new_row(&*a, &claim("p", "h3", None, 5_000), "k3");
+    assert_eq!(a.entry(first.id, "p").unwrap(), None, "pruned");
+    assert_eq!(a.entry(second.id, "p").unwrap(), None, "pruned");
+    assert!(
+        later.id > second.id,
+        "a new row got id {} after rows {} and {} were pruned",
+        later.id,
+        first.id,
+        second.id
+    );
+}
+
 macro_rules! suite {
     ($store:ident, $module:ident) => {
         mod $module {
@@ -331,6 +362,10 @@ macro_rules! suite {
             #[test]
             fn racing_claims_make_one_row() {
                 super::racing_claims_make_one_row::<$store>();
+            }
+            #[test]
+            fn a_pruned_rows_id_is_never_given_again() {
+                super::a_pruned_rows_id_is_never_given_again::<$store>();
             }
             #[test]
             fn a_send_is_seen_by_the_other_instance() {
@@ -367,7 +402,7 @@ fn postgres_migrations_are_versioned() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1]);
+    assert_eq!(versions, [1, 2]);
     client
         .execute(
             "INSERT INTO connectorgen_migrations (version) VALUES (99)",
@@ -409,6 +444,39 @@ fn postgres_connects_again_after_losing_its_connection() {
         }
     };
     assert_eq!(row.unwrap().key, "k");
+}
+
+/// An outcome the store would not take is held by its sender, which renews the row's
+/// lease meanwhile: the other instance goes on seeing the row as being sent (so it does
+/// not send it again) after the lease it was claimed with ran out (issue 43).
+#[test]
+fn postgres_a_renewed_lease_keeps_a_held_row_out_of_other_hands() {
+    let url = cluster::cluster().database();
+    let a = PgLedger::open(&url, "renews", KEEP_ALL, 60).unwrap();
+    let b = PgLedger::open(&url, "renews", KEEP_ALL, 60).unwrap();
+    let row = new_row(&a, &claim("p", "h", None, 1_000), "k");
+    let seen = |ledger: &PgLedger| ledger.entry(row.id, "p").unwrap().unwrap().sending;
+    assert!(seen(&b));
+    // The lease runs out (as it does after `lease` seconds with no renewal).
+    let mut admin = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "UPDATE connectorgen_calls SET sending_until = 0 WHERE id = $1",
+            &[&row.id],
+        )
+        .unwrap();
+    assert!(!seen(&b), "the lease ran out");
+    a.renew(row.id);
+    assert!(seen(&b), "renewed by its sender");
+    // Only the sender renews: b's renewal of a's row does nothing once it ran out.
+    admin
+        .execute(
+            "UPDATE connectorgen_calls SET sending_until = 0 WHERE id = $1",
+            &[&row.id],
+        )
+        .unwrap();
+    b.renew(row.id);
+    assert!(!seen(&a));
 }
 
 /// A claim that panics inside its transaction (with the connector's advisory lock held)

@@ -100,7 +100,7 @@ struct Shared {
     /// instead of being sent again, for the life of the process.
     unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
     /// What the last poll of each task found, by row (handler/tasks.rs).
-    polled: Mutex<HashMap<i64, tasks::Polled>>,
+    polled: Mutex<tasks::Held>,
     /// Cancels waiting on the person's answer, by task row (handler/tasks/cancel.rs).
     cancels: Mutex<HashMap<i64, tasks::Pending>>,
 }
@@ -215,27 +215,31 @@ impl Server {
             polled: Mutex::default(),
             cancels: Mutex::default(),
         });
-        // An outcome held in memory is offered to the ledger again every few seconds,
-        // as well as before each claim: an instance that gets no more calls still
-        // records it once the ledger is back, before its lease runs out.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let shared = Arc::downgrade(&shared);
-            runtime.spawn(async move {
-                let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
-                loop {
-                    tick.tick().await;
-                    let Some(shared) = shared.upgrade() else {
-                        break;
-                    };
-                    shared.record_held();
-                }
-            });
-        }
         Ok(Server(shared))
     }
 
     pub(crate) fn redactor(&self) -> &Redactor {
         &self.0.redactor
+    }
+
+    /// Starts offering the ledger, every `HELD_EVERY`, the outcomes it could not take,
+    /// and renewing their rows' leases meanwhile: an instance that gets no more calls
+    /// still records them once the ledger is back, and until then no other instance can
+    /// take a row this process holds the answer of. Called inside the runtime that
+    /// serves (it spawns on it); the task ends with the server.
+    pub(crate) fn keep_offering_held(&self) {
+        let shared = Arc::downgrade(&self.0);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(HELD_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(shared) = shared.upgrade() else {
+                    break;
+                };
+                shared.record_held();
+            }
+        });
     }
 
     pub(crate) fn allow_hosts(&self) -> &[String] {
@@ -248,6 +252,12 @@ impl Server {
 pub(super) fn principal(credential: Option<&Credential>) -> String {
     credential.map_or_else(|| NO_CREDENTIAL.to_string(), Credential::identity)
 }
+
+/// How often outcomes held in memory are offered to the ledger again (docs/serve.md,
+/// "When the ledger cannot record"): well inside the shortest lease a send holds its row
+/// for (`serve::open_ledger`: at least `ledger::LOCK_WAIT_SECONDS` + 5 s), which each offer
+/// renews.
+const HELD_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The principal of calls made without a credential.
 const NO_CREDENTIAL: &str = "none";
@@ -473,6 +483,9 @@ impl Shared {
         let now = self.sealer.clock().now();
         for (id, outcome) in held {
             if self.ledger.finish(id, &outcome, now).is_err() {
+                // Still held here: the row stays this process's, or another instance
+                // would find it pending once the lease ran out and send it again.
+                self.ledger.renew(id);
                 continue;
             }
             self.unrecorded
@@ -650,8 +663,12 @@ impl Shared {
         claimed: Claimed<'_>,
         as_task: bool,
     ) -> CallToolResponse {
+        // The identical call made while the create is out waits for it (`act`), and then
+        // gets the same task: one job, one way to follow it.
         let row = match &claimed.verdict {
-            Verdict::Send { entry, .. } | Verdict::Answer { entry } => Some(entry.id),
+            Verdict::Send { entry, .. }
+            | Verdict::Answer { entry }
+            | Verdict::InFlight { entry } => Some(entry.id),
             _ => None,
         };
         let result = self.act(served, args, claimed).await;
@@ -815,7 +832,10 @@ impl Shared {
                     "outcome-unknown",
                     json!({"attempts": entry.attempts}),
                 );
-                reply::unknown(op, served.check_with.as_deref(), &second)
+                let refused_retry = (entry.status == Status::Unknown)
+                    .then_some(entry.http_status)
+                    .flatten();
+                reply::unknown(op, served.check_with.as_deref(), &second, refused_retry)
             }
             Verdict::InFlight { entry } => {
                 self.refuse(&op.id, "in-flight", json!({}));
@@ -877,8 +897,10 @@ impl Shared {
                 self.redactor.line("forwarded", fields);
                 let job_id = job_id(served, &response);
                 let mut unrecorded = None;
-                if let Some((entry, _)) = tracked {
-                    let outcome = outcome(op, &response, job_id.clone());
+                let mut retry_unknown = false;
+                if let Some((entry, retry)) = tracked {
+                    let outcome = outcome(op, &response, job_id.clone(), retry);
+                    retry_unknown = outcome.status == Status::Unknown;
                     if let Err(e) = self.ledger.finish(entry.id, &outcome, now) {
                         let error = e.to_string();
                         self.redactor
@@ -896,8 +918,11 @@ impl Shared {
                 }
                 let poll = served.poll.clone();
                 let retry = retry_of(served, tracked.is_some());
-                let answer =
+                let mut answer =
                     reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref(), retry);
+                if retry_unknown {
+                    answer = reply::retry_not_success(answer, op, served.check_with.as_deref());
+                }
                 match unrecorded {
                     Some(error) => reply::unrecorded(answer, &error),
                     None => answer,
@@ -1036,7 +1061,16 @@ fn job_id(served: &Served, response: &HttpResponse) -> Option<String> {
 
 /// How an answer leaves the logical request: 2xx answered; an unfollowed 3xx, 408, 409,
 /// 425, 429 and 5xx unknown (a retry with the same key is right); any other 4xx refused.
-fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> Outcome {
+/// A `retry` (the same key sent again after an attempt that got no answer) answered with
+/// a refusal or a 409 is `Unknown`: a provider answers a reused key so when the first
+/// attempt went through (`422 … must be unique`, `409 Conflict`), so it is neither
+/// refused nor sent again on its own.
+fn outcome(
+    op: &Operation,
+    response: &HttpResponse,
+    job_id: Option<String>,
+    retry: bool,
+) -> Outcome {
     let status = match response.status {
         200..=299
             if op
@@ -1047,9 +1081,11 @@ fn outcome(op: &Operation, response: &HttpResponse, job_id: Option<String>) -> O
             Status::Job
         }
         200..=299 => Status::Done,
+        409 if retry => Status::Unknown,
         // A 3xx here is a redirect the client did not follow: the provider received the
         // request and gave no answer, so the outcome is unknown (not a job, not done).
         300..=399 | 408 | 409 | 425 | 429 | 500.. => Status::Pending,
+        _ if retry => Status::Unknown,
         _ => Status::Rejected,
     };
     // Kept so that a replay is the same answer: text as text, bytes as base64, with the

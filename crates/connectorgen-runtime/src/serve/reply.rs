@@ -164,21 +164,70 @@ pub(crate) fn in_flight_elsewhere(op: &Operation) -> CallToolResult {
 /// recognise a repeat (no retry key): sending it again could be a second order, so it is
 /// not sent. `second` opens the question about another, identical order: only the person,
 /// told the first may have gone through, can ask for it.
-pub(crate) fn unknown(op: &Operation, check: Option<&str>, second: &str) -> CallToolResult {
+pub(crate) fn unknown(
+    op: &Operation,
+    check: Option<&str>,
+    second: &str,
+    refused_retry: Option<u16>,
+) -> CallToolResult {
     let check = match check {
         Some(read) => format!("Check with {read} whether it went through, and tell the person."),
         None => "Ask the person to check whether it went through.".to_string(),
     };
+    let why = match refused_retry {
+        // Keyed, and the retry was answered: the answer may be the provider's way of
+        // saying the key was used already (issue 43).
+        Some(status) => format!(
+            "the identical {id} call was sent before and no answer came, and its retry with \
+             the same retry key was answered HTTP {status}: a provider answers a reused key \
+             so when the first attempt went through, so its outcome is unknown: it may have \
+             gone through. Sending it again would go out with a new key, as a second order;",
+            id = op.id
+        ),
+        None => format!(
+            "the identical {id} call was sent before and no answer came (a timeout or an \
+             error), so its outcome is unknown: it may have gone through. The provider cannot \
+             recognise a repeat of this call, so sending it again could be a second order;",
+            id = op.id
+        ),
+    };
     let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
-        "NOT SENT AGAIN: the identical {id} call was sent before and no answer came (a timeout          or an error), so its outcome is unknown: it may have gone through. The provider          cannot recognise a repeat of this call, so sending it again could be a second order;          nothing was sent or charged now. {check} Only if the person, knowing the first may          have gone through, explicitly asks for another, identical one, call {id} again with          \"confirmation\": \"{second}\"{ask}.",
+        "NOT SENT AGAIN: {why} nothing was sent or charged now. {check} Only if the person, \
+         knowing the first may have gone through, explicitly asks for another, identical \
+         one, call {id} again with \"confirmation\": \"{second}\"{ask}.",
         id = op.id,
         ask = if op.consent() {
-            ": that does not send anything, it puts the question about a second order, with its              cost or permanence, to the person"
+            ": that does not send anything, it puts the question about a second order, with its \
+             cost or permanence, to the person"
         } else {
             ""
         }
     ))]);
     result.meta = meta(json!({"notSent": true, "outcomeUnknown": true}));
+    result
+}
+
+/// Appended to the provider's answer to a retry that was not a success (the row is
+/// `unknown`): not a refusal, since a reused key is answered so when the first attempt
+/// went through; the call is not sent again on its own.
+pub(crate) fn retry_not_success(
+    mut result: CallToolResult,
+    op: &Operation,
+    check: Option<&str>,
+) -> CallToolResult {
+    let check = match check {
+        Some(read) => format!("Check with {read} whether it went through, and tell the person."),
+        None => "Ask the person to check whether it went through.".to_string(),
+    };
+    result.content.push(ContentBlock::text(format!(
+        "NOTE: this was a retry, with the same retry key, of an earlier {id} call that got no \
+         answer. A provider answers a reused key this way when the first one went through, \
+         so do not take this as a refusal: the first {id} may exist and may be charged. It \
+         is not sent again on its own: an identical call is answered without sending. \
+         {check}",
+        id = op.id
+    )));
+    add_fact(&mut result, "outcomeUnknown", json!(true));
     result
 }
 

@@ -19,8 +19,11 @@
 //! client that asks with a round trip or a confirmation value is told to call the tool).
 //! Without one the task is kept and the cancel refused. A task
 //! lives as long as its row (the retry window after the job started); a terminal state
-//! is held in memory, so after a restart the first `tasks/get` polls once more (a free
-//! read, never the create).
+//! is held in memory, up to `HELD_MAX_BYTES` in all, so after a restart (or once a state
+//! was let go for newer ones) the first `tasks/get` polls once more (a free read, never
+//! the create). A poll answered with anything but success, 404 or 410 (an auth refusal,
+//! a rate limit, a 5xx) says nothing about the job: the task stays working and its polls
+//! back off (`backoff`).
 
 use rmcp::model::{
     CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, ProtocolVersion, Task, TaskPayload,
@@ -44,6 +47,86 @@ pub(super) use cancel::Pending;
 pub(super) struct Polled {
     at: u64,
     task: DetailedTask,
+    /// Polls in a row that got no answer about the job (an auth refusal, a rate limit, a
+    /// 5xx, no connection): each doubles the wait before the next (`backoff`).
+    failures: u32,
+    /// The state's size as JSON: what `Held` counts against `HELD_MAX_BYTES`.
+    bytes: usize,
+}
+
+/// The most the task states held in memory may weigh (their JSON; a finished task's is
+/// its poll's whole answer). Past it the states polled longest ago are let go: such a
+/// task's next `tasks/get` polls once more (a free read, never the create), as after a
+/// restart. 16 MiB holds four 4 MB answers, or thousands of ordinary ones.
+pub(super) const HELD_MAX_BYTES: usize = 16 << 20;
+
+/// The task states this process holds, by row (row ids are never used twice in a
+/// store: `ledger::NEVER_REUSED`, PostgreSQL's identity column), bounded by
+/// `HELD_MAX_BYTES`.
+#[derive(Debug, Default)]
+pub(super) struct Held {
+    tasks: std::collections::HashMap<i64, Polled>,
+    bytes: usize,
+}
+
+impl Held {
+    fn get(&self, row: i64) -> Option<&Polled> {
+        self.tasks.get(&row)
+    }
+
+    fn get_mut(&mut self, row: i64) -> Option<&mut Polled> {
+        self.tasks.get_mut(&row)
+    }
+
+    /// Holds `task` as row `row`'s state, polled at `at` after `failures` failed polls in
+    /// a row, and lets the states polled longest ago go while the whole is over the bound
+    /// (never the one just held).
+    fn insert(&mut self, row: i64, at: u64, task: DetailedTask, failures: u32) {
+        let bytes = serde_json::to_vec(&task).map_or(0, |json| json.len());
+        let polled = Polled {
+            at,
+            task,
+            failures,
+            bytes,
+        };
+        if let Some(old) = self.tasks.insert(row, polled) {
+            self.bytes = self.bytes.saturating_sub(old.bytes);
+        }
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes <= HELD_MAX_BYTES {
+            return;
+        }
+        let mut oldest: Vec<(u64, i64)> = self
+            .tasks
+            .iter()
+            .filter(|(id, _)| **id != row)
+            .map(|(id, p)| (p.at, *id))
+            .collect();
+        oldest.sort_unstable();
+        for (_, id) in oldest {
+            if self.bytes <= HELD_MAX_BYTES {
+                break;
+            }
+            if let Some(gone) = self.tasks.remove(&id) {
+                self.bytes = self.bytes.saturating_sub(gone.bytes);
+            }
+        }
+    }
+
+    /// The bytes held now (tests).
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// The wait before a task's next poll after `failures` failed ones in a row: the poll
+/// interval, doubled for each failure, at most ten minutes (a provider refusing the
+/// credential or rate limiting is not polled at the client's pace).
+pub(super) fn backoff(interval_ms: u64, failures: u32) -> u64 {
+    interval_ms
+        .saturating_mul(1_u64 << failures.min(16))
+        .min(600_000)
 }
 
 /// Whether `served` is a tool whose calls become tasks: an async operation that returns
@@ -168,9 +251,9 @@ impl Shared {
             .polled
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&id)
+            .get(id)
             .map(|p| p.task.task.clone())
-            .filter(|t| t.status.is_terminal());
+            .filter(|t| t.status.is_terminal() && t.task_id == task_id(&entry));
         Some(CreateTaskResult::new(held.unwrap_or_else(|| {
             self.task(&entry, a, TaskStatus::Working)
         })))
@@ -258,17 +341,21 @@ impl Shared {
         };
         let now = self.sealer.clock().now();
         let interval = poll_interval_ms(a);
-        {
+        let failures = {
             let mut polled = self
                 .polled
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let held = polled.get(&row);
+            // A state held for another row of the same id cannot be (ids are never used
+            // twice), but the task id, which names the row and its key, is checked too.
+            let held = polled.get(row).filter(|p| p.task.task.task_id == id);
             if let Some(p) = held
-                && (p.task.status().is_terminal() || !due(Some(p.at), now, interval))
+                && (p.task.status().is_terminal()
+                    || !due(Some(p.at), now, backoff(interval, p.failures)))
             {
                 return Ok(GetTaskResult::new(p.task.clone()));
             }
+            let failures = held.map_or(0, |p| p.failures);
             // Marked before the poll goes out: a second `tasks/get` meanwhile is answered
             // from here, not sent.
             let task = held.map_or_else(
@@ -280,8 +367,9 @@ impl Shared {
                 },
                 |p| p.task.clone(),
             );
-            polled.insert(row, Polled { at: now, task });
-        }
+            polled.insert(row, now, task, failures);
+            failures
+        };
         let Some(poll) = self.by_name.get(poll_tool).map(|&i| &self.tools[i]) else {
             return Err(unknown());
         };
@@ -293,21 +381,47 @@ impl Shared {
             Some(field) => Value::Object(Map::from_iter([(field.clone(), id)])),
         };
         args.insert(param.clone(), value);
-        let task = self.poll_job(&entry, a, poll, &args, now).await;
-        self.hold(row, now, task.clone());
+        let (task, answered) = self.poll_job(&entry, a, poll, &args, now).await;
+        let failures = if answered {
+            0
+        } else {
+            failures.saturating_add(1)
+        };
+        let task = match task.payload {
+            // Says when the next poll goes out, once polls back off.
+            TaskPayload::Working if failures > 1 => {
+                let mut task = task;
+                let wait = backoff(interval, failures).div_ceil(1000);
+                let message = task.task.status_message.take().unwrap_or_default();
+                task.task.status_message = Some(format!(
+                    "{message} {failures} polls in a row failed: the next is not sent before \
+                     {wait} s from now."
+                ));
+                task
+            }
+            _ => task,
+        };
+        self.hold_after(row, now, task.clone(), failures);
         Ok(GetTaskResult::new(task))
     }
 
     /// Holds `task` as row `row`'s state, found at `at`: what `tasks/get` answers until
     /// the next poll is due (for good, once terminal).
     fn hold(&self, row: i64, at: u64, task: DetailedTask) {
+        self.hold_after(row, at, task, 0);
+    }
+
+    /// `hold`, after `failures` polls in a row that got no answer about the job.
+    fn hold_after(&self, row: i64, at: u64, task: DetailedTask, failures: u32) {
         self.polled
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(row, Polled { at, task });
+            .insert(row, at, task, failures);
     }
 
-    /// One poll of the job of `entry` through the poll target `poll`, as a task state.
+    /// One poll of the job of `entry` through the poll target `poll`, as a task state, and
+    /// whether the provider answered about the job (false: no connection, an auth
+    /// refusal, a rate limit, a 5xx: the task stays working, and polls back off).
     async fn poll_job(
         &self,
         entry: &Entry,
@@ -315,7 +429,7 @@ impl Shared {
         poll: &Served,
         args: &Map<String, Value>,
         now: u64,
-    ) -> DetailedTask {
+    ) -> (DetailedTask, bool) {
         let mut task = self.task(entry, a, TaskStatus::Working);
         task.last_updated_at = iso8601(now);
         let working = |mut task: Task, message: String| {
@@ -325,7 +439,10 @@ impl Shared {
         let http = match crate::request::build(&poll.mapping, args, &self.target(poll, None)) {
             Ok(http) => http,
             Err(e) => {
-                return failed(task, &format!("the job cannot be polled: {e}"));
+                return (
+                    failed(task, &format!("the job cannot be polled: {e}")),
+                    true,
+                );
             }
         };
         let sent = self
@@ -341,12 +458,15 @@ impl Shared {
                     "task-poll",
                     json!({"task": task.task_id, "tool": poll.op.id, "error": e.to_string()}),
                 );
-                return working(
-                    task,
-                    format!(
-                        "Polling {} failed ({e}); the next tasks/get asks again.",
-                        poll.op.id
+                return (
+                    working(
+                        task,
+                        format!(
+                            "Polling {} failed ({e}); the next tasks/get asks again.",
+                            poll.op.id
+                        ),
                     ),
+                    false,
                 );
             }
         };
@@ -356,17 +476,8 @@ impl Shared {
         );
         match response.status {
             200..=299 => {}
-            // Asked again later: the provider is busy or the answer is not known.
-            300..=399 | 408 | 425 | 429 | 500.. => {
-                return working(
-                    task,
-                    format!(
-                        "{} answered HTTP {}; the next tasks/get asks again.",
-                        poll.op.id, response.status
-                    ),
-                );
-            }
-            status => {
+            // The job is gone: the tool ran and reported an error.
+            404 | 410 => {
                 let answer = reply::answer(
                     &poll.op,
                     &response,
@@ -375,13 +486,40 @@ impl Shared {
                     None,
                     reply::Retry::Untracked,
                 );
-                // The job is gone (a 404): the tool ran and reported an error.
-                return completed(
-                    task,
-                    ended(
-                        answer,
-                        &format!("{} answered HTTP {status} for the job.", poll.op.id),
+                let status = response.status;
+                return (
+                    completed(
+                        task,
+                        ended(
+                            answer,
+                            &format!("{} answered HTTP {status} for the job.", poll.op.id),
+                        ),
                     ),
+                    true,
+                );
+            }
+            // Anything else says nothing about the job: the provider is busy, or refuses
+            // the poll itself (a rotated credential, a rate limiter, a firewall: 401,
+            // 403, 429). The job may well be running, and the task stays working.
+            status => {
+                let why = match status {
+                    401 => " (the credential was refused)",
+                    403 => " (the poll was forbidden)",
+                    429 => " (rate limited)",
+                    500.. => " (the provider failed)",
+                    _ => "",
+                };
+                return (
+                    working(
+                        task,
+                        format!(
+                            "Polling {} is failing: it answered HTTP {status}{why}. That says \
+                             nothing about the job, which may still be running at the \
+                             provider; the task stays working and is polled again.",
+                            poll.op.id
+                        ),
+                    ),
+                    false,
                 );
             }
         }
@@ -408,7 +546,7 @@ impl Shared {
             rmcp::model::CallToolResponse::Complete(r) => r,
             _ => rmcp::model::CallToolResult::default(),
         };
-        match state {
+        let task = match state {
             JobState::Working => working(
                 task,
                 match shown {
@@ -430,7 +568,8 @@ impl Shared {
                     ),
                 ),
             ),
-        }
+        };
+        (task, true)
     }
 }
 
@@ -487,6 +626,45 @@ mod tests {
         assert!(!due(Some(100), 100, 1));
         assert!(!due(Some(100), 101, 1));
         assert!(due(Some(100), 102, 1));
+    }
+
+    /// Finished tasks' answers are held up to `HELD_MAX_BYTES`, the ones polled longest
+    /// ago let go first (issue 43: 40 finished 4 MB answers took RSS from 22 to 361 MB).
+    #[test]
+    fn held_task_states_are_bounded() {
+        let big = |n: usize| {
+            let task = Task::new(format!("{n}-x"), TaskStatus::Working, "a", "b");
+            let mut result = Map::new();
+            result.insert("text".into(), json!("x".repeat(4 << 20)));
+            DetailedTask::new(task, TaskPayload::Completed { result })
+        };
+        let mut held = Held::default();
+        for row in 1..=40 {
+            held.insert(row, 1_000 + u64::try_from(row).unwrap(), big(40), 0);
+            assert!(
+                held.bytes() <= HELD_MAX_BYTES,
+                "{} after {row}",
+                held.bytes()
+            );
+        }
+        assert!(held.get(40).is_some(), "the newest is held");
+        assert!(held.get(1).is_none(), "the oldest was let go");
+        assert_eq!(
+            held.tasks.values().map(|p| p.bytes).sum::<usize>(),
+            held.bytes()
+        );
+        // Held again under the same row: counted once.
+        let before = held.bytes();
+        held.insert(40, 2_000, big(40), 0);
+        assert_eq!(held.bytes(), before);
+    }
+
+    #[test]
+    fn failed_polls_back_off_up_to_ten_minutes() {
+        assert_eq!(backoff(5_000, 0), 5_000);
+        assert_eq!(backoff(5_000, 1), 10_000);
+        assert_eq!(backoff(5_000, 3), 40_000);
+        assert_eq!(backoff(5_000, 40), 600_000);
     }
 
     #[test]

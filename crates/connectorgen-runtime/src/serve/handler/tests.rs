@@ -100,9 +100,24 @@ fn outcomes_keep_unknown_answers_open_for_a_same_key_retry() {
         (create, 404, Status::Rejected),
     ];
     for (op, status, expected) in cases {
-        let outcome = outcome(op, &response(status, "{}"), None);
+        let outcome = outcome(op, &response(status, "{}"), None, false);
         assert_eq!(outcome.status, expected, "{} {status}", op.id);
         assert_eq!(outcome.result.is_some(), status < 300);
+    }
+    // A retry (the same key after an attempt that got no answer) answered with a
+    // refusal or a conflict may mean the first went through: unknown, not refused.
+    let retried = [
+        (create, 200, Status::Job),
+        (create, 500, Status::Pending),
+        (create, 429, Status::Pending),
+        (create, 409, Status::Unknown),
+        (create, 422, Status::Unknown),
+        (create, 400, Status::Unknown),
+        (list, 404, Status::Unknown),
+    ];
+    for (op, status, expected) in retried {
+        let outcome = outcome(op, &response(status, "{}"), None, true);
+        assert_eq!(outcome.status, expected, "retry: {} {status}", op.id);
     }
 }
 

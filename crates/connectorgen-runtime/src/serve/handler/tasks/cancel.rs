@@ -227,7 +227,7 @@ impl Shared {
                     .polled
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .get_mut(&row)
+                    .get_mut(row)
                 {
                     held.task.task.last_updated_at = iso8601(now);
                 }
