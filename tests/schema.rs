@@ -71,6 +71,7 @@ const ACCEPTED: &[&str] = &[
     "base-not-openapi", // the base document: the schema sees only the manifest
     "invalid-credential-part--base", // the document's security schemes: the schema sees only the manifest
     "invalid-credential-part--base-env", // how many parts the document's credential has
+    "invalid-credential-part--base-env-nowhere", // whether the document declares a scheme
     "duplicate-credential-part",     // header names compared whatever their case: two values
     "duplicate-credential-part--base", // the document's schemes: the schema sees only the manifest
     "openapi32-unsupported", // the base document's 3.2 operations: the schema sees only the manifest

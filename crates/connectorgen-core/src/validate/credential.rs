@@ -329,6 +329,25 @@ fn named_by_manifest(
         named.extend(single_part(v, cred, legacy, service));
         scheme = Some(legacy.clone());
     }
+    // A variable named with nowhere to send it: nothing would read it, and the outputs
+    // would say the API needs no credential (issue 43).
+    if named.is_empty()
+        && body.is_empty()
+        && let (Some(env), Some(at)) = (&cred.env, cred.env_span)
+    {
+        v.findings.push(Diagnostic::InvalidCredentialPart {
+            reason: format!(
+                "the document declares no security scheme, and `auth` does not say where the \
+                 credential goes: `{env}` would be read by nobody, and every output would say \
+                 the API needs no credential"
+            ),
+            span: at,
+            help: "say where it is sent: `scheme: bearer`; or `scheme: apiKey` with `in: header` \
+                   and the header's `name` (e.g. `name: X-Api-Key`); or list it under \
+                   `auth.parts` with `in` and `name`"
+                .to_string(),
+        });
+    }
     for s in specs.iter().filter(|s| s.security_scheme.is_some()) {
         if let Some((name, at)) = &s.security_scheme {
             v.findings.push(Diagnostic::InvalidCredentialPart {
