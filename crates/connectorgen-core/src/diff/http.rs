@@ -5,7 +5,8 @@
 //! Takes: a pair of operations with their request mappings, and the arguments the
 //! surface rules already reported. Returns (pushes): `http-route-changed` (method or
 //! path), `http-input-changed` (a parameter or body field removed, moved, or newly
-//! required; the body newly required).
+//! required — one the body schema requires without declaring it too; the body newly
+//! required).
 //! Must never: report an input again that an argument rule already named.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -102,6 +103,24 @@ pub(super) fn compare(pair: &Pair, reported: &BTreeSet<String>, found: &mut Vec<
     };
     if body_required(new) && !body_required(old) {
         changes.push("the request body became required".to_string());
+    }
+    // A body field newly required that no argument carries: no property declares it, so
+    // no tool offers it, yet every target's request schema now requires it.
+    for name in pair
+        .new_tool
+        .body_required
+        .difference(&pair.old_tool.body_required)
+    {
+        // The retry key's field included: its rules are the safety pass's.
+        let carried = new
+            .arguments
+            .iter()
+            .any(|a| a.location == Location::Body && a.name.as_deref() == Some(name.as_str()));
+        if !carried && !reported.contains(name) {
+            changes.push(format!(
+                "the body field `{name}` became required, and no property declares it"
+            ));
+        }
     }
     for change in changes {
         push(Diagnostic::HttpInputChanged {
