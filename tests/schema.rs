@@ -126,6 +126,7 @@ const ACCEPTED: &[&str] = &[
     "unknown-id-field",   // the property against the answer's schema: two values
     "unknown-job-status", // the values against the poll's answer schema: two values
     "unknown-cancel-target", // an operation id: a value the schema cannot know
+    "unusable-duplicate-read", // which operation is a free read: the schema sees each alone
     "unsafe-cancel-target", // what the named operation is: two values
     "unsafe-cancel-target--without-id", // the named operation's path: two values
     "input-not-allowed",

@@ -566,6 +566,24 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `idempotency.duplicate.readWith` names no operation that can find the first
+    /// request by its key.
+    ///
+    /// `serve` calls it, without asking, when the provider answers a retry that its key
+    /// was used, to fetch what the first request made: an operation that does not exist
+    /// would leave the model told to check with nothing, one that is not a free read
+    /// would spend or change something on its own, and one that takes no parameter of the
+    /// key's name cannot be told which request to find.
+    #[error("`duplicate.readWith` cannot find the first request: {reason}")]
+    #[diagnostic(help(
+        "point `readWith` at the provider's free read of a request by its key, a `get` taking the key in a query or path parameter of the key's own name (e.g. `GET /v2/orders:by_client_order_id?client_order_id=…`), or leave `readWith` out"
+    ))]
+    UnusableDuplicateRead {
+        reason: String,
+        #[label("named here")]
+        span: Span,
+    },
+
     /// `async.cancelWith` names an operation that does not exist.
     ///
     /// A client cancels a task, the person expects the job (and its cost) to stop, and

@@ -532,6 +532,35 @@ pub struct IdempotencyKey {
     /// Base mode without an `idempotency:` key: what in the provider's document says
     /// this is the key (for `explain` and `import`). `None` when the manifest named it.
     pub evidence: Option<String>,
+    /// How the provider answers a key it has seen (`idempotency.duplicate`), when the
+    /// manifest says: `serve` reads that answer to a retry as "the first one exists".
+    pub duplicate: Option<Duplicate>,
+}
+
+/// `idempotency.duplicate`: the answer a provider gives a request whose key it has seen
+/// (`422 client_order_id must be unique`, `409 Conflict`), and the free read that finds
+/// the request the key made. At least one of `status` and `body_contains`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The HTTP status of that answer (400 to 599).
+    pub status: Option<u16>,
+    /// Text the answer's body contains (compared without regard to case).
+    pub body_contains: Option<String>,
+    /// A free read that takes the key in a parameter of the key's own name and answers
+    /// the request it made: `serve` calls it to fetch the first result.
+    pub read_with: Option<String>,
+}
+
+impl Duplicate {
+    /// Whether an answer with `status` and `body` is this provider's "key already used".
+    pub fn matches(&self, status: u16, body: &[u8]) -> bool {
+        self.status.is_none_or(|s| s == status)
+            && self.body_contains.as_deref().is_none_or(|text| {
+                String::from_utf8_lossy(body)
+                    .to_lowercase()
+                    .contains(&text.to_lowercase())
+            })
+    }
 }
 
 /// Where an idempotency key goes in the request.
@@ -598,15 +627,32 @@ fn is_hidden(c: char) -> bool {
 }
 
 impl Idempotency {
-    /// The `x-idempotency` hint: `{ in, name, required }` for a key, `"inherent"` (a
+    /// The `x-idempotency` hint: `{ in, name, required }` for a key (with `duplicate`
+    /// when the manifest says how a reused key is answered), `"inherent"` (a
     /// retry is safe), or `"none"` (never repeat on one's own).
     pub fn hint(&self) -> serde_json::Value {
         match self {
-            Idempotency::Key(key) => serde_json::json!({
-                "in": key.location.as_str(),
-                "name": key.name,
-                "required": key.required,
-            }),
+            Idempotency::Key(key) => {
+                let mut hint = serde_json::json!({
+                    "in": key.location.as_str(),
+                    "name": key.name,
+                    "required": key.required,
+                });
+                if let Some(d) = &key.duplicate {
+                    let mut said = serde_json::Map::new();
+                    if let Some(status) = d.status {
+                        said.insert("status".into(), status.into());
+                    }
+                    if let Some(text) = &d.body_contains {
+                        said.insert("bodyContains".into(), text.clone().into());
+                    }
+                    if let Some(read) = &d.read_with {
+                        said.insert("readWith".into(), read.clone().into());
+                    }
+                    hint["duplicate"] = said.into();
+                }
+                hint
+            }
             Idempotency::Inherent => "inherent".into(),
             Idempotency::Unsupported(_) => "none".into(),
         }

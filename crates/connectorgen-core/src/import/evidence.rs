@@ -131,11 +131,21 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
                 KeyLocation::Body => "bodyField",
             };
             let required = if key.required { ", required: true" } else { "" };
-            found.lines.push(format!(
-                "idempotency: {{ {form}: {}{required} }}  # {} (connectorgen's default for it)",
-                scalar(&key.name),
-                comment(key.evidence.as_deref().unwrap_or_default())
-            ));
+            let evidence = comment(key.evidence.as_deref().unwrap_or_default());
+            // How a reused key is answered, where a response says so: `serve` then reads
+            // that answer to a retry as "the first one exists" (docs/RETRIES.md). A
+            // suggestion (`?`): only the author can say the words mean that.
+            match duplicate_answer(entry.object) {
+                Some((status, said)) => found.lines.push(format!(
+                    "idempotency: {{ {form}: {}{required}, duplicate: {{ status: {status} }} }}?  # {evidence} (connectorgen's default for it); its {status} answer says {}: how the provider answers a reused key?",
+                    scalar(&key.name),
+                    comment(&format!("\"{said}\""))
+                )),
+                None => found.lines.push(format!(
+                    "idempotency: {{ {form}: {}{required} }}  # {evidence} (connectorgen's default for it)",
+                    scalar(&key.name),
+                )),
+            }
         }
         None if found.is_paid || found.is_async => found.lines.push(
             "idempotency: unsupported?  # the document declares no retry key: if the provider recognises a retry, name its key (`{ header: … }`, `{ query: … }` or `{ bodyField: … }`)".to_string(),
@@ -149,6 +159,31 @@ pub(super) fn suggest(base: &Base, entry: &Entry, polls: &PollTargets) -> Found 
             .push("permanent: a DELETE is `confirm: true` by default (the model asks first); `confirm: false` if it is routine".to_string());
     }
     found
+}
+
+/// The answer the operation's responses say a reused retry key gets: a 409, 422 or 400
+/// whose description speaks of the key as used or of a duplicate. Its status and
+/// description (cut to 80 characters).
+fn duplicate_answer(op: &Map<String, Value>) -> Option<(u16, String)> {
+    const SAID: [&str; 8] = [
+        "idempoten",
+        "duplicate",
+        "already used",
+        "already been used",
+        "must be unique",
+        "reused",
+        "was used",
+        "key in use",
+    ];
+    let responses = op.get("responses").and_then(Value::as_object)?;
+    ["409", "422", "400"].into_iter().find_map(|code| {
+        let said = responses.get(code)?.get("description")?.as_str()?;
+        let lower = said.to_lowercase();
+        SAID.iter()
+            .any(|word| lower.contains(word))
+            .then(|| (code.parse().ok(), said.chars().take(80).collect::<String>()))
+            .and_then(|(status, said)| Some((status?, said)))
+    })
 }
 
 /// Why the operation may start a job rather than finish it, in words. A DELETE that

@@ -141,6 +141,37 @@ impl JsonSchema for IdempotencySetting {
                 "examples": [true],
             }),
         );
+        properties.insert(
+            "duplicate".into(),
+            serde_json::json!({
+                "description": "How the provider answers a request whose key it has seen (its way of saying the first one went through): the status, text its body contains, or both; and `readWith`, a free read that finds the request by its key. `serve` reads that answer to a retry as \"the first one exists\" and fetches it with `readWith`.",
+                "type": "object",
+                "properties": {
+                    "status": {
+                        "description": "The HTTP status of that answer.",
+                        "type": "integer",
+                        "minimum": 400,
+                        "maximum": 599,
+                        "examples": [422, 409],
+                    },
+                    "bodyContains": {
+                        "description": "Text the answer's body contains (compared without regard to case).",
+                        "type": "string",
+                        "minLength": 1,
+                        "examples": ["must be unique"],
+                    },
+                    "readWith": {
+                        "description": "A free read (a get, or read: true) taking the key in a query or path parameter of the key's own name.",
+                        "type": "string",
+                        "minLength": 1,
+                        "examples": ["getOrderByClientOrderId"],
+                    },
+                },
+                "additionalProperties": false,
+                "anyOf": [{ "required": ["status"] }, { "required": ["bodyContains"] }],
+                "examples": [{ "status": 422, "bodyContains": "must be unique", "readWith": "getOrderByClientOrderId" }],
+            }),
+        );
         json_schema!({
             "anyOf": [
                 string_enum(Idempotency::SHORT_FORMS),

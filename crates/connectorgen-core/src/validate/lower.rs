@@ -438,8 +438,8 @@ pub(crate) fn document(around: Around, operations: &[Operation]) -> Document {
 
 /// The error responses the operations refer to (`#/components/responses/…`): the
 /// problem+json ones (the `Problem` schema added to `schemas`; a 429 only when some
-/// operation starts a job) or the provider's; a 409 only when some operation adds a
-/// retry key.
+/// operation starts a job) or the provider's; a 409 only when some operation answers it
+/// (its `Idempotency-Key` added by a short form).
 fn error_responses(
     errors: &Errors,
     schemas: &mut Map<String, Value>,
@@ -453,7 +453,14 @@ fn error_responses(
                 "Unauthorized".to_string(),
                 problem_response(error_description("401")),
             );
-            if operations.iter().any(|o| o.key().is_some_and(|k| k.added)) {
+            // Only where an operation answers it: the lowering writes the 409 on the
+            // operations whose `Idempotency-Key` a short form added (a named key's
+            // provider may answer a reused key otherwise: `idempotency.duplicate`).
+            if operations.iter().any(|o| {
+                o.http
+                    .get("responses")
+                    .is_some_and(|r| r.get("409").is_some())
+            }) {
                 responses.insert(
                     "Conflict".to_string(),
                     problem_response(error_description("409")),

@@ -10,7 +10,7 @@
 use foldhash::{HashMap, HashMapExt as _};
 
 use super::context::{Checked, Validator};
-use super::safety::jobs::poll_targets;
+use super::safety::jobs::{duplicate_reads, poll_targets};
 use super::syntax::{agent_id_problem, path_shape};
 use crate::diagnostics::{Diagnostic, Span};
 use crate::model::Names as _;
@@ -67,6 +67,7 @@ pub(super) fn cross_operation(v: &mut Validator, checked: &[Checked]) {
         }
     }
     poll_targets(v, checked);
+    duplicate_reads(v, checked);
 }
 
 /// Every chosen target can call every operation by its id.

@@ -278,6 +278,7 @@ fn pick(candidates: &[Candidate], retired: bool) -> Option<IdempotencyKey> {
         required: c.required,
         added: false,
         evidence: Some(evidence),
+        duplicate: None,
     };
     if let Some(c) = candidates
         .iter()

@@ -19,7 +19,7 @@ use crate::diagnostics::{Diagnostic, Span, suggest};
 use crate::manifest::span;
 use crate::model::Names as _;
 use crate::model::{
-    IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Unsupported,
+    Duplicate, IDEMPOTENCY_HEADER, Idempotency, IdempotencyKey, KeyLocation, Method, Unsupported,
     key_name_problem,
 };
 use crate::validate::context::Validator;
@@ -39,6 +39,7 @@ pub(in crate::validate) enum Written {
         location: KeyLocation,
         name: String,
         required: bool,
+        duplicate: Option<Duplicate>,
     },
 }
 
@@ -78,6 +79,7 @@ pub(in crate::validate) fn added_header(required: bool) -> Idempotency {
         required,
         added: true,
         evidence: None,
+        duplicate: None,
     })
 }
 
@@ -111,12 +113,14 @@ pub(in crate::validate) fn inline_idempotency(
             location,
             name,
             required,
+            duplicate,
         } => Idempotency::Key(IdempotencyKey {
             location,
             name,
             required,
             added: true,
             evidence: None,
+            duplicate,
         }),
     };
     (idempotency, short)
@@ -157,7 +161,18 @@ pub(in crate::validate) fn written_idempotency(
         Value::Object(map) => {
             let mut named = Vec::new();
             let mut required = false;
+            let mut duplicate = None;
             for (key, value) in map {
+                if key == "duplicate" {
+                    match duplicate_of(value) {
+                        Ok(d) => duplicate = Some(d),
+                        Err(why) => {
+                            v.findings.push(problem(why));
+                            return None;
+                        }
+                    }
+                    continue;
+                }
                 if key == "required" {
                     if let Value::Bool(b) = value {
                         required = *b;
@@ -172,7 +187,7 @@ pub(in crate::validate) fn written_idempotency(
                     let known = Idempotency::MAPPING_KEYS
                         .iter()
                         .copied()
-                        .chain(["required"]);
+                        .chain(["required", "duplicate"]);
                     v.findings.push(problem(format!(
                         "`{key}` is not a key of the mapping: {}",
                         suggest(key, known)
@@ -203,6 +218,7 @@ pub(in crate::validate) fn written_idempotency(
                     location,
                     name,
                     required,
+                    duplicate,
                 })
             } else {
                 v.findings.push(problem(mapping_help.to_string()));
@@ -216,6 +232,60 @@ pub(in crate::validate) fn written_idempotency(
             None
         }
     }
+}
+
+/// `idempotency.duplicate` checked: `{ status: 422, bodyContains: "must be unique",
+/// readWith: getOrderByClientId }`, with a status or a text at least. (`readWith` is
+/// checked against the other operations later: `check_read_with`.)
+fn duplicate_of(value: &Value) -> Result<Duplicate, String> {
+    let help = "`duplicate` says how the provider answers a key it has seen: `{ status: 422 }`, \
+                `{ bodyContains: \"must be unique\" }` or both, and `readWith:` a free read that \
+                finds the request by its key";
+    let Value::Object(map) = value else {
+        return Err(help.to_string());
+    };
+    let mut duplicate = Duplicate {
+        status: None,
+        body_contains: None,
+        read_with: None,
+    };
+    for (key, value) in map {
+        match key.as_str() {
+            "status" => match value.as_u64().and_then(|s| u16::try_from(s).ok()) {
+                Some(status @ 400..=599) => duplicate.status = Some(status),
+                _ => {
+                    return Err(
+                        "`duplicate.status` is the HTTP status of the provider's answer to a \
+                         reused key, 400 to 599 (422, 409…)"
+                            .to_string(),
+                    );
+                }
+            },
+            "bodyContains" => match value.as_str().map(str::trim) {
+                Some(text) if !text.is_empty() => duplicate.body_contains = Some(text.to_string()),
+                _ => {
+                    return Err(
+                        "`duplicate.bodyContains` is a non-empty text the answer's body contains"
+                            .to_string(),
+                    );
+                }
+            },
+            "readWith" => match value.as_str().map(str::trim) {
+                Some(id) if !id.is_empty() => duplicate.read_with = Some(id.to_string()),
+                _ => return Err("`duplicate.readWith` is an operation id".to_string()),
+            },
+            other => {
+                return Err(format!(
+                    "`{other}` is not a key of `duplicate`: {}",
+                    suggest(other, ["status", "bodyContains", "readWith"])
+                ));
+            }
+        }
+    }
+    if duplicate.status.is_none() && duplicate.body_contains.is_none() {
+        return Err(help.to_string());
+    }
+    Ok(duplicate)
 }
 
 /// A key the manifest names that the operation does not have: an error listing what
@@ -440,6 +510,7 @@ pub(in crate::validate) fn base_idempotency(
                 required: required || own.required,
                 added: false,
                 evidence: None,
+                duplicate: None,
             }),
             None if short_adds => {
                 // The short forms mean an `Idempotency-Key` header; adding one beside
@@ -473,6 +544,7 @@ pub(in crate::validate) fn base_idempotency(
             location,
             name,
             required,
+            duplicate,
         } => {
             if let Some(own) = find(candidates, location, &name) {
                 Idempotency::Key(IdempotencyKey {
@@ -481,6 +553,7 @@ pub(in crate::validate) fn base_idempotency(
                     required: required || own.required,
                     added: false,
                     evidence: None,
+                    duplicate,
                 })
             } else {
                 key_not_found(v, id, location, &name, candidates, span, None);

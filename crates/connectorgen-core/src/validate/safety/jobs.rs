@@ -144,6 +144,77 @@ pub(in crate::validate) fn poll_targets(v: &mut Validator, checked: &[Checked]) 
     }
 }
 
+/// Each `idempotency.duplicate.readWith` names a free read (as a poll target is) that
+/// takes the key in a query or path parameter of the key's own name.
+pub(in crate::validate) fn duplicate_reads(v: &mut Validator, checked: &[Checked]) {
+    let by_id: HashMap<&str, usize> = checked
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.op.id.as_str(), i))
+        .rev()
+        .collect();
+    for c in checked {
+        let Some(key) = c.op.idempotency.key() else {
+            continue;
+        };
+        let Some(read_with) = key.duplicate.as_ref().and_then(|d| d.read_with.as_ref()) else {
+            continue;
+        };
+        let span = c.op.origin.idempotency().unwrap_or(c.op.origin.entry);
+        let Some(&t) = by_id.get(read_with.as_str()) else {
+            v.findings.push(Diagnostic::UnusableDuplicateRead {
+                reason: format!(
+                    "no operation has the id `{read_with}`; {}",
+                    suggest(read_with, checked.iter().map(|c| c.op.id.as_str()))
+                ),
+                span,
+            });
+            continue;
+        };
+        let target = &checked[t];
+        let reason = if target.op.id == c.op.id {
+            Some("it is the operation itself, which would be sent again".to_string())
+        } else if !target.is_read() || target.spends() || target.is_async() {
+            Some(format!(
+                "`{read_with}` is not a free read (a `get`, or `read: true`, that neither spends nor is async)"
+            ))
+        } else if !takes_parameter(&target.op, &key.name) {
+            Some(format!(
+                "`{read_with}` takes no query or path parameter named `{}`, the key",
+                key.name
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            v.findings
+                .push(Diagnostic::UnusableDuplicateRead { reason, span });
+        }
+    }
+}
+
+/// Whether `op` takes a query or path parameter `name`; true as well when its parameters
+/// include a `$ref` (resolved later: `serve` finds the argument in the tool's mapping,
+/// and without it answers the retry as of unknown outcome).
+fn takes_parameter(op: &Operation, name: &str) -> bool {
+    if op.path_params.iter().any(|p| p == name) {
+        return true;
+    }
+    op.http
+        .get("parameters")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|p| {
+            p.get("$ref").is_some()
+                || (p.get("name").and_then(serde_json::Value::as_str) == Some(name)
+                    && matches!(
+                        p.get("in").and_then(serde_json::Value::as_str),
+                        Some("query" | "path")
+                    ))
+        })
+}
+
 /// Names, for each async operation that returns a job, the free read that lists the
 /// jobs' collection: the poll target's path without its last `/{param}`. A model that
 /// lost a job's id finds it there instead of starting the work again.
