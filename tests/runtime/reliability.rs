@@ -178,3 +178,55 @@ async fn an_identical_call_while_the_create_is_out_gets_the_same_task() {
     let c = p.counters();
     assert_eq!((c.of("createVideo"), c.jobs_created), (1, 1));
 }
+
+/// With `idempotency.duplicate` (tests/cases/valid/duplicate-answer.yaml), the provider's
+/// answer to a reused key means "the first one exists": `serve` reads the first request's
+/// result with `duplicate.readWith`, by the key it sent, records it, and answers with the
+/// job it started; the identical call is then answered from the ledger. One job.
+#[tokio::test]
+async fn a_retry_answered_as_a_seen_key_is_read_back_with_the_key() {
+    let p = Provider::start(Switches {
+        lose_answer_next: 1,
+        duplicate: Some(422),
+        ..Switches::default()
+    });
+    let state = tempfile::tempdir().unwrap();
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cases/valid/duplicate-answer.yaml");
+    let s = Serve::new(manifest, &p.url(), state.path())
+        .connect(Transport::Stdio, Person::without_elicitation())
+        .await;
+    let asked = s.call("createVideo", cat()).await;
+    let token = serve_meta(&asked)["confirmation"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{asked:?}"))
+        .to_string();
+    let mut with_yes = cat();
+    with_yes["confirmation"] = json!(token);
+
+    let lost = s.call("createVideo", with_yes.clone()).await;
+    assert!(is_error(&lost), "{}", text_of(&lost));
+    let found = s.call("createVideo", with_yes.clone()).await;
+    let said = text_of(&found);
+    assert!(!is_error(&found), "{said}\n{:#?}", s.log());
+    assert!(
+        said.contains("The first createVideo went through"),
+        "{said}"
+    );
+    assert!(
+        said.contains("HTTP 422") && said.contains("vid_1"),
+        "{said}"
+    );
+    assert_eq!(serve_meta(&found)["firstFoundWith"], "getVideoByKey");
+    let again = s.call("createVideo", cat()).await;
+    assert_eq!(serve_meta(&again)["notSent"], true, "{again:?}");
+    assert!(text_of(&again).contains("vid_1"), "{}", text_of(&again));
+    let c = p.counters();
+    assert_eq!(
+        (c.of("createVideo"), c.jobs_created, c.of("getVideoByKey")),
+        (2, 1, 1),
+        "{:#?}",
+        p.received()
+    );
+    s.close().await;
+}

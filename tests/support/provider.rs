@@ -464,6 +464,7 @@ fn router(shared: Arc<Shared>) -> Router {
                 .delete(|s, h, u, p| delete(s, h, u, p, Kind::Job)),
         )
         .route("/v1/things", get(|s, h, u| list(s, h, u, Kind::Job)))
+        .route("/v1/videos-by-key", get(by_key))
         .route("/v1/me", get(who_am_i))
         .route("/_counters", get(counters))
         .fallback(unknown)
@@ -798,6 +799,38 @@ async fn delete(
     };
     shared.changed();
     pass_gate(&shared, op).await;
+    response
+}
+
+/// `GET /v1/videos-by-key?Idempotency-Key=K` (`getVideoByKey`): the video job the key
+/// made, as its poll answers it, or 404. Only keys the provider honoured are known.
+async fn by_key(State(shared): SharedState, headers: HeaderMap, uri: Uri) -> Response {
+    let op = "getVideoByKey";
+    let base = shared.base_url();
+    let response = {
+        let mut state = shared.lock();
+        let response = if let Some(refused) = admit(&mut state, op, "GET", &uri, &headers, b"") {
+            refused
+        } else {
+            let key = query_pairs(uri.query().unwrap_or_default())
+                .into_iter()
+                .find(|(name, _)| name == "Idempotency-Key")
+                .map(|(_, value)| value)
+                .unwrap_or_default();
+            match state.by_key.get(&(key.clone(), Kind::Video.create())) {
+                Some(&index) => {
+                    let switches = state.switches.clone();
+                    ok_json(StatusCode::OK, &state.jobs[index].to_json(&switches, &base))
+                }
+                None => problem(
+                    StatusCode::NOT_FOUND,
+                    &format!("no video for the key {key}"),
+                ),
+            }
+        };
+        answered(&mut state, response)
+    };
+    shared.changed();
     response
 }
 

@@ -37,6 +37,7 @@ pub(super) const CONFIRMATION_ARGUMENT: &str = "confirmation";
 const CONSENT_INPUT: &str = "consent";
 
 mod consent;
+mod duplicate;
 mod tasks;
 
 use consent::{Asked, Asking, Consent, asking};
@@ -895,11 +896,31 @@ impl Shared {
             Ok(response) => {
                 fields["status"] = json!(response.status);
                 self.redactor.line("forwarded", fields);
+                let retry = tracked.is_some_and(|(_, retry)| retry);
+                // A retry the provider answered as a key it has seen
+                // (`idempotency.duplicate`): the first request went through, and its
+                // result is read by the key where the manifest says how.
+                let seen = retry
+                    && op
+                        .key()
+                        .and_then(|k| k.duplicate.as_ref())
+                        .is_some_and(|d| d.matches(response.status, &response.body));
+                let found = match tracked {
+                    Some((entry, _)) if seen => self.found_by_key(served, entry).await,
+                    _ => None,
+                };
+                let seen_status = response.status;
+                let (response, uri, found_with) = match found {
+                    Some(found) => (found.response, found.uri, Some(found.read)),
+                    None => (response, uri, None),
+                };
                 let job_id = job_id(served, &response);
                 let mut unrecorded = None;
                 let mut retry_unknown = false;
-                if let Some((entry, retry)) = tracked {
-                    let outcome = outcome(op, &response, job_id.clone(), retry);
+                if let Some((entry, _)) = tracked {
+                    // What the read found is the first request's own answer.
+                    let outcome =
+                        outcome(op, &response, job_id.clone(), retry && found_with.is_none());
                     retry_unknown = outcome.status == Status::Unknown;
                     if let Err(e) = self.ledger.finish(entry.id, &outcome, now) {
                         let error = e.to_string();
@@ -920,8 +941,11 @@ impl Shared {
                 let retry = retry_of(served, tracked.is_some());
                 let mut answer =
                     reply::answer(op, &response, &uri, poll.as_ref(), job_id.as_deref(), retry);
-                if retry_unknown {
-                    answer = reply::retry_not_success(answer, op, served.check_with.as_deref());
+                if let Some(read) = &found_with {
+                    answer = reply::first_found(answer, op, read, seen_status);
+                } else if retry_unknown {
+                    answer =
+                        reply::retry_not_success(answer, op, served.check_with.as_deref(), seen);
                 }
                 match unrecorded {
                     Some(error) => reply::unrecorded(answer, &error),

@@ -209,25 +209,60 @@ pub(crate) fn unknown(
 
 /// Appended to the provider's answer to a retry that was not a success (the row is
 /// `unknown`): not a refusal, since a reused key is answered so when the first attempt
-/// went through; the call is not sent again on its own.
+/// went through; the call is not sent again on its own. `seen`: the answer is the one
+/// the manifest says the provider gives a key it has seen (`idempotency.duplicate`).
 pub(crate) fn retry_not_success(
     mut result: CallToolResult,
     op: &Operation,
     check: Option<&str>,
+    seen: bool,
 ) -> CallToolResult {
     let check = match check {
         Some(read) => format!("Check with {read} whether it went through, and tell the person."),
         None => "Ask the person to check whether it went through.".to_string(),
     };
+    let first = if seen {
+        format!(
+            "The provider answers so when the key was used already: the first {id} went \
+             through, and may be charged; this is not a refusal.",
+            id = op.id
+        )
+    } else {
+        format!(
+            "A provider answers a reused key this way when the first one went through, so do \
+             not take this as a refusal: the first {id} may exist and may be charged.",
+            id = op.id
+        )
+    };
     result.content.push(ContentBlock::text(format!(
         "NOTE: this was a retry, with the same retry key, of an earlier {id} call that got no \
-         answer. A provider answers a reused key this way when the first one went through, \
-         so do not take this as a refusal: the first {id} may exist and may be charged. It \
-         is not sent again on its own: an identical call is answered without sending. \
-         {check}",
+         answer. {first} It is not sent again on its own: an identical call is answered \
+         without sending. {check}",
         id = op.id
     )));
     add_fact(&mut result, "outcomeUnknown", json!(true));
+    result
+}
+
+/// Put before what `read` found: the retry was answered as a key the provider has seen
+/// (`status`), so the first request went through, and this is its result. Nothing new
+/// was ordered.
+pub(crate) fn first_found(
+    mut result: CallToolResult,
+    op: &Operation,
+    read: &str,
+    status: u16,
+) -> CallToolResult {
+    result.content.insert(
+        0,
+        ContentBlock::text(format!(
+            "The first {id} went through: this retry, with the same retry key, was answered \
+             HTTP {status}, the provider's answer to a key it has seen, and {read} found what \
+             the first one made (below). Nothing new was ordered or charged now.",
+            id = op.id
+        )),
+    );
+    add_fact(&mut result, "firstFoundWith", json!(read));
     result
 }
 
