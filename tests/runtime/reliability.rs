@@ -230,3 +230,33 @@ async fn a_retry_answered_as_a_seen_key_is_read_back_with_the_key() {
     );
     s.close().await;
 }
+
+/// A finished task's state is kept with its ledger row: after a restart `tasks/get`
+/// answers it as it ended, without polling the provider again, and an identical call
+/// answers the ended task. (Before, finished states were held whole in memory only: a
+/// restart polled again, and a job the provider had since deleted read as gone.)
+#[tokio::test]
+async fn a_finished_task_is_answered_from_the_ledger_after_a_restart() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = start(&p, state.path(), follower()).await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    assert!(p.finish("vid_1"));
+    let done = s.get_task(&id).await.unwrap();
+    assert_eq!(done.task.status(), TaskStatus::Completed, "{done:?}");
+    assert_eq!(p.counters().of("getVideo"), 1);
+    s.close().await;
+
+    let s = start(&p, state.path(), follower()).await;
+    let again = s.get_task(&id).await.unwrap();
+    assert_eq!(again, done, "the same state, as it ended");
+    assert_eq!(p.counters().of("getVideo"), 1, "not polled again");
+    let resubmitted = task_of(s.call_once("createVideo", cat()).await);
+    assert_eq!(resubmitted.task.task_id, id);
+    assert_eq!(resubmitted.task.status, TaskStatus::Completed);
+    let c = p.counters();
+    assert_eq!((c.of("createVideo"), c.of("getVideo")), (1, 1));
+    s.close().await;
+}

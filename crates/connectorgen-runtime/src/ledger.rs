@@ -107,6 +107,11 @@ pub(crate) struct Entry {
     /// has not run out). Always false in SQLite, whose only sender is this process: the
     /// caller's own sends are its `Claim::busy`.
     pub sending: bool,
+    /// The state the job's task ended in (the tasks extension), as JSON, once it ended:
+    /// kept with the row (`Ledger::keep_task`), so a finished task is answered after a
+    /// restart or on another instance without polling again, and weighs on the bound
+    /// instead of on memory.
+    pub task: Option<String>,
 }
 
 impl Entry {
@@ -259,6 +264,11 @@ pub(crate) trait Ledger: Send + Sync {
     /// process is the only sender (SQLite).
     fn renew(&self, _id: i64) {}
 
+    /// Keeps `task`, the state row `id`'s task ended in, with the row: counted with its
+    /// answer by `Retention::max_bytes`, pruned with it. `Ok(false)`, nothing written, when
+    /// it would take the rows past the bound (the caller holds it in memory instead).
+    fn keep_task(&self, id: i64, task: &str) -> Result<bool, LedgerError>;
+
     /// The row `id` of `principal` on this store's connector, as stored, or `None` when
     /// there is none (never written, pruned, or another connector's or person's): a task
     /// of the tasks extension is a row, found again by its id after a restart or on
@@ -357,7 +367,7 @@ CREATE INDEX IF NOT EXISTS calls_by_call ON calls (connector, principal, tool, a
 CREATE INDEX IF NOT EXISTS calls_by_age ON calls (connector, updated);
 ";
 
-const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type";
+const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type, task";
 
 impl SqliteLedger {
     /// Opens (creating) the ledger file of `connector`: owner-only, never through a
@@ -424,6 +434,13 @@ impl SqliteLedger {
         migrate(&connection)?;
         partition(&connection, connector, adopt)?;
         never_reuse(&connection)?;
+        // A finished task's state kept with its row (issue 43: it was held in memory).
+        let has_task = connection
+            .prepare("SELECT 1 FROM pragma_table_info('calls') WHERE name = 'task'")?
+            .exists([])?;
+        if !has_task {
+            connection.execute_batch("ALTER TABLE calls ADD COLUMN task TEXT")?;
+        }
         connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
@@ -640,6 +657,7 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         attempts: row.get(11)?,
         media_type: row.get(12)?,
         sending: false,
+        task: row.get(13)?,
     })
 }
 
@@ -739,22 +757,28 @@ impl Ledger for SqliteLedger {
         let mut connection = self.lock()?;
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let (_, used) = usage(&tx, &self.connector)?;
-        let kept: i64 = tx
+        let (kept, task): (i64, i64) = tx
             .query_row(
-                "SELECT bytes FROM calls WHERE id = ?1",
+                "SELECT bytes, COALESCE(LENGTH(CAST(task AS BLOB)), 0) FROM calls WHERE id = ?1",
                 params![id],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()?
             .ok_or_else(|| LedgerError::Store(format!("row {id} is no longer in the ledger")))?;
         // An answer that would take the rows past the bound is not stored: the status is
         // (it is what stops a second send), the body is a convenience.
         let others = used.saturating_sub(u64::try_from(kept).unwrap_or(0));
-        let result = outcome
-            .result
-            .as_deref()
-            .filter(|text| others.saturating_add(text.len() as u64) <= self.retention.max_bytes);
-        let bytes = result.map_or(kept, |text| i64::try_from(text.len()).unwrap_or(i64::MAX));
+        let result = outcome.result.as_deref().filter(|text| {
+            others
+                .saturating_add(text.len() as u64)
+                .saturating_add(task.unsigned_abs())
+                <= self.retention.max_bytes
+        });
+        let bytes = result.map_or(kept, |text| {
+            i64::try_from(text.len())
+                .unwrap_or(i64::MAX)
+                .saturating_add(task)
+        });
         tx.execute(
             "UPDATE calls SET status = ?2, http_status = ?3, job_id = COALESCE(?4, job_id), \
              result = COALESCE(?5, result), updated = ?6, \
@@ -772,6 +796,33 @@ impl Ledger for SqliteLedger {
         )?;
         tx.commit()?;
         Ok(())
+    }
+
+    fn keep_task(&self, id: i64, task: &str) -> Result<bool, LedgerError> {
+        let mut connection = self.lock()?;
+        let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let (_, used) = usage(&tx, &self.connector)?;
+        let Some(old) = tx
+            .query_row(
+                "SELECT COALESCE(LENGTH(CAST(task AS BLOB)), 0) FROM calls WHERE id = ?1 \
+                 AND connector = ?2",
+                params![id, self.connector],
+                |row| row.get::<_, i64>(0),
+            )
+            .optional()?
+        else {
+            return Ok(false);
+        };
+        let new = task.len() as u64;
+        if used.saturating_sub(old.unsigned_abs()).saturating_add(new) > self.retention.max_bytes {
+            return Ok(false);
+        }
+        tx.execute(
+            "UPDATE calls SET task = ?2, bytes = bytes - ?3 + ?4 WHERE id = ?1",
+            params![id, task, old, i64::try_from(new).unwrap_or(i64::MAX)],
+        )?;
+        tx.commit()?;
+        Ok(true)
     }
 
     fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError> {

@@ -79,10 +79,13 @@ ALTER TABLE connectorgen_calls DROP CONSTRAINT connectorgen_calls_status_check;
 ALTER TABLE connectorgen_calls ADD CONSTRAINT connectorgen_calls_status_check
     CHECK (status IN ('pending', 'job', 'done', 'rejected', 'unknown'));
 ",
+    "
+ALTER TABLE connectorgen_calls ADD COLUMN task TEXT;
+",
 ];
 
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, \
-                       created, updated, attempts, media_type, sending_until";
+                       created, updated, attempts, media_type, sending_until, task";
 
 /// The longest a ledger operation waits for a lock (another instance's claim): a send's
 /// lease covers it, as recording an outcome may wait that long.
@@ -560,6 +563,7 @@ fn entry(row: &Row, now: i64) -> Entry {
         sending: row
             .get::<_, Option<i64>>(13)
             .is_some_and(|until| until > now),
+        task: row.get(14),
     }
 }
 
@@ -727,20 +731,29 @@ impl Ledger for PgLedger {
         let sender = self.sender.as_str();
         self.transaction(|tx, _| {
             let (_, used) = usage(tx, connector)?;
-            let kept: i64 = tx
+            let row = tx
                 .query_opt(
-                    "SELECT bytes FROM connectorgen_calls WHERE id = $1 AND connector = $2",
+                    "SELECT bytes, COALESCE(octet_length(task), 0)::BIGINT FROM connectorgen_calls \
+                     WHERE id = $1 AND connector = $2",
                     &[&id, &connector],
                 )?
-                .ok_or_else(|| LedgerError::Store(format!("row {id} is no longer in the ledger")))?
-                .get(0);
+                .ok_or_else(|| {
+                    LedgerError::Store(format!("row {id} is no longer in the ledger"))
+                })?;
+            let (kept, task): (i64, i64) = (row.get(0), row.get(1));
             // As in SQLite: the status is always recorded, the body only when it fits.
             let others = used.saturating_sub(u64::try_from(kept).unwrap_or(0));
-            let result = outcome
-                .result
-                .as_deref()
-                .filter(|text| others.saturating_add(text.len() as u64) <= retention.max_bytes);
-            let bytes = result.map_or(kept, |text| i64::try_from(text.len()).unwrap_or(i64::MAX));
+            let result = outcome.result.as_deref().filter(|text| {
+                others
+                    .saturating_add(text.len() as u64)
+                    .saturating_add(task.unsigned_abs())
+                    <= retention.max_bytes
+            });
+            let bytes = result.map_or(kept, |text| {
+                i64::try_from(text.len())
+                    .unwrap_or(i64::MAX)
+                    .saturating_add(task)
+            });
             let http_status = outcome.http_status.map(i32::from);
             tx.execute(
                 "UPDATE connectorgen_calls SET status = $2, http_status = $3, \
@@ -768,6 +781,32 @@ impl Ledger for PgLedger {
         let connector = self.connector.as_str();
         let retention = self.retention;
         self.transaction(|tx, _| room(tx, connector, retention, now))
+    }
+
+    fn keep_task(&self, id: i64, task: &str) -> Result<bool, LedgerError> {
+        let connector = self.connector.as_str();
+        let retention = self.retention;
+        self.transaction(|tx, _| {
+            let (_, used) = usage(tx, connector)?;
+            let Some(row) = tx.query_opt(
+                "SELECT COALESCE(octet_length(task), 0)::BIGINT FROM connectorgen_calls \
+                 WHERE id = $1 AND connector = $2",
+                &[&id, &connector],
+            )?
+            else {
+                return Ok(false);
+            };
+            let old: i64 = row.get(0);
+            let new = task.len() as u64;
+            if used.saturating_sub(old.unsigned_abs()).saturating_add(new) > retention.max_bytes {
+                return Ok(false);
+            }
+            tx.execute(
+                "UPDATE connectorgen_calls SET task = $2, bytes = bytes - $3 + $4 WHERE id = $1",
+                &[&id, &task, &old, &i64::try_from(new).unwrap_or(i64::MAX)],
+            )?;
+            Ok(true)
+        })
     }
 
     fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError> {

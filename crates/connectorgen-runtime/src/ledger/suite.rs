@@ -335,6 +335,41 @@ fn a_pruned_rows_id_is_never_given_again<S: Store>() {
     );
 }
 
+/// A finished task's state is kept with its row: found with it, counted by the bound
+/// with the row's answer, refused (nothing written) past the bound, pruned with the row
+/// (issue 43: the states were held in memory without bound).
+fn a_finished_task_is_kept_with_its_row<S: Store>() {
+    let (a, b) = S::pair(Retention {
+        window: 10,
+        consent: 10,
+        max_bytes: 2 * ROW_BYTES + 100,
+    });
+    let row = new_row(&*a, &claim("p", "h", None, 1_000), "k");
+    a.finish(row.id, &outcome(Status::Job, Some(10)), 1_000)
+        .unwrap();
+    a.release(row.id);
+    assert!(a.keep_task(row.id, &"t".repeat(60)).unwrap());
+    let kept = b.entry(row.id, "p").unwrap().unwrap();
+    assert_eq!(kept.task.as_deref(), Some("t".repeat(60).as_str()));
+    // Kept again, smaller: counted once.
+    assert!(a.keep_task(row.id, &"u".repeat(50)).unwrap());
+    // 10 + 50 of 100 answer bytes used: a second row's 512 fit, 41 more task bytes do not.
+    let other = new_row(&*a, &claim("p", "h2", None, 1_001), "k2");
+    a.finish(other.id, &outcome(Status::Job, None), 1_001)
+        .unwrap();
+    a.release(other.id);
+    assert!(
+        !a.keep_task(other.id, &"v".repeat(41)).unwrap(),
+        "past the bound"
+    );
+    assert_eq!(b.entry(other.id, "p").unwrap().unwrap().task, None);
+    assert!(a.keep_task(other.id, &"v".repeat(40)).unwrap());
+    // Pruned with the row.
+    let later = new_row(&*a, &claim("p", "h3", None, 5_000), "k3");
+    assert!(later.id > other.id);
+    assert_eq!(a.entry(row.id, "p").unwrap(), None);
+}
+
 macro_rules! suite {
     ($store:ident, $module:ident) => {
         mod $module {
@@ -366,6 +401,10 @@ macro_rules! suite {
             #[test]
             fn a_pruned_rows_id_is_never_given_again() {
                 super::a_pruned_rows_id_is_never_given_again::<$store>();
+            }
+            #[test]
+            fn a_finished_task_is_kept_with_its_row() {
+                super::a_finished_task_is_kept_with_its_row::<$store>();
             }
             #[test]
             fn a_send_is_seen_by_the_other_instance() {
@@ -402,7 +441,7 @@ fn postgres_migrations_are_versioned() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2]);
+    assert_eq!(versions, [1, 2, 3]);
     client
         .execute(
             "INSERT INTO connectorgen_migrations (version) VALUES (99)",

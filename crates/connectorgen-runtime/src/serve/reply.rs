@@ -671,6 +671,7 @@ mod tests {
             attempts: 1,
             media_type,
             sending: false,
+            task: None,
         }
     }
 

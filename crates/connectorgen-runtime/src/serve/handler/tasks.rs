@@ -19,9 +19,10 @@
 //! client that asks with a round trip or a confirmation value is told to call the tool).
 //! Without one the task is kept and the cancel refused. A task
 //! lives as long as its row (the retry window after the job started); a terminal state
-//! is held in memory, up to `HELD_MAX_BYTES` in all, so after a restart (or once a state
-//! was let go for newer ones) the first `tasks/get` polls once more (a free read, never
-//! the create). A poll answered with anything but success, 404 or 410 (an auth refusal,
+//! is kept with the row in the ledger (counted by its bound, pruned with it), so it is
+//! answered after a restart and on every instance without polling again; only when the
+//! ledger cannot take one is it held in memory, up to `HELD_MAX_BYTES` in all (a state let
+//! go from there is polled once more: a free read, never the create). A poll answered with anything but success, 404 or 410 (an auth refusal,
 //! a rate limit, a 5xx) says nothing about the job: the task stays working and its polls
 //! back off (`backoff`).
 
@@ -76,6 +77,12 @@ impl Held {
 
     fn get_mut(&mut self, row: i64) -> Option<&mut Polled> {
         self.tasks.get_mut(&row)
+    }
+
+    fn remove(&mut self, row: i64) {
+        if let Some(gone) = self.tasks.remove(&row) {
+            self.bytes = self.bytes.saturating_sub(gone.bytes);
+        }
     }
 
     /// Holds `task` as row `row`'s state, polled at `at` after `failures` failed polls in
@@ -247,6 +254,9 @@ impl Shared {
         let a = served.op.async_.as_ref()?;
         // An identical call after the task ended says so (the result is for tasks/get),
         // rather than the state it started in.
+        if let Some(ended) = kept_task(&entry) {
+            return Some(CreateTaskResult::new(ended.task));
+        }
         let held = self
             .polled
             .lock()
@@ -327,6 +337,10 @@ impl Shared {
             .map(|&i| &self.tools[i])
             .filter(|s| is_job(s))
             .ok_or_else(unknown)?;
+        // Ended: as it was kept, never polled again.
+        if let Some(ended) = kept_task(&entry) {
+            return Ok(GetTaskResult::new(ended));
+        }
         let (
             Some(a),
             Some(reply::Poll {
@@ -411,12 +425,23 @@ impl Shared {
         self.hold_after(row, at, task, 0);
     }
 
-    /// `hold`, after `failures` polls in a row that got no answer about the job.
+    /// `hold`, after `failures` polls in a row that got no answer about the job. A state
+    /// the task ended in is kept with the row in the ledger (`Ledger::keep_task`), and in
+    /// memory only when the ledger cannot take it.
     fn hold_after(&self, row: i64, at: u64, task: DetailedTask, failures: u32) {
-        self.polled
+        let kept = task.status().is_terminal()
+            && serde_json::to_string(&task)
+                .ok()
+                .is_some_and(|json| matches!(self.ledger.keep_task(row, &json), Ok(true)));
+        let mut polled = self
+            .polled
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(row, at, task, failures);
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept {
+            polled.remove(row);
+        } else {
+            polled.insert(row, at, task, failures);
+        }
     }
 
     /// One poll of the job of `entry` through the poll target `poll`, as a task state, and
@@ -573,6 +598,13 @@ impl Shared {
     }
 }
 
+/// The state row `entry`'s task ended in, as the ledger keeps it, when it is that task's
+/// (the id names the row and its key).
+fn kept_task(entry: &Entry) -> Option<DetailedTask> {
+    let task: DetailedTask = serde_json::from_str(entry.task.as_deref()?).ok()?;
+    (task.task.task_id == task_id(entry) && task.status().is_terminal()).then_some(task)
+}
+
 /// A task that ended with `result` as the call's result.
 fn completed(task: Task, result: rmcp::model::CallToolResult) -> DetailedTask {
     let result = match serde_json::to_value(result) {
@@ -699,6 +731,7 @@ mod tests {
             attempts: 1,
             media_type: None,
             sending: false,
+            task: None,
         };
         let id = task_id(&entry(7, "k1"));
         assert_eq!(row_of(&id), Some(7));

@@ -451,6 +451,7 @@ fn a_forwarded_line_shows_a_key_only_when_the_request_carried_one() {
         attempts: 1,
         media_type: None,
         sending: false,
+        task: None,
     };
     let with = forwarded_fields(&served, &http, 3, Some((&entry, false)));
     assert_eq!(with["key"], "ledger-key");
