@@ -147,7 +147,7 @@ pub(crate) struct Found {
     /// left out.
     pub latest: Option<Entry>,
     /// The newest row of this tool and these arguments of any age and status: the next
-    /// logical request's consent nonce is derived from it (`consent::Sealer::nonce_for`).
+    /// logical request's consent nonce is derived from it (`seal::Sealer::nonce_for`).
     pub last_id: Option<i64>,
 }
 
@@ -205,7 +205,7 @@ impl From<rusqlite::Error> for LedgerError {
 pub(crate) struct Retention {
     /// Seconds a row decides identical calls (`--retry-window`).
     pub window: u64,
-    /// Seconds a consent value stays good (`consent::TOKEN_LIFETIME_SECONDS`): a row made
+    /// Seconds a consent value stays good (`seal::TOKEN_LIFETIME_SECONDS`): a row made
     /// under a nonce is kept at least this long after its last write, so a value relayed
     /// late still finds its request (a retry, or an answer) instead of starting another.
     pub consent: u64,
@@ -380,7 +380,7 @@ impl SqliteLedger {
         retention: Retention,
         adopt: &BTreeMap<String, String>,
     ) -> Result<SqliteLedger, LedgerError> {
-        crate::state::prepare_ledger(path).map_err(|e| LedgerError::Store(e.to_string()))?;
+        crate::state_dir::prepare_ledger(path).map_err(|e| LedgerError::Store(e.to_string()))?;
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
         Self::with(
             Connection::open_with_flags(path, flags)?,

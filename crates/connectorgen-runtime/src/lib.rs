@@ -24,7 +24,6 @@
 
 pub mod client;
 pub(crate) mod clock;
-pub(crate) mod consent;
 pub(crate) mod credential;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -33,8 +32,9 @@ pub(crate) mod ledger;
 pub mod probe;
 pub(crate) mod redact;
 pub(crate) mod request;
+pub(crate) mod seal;
 pub mod serve;
-pub(crate) mod state;
+pub(crate) mod state_dir;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

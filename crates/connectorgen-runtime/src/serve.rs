@@ -28,10 +28,10 @@ use std::sync::Arc;
 
 use crate::client::{Client, Limits, Origin};
 use crate::clock::{Clock, SystemClock};
-use crate::consent::Sealer;
 use crate::credential::{Credential, Environment};
 use crate::ledger::{Ledger, PgLedger, Retention, SqliteLedger};
-use crate::state;
+use crate::seal::Sealer;
+use crate::state_dir;
 use connectorgen_core::Analysis;
 use connectorgen_core::model::Target;
 use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
@@ -50,7 +50,7 @@ pub struct Config {
     /// loopback (`--allow-host`): a remote deployment's public name.
     pub allow_hosts: Vec<String>,
     pub base_url: Option<String>,
-    /// `None`: the platform's state directory (`state::default_dir`).
+    /// `None`: the platform's state directory (`state_dir::default_dir`).
     pub state_dir: Option<PathBuf>,
     /// A PostgreSQL URL (`--ledger`, `CONNECTORGEN_LEDGER`): the ledger and the token
     /// secret shared with other instances, instead of the state folder's SQLite file.
@@ -253,7 +253,7 @@ fn open_ledger(
 ) -> Result<Opened, String> {
     let retention = Retention {
         window: config.retry_window,
-        consent: crate::consent::TOKEN_LIFETIME_SECONDS,
+        consent: crate::seal::TOKEN_LIFETIME_SECONDS,
         max_bytes: config.ledger_max_bytes,
     };
     if let Some(url) = &config.ledger {
@@ -274,15 +274,14 @@ fn open_ledger(
     }
     let dir = match &config.state_dir {
         Some(dir) => dir.clone(),
-        None => {
-            state::default_dir().ok_or("no state directory (HOME is not set): pass --state DIR")?
-        }
+        None => state_dir::default_dir()
+            .ok_or("no state directory (HOME is not set): pass --state DIR")?,
     };
-    state::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = state::ledger_path(&dir, service);
+    state_dir::ensure_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = state_dir::ledger_path(&dir, service);
     let ledger = SqliteLedger::open(&path, service, retention, principals)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let secret = state::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let secret = state_dir::secret(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok((Arc::new(ledger), secret, path.display().to_string()))
 }
 

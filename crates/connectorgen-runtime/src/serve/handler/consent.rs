@@ -21,7 +21,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
 use super::{CONSENT_INPUT, Served, Shared};
-use crate::consent::{Purpose, TOKEN_LIFETIME_SECONDS};
+use crate::seal::{Purpose, TOKEN_LIFETIME_SECONDS};
 use crate::serve::reply::{self, Why};
 
 /// Which way consent can be asked of this client.

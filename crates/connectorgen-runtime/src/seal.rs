@@ -103,7 +103,7 @@ impl std::fmt::Debug for Sealer {
 }
 
 impl Sealer {
-    /// `secret` must be at least 32 bytes (`state::secret` makes one). `connector` names
+    /// `secret` must be at least 32 bytes (`state_dir::secret` makes one). `connector` names
     /// the connector: its service name and the digest of what its manifest produced.
     pub(crate) fn new(
         secret: &[u8],
