@@ -7,7 +7,7 @@
 //! durable.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
@@ -36,6 +36,7 @@ pub(super) const CONFIRMATION_ARGUMENT: &str = "confirmation";
 /// The key of the consent question in an input-required result.
 const CONSENT_INPUT: &str = "consent";
 
+mod calls;
 mod consent;
 mod duplicate;
 mod tasks;
@@ -91,19 +92,8 @@ struct Shared {
     /// Reads a `fixed:` input's variable from the ones read at start-up.
     env: Box<ReadVariable>,
     info: ServerConfig,
-    /// Rows whose request is out at the provider right now, with the outcome the
-    /// identical calls waiting on it get.
-    in_flight: Mutex<HashMap<i64, InFlight>>,
-    /// Consent forms open or answered yes, by nonce (handler/consent.rs).
-    questions: Mutex<HashMap<String, consent::Question>>,
-    /// Outcomes the ledger could not record (a full disk), by row, with the error: the
-    /// guard sees them as if recorded, so the identical call is answered from here
-    /// instead of being sent again, for the life of the process.
-    unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
-    /// What the last poll of each task found, by row (handler/tasks.rs).
-    polled: Mutex<tasks::Held>,
-    /// Cancels waiting on the person's answer, by task row (handler/tasks/cancel.rs).
-    cancels: Mutex<HashMap<i64, tasks::Pending>>,
+    /// The state of calls in this process (handler/calls.rs).
+    calls: calls::Calls,
 }
 
 type InFlight = tokio::sync::watch::Receiver<Option<rmcp::model::CallToolResult>>;
@@ -210,11 +200,7 @@ impl Server {
             redactor,
             env: Box::new(move |name| environment.get(name)),
             info,
-            in_flight: Mutex::default(),
-            questions: Mutex::default(),
-            unrecorded: Mutex::default(),
-            polled: Mutex::default(),
-            cancels: Mutex::default(),
+            calls: calls::Calls::default(),
         });
         Ok(Server(shared))
     }
@@ -474,13 +460,7 @@ impl Shared {
     /// would send the identical call again (a second order where the provider ignores
     /// retry keys).
     fn record_held(&self) {
-        let held: Vec<(i64, Outcome)> = self
-            .unrecorded
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .map(|(id, (outcome, _))| (*id, outcome.clone()))
-            .collect();
+        let held = self.calls.held_outcomes();
         let now = self.sealer.clock().now();
         for (id, outcome) in held {
             if self.ledger.finish(id, &outcome, now).is_err() {
@@ -489,10 +469,7 @@ impl Shared {
                 self.ledger.renew(id);
                 continue;
             }
-            self.unrecorded
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(&id);
+            self.calls.recorded(id);
             self.redactor.line(
                 "warning",
                 json!({"message": format!(
@@ -500,24 +477,10 @@ impl Shared {
                 )}),
             );
             // A send still under way lets its lease go when it ends (`Sending`).
-            let sending = self
-                .in_flight
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .contains_key(&id);
-            if !sending {
+            if !self.calls.is_sending(id) {
                 self.ledger.release(id);
             }
         }
-    }
-
-    /// The error that kept row `id`'s outcome out of the ledger, if one did.
-    fn unrecorded_error(&self, id: i64) -> Option<String> {
-        self.unrecorded
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&id)
-            .map(|(_, error)| error.clone())
     }
 
     fn refuse(&self, tool: &str, reason: &str, extra: Value) {
@@ -721,10 +684,7 @@ impl Shared {
         // Before this call is decided: an outcome held in memory may be taken now.
         self.record_held();
         let now = self.sealer.clock().now();
-        let mut flying = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut flying = self.calls.in_flight();
         let busy: Vec<i64> = flying.keys().copied().collect();
         let in_flight = |id: i64| busy.contains(&id);
         let call = guard::Call {
@@ -744,11 +704,7 @@ impl Shared {
             busy: &busy,
         };
         let mut plan = None;
-        let held = self
-            .unrecorded
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let held = self.calls.unrecorded();
         let (found, written) = self.ledger.claim(&claim, &mut |found| {
             let (decision, p) = guard::decide(&call, &overlay(found, &held));
             plan = Some(p);
@@ -821,7 +777,7 @@ impl Shared {
                 .map(|r| r.url.split('?').next().unwrap_or_default().to_string())
                 .unwrap_or_default();
                 let answer = reply::already(op, &entry, poll.as_ref(), &second, &uri);
-                match self.unrecorded_error(entry.id) {
+                match self.calls.unrecorded_error(entry.id) {
                     Some(error) => reply::unrecorded(answer, &error),
                     None => answer,
                 }
@@ -929,10 +885,7 @@ impl Shared {
                         // A row left pending would make the identical call a retry, sent
                         // again; an open outcome (a 5xx) is pending anyway.
                         if outcome.status != Status::Pending {
-                            self.unrecorded
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .insert(entry.id, (outcome, error.clone()));
+                            self.calls.hold_outcome(entry.id, outcome, error.clone());
                             unrecorded = Some(error);
                         }
                     }
@@ -1051,21 +1004,11 @@ struct Sending<'a> {
 
 impl Drop for Sending<'_> {
     fn drop(&mut self) {
-        self.shared
-            .in_flight
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&self.id);
+        self.shared.calls.sent(self.id);
         // An outcome the ledger did not take is known to this process only: the lease
         // stays until it runs out, so another instance does not take the row, still
         // pending there, for a call it may send again.
-        let unrecorded = self
-            .shared
-            .unrecorded
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains_key(&self.id);
-        if !unrecorded {
+        if self.shared.calls.unrecorded_error(self.id).is_none() {
             self.shared.ledger.release(self.id);
         }
     }

@@ -197,10 +197,7 @@ impl Shared {
                         tell.send_replace(Some(yes));
                         if !yes {
                             // After a no, a later identical call may ask again.
-                            self.questions
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .remove(&nonce);
+                            self.calls.questions().remove(&nonce);
                         }
                         yes
                     }
@@ -219,10 +216,7 @@ impl Shared {
     /// show. A form whose call went away unanswered is shown again.
     fn open_question(&self, nonce: &str) -> Open {
         let now = self.sealer.clock().now();
-        let mut open = self
-            .questions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut open = self.calls.questions();
         open.retain(|_, q| q.until > now);
         if let Some(q) = open.get(nonce) {
             match *q.answer.borrow() {

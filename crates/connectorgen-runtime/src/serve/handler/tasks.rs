@@ -258,9 +258,8 @@ impl Shared {
             return Some(CreateTaskResult::new(ended.task));
         }
         let held = self
-            .polled
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .calls
+            .polled()
             .get(id)
             .map(|p| p.task.task.clone())
             .filter(|t| t.status.is_terminal() && t.task_id == task_id(&entry));
@@ -356,10 +355,7 @@ impl Shared {
         let now = self.sealer.clock().now();
         let interval = poll_interval_ms(a);
         let failures = {
-            let mut polled = self
-                .polled
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut polled = self.calls.polled();
             // A state held for another row of the same id cannot be (ids are never used
             // twice), but the task id, which names the row and its key, is checked too.
             let held = polled.get(row).filter(|p| p.task.task.task_id == id);
@@ -433,10 +429,7 @@ impl Shared {
             && serde_json::to_string(&task)
                 .ok()
                 .is_some_and(|json| matches!(self.ledger.keep_task(row, &json), Ok(true)));
-        let mut polled = self
-            .polled
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut polled = self.calls.polled();
         if kept {
             polled.remove(row);
         } else {

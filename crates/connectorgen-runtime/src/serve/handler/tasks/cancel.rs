@@ -87,12 +87,7 @@ impl Shared {
         }
         let row = row_of(id).unwrap_or_default();
         // Asked for again while its question is open: that question, nothing new.
-        if self
-            .cancels
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains_key(&row)
-        {
+        if self.calls.cancels().contains_key(&row) {
             return Ok(());
         }
         let entry = self.own_entry(row).ok().flatten();
@@ -150,9 +145,8 @@ impl Shared {
                 let Some(pending) = Pending::asked(asked, at, index, args, done) else {
                     return refused(format!("{} asked for input it did not name.", tool.op.id));
                 };
-                self.cancels
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                self.calls
+                    .cancels()
                     .entry(row)
                     // Two cancels racing to ask: the first question stands.
                     .or_insert(pending);
@@ -179,10 +173,7 @@ impl Shared {
         let current = self.get_task(id).await?;
         let row = row_of(id).unwrap_or_default();
         let pending = {
-            let mut cancels = self
-                .cancels
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut cancels = self.calls.cancels();
             match cancels.get(&row) {
                 Some(p) if responses.contains_key(&p.key) => cancels.remove(&row),
                 // SEP-2663: an answer to a key that is not outstanding is ignored.
@@ -213,22 +204,14 @@ impl Shared {
                 if let Some(again) =
                     Pending::asked(asked, at, pending.index, pending.args, pending.done)
                 {
-                    self.cancels
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .insert(row, again);
+                    self.calls.cancels().insert(row, again);
                 }
             }
             // Declined, or refused by the cancel's own checks: nothing was sent, and
             // the job goes on (the call logged why); the task changed, back to working.
             _ => {
                 let now = self.sealer.clock().now();
-                if let Some(held) = self
-                    .polled
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .get_mut(row)
-                {
+                if let Some(held) = self.calls.polled().get_mut(row) {
                     held.task.task.last_updated_at = iso8601(now);
                 }
             }
@@ -246,10 +229,7 @@ impl Shared {
         if task.status().is_terminal() {
             return task;
         }
-        let cancels = self
-            .cancels
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cancels = self.calls.cancels();
         let Some(pending) = cancels.get(&row) else {
             return task;
         };

@@ -1,0 +1,99 @@
+//! The state of calls that lives in this process, as one type: what is out at the
+//! provider right now, the consent questions open, the outcomes the ledger could not
+//! take yet, the tasks' last polls and the cancels waiting on the person.
+//!
+//! Takes: nothing at start (all empty). Returns: each part behind its own lock, through
+//! methods named for what they do; a lock a panicking holder left poisoned is taken as
+//! it is (every change here is one insert or remove, never left half done).
+//! Must never: be the record of anything the ledger should hold (a row, an outcome it
+//! took): this is what one process knows besides it, and it is gone at a restart.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::InFlight;
+use super::consent::Question;
+use super::tasks::{Held, Pending};
+use crate::ledger::Outcome;
+
+#[derive(Default)]
+pub(super) struct Calls {
+    /// Rows whose request is out at the provider right now, with the outcome the
+    /// identical calls waiting on it get.
+    in_flight: Mutex<HashMap<i64, InFlight>>,
+    /// Consent forms open or answered yes, by nonce (handler/consent.rs).
+    questions: Mutex<HashMap<String, Question>>,
+    /// Outcomes the ledger could not record (a full disk, a database away), by row, with
+    /// the error: the guard sees them as if recorded, so the identical call is answered
+    /// from here instead of being sent again, until the ledger takes them
+    /// (`Shared::record_held`).
+    unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
+    /// What the last poll of each task found, by row (handler/tasks.rs).
+    polled: Mutex<Held>,
+    /// Cancels waiting on the person's answer, by task row (handler/tasks/cancel.rs).
+    cancels: Mutex<HashMap<i64, Pending>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Calls {
+    /// The rows out at the provider, locked: a claim holds it from its look-up to its
+    /// mark, so no identical call sees the ledger in between.
+    pub(super) fn in_flight(&self) -> MutexGuard<'_, HashMap<i64, InFlight>> {
+        lock(&self.in_flight)
+    }
+
+    /// Whether row `id`'s request is out at the provider from this process.
+    pub(super) fn is_sending(&self, id: i64) -> bool {
+        self.in_flight().contains_key(&id)
+    }
+
+    /// Row `id`'s request is no longer out (its send ended or its call went away).
+    pub(super) fn sent(&self, id: i64) {
+        self.in_flight().remove(&id);
+    }
+
+    pub(super) fn questions(&self) -> MutexGuard<'_, HashMap<String, Question>> {
+        lock(&self.questions)
+    }
+
+    /// Holds row `id`'s outcome, which the ledger refused with `error`.
+    pub(super) fn hold_outcome(&self, id: i64, outcome: Outcome, error: String) {
+        lock(&self.unrecorded).insert(id, (outcome, error));
+    }
+
+    /// The outcomes held, to offer to the ledger again.
+    pub(super) fn held_outcomes(&self) -> Vec<(i64, Outcome)> {
+        lock(&self.unrecorded)
+            .iter()
+            .map(|(id, (outcome, _))| (*id, outcome.clone()))
+            .collect()
+    }
+
+    /// The ledger took row `id`'s outcome.
+    pub(super) fn recorded(&self, id: i64) {
+        lock(&self.unrecorded).remove(&id);
+    }
+
+    /// The error that kept row `id`'s outcome out of the ledger, if one did.
+    pub(super) fn unrecorded_error(&self, id: i64) -> Option<String> {
+        lock(&self.unrecorded)
+            .get(&id)
+            .map(|(_, error)| error.clone())
+    }
+
+    /// Every outcome held, with its error (what a claim lays over the ledger's rows).
+    pub(super) fn unrecorded(&self) -> HashMap<i64, (Outcome, String)> {
+        lock(&self.unrecorded).clone()
+    }
+
+    pub(super) fn polled(&self) -> MutexGuard<'_, Held> {
+        lock(&self.polled)
+    }
+
+    pub(super) fn cancels(&self) -> MutexGuard<'_, HashMap<i64, Pending>> {
+        lock(&self.cancels)
+    }
+}
