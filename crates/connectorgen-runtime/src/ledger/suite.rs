@@ -370,6 +370,46 @@ fn a_finished_task_is_kept_with_its_row<S: Store>() {
     assert_eq!(a.entry(row.id, "p").unwrap(), None);
 }
 
+/// The bound's counters follow every write: what a full ledger refuses after inserts,
+/// answers, tasks and prunes is what a count of the rows says (issue 44: the count was a
+/// scan of every row, three times a paid call).
+fn the_counters_follow_every_write<S: Store>() {
+    let bound = 3 * ROW_BYTES + 300;
+    let (a, b) = S::pair(Retention {
+        window: 10,
+        consent: 10,
+        max_bytes: bound,
+    });
+    let first = new_row(&*a, &claim("p", "h1", None, 1_000), "k1");
+    a.finish(first.id, &outcome(Status::Done, Some(200)), 1_000)
+        .unwrap();
+    a.release(first.id);
+    let second = new_row(&*b, &claim("p", "h2", None, 1_001), "k2");
+    b.finish(second.id, &outcome(Status::Job, None), 1_001)
+        .unwrap();
+    b.release(second.id);
+    assert!(a.keep_task(second.id, &"t".repeat(100)).unwrap());
+    // 2 rows + 300 bytes: one more row (512) fits, nothing more after it.
+    b.room(1_002).unwrap();
+    let third = new_row(&*a, &claim("p", "h3", None, 1_002), "k3");
+    a.release(third.id);
+    assert!(matches!(
+        b.room(1_002),
+        Err(LedgerError::Full { rows: 3, .. })
+    ));
+    assert!(!a.keep_task(third.id, "x").unwrap(), "at the bound");
+    // The first two pruned: room again, and the count is the one row left.
+    let later = claim("p", "h4", None, 1_012);
+    let found = look(&*b, &later);
+    assert!(found.latest.is_none());
+    assert_eq!(a.entry(first.id, "p").unwrap(), None, "pruned");
+    b.room(1_012).unwrap();
+    // One row left: all but its 512 bytes are the task's to take, to the byte.
+    let room = usize::try_from(bound - ROW_BYTES).unwrap();
+    assert!(!a.keep_task(third.id, &"y".repeat(room + 1)).unwrap());
+    assert!(a.keep_task(third.id, &"y".repeat(room)).unwrap());
+}
+
 macro_rules! suite {
     ($store:ident, $module:ident) => {
         mod $module {
@@ -407,6 +447,10 @@ macro_rules! suite {
                 super::a_finished_task_is_kept_with_its_row::<$store>();
             }
             #[test]
+            fn the_counters_follow_every_write() {
+                super::the_counters_follow_every_write::<$store>();
+            }
+            #[test]
             fn a_send_is_seen_by_the_other_instance() {
                 super::a_send_is_seen_by_the_other_instance::<$store>();
             }
@@ -441,7 +485,7 @@ fn postgres_migrations_are_versioned() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3]);
+    assert_eq!(versions, [1, 2, 3, 4]);
     client
         .execute(
             "INSERT INTO connectorgen_migrations (version) VALUES (99)",
