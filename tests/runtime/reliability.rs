@@ -31,6 +31,19 @@ fn follower() -> Person {
     Person::answering(Answer::Accept, Revision::Current).with_tasks()
 }
 
+/// The paid call's arguments with the confirmation value its first call is answered
+/// with (token mode): the person's yes, relayed.
+async fn with_yes(s: &Session) -> Value {
+    let asked = s.call("createVideo", cat()).await;
+    let token = serve_meta(&asked)["confirmation"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{asked:?}"))
+        .to_string();
+    let mut args = cat();
+    args["confirmation"] = json!(token);
+    args
+}
+
 fn task_of(response: CallToolResponse) -> CreateTaskResult {
     match response {
         CallToolResponse::Task(task) => task,
@@ -51,13 +64,7 @@ async fn a_duplicate_answer_to_a_retry_is_not_a_refusal(status: u16) {
     });
     let state = tempfile::tempdir().unwrap();
     let s = start(&p, state.path(), Person::without_elicitation()).await;
-    let asked = s.call("createVideo", cat()).await;
-    let token = serve_meta(&asked)["confirmation"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{asked:?}"))
-        .to_string();
-    let mut with_yes = cat();
-    with_yes["confirmation"] = json!(token);
+    let with_yes = with_yes(&s).await;
 
     let lost = s.call("createVideo", with_yes.clone()).await;
     assert!(is_error(&lost), "{}", text_of(&lost));
@@ -196,13 +203,7 @@ async fn a_retry_answered_as_a_seen_key_is_read_back_with_the_key() {
     let s = Serve::new(manifest, &p.url(), state.path())
         .connect(Transport::Stdio, Person::without_elicitation())
         .await;
-    let asked = s.call("createVideo", cat()).await;
-    let token = serve_meta(&asked)["confirmation"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{asked:?}"))
-        .to_string();
-    let mut with_yes = cat();
-    with_yes["confirmation"] = json!(token);
+    let with_yes = with_yes(&s).await;
 
     let lost = s.call("createVideo", with_yes.clone()).await;
     assert!(is_error(&lost), "{}", text_of(&lost));

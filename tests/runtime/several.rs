@@ -201,25 +201,23 @@ async fn a_call_whose_instance_was_killed_is_not_sent_again_by_the_other() {
     );
 }
 
-/// An outcome the ledger could not take when it came (the database refused the write)
-/// is recorded once the ledger takes writes again: the other instance then answers the
-/// identical call from the row. Held in the sender's memory only, the row stayed pending
-/// under its lease, and once the lease ran out the other instance would send the call
-/// again — a second job at a provider that ignores retry keys.
-#[tokio::test]
-async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
-    let p = ignoring_keys();
-    let cluster = postgres::cluster();
-    let ledger = cluster.database();
-    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await;
-    let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
+/// Two instances on one ledger, `a` holding the outcome of the paid call (the job
+/// `vid_1`) that the database refused to record; `b`'s identical call meanwhile is told
+/// it is being sent elsewhere. Returns with the database taking writes again.
+async fn held_by_a(
+    p: &Provider,
+    cluster: &postgres::Cluster,
+    ledger: &str,
+    (sa, sb): (&std::path::Path, &std::path::Path),
+) -> (Session, Session, String) {
+    let a = instance(p, ledger, sa, "vg_alice_key_0001").await;
+    let b = instance(p, ledger, sb, "vg_alice_key_0001").await;
     let token = confirmation(&a).await;
 
-    let (gate, pending) = held_call(&a, &p, &token).await;
+    let (gate, pending) = held_call(&a, p, &token).await;
     // From here the database refuses every outcome (a row may stay only pending).
     cluster.sql(
-        &ledger,
+        ledger,
         "ALTER TABLE connectorgen_calls ADD CONSTRAINT held_open CHECK (status = 'pending') NOT VALID",
     );
     gate.release();
@@ -232,21 +230,18 @@ async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
     );
     let during = b.call("createVideo", with_confirmation(&token)).await;
     assert_eq!(serve_meta(&during)["inFlight"], true, "{during:?}");
-
     cluster.sql(
-        &ledger,
+        ledger,
         "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
     );
-    // The sender's next call offers the outcome again first (so does its timer).
-    let again = a.call("createVideo", with_confirmation(&token)).await;
-    assert!(text_of(&again).contains("vid_1"), "{}", text_of(&again));
-    let after = b.call("createVideo", with_confirmation(&token)).await;
-    assert_ne!(
-        serve_meta(&after)["inFlight"],
-        true,
-        "{after:?}\n{:#?}",
-        a.log()
-    );
+    (a, b, token)
+}
+
+/// What `b` answers the identical call with once `a` recorded the outcome: the job,
+/// from the row, and still one job at the provider.
+async fn answered_from_the_row(p: &Provider, b: &Session, token: &str) {
+    let after = b.call("createVideo", with_confirmation(token)).await;
+    assert_ne!(serve_meta(&after)["inFlight"], true, "{after:?}");
     assert!(text_of(&after).contains("vid_1"), "{}", text_of(&after));
     let c = p.counters();
     assert_eq!(
@@ -255,6 +250,24 @@ async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
         "{:#?}",
         p.received()
     );
+}
+
+/// An outcome the ledger could not take when it came (the database refused the write)
+/// is recorded once the ledger takes writes again: the other instance then answers the
+/// identical call from the row. Held in the sender's memory only, the row stayed pending
+/// under its lease, and once the lease ran out the other instance would send the call
+/// again — a second job at a provider that ignores retry keys.
+#[tokio::test]
+async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
+    let p = ignoring_keys();
+    let cluster = postgres::cluster();
+    let ledger = cluster.database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b, token) = held_by_a(&p, cluster, &ledger, (sa.path(), sb.path())).await;
+    // The sender's next call offers the outcome again first (so does its timer).
+    let again = a.call("createVideo", with_confirmation(&token)).await;
+    assert!(text_of(&again).contains("vid_1"), "{}", text_of(&again));
+    answered_from_the_row(&p, &b, &token).await;
 }
 
 /// Issue 43: the same, with nobody calling the sender again. Its timer offers the held
@@ -269,34 +282,10 @@ async fn an_outcome_held_in_memory_is_recorded_while_its_instance_is_idle() {
     let cluster = postgres::cluster();
     let ledger = cluster.database();
     let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = instance(&p, &ledger, sa.path(), "vg_alice_key_0001").await;
-    let b = instance(&p, &ledger, sb.path(), "vg_alice_key_0001").await;
-    let token = confirmation(&a).await;
-
-    let (gate, pending) = held_call(&a, &p, &token).await;
-    cluster.sql(
-        &ledger,
-        "ALTER TABLE connectorgen_calls ADD CONSTRAINT held_open CHECK (status = 'pending') NOT VALID",
-    );
-    gate.release();
-    let first = pending.await.unwrap().unwrap();
-    assert!(serve_meta(&first)["unrecorded"].is_string(), "{first:?}");
-    cluster.sql(
-        &ledger,
-        "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
-    );
+    let (a, b, token) = held_by_a(&p, cluster, &ledger, (sa.path(), sb.path())).await;
     // No call to A from here on: only its timer can record the outcome.
     a.log_with("is recorded in the ledger now").await;
-    let after = b.call("createVideo", with_confirmation(&token)).await;
-    assert_ne!(serve_meta(&after)["inFlight"], true, "{after:?}");
-    assert!(text_of(&after).contains("vid_1"), "{}", text_of(&after));
-    let c = p.counters();
-    assert_eq!(
-        (c.of("createVideo"), c.jobs_created),
-        (1, 1),
-        "{:#?}",
-        p.received()
-    );
+    answered_from_the_row(&p, &b, &token).await;
 }
 
 /// Two people, each with their own credential, share one ledger: neither's job answers the

@@ -361,7 +361,7 @@ CREATE TABLE calls_v2 (
 );
 ";
 
-/// Version 3: the rows' count and bytes per connector kept as counters, by triggers on
+/// Version 4: the rows' count and bytes per connector kept as counters, by triggers on
 /// every write of `calls`, instead of counted by a scan of every row three times a paid
 /// call (issue 44: 331 paid calls/s with 2k rows, 21 with 62k). (A later migration that
 /// copies `calls` into a new table drops its triggers with it and must make them again.)
@@ -457,15 +457,19 @@ impl SqliteLedger {
         }
         migrate(&connection)?;
         partition(&connection, connector, adopt)?;
-        never_reuse(&connection)?;
-        count(&connection)?;
+        let columns = "id, connector, principal, tool, args_hash, key, nonce, status, \
+                       http_status, job_id, result, created, updated, attempts, media_type, bytes";
+        step(
+            &connection,
+            2,
+            &format!(
+                "{NEVER_REUSED} INSERT INTO calls_v2 ({columns}) SELECT {columns} FROM calls; \
+                 DROP TABLE calls; ALTER TABLE calls_v2 RENAME TO calls;"
+            ),
+        )?;
         // A finished task's state kept with its row (issue 43: it was held in memory).
-        let has_task = connection
-            .prepare("SELECT 1 FROM pragma_table_info('calls') WHERE name = 'task'")?
-            .exists([])?;
-        if !has_task {
-            connection.execute_batch("ALTER TABLE calls ADD COLUMN task TEXT")?;
-        }
+        step(&connection, 3, "ALTER TABLE calls ADD COLUMN task TEXT;")?;
+        step(&connection, 4, COUNTED)?;
         connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
@@ -546,52 +550,26 @@ fn partition(
     Ok(())
 }
 
-/// Migration 2: the table copied into one whose ids are never used again
-/// (`NEVER_REUSED`).
-fn never_reuse(connection: &Connection) -> Result<(), LedgerError> {
-    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    if version >= 2 {
-        return Ok(());
-    }
-    // As in `partition`: read again under the write lock.
-    connection.execute_batch("BEGIN IMMEDIATE")?;
-    let moved = (|| -> Result<(), rusqlite::Error> {
-        let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-        if version >= 2 {
-            return Ok(());
-        }
-        let columns = "id, connector, principal, tool, args_hash, key, nonce, status, \
-                       http_status, job_id, result, created, updated, attempts, media_type, bytes";
-        connection.execute_batch(&format!(
-            "{NEVER_REUSED} INSERT INTO calls_v2 ({columns}) SELECT {columns} FROM calls; \
-             DROP TABLE calls; ALTER TABLE calls_v2 RENAME TO calls; PRAGMA user_version = 2;"
-        ))
-    })();
-    match moved {
-        Ok(()) => connection.execute_batch("COMMIT")?,
-        Err(e) => {
-            let _ = connection.execute_batch("ROLLBACK");
-            return Err(e.into());
-        }
-    }
-    Ok(())
-}
-
-/// Migration 3: the counters of `COUNTED`.
-fn count(connection: &Connection) -> Result<(), LedgerError> {
-    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    if version >= 3 {
+/// Migration `version` (`PRAGMA user_version`) when the file is older: `sql` and the new
+/// version in one transaction, the version read again under the write lock (as in
+/// `partition`: two processes opening an old file together both saw the old version).
+/// Version 2 is `NEVER_REUSED` (the table copied), 3 the `task` column, 4 `COUNTED`.
+fn step(connection: &Connection, version: i64, sql: &str) -> Result<(), LedgerError> {
+    let older = |connection: &Connection| -> Result<bool, rusqlite::Error> {
+        let at: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        Ok(at < version)
+    };
+    if !older(connection)? {
         return Ok(());
     }
     connection.execute_batch("BEGIN IMMEDIATE")?;
-    let counted = (|| -> Result<(), rusqlite::Error> {
-        let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-        if version >= 3 {
-            return Ok(());
+    let stepped = (|| -> Result<(), rusqlite::Error> {
+        if older(connection)? {
+            connection.execute_batch(&format!("{sql} PRAGMA user_version = {version};"))?;
         }
-        connection.execute_batch(&format!("{COUNTED} PRAGMA user_version = 3;"))
+        Ok(())
     })();
-    match counted {
+    match stepped {
         Ok(()) => connection.execute_batch("COMMIT")?,
         Err(e) => {
             let _ = connection.execute_batch("ROLLBACK");
@@ -1337,7 +1315,7 @@ mod tests {
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 3);
+        assert_eq!(version, 4);
         drop(ledger);
         // Opened again: migrated once, nothing changes.
         let again = SqliteLedger::open(&path, "test", KEEP_ALL, &BTreeMap::new()).unwrap();

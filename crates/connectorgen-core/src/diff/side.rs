@@ -25,9 +25,9 @@ pub(super) struct Tool {
     pub(super) request: Option<RequestMapping>,
     /// `annotations.readOnlyHint`.
     pub(super) read_only: bool,
-    /// The JSON request body schema's own `required` list (one local `$ref` followed),
-    /// as the operation's openapi.json has it: a name there that no property declares
-    /// is in no argument, but every target's request changed (issue 43).
+    /// The JSON request body schema's own `required` list (`$ref`s followed), as the
+    /// operation's openapi.json has it: a name there that no property declares is in no
+    /// argument, but every target's request changed (issue 43).
     pub(super) body_required: std::collections::BTreeSet<String>,
 }
 
@@ -55,7 +55,10 @@ impl Side {
             .iter()
             .zip(&connector.operations)
             .map(|(tool, op)| Tool {
-                body_required: body_required(op, &connector.document.root),
+                body_required: op
+                    .required_body_properties(&connector.document)
+                    .into_iter()
+                    .collect(),
                 request: tool
                     .pointer(&format!("/_meta/{}", META_KEY.replace('/', "~1")))
                     .and_then(|m| serde_json::from_value(m.clone()).ok()),
@@ -138,55 +141,4 @@ fn openapi_texts(doc: &Value) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// The names the JSON request body's schema lists as `required` (the body and its
-/// schema each followed through one local `$ref`), or none when the body is not JSON or
-/// lists none.
-fn body_required(
-    op: &crate::model::Operation,
-    root: &serde_json::Map<String, Value>,
-) -> std::collections::BTreeSet<String> {
-    let body = op.http.get("requestBody").map(|b| local(b, root));
-    let schema = body
-        .and_then(|b| b.get("content"))
-        .and_then(Value::as_object)
-        .and_then(|content| {
-            content
-                .iter()
-                .find(|(media, _)| crate::model::media_essence(media).ends_with("json"))
-        })
-        .and_then(|(_, m)| m.get("schema"))
-        .map(|s| local(s, root));
-    schema
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
-/// `value`, or what its local `$ref` (`#/components/…`) points at when it has one that
-/// resolves.
-fn local<'a>(value: &'a Value, root: &'a serde_json::Map<String, Value>) -> &'a Value {
-    let Some(pointer) = value
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix("#/"))
-    else {
-        return value;
-    };
-    let mut parts = pointer
-        .split('/')
-        .map(|p| p.replace("~1", "/").replace("~0", "~"));
-    let Some(first) = parts.next() else {
-        return value;
-    };
-    let mut at = root.get(&first);
-    for part in parts {
-        at = at.and_then(|v| v.get(&part));
-    }
-    at.unwrap_or(value)
 }

@@ -818,6 +818,22 @@ impl Shared {
         }
     }
 
+    /// Sends `http`, its answer redacted as it arrives (so the ledger, the answer and any
+    /// cut of it hold no secret the provider echoed), and the resource address: the
+    /// URL without its query.
+    async fn send(
+        &self,
+        http: &crate::client::HttpRequest,
+    ) -> (Result<HttpResponse, crate::client::SendError>, String) {
+        let sent = self
+            .client
+            .send(http)
+            .await
+            .map(|response| self.redactor.http_response(response));
+        let uri = http.url.split('?').next().unwrap_or_default().to_string();
+        (sent, uri)
+    }
+
     /// Builds and sends the request; for a tracked call records the outcome on `entry`.
     async fn forward(
         &self,
@@ -837,15 +853,8 @@ impl Shared {
             }
         };
         let started = std::time::Instant::now();
-        // Redacted as it arrives, so the ledger, the answer and any cut of it hold no
-        // secret the provider echoed.
-        let sent = self
-            .client
-            .send(&http)
-            .await
-            .map(|response| self.redactor.http_response(response));
+        let (sent, uri) = self.send(&http).await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let uri = http.url.split('?').next().unwrap_or_default().to_string();
         let mut fields = forwarded_fields(served, &http, ms, tracked);
         let now = self.sealer.clock().now();
         match sent {

@@ -48,12 +48,7 @@ impl Shared {
         };
         let args = Map::from_iter([(argument.argument.clone(), Value::String(entry.key.clone()))]);
         let http = crate::request::build(&read.mapping, &args, &self.target(read, None)).ok()?;
-        let sent = self
-            .client
-            .send(&http)
-            .await
-            .map(|response| self.redactor.http_response(response));
-        let uri = http.url.split('?').next().unwrap_or_default().to_string();
+        let (sent, uri) = self.send(&http).await;
         let mut fields = json!({
             "tool": read.op.id,
             "method": http.method.as_str(),

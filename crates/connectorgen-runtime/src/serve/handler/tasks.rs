@@ -463,12 +463,7 @@ impl Shared {
                 );
             }
         };
-        let sent = self
-            .client
-            .send(&http)
-            .await
-            .map(|response| self.redactor.http_response(response));
-        let uri = http.url.split('?').next().unwrap_or_default().to_string();
+        let (sent, uri) = self.send(&http).await;
         let response = match sent {
             Ok(response) => response,
             Err(e) => {
