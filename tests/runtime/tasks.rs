@@ -345,6 +345,31 @@ async fn a_no_to_the_cancel_sends_nothing_and_the_task_goes_on() {
     s.close().await;
 }
 
+/// While a cancel waits on the person's answer, an identical call answers the task as
+/// `tasks/get` shows it (`input_required`), not `working` (seen with the official
+/// TypeScript tasks client: after its `execution.cancel()` a resubmission read `working`
+/// while the question stood open). Nothing is sent.
+#[tokio::test]
+async fn an_identical_call_while_a_cancel_asks_shows_the_question() {
+    let p = Provider::start(Switches::default());
+    let state = tempfile::tempdir().unwrap();
+    let s = Serve::new(job_tasks(), &p.url(), state.path())
+        .connect(Transport::Stdio, follower())
+        .await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    s.cancel_task(&id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{:#?}", s.log()));
+    let again = task_of(s.call_once("createVideo", cat()).await);
+    assert_eq!(again.task.task_id, id);
+    assert_eq!(again.task.status, TaskStatus::InputRequired, "{again:?}");
+    let c = p.counters();
+    assert_eq!((c.of("createVideo"), c.of("deleteVideo")), (1, 0));
+    s.close().await;
+}
+
 /// SEP-2663 is not defined under 2025-11-25: a client of that revision that declares the
 /// extension at `initialize` is not offered it and gets the answer of before (a task
 /// handle it could not read would start the paid job unseen), and `tasks/*` is refused

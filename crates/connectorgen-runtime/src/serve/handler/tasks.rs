@@ -263,9 +263,16 @@ impl Shared {
             .get(id)
             .map(|p| p.task.task.clone())
             .filter(|t| t.status.is_terminal() && t.task_id == task_id(&entry));
-        Some(CreateTaskResult::new(held.unwrap_or_else(|| {
-            self.task(&entry, a, TaskStatus::Working)
-        })))
+        if let Some(held) = held {
+            return Some(CreateTaskResult::new(held));
+        }
+        // Working, or waiting on the person's answer to a cancel: as `tasks/get` says it
+        // (a client that read `working` here would not look for the question).
+        let working = DetailedTask::new(
+            self.task(&entry, a, TaskStatus::Working),
+            TaskPayload::Working,
+        );
+        Some(CreateTaskResult::new(self.with_question(id, working).task))
     }
 
     /// Row `row` if one of this instance's tools made it with the credential it is served
