@@ -241,9 +241,9 @@ pub(super) fn principal(credential: Option<&Credential>) -> String {
 }
 
 /// How often outcomes held in memory are offered to the ledger again (docs/serve.md,
-/// "When the ledger cannot record"): well inside the shortest lease a send holds its row
-/// for (`serve::open_ledger`: at least `ledger::LOCK_WAIT_SECONDS` + 5 s), which each offer
-/// renews.
+/// "A crash between send and record" and "Several instances"): well inside the shortest
+/// lease a send holds its row for (`serve::open_ledger`: at least
+/// `ledger::LOCK_WAIT_SECONDS` + 5 s), which each offer renews.
 const HELD_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The principal of calls made without a credential.

@@ -21,10 +21,11 @@
 //! lives as long as its row (the retry window after the job started); a terminal state
 //! is kept with the row in the ledger (counted by its bound, pruned with it), so it is
 //! answered after a restart and on every instance without polling again; only when the
-//! ledger cannot take one is it held in memory, up to `HELD_MAX_BYTES` in all (a state let
-//! go from there is polled once more: a free read, never the create). A poll answered with anything but success, 404 or 410 (an auth refusal,
-//! a rate limit, a 5xx) says nothing about the job: the task stays working and its polls
-//! back off (`backoff`).
+//! ledger cannot take one is it held in memory, up to `HELD_MAX_BYTES` in all (a state
+//! let go from there is polled once more: a free read, never the create). A poll
+//! answered with anything but success, 404 or 410 (an auth refusal, a rate limit, a 5xx)
+//! says nothing about the job: the task stays working and its polls back off
+//! (`backoff`).
 
 use rmcp::model::{
     CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, ProtocolVersion, Task, TaskPayload,
