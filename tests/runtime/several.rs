@@ -201,25 +201,80 @@ async fn a_call_whose_instance_was_killed_is_not_sent_again_by_the_other() {
     );
 }
 
+/// How the database fails as the sender records the outcome.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// It refuses the write (a constraint no outcome meets).
+    Refuses,
+    /// It goes away: every connection to the ledger's database is ended and no new one
+    /// is let in (as a database that was stopped), until it comes back.
+    GoesAway,
+}
+
+impl Fault {
+    fn start(self, cluster: &postgres::Cluster, ledger: &str) {
+        match self {
+            Fault::Refuses => cluster.sql(
+                ledger,
+                "ALTER TABLE connectorgen_calls ADD CONSTRAINT held_open \
+                 CHECK (status = 'pending') NOT VALID",
+            ),
+            Fault::GoesAway => {
+                let name = ledger.rsplit('/').next().unwrap_or_default();
+                cluster.sql(
+                    &maintenance(ledger),
+                    &format!(
+                        "ALTER DATABASE {name} ALLOW_CONNECTIONS false; \
+                         SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                         WHERE datname = '{name}'"
+                    ),
+                );
+            }
+        }
+    }
+
+    fn end(self, cluster: &postgres::Cluster, ledger: &str) {
+        match self {
+            Fault::Refuses => cluster.sql(
+                ledger,
+                "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
+            ),
+            Fault::GoesAway => {
+                let name = ledger.rsplit('/').next().unwrap_or_default();
+                cluster.sql(
+                    &maintenance(ledger),
+                    &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"),
+                );
+            }
+        }
+    }
+}
+
+/// The cluster's `postgres` database, beside the ledger's: where a fault that closes the
+/// ledger's own database is put in and taken out.
+fn maintenance(ledger: &str) -> String {
+    let (cluster, _) = ledger.rsplit_once('/').unwrap_or_default();
+    format!("{cluster}/postgres")
+}
+
 /// Two instances on one ledger, `a` holding the outcome of the paid call (the job
-/// `vid_1`) that the database refused to record; `b`'s identical call meanwhile is told
-/// it is being sent elsewhere. Returns with the database taking writes again.
+/// `vid_1`) that the database did not record (`fault`); `b`'s identical call meanwhile
+/// sends nothing (told it is being sent elsewhere, or, the database away, refused).
+/// Returns with the database back.
 async fn held_by_a(
     p: &Provider,
     cluster: &postgres::Cluster,
     ledger: &str,
     (sa, sb): (&std::path::Path, &std::path::Path),
+    fault: Fault,
 ) -> (Session, Session, String) {
     let a = instance(p, ledger, sa, "vg_alice_key_0001").await;
     let b = instance(p, ledger, sb, "vg_alice_key_0001").await;
     let token = confirmation(&a).await;
 
     let (gate, pending) = held_call(&a, p, &token).await;
-    // From here the database refuses every outcome (a row may stay only pending).
-    cluster.sql(
-        ledger,
-        "ALTER TABLE connectorgen_calls ADD CONSTRAINT held_open CHECK (status = 'pending') NOT VALID",
-    );
+    // From here the database takes no outcome (a row may stay only pending).
+    fault.start(cluster, ledger);
     gate.release();
     let first = pending.await.unwrap().unwrap();
     assert!(!is_error(&first), "{}", text_of(&first));
@@ -228,12 +283,24 @@ async fn held_by_a(
         "{first:?}\n{:#?}",
         a.log()
     );
-    let during = b.call("createVideo", with_confirmation(&token)).await;
-    assert_eq!(serve_meta(&during)["inFlight"], true, "{during:?}");
-    cluster.sql(
-        ledger,
-        "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
-    );
+    match fault {
+        Fault::Refuses => {
+            let during = b.call("createVideo", with_confirmation(&token)).await;
+            assert_eq!(serve_meta(&during)["inFlight"], true, "{during:?}");
+        }
+        Fault::GoesAway => {
+            let params = rmcp::model::CallToolRequestParams::new("createVideo").with_arguments(
+                with_confirmation(&token)
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            let during = b.client.peer().call_tool(params).await;
+            assert!(during.is_err(), "no ledger, no call: {during:?}");
+        }
+    }
+    assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
+    fault.end(cluster, ledger);
     (a, b, token)
 }
 
@@ -263,7 +330,8 @@ async fn an_outcome_held_in_memory_is_recorded_once_the_ledger_is_back() {
     let cluster = postgres::cluster();
     let ledger = cluster.database();
     let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (a, b, token) = held_by_a(&p, cluster, &ledger, (sa.path(), sb.path())).await;
+    let (a, b, token) =
+        held_by_a(&p, cluster, &ledger, (sa.path(), sb.path()), Fault::Refuses).await;
     // The sender's next call offers the outcome again first (so does its timer).
     let again = a.call("createVideo", with_confirmation(&token)).await;
     assert!(text_of(&again).contains("vid_1"), "{}", text_of(&again));
@@ -282,8 +350,30 @@ async fn an_outcome_held_in_memory_is_recorded_while_its_instance_is_idle() {
     let cluster = postgres::cluster();
     let ledger = cluster.database();
     let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (a, b, token) = held_by_a(&p, cluster, &ledger, (sa.path(), sb.path())).await;
+    let (a, b, token) =
+        held_by_a(&p, cluster, &ledger, (sa.path(), sb.path()), Fault::Refuses).await;
     // No call to A from here on: only its timer can record the outcome.
+    a.log_with("is recorded in the ledger now").await;
+    answered_from_the_row(&p, &b, &token).await;
+}
+
+/// The same with the database gone (every connection ended, none let in) as the sender
+/// records the outcome, and back later: the idle sender's timer connects again and
+/// records it, and the other instance answers the identical call from the row. One job.
+#[tokio::test]
+async fn an_outcome_held_while_the_database_was_away_is_recorded_when_it_is_back() {
+    let p = ignoring_keys();
+    let cluster = postgres::cluster();
+    let ledger = cluster.database();
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b, token) = held_by_a(
+        &p,
+        cluster,
+        &ledger,
+        (sa.path(), sb.path()),
+        Fault::GoesAway,
+    )
+    .await;
     a.log_with("is recorded in the ledger now").await;
     answered_from_the_row(&p, &b, &token).await;
 }
