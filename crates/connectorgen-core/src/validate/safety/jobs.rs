@@ -98,16 +98,22 @@ pub(in crate::validate) fn async_(v: &mut Validator, a: &Spanned<RawAsync>) -> O
     })
 }
 
+/// Each checked operation's index by its id; the first declaration wins, as for
+/// duplicate-id reporting.
+fn checked_by_id(checked: &[Checked]) -> HashMap<&str, usize> {
+    checked
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, c)| (c.op.id.as_str(), i))
+        .collect()
+}
+
 /// Each `async.pollWith` names an operation that is a free, safe read: a GET or an
 /// operation declared `read: true`, that neither spends nor is async, and not the
 /// operation itself.
 pub(in crate::validate) fn poll_targets(v: &mut Validator, checked: &[Checked]) {
-    let by_id: HashMap<&str, usize> = checked
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.op.id.as_str(), i))
-        .rev() // the first declaration wins, as for duplicate-id reporting
-        .collect();
+    let by_id = checked_by_id(checked);
     for c in checked {
         let Some((poll_with, at)) = &c.poll else {
             continue;
@@ -147,12 +153,7 @@ pub(in crate::validate) fn poll_targets(v: &mut Validator, checked: &[Checked]) 
 /// Each `idempotency.duplicate.readWith` names a free read (as a poll target is) that
 /// takes the key in a query or path parameter of the key's own name.
 pub(in crate::validate) fn duplicate_reads(v: &mut Validator, checked: &[Checked]) {
-    let by_id: HashMap<&str, usize> = checked
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.op.id.as_str(), i))
-        .rev()
-        .collect();
+    let by_id = checked_by_id(checked);
     for c in checked {
         let Some(key) = c.op.idempotency.key() else {
             continue;
