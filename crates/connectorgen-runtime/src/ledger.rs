@@ -110,7 +110,7 @@ pub(crate) struct Entry {
     /// The state the job's task ended in (the tasks extension), as JSON, once it ended:
     /// kept with the row (`Ledger::keep_task`), so a finished task is answered after a
     /// restart or on another instance without polling again, and weighs on the bound
-    /// instead of on memory.
+    /// instead of on memory. Read by `Ledger::entry` only: `None` in a claim's rows.
     pub task: Option<String>,
 }
 
@@ -215,6 +215,13 @@ pub(crate) struct Retention {
 }
 
 impl Retention {
+    /// Whether the rows, holding `used` bytes, stay within the bound when `replaced`
+    /// bytes of them give way to `added` (an answer or a task's state written over the
+    /// row's old one).
+    fn fits(self, used: u64, replaced: u64, added: u64) -> bool {
+        used.saturating_sub(replaced).saturating_add(added) <= self.max_bytes
+    }
+
     /// Seconds after its last write a row is deleted: the window, or for a row with a
     /// nonce the longer of the window and a consent value's life.
     fn keep(self, nonce: bool) -> u64 {
@@ -391,7 +398,9 @@ CREATE INDEX IF NOT EXISTS calls_by_call ON calls (connector, principal, tool, a
 CREATE INDEX IF NOT EXISTS calls_by_age ON calls (connector, updated);
 ";
 
-const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type, task";
+/// The columns of an `Entry`, in `entry`'s order. A claim reads them without `task`
+/// (a finished task's whole state, which no decision needs); `Ledger::entry` adds it.
+const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, created, updated, attempts, media_type";
 
 impl SqliteLedger {
     /// Opens (creating) the ledger file of `connector`: owner-only, never through a
@@ -687,7 +696,12 @@ fn entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
         attempts: row.get(11)?,
         media_type: row.get(12)?,
         sending: false,
-        task: row.get(13)?,
+        // Only `Ledger::entry` reads it (`COLUMNS`).
+        task: if row.as_ref().column_count() > 13 {
+            row.get(13)?
+        } else {
+            None
+        },
     })
 }
 
@@ -797,12 +811,12 @@ impl Ledger for SqliteLedger {
             .ok_or_else(|| LedgerError::Store(format!("row {id} is no longer in the ledger")))?;
         // An answer that would take the rows past the bound is not stored: the status is
         // (it is what stops a second send), the body is a convenience.
-        let others = used.saturating_sub(u64::try_from(kept).unwrap_or(0));
         let result = outcome.result.as_deref().filter(|text| {
-            others
-                .saturating_add(text.len() as u64)
-                .saturating_add(task.unsigned_abs())
-                <= self.retention.max_bytes
+            self.retention.fits(
+                used,
+                kept.unsigned_abs(),
+                (text.len() as u64).saturating_add(task.unsigned_abs()),
+            )
         });
         let bytes = result.map_or(kept, |text| {
             i64::try_from(text.len())
@@ -844,7 +858,7 @@ impl Ledger for SqliteLedger {
             return Ok(false);
         };
         let new = task.len() as u64;
-        if used.saturating_sub(old.unsigned_abs()).saturating_add(new) > self.retention.max_bytes {
+        if !self.retention.fits(used, old.unsigned_abs(), new) {
             return Ok(false);
         }
         tx.execute(
@@ -860,7 +874,7 @@ impl Ledger for SqliteLedger {
         Ok(connection
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM calls WHERE id = ?1 AND connector = ?2 \
+                    "SELECT {COLUMNS}, task FROM calls WHERE id = ?1 AND connector = ?2 \
                      AND principal = ?3"
                 ),
                 params![id, self.connector, principal],

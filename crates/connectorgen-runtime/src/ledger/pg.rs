@@ -114,8 +114,9 @@ CREATE TRIGGER connectorgen_counted AFTER INSERT OR DELETE OR UPDATE OF bytes
 ",
 ];
 
+/// As SQLite's (`ledger.rs`): without `task`, which only `Ledger::entry` reads.
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, \
-                       created, updated, attempts, media_type, sending_until, task";
+                       created, updated, attempts, media_type, sending_until";
 
 /// The longest a ledger operation waits for a lock (another instance's claim): a send's
 /// lease covers it, as recording an outcome may wait that long.
@@ -593,7 +594,7 @@ fn entry(row: &Row, now: i64) -> Entry {
         sending: row
             .get::<_, Option<i64>>(13)
             .is_some_and(|until| until > now),
-        task: row.get(14),
+        task: if row.len() > 14 { row.get(14) } else { None },
     }
 }
 
@@ -775,12 +776,12 @@ impl Ledger for PgLedger {
                 })?;
             let (kept, task): (i64, i64) = (row.get(0), row.get(1));
             // As in SQLite: the status is always recorded, the body only when it fits.
-            let others = used.saturating_sub(u64::try_from(kept).unwrap_or(0));
             let result = outcome.result.as_deref().filter(|text| {
-                others
-                    .saturating_add(text.len() as u64)
-                    .saturating_add(task.unsigned_abs())
-                    <= retention.max_bytes
+                retention.fits(
+                    used,
+                    kept.unsigned_abs(),
+                    (text.len() as u64).saturating_add(task.unsigned_abs()),
+                )
             });
             let bytes = result.map_or(kept, |text| {
                 i64::try_from(text.len())
@@ -831,7 +832,7 @@ impl Ledger for PgLedger {
             };
             let old: i64 = row.get(0);
             let new = task.len() as u64;
-            if used.saturating_sub(old.unsigned_abs()).saturating_add(new) > retention.max_bytes {
+            if !retention.fits(used, old.unsigned_abs(), new) {
                 return Ok(false);
             }
             tx.execute(
@@ -852,7 +853,7 @@ impl Ledger for PgLedger {
             Ok(client
                 .query_opt(
                     &format!(
-                        "SELECT {COLUMNS} FROM connectorgen_calls WHERE id = $1 \
+                        "SELECT {COLUMNS}, task FROM connectorgen_calls WHERE id = $1 \
                          AND connector = $2 AND principal = $3"
                     ),
                     &[&id, &connector, &principal],
