@@ -44,6 +44,15 @@ async fn with_yes(s: &Session) -> Value {
     args
 }
 
+/// A session following tasks, and the task of its paid call (the person said yes).
+async fn a_task(p: &Provider, state: &std::path::Path) -> (Session, String) {
+    let s = start(p, state, follower()).await;
+    let id = task_of(s.call_once("createVideo", cat()).await)
+        .task
+        .task_id;
+    (s, id)
+}
+
 fn task_of(response: CallToolResponse) -> CreateTaskResult {
     match response {
         CallToolResponse::Task(task) => task,
@@ -117,10 +126,7 @@ async fn a_retry_answered_409_conflict_is_not_a_refusal() {
 async fn a_poll_refused_for_its_credential_keeps_the_task_working() {
     let p = Provider::start(Switches::default());
     let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), follower()).await;
-    let id = task_of(s.call_once("createVideo", cat()).await)
-        .task
-        .task_id;
+    let (s, id) = a_task(&p, state.path()).await;
 
     p.set(|s| s.auth = Auth::RejectAll);
     let got = s.get_task(&id).await.unwrap();
@@ -240,10 +246,7 @@ async fn a_retry_answered_as_a_seen_key_is_read_back_with_the_key() {
 async fn a_finished_task_is_answered_from_the_ledger_after_a_restart() {
     let p = Provider::start(Switches::default());
     let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), follower()).await;
-    let id = task_of(s.call_once("createVideo", cat()).await)
-        .task
-        .task_id;
+    let (s, id) = a_task(&p, state.path()).await;
     assert!(p.finish("vid_1"));
     let done = s.get_task(&id).await.unwrap();
     assert_eq!(done.task.status(), TaskStatus::Completed, "{done:?}");

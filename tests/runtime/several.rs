@@ -220,9 +220,9 @@ impl Fault {
                  CHECK (status = 'pending') NOT VALID",
             ),
             Fault::GoesAway => {
-                let name = ledger.rsplit('/').next().unwrap_or_default();
+                let (maintenance, name) = maintenance(ledger);
                 cluster.sql(
-                    &maintenance(ledger),
+                    &maintenance,
                     &format!(
                         "ALTER DATABASE {name} ALLOW_CONNECTIONS false; \
                          SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
@@ -240,9 +240,9 @@ impl Fault {
                 "ALTER TABLE connectorgen_calls DROP CONSTRAINT held_open",
             ),
             Fault::GoesAway => {
-                let name = ledger.rsplit('/').next().unwrap_or_default();
+                let (maintenance, name) = maintenance(ledger);
                 cluster.sql(
-                    &maintenance(ledger),
+                    &maintenance,
                     &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"),
                 );
             }
@@ -250,11 +250,12 @@ impl Fault {
     }
 }
 
-/// The cluster's `postgres` database, beside the ledger's: where a fault that closes the
-/// ledger's own database is put in and taken out.
-fn maintenance(ledger: &str) -> String {
-    let (cluster, _) = ledger.rsplit_once('/').unwrap_or_default();
-    format!("{cluster}/postgres")
+/// The URL of the cluster's `postgres` database, beside the ledger's (where a fault that
+/// closes the ledger's own database is put in and taken out), and the ledger database's
+/// name.
+fn maintenance(ledger: &str) -> (String, &str) {
+    let (cluster, name) = ledger.rsplit_once('/').unwrap_or_default();
+    (format!("{cluster}/postgres"), name)
 }
 
 /// Two instances on one ledger, `a` holding the outcome of the paid call (the job

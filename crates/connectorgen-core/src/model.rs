@@ -539,15 +539,20 @@ pub struct IdempotencyKey {
 
 /// `idempotency.duplicate`: the answer a provider gives a request whose key it has seen
 /// (`422 client_order_id must be unique`, `409 Conflict`), and the free read that finds
-/// the request the key made. At least one of `status` and `body_contains`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// the request the key made. At least one of `status` and `body_contains`. Serialised
+/// as written in the manifest, into the `x-idempotency` hint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Duplicate {
     /// The HTTP status of that answer (400 to 599).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// Text the answer's body contains (compared without regard to case).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body_contains: Option<String>,
     /// A free read that takes the key in a parameter of the key's own name and answers
     /// the request it made: `serve` calls it to fetch the first result.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub read_with: Option<String>,
 }
 
@@ -639,17 +644,7 @@ impl Idempotency {
                     "required": key.required,
                 });
                 if let Some(d) = &key.duplicate {
-                    let mut said = serde_json::Map::new();
-                    if let Some(status) = d.status {
-                        said.insert("status".into(), status.into());
-                    }
-                    if let Some(text) = &d.body_contains {
-                        said.insert("bodyContains".into(), text.clone().into());
-                    }
-                    if let Some(read) = &d.read_with {
-                        said.insert("readWith".into(), read.clone().into());
-                    }
-                    hint["duplicate"] = said.into();
+                    hint["duplicate"] = serde_json::json!(d);
                 }
                 hint
             }

@@ -170,10 +170,7 @@ pub(crate) fn unknown(
     second: &str,
     refused_retry: Option<u16>,
 ) -> CallToolResult {
-    let check = match check {
-        Some(read) => format!("Check with {read} whether it went through, and tell the person."),
-        None => "Ask the person to check whether it went through.".to_string(),
-    };
+    let check = check_sentence(check);
     let why = match refused_retry {
         // Keyed, and the retry was answered: the answer may be the provider's way of
         // saying the key was used already (issue 43).
@@ -207,6 +204,15 @@ pub(crate) fn unknown(
     result
 }
 
+/// What the model is told to do about a call that may have gone through: check with the
+/// free read that shows it (`checkWith`), or ask the person.
+fn check_sentence(check: Option<&str>) -> String {
+    match check {
+        Some(read) => format!("Check with {read} whether it went through, and tell the person."),
+        None => "Ask the person to check whether it went through.".to_string(),
+    }
+}
+
 /// Appended to the provider's answer to a retry that was not a success (the row is
 /// `unknown`): not a refusal, since a reused key is answered so when the first attempt
 /// went through; the call is not sent again on its own. `seen`: the answer is the one
@@ -217,10 +223,7 @@ pub(crate) fn retry_not_success(
     check: Option<&str>,
     seen: bool,
 ) -> CallToolResult {
-    let check = match check {
-        Some(read) => format!("Check with {read} whether it went through, and tell the person."),
-        None => "Ask the person to check whether it went through.".to_string(),
-    };
+    let check = check_sentence(check);
     let first = if seen {
         format!(
             "The provider answers so when the key was used already: the first {id} went \

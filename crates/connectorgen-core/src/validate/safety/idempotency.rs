@@ -236,7 +236,7 @@ pub(in crate::validate) fn written_idempotency(
 
 /// `idempotency.duplicate` checked: `{ status: 422, bodyContains: "must be unique",
 /// readWith: getOrderByClientId }`, with a status or a text at least. (`readWith` is
-/// checked against the other operations later: `check_read_with`.)
+/// checked against the other operations later: `jobs::duplicate_reads`.)
 fn duplicate_of(value: &Value) -> Result<Duplicate, String> {
     let help = "`duplicate` says how the provider answers a key it has seen: `{ status: 422 }`, \
                 `{ bodyContains: \"must be unique\" }` or both, and `readWith:` a free read that \
@@ -244,11 +244,7 @@ fn duplicate_of(value: &Value) -> Result<Duplicate, String> {
     let Value::Object(map) = value else {
         return Err(help.to_string());
     };
-    let mut duplicate = Duplicate {
-        status: None,
-        body_contains: None,
-        read_with: None,
-    };
+    let mut duplicate = Duplicate::default();
     for (key, value) in map {
         match key.as_str() {
             "status" => match value.as_u64().and_then(|s| u16::try_from(s).ok()) {
