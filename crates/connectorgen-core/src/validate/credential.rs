@@ -903,17 +903,64 @@ fn declare(document: &mut Document, operations: &mut [Operation], parts: &[Crede
         })
     };
     let snapshot = document.root.clone();
+    // The references the removed parameters made: a component only they reached goes too
+    // (the document keeps only what its operations reach).
+    let mut dropped: Vec<String> = Vec::new();
+    let mut keep = |p: &Value| {
+        let carried = carries(p, &snapshot);
+        if carried && let Some(reference) = p.get("$ref").and_then(Value::as_str) {
+            dropped.push(reference.to_string());
+        }
+        !carried
+    };
     for op in operations.iter_mut() {
         if let Some(Value::Array(list)) = op.http.get_mut("parameters") {
-            list.retain(|p| !carries(p, &snapshot));
+            list.retain(&mut keep);
         }
     }
     if let Some(Value::Object(paths)) = document.root.get_mut("paths") {
         for item in paths.values_mut() {
             if let Some(Value::Array(list)) = item.get_mut("parameters") {
-                list.retain(|p| !carries(p, &snapshot));
+                list.retain(&mut keep);
             }
         }
+    }
+    dropped.sort();
+    dropped.dedup();
+    for reference in dropped {
+        let Some(name) = reference.strip_prefix("#/components/parameters/") else {
+            continue;
+        };
+        let still = operations
+            .iter()
+            .any(|op| op.http.values().any(|v| refers_to(v, &reference)))
+            || document
+                .root
+                .values()
+                .any(|value| refers_to(value, &reference));
+        if still {
+            continue;
+        }
+        let name = name.replace("~1", "/").replace("~0", "~");
+        if let Some(Value::Object(components)) = document.root.get_mut("components")
+            && let Some(Value::Object(parameters)) = components.get_mut("parameters")
+        {
+            parameters.remove(&name);
+            if parameters.is_empty() {
+                components.remove("parameters");
+            }
+        }
+    }
+}
+
+/// Whether a `$ref` in `value`, outside the component `reference` names, is `reference`.
+fn refers_to(value: &Value, reference: &str) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(key, v)| {
+            (key == "$ref" && v.as_str() == Some(reference)) || refers_to(v, reference)
+        }),
+        Value::Array(items) => items.iter().any(|v| refers_to(v, reference)),
+        _ => false,
     }
 }
 
