@@ -5,7 +5,9 @@
 //! cargo run --release --example base_bench -- --out /tmp/base --yaml-bytes 4000000
 //! ```
 //!
-//! Takes: `--spec FILE` (default: the bundled OpenAI document, 3.4 MB of JSON), `--out
+//! Takes: `--spec FILE` (default: OpenAI's document, 3.4 MB of JSON, in the team's
+//! `../shared/provider-docs/project/examples/specs/openai/openapi.json`: the project
+//! does not carry it), `--out
 //! DIR`, and `--yaml-bytes N`: the YAML copy is padded to at least N bytes with copies of
 //! component schemas nothing references (a real 4 MB YAML document cannot be fetched
 //! here; the padding is parsed like the rest and then left out, as in any base). Writes:
@@ -21,7 +23,7 @@ use std::process::ExitCode;
 use serde_json::{Map, Value};
 
 /// The operations the manifests expose: files, batches and models, as in
-/// examples/manifests/openai-batches.yaml, plus one more list.
+/// tests/real_documents/manifests/openai-batches.yaml, plus one more list.
 const OPERATIONS: [&str; 10] = [
     "listModels",
     "listFiles",
@@ -36,7 +38,8 @@ const OPERATIONS: [&str; 10] = [
 ];
 
 fn main() -> ExitCode {
-    let mut spec = PathBuf::from("examples/specs/openai/openapi.json");
+    let mut spec =
+        PathBuf::from("../shared/provider-docs/project/examples/specs/openai/openapi.json");
     let mut out = None;
     let mut yaml_bytes = 4_000_000usize;
     let mut args = std::env::args().skip(1);

@@ -8,7 +8,8 @@
 # interleaved, round after round (scripts/side_by_side.py), and the report gives each
 # median, the peak memory (maximum RSS) and the ratios: on a busy machine the ratios are
 # the robust figures. Then how long the default commands take to print many findings
-# (examples/findings.rs), `import` of the bundled 3.4 MB OpenAI document, base mode (a
+# (examples/findings.rs), `import` of OpenAI's 3.4 MB document (read from the team's
+# ../shared/provider-docs/project/, which the repository does not carry), base mode (a
 # build on a 3.4 MB JSON and a 4 MB YAML provider document exposing ten operations, and
 # `import` of the YAML one), and the in-process stage breakdown at 10,000 operations
 # (examples/stages.rs) so a regression shows which stage moved.
@@ -154,7 +155,7 @@ fi
 # `import` of the largest real document (3.4 MB of JSON, 288 operations), when this
 # build has the subcommand.
 import_ms=
-import_doc=examples/specs/openai/openapi.json
+import_doc=../shared/provider-docs/project/examples/specs/openai/openapi.json
 if "$bin" import --help >/dev/null 2>&1 && [ -f "$import_doc" ]; then
     echo "== import $import_doc" >&2
     "$bin" import "$import_doc" -o "$work/imported.yaml" --force -q
@@ -164,7 +165,7 @@ if "$bin" import --help >/dev/null 2>&1 && [ -f "$import_doc" ]; then
     import_mb=$(peak_mb "$bin" import "$import_doc" -o "$work/imported.yaml" --force -q)
 fi
 
-# Base mode: the bundled 3.4 MB OpenAI document as JSON, and as a 4 MB block-style YAML
+# Base mode: the same 3.4 MB OpenAI document as JSON, and as a 4 MB block-style YAML
 # copy (examples/base_bench.rs), each with a manifest exposing ten of its operations;
 # then `import` of the YAML copy. BASE=0 skips it.
 declare -A base_ms base_mb

@@ -1,9 +1,10 @@
 //! Base mode keeps the provider's HTTP description: for every exposed operation of every
-//! base-mode manifest (the real-provider examples and the base cases), what the agent
-//! reads in openapi.json is what the provider's document says, apart from the documented
-//! additions — `operationId`, `summary`, the model-facing `description`, the `x-` safety
-//! hints and an `Idempotency-Key` header where the base declares none — and the
-//! documented removals: `callbacks` (an agent receives no calls), the parameters that
+//! base-mode manifest of this binary's sets (`crate::sets()`: the examples and base
+//! cases here, the manifests on real providers' documents in the real-document suite),
+//! what the agent reads in openapi.json is what the provider's document says, apart from
+//! the documented additions — `operationId`, `summary`, the model-facing `description`,
+//! the `x-` safety hints and an `Idempotency-Key` header where the base declares none —
+//! and the documented removals: `callbacks` (an agent receives no calls), the parameters that
 //! carry the credential the manifest names for a document without security schemes
 //! (they become its security scheme, issue 31), and with
 //! `service.publicUrl` the path- and operation-level `servers` (the agent calls every
@@ -18,13 +19,15 @@
 //! keys are read back from their `x-` names and its `components.mediaTypes` written in.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use connectorgen_core::base::Base;
 use connectorgen_core::model::OpenapiVersion;
 use connectorgen_core::{Options, analyze_with};
 use serde_json::{Map, Value};
+
+use crate::support::sets;
 
 /// Keys connectorgen writes over or adds to an operation.
 const GENERATED: [&str; 17] = [
@@ -60,24 +63,16 @@ fn carries_credential(p: &Value, declared: &[(String, String)]) -> bool {
         .any(|(l, n)| l == location && *n == name.to_ascii_lowercase())
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every manifest with `openapi:` among the examples and the valid cases.
-fn base_manifests() -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for dir in ["examples/manifests", "tests/cases/valid"] {
-        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            if text.lines().any(|l| l.starts_with("openapi:")) {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
+/// Every manifest with `openapi:` among this binary's sets, with the options that read
+/// its document.
+fn base_manifests() -> Vec<(PathBuf, Options)> {
+    sets::every_manifest()
+        .into_iter()
+        .filter(|(path, _)| {
+            let text = std::fs::read_to_string(path).unwrap();
+            text.lines().any(|l| l.starts_with("openapi:"))
+        })
+        .collect()
 }
 
 fn is_idempotency_header(p: &Value) -> bool {
@@ -214,23 +209,14 @@ fn refs(value: &Value, out: &mut BTreeSet<String>) {
 fn exposed_operations_keep_the_base_http() {
     let manifests = base_manifests();
     assert!(
-        manifests.len() >= 4,
-        "expected the three real-provider examples and base-jobs, found {manifests:?}"
+        manifests.len() >= crate::BASE_MANIFESTS,
+        "expected at least {} base-mode manifests, found {manifests:?}",
+        crate::BASE_MANIFESTS
     );
     let mut compared = 0;
-    for path in manifests {
+    for (path, options) in manifests {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
-        let options = Options {
-            manifest_dir: path.parent().map(Path::to_path_buf),
-            // The documents are in `specs/` beside the manifests' folder.
-            allow_read: path
-                .parent()
-                .map(|d| d.join("../specs"))
-                .into_iter()
-                .collect(),
-            ..Options::default()
-        };
         let analysis = analyze_with(&name, Arc::new(text.clone()), &options).unwrap();
         assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
         let base: &Base = analysis.base.as_deref().expect("base mode");
@@ -327,7 +313,16 @@ fn exposed_operations_keep_the_base_http() {
                 .cloned()
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|p| !carries_credential(p, &declared))
+                .filter(|p| {
+                    // A parameter by reference carries the credential when the one it
+                    // points at does.
+                    let resolved = p
+                        .get("$ref")
+                        .and_then(Value::as_str)
+                        .and_then(|r| r.strip_prefix('#'))
+                        .and_then(|pointer| base.get(pointer));
+                    !carries_credential(resolved.unwrap_or(p), &declared)
+                })
                 .collect();
             if params.len() == base_params.len() + 1 {
                 let added = params.pop().unwrap();

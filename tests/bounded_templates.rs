@@ -7,10 +7,9 @@ use crate::support::sets;
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Arc;
 
 use cli::{NO_HANG, build, names, plain as bin, run_within, says, text};
-use sets::{example, large_manifest};
+use sets::example;
 
 // ---- Bounded templates ----------------------------------------------------------------
 
@@ -236,58 +235,4 @@ fn template_limits_can_be_lowered_and_raised() {
         stdout.contains("--template-fuel 5000 --max-template-output 65536"),
         "the fix command keeps the limits: {stdout}"
     );
-}
-
-/// The fuel the default templates need whatever the manifest: their own sections.
-const FIXED_ALLOWANCE: u64 = 10_000;
-
-/// The default fuel grows with the manifest (`BASE_FUEL` plus one per
-/// `MANIFEST_BYTES_PER_FUEL` bytes); the default templates must fit in the growing part
-/// and a small fixed allowance, with every target, so a manifest of any size has room to
-/// spare.
-#[test]
-fn default_templates_fit_in_the_fuel_that_grows_with_the_manifest() {
-    use connectorgen_core::model::Target;
-    use connectorgen_core::templates::MANIFEST_BYTES_PER_FUEL;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut manifests: Vec<(String, String)> = ["examples/manifests", "tests/cases/valid"]
-        .iter()
-        .flat_map(|folder| std::fs::read_dir(root.join(folder)).unwrap())
-        .map(|e| e.unwrap().path())
-        .map(|p| {
-            (
-                p.display().to_string(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect();
-    manifests.push(("large".to_string(), large_manifest(300, 10, "large")));
-    for (name, yaml) in manifests {
-        // A base-mode manifest's budget grows with its OpenAPI document too.
-        let base_bytes = yaml
-            .lines()
-            .find_map(|l| l.strip_prefix("openapi: "))
-            .and_then(|file| Path::new(&name).parent().map(|dir| dir.join(file.trim())))
-            .and_then(|file| std::fs::metadata(file).ok())
-            .map_or(0, |m| m.len());
-        let options = connectorgen_core::Options {
-            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
-            // The growing part, plus a fixed allowance far under `BASE_FUEL` for the
-            // templates' own text (the sections every llms.txt has, whatever its size).
-            template_fuel: Some(
-                (yaml.len() as u64 + base_bytes) / MANIFEST_BYTES_PER_FUEL + FIXED_ALLOWANCE,
-            ),
-            // A base-mode example names its OpenAPI document relative to itself.
-            manifest_dir: Path::new(&name).parent().map(Path::to_path_buf),
-            // ... in the examples' `specs/` folder beside the manifests' own.
-            allow_read: Path::new(&name)
-                .parent()
-                .map(|dir| dir.join("../specs"))
-                .into_iter()
-                .collect(),
-            ..Default::default()
-        };
-        let result = connectorgen_core::generate_with(&name, Arc::new(yaml), &options);
-        assert!(result.is_ok(), "{name}: {:?}", result.err());
-    }
 }

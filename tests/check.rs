@@ -124,17 +124,10 @@ fn drift_changed_and_missing_files() {
     assert_eq!(run(dir.path(), &["check"]).status.code(), Some(0));
 }
 
+/// `check --format sarif` lists every lint among its rules (the real-document suite
+/// validates the same reports against the official SARIF 2.1.0 schema).
 #[test]
-fn sarif_validates_against_the_sarif_2_1_0_schema() {
-    let fixture = root().join("tests/fixtures/sarif-2.1.0.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture).expect("SARIF schema fixture"))
-            .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
-    // The validator is live: a level SARIF does not know is rejected.
-    let broken = serde_json::json!({ "version": "2.1.0", "runs": [{ "tool": { "driver": { "name": "x" } },
-        "results": [{ "level": "fatal", "message": { "text": "m" } }] }] });
-    assert!(!validator.is_valid(&broken));
+fn sarif_names_every_lint_among_its_rules() {
     for (source, built) in [
         (
             "tests/cases/invalid/unsafe-poll-target--among-many-problems.yaml",
@@ -146,11 +139,7 @@ fn sarif_validates_against_the_sarif_2_1_0_schema() {
         let dir = workspace(source, built);
         let out = run(dir.path(), &["check", "--format", "sarif"]);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&doc)
-            .map(|e| format!("{e} at {}", e.instance_path()))
-            .collect();
-        assert!(errors.is_empty(), "{source}: {}", errors.join("\n"));
+        assert_eq!(doc["version"], "2.1.0", "{source}");
         let rules = doc["runs"][0]["tool"]["driver"]["rules"]
             .as_array()
             .unwrap();

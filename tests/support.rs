@@ -3,12 +3,15 @@
 
 pub(crate) mod cli;
 pub(crate) mod http;
+pub(crate) mod imports;
 pub(crate) mod loopback;
 pub(crate) mod markdown;
 pub(crate) mod mcp_client;
 pub(crate) mod mcp_tools;
+pub(crate) mod outputs;
 pub(crate) mod postgres;
 pub(crate) mod provider;
+pub(crate) mod real;
 pub(crate) mod recorder;
 pub(crate) mod refs;
 pub(crate) mod schemas;

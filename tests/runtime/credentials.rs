@@ -1,7 +1,7 @@
 //! Credentials of every shape, end to end (issue 31): `serve` with a real MCP client,
-//! against a recorder on loopback, for the real documents of the fixtures — Vonage's
-//! Numbers API (two query parts required together), Vonage's SMS API (two body fields,
-//! no security scheme), the speech API (a header parameter, no security scheme) — and the
+//! against a recorder on loopback, for the bundled examples of each shape (examples/specs/
+//! README.md) — two query parts required together, two body fields and no security
+//! scheme, a header parameter and no security scheme — and the
 //! inline shapes (several headers, a `format`, a body field, a `fixed:` body field).
 //! Every part must arrive where the manifest says, from its own variable, and no tool
 //! may offer a part as an argument.
@@ -115,11 +115,11 @@ fn variables(log: &[String]) -> Vec<(String, Value, bool)> {
 }
 
 #[tokio::test]
-async fn vonage_numbers_sends_its_key_and_secret_together_in_the_query() {
+async fn two_query_key_parts_are_sent_together_in_the_query() {
     let (key, secret) = ("vk-1a2b", "vs/3c+4d=");
     let (r, tools, log) = sent(
-        "examples/manifests/vonage-numbers.yaml",
-        &[("VONAGE_API_KEY", key), ("VONAGE_API_SECRET", secret)],
+        "examples/manifests/two-query-key-parts.yaml",
+        &[("NUMBERS_API_KEY", key), ("NUMBERS_API_SECRET", secret)],
         &[
             ("searchNumbers", json!({ "country": "GB" })),
             (
@@ -138,12 +138,12 @@ async fn vonage_numbers_sends_its_key_and_secret_together_in_the_query() {
         variables(&log),
         [
             (
-                "VONAGE_API_KEY".to_string(),
+                "NUMBERS_API_KEY".to_string(),
                 json!(["credential: query api_key"]),
                 true
             ),
             (
-                "VONAGE_API_SECRET".to_string(),
+                "NUMBERS_API_SECRET".to_string(),
                 json!(["credential: query api_secret"]),
                 true
             ),
@@ -153,11 +153,11 @@ async fn vonage_numbers_sends_its_key_and_secret_together_in_the_query() {
 }
 
 #[tokio::test]
-async fn vonage_sms_fills_its_body_fields_from_the_variables() {
+async fn body_field_credentials_are_filled_from_the_variables() {
     let (key, secret) = ("vk-1a2b", "vs 3c&4d=");
     let (r, tools, _) = sent(
-        "examples/manifests/vonage-sms.yaml",
-        &[("VONAGE_API_KEY", key), ("VONAGE_API_SECRET", secret)],
+        "examples/manifests/body-field-credentials.yaml",
+        &[("TEXTLINE_API_KEY", key), ("TEXTLINE_API_SECRET", secret)],
         &[(
             "sendSms",
             json!({ "from": "AcmeInc", "to": "447700900000", "text": "Hello" }),
@@ -184,10 +184,10 @@ async fn vonage_sms_fills_its_body_fields_from_the_variables() {
 }
 
 #[tokio::test]
-async fn elevenlabs_sends_its_header_parameter_as_the_credential() {
+async fn a_header_parameter_key_is_sent_as_the_credential() {
     let (r, tools, log) = sent(
-        "examples/manifests/elevenlabs.yaml",
-        &[("ELEVENLABS_TOKEN", "sk_el_7f3a")],
+        "examples/manifests/header-parameter-key.yaml",
+        &[("VOICEBOX_TOKEN", "sk_el_7f3a")],
         &[("listVoices", json!({})), ("getSubscription", json!({}))],
     )
     .await;
@@ -200,7 +200,7 @@ async fn elevenlabs_sends_its_header_parameter_as_the_credential() {
     }
     assert_eq!(r[0].target, "/v1/voices");
     no_argument(&tools, &["xi-api-key"]);
-    assert_eq!(variables(&log)[0].0, "ELEVENLABS_TOKEN");
+    assert_eq!(variables(&log)[0].0, "VOICEBOX_TOKEN");
 }
 
 #[tokio::test]
@@ -276,8 +276,8 @@ async fn a_scheme_word_before_the_token_is_sent_as_written() {
 #[tokio::test]
 async fn a_missing_part_is_a_start_up_warning() {
     let (r, _, log) = sent(
-        "examples/manifests/vonage-numbers.yaml",
-        &[("VONAGE_API_KEY", "vk-only")],
+        "examples/manifests/two-query-key-parts.yaml",
+        &[("NUMBERS_API_KEY", "vk-only")],
         &[("searchNumbers", json!({ "country": "GB" }))],
     )
     .await;
@@ -285,7 +285,7 @@ async fn a_missing_part_is_a_start_up_warning() {
     assert!(
         log.iter().any(|l| l.contains("\"warning\"")
             && l.contains(
-                "VONAGE_API_SECRET is not set: calls go out without this part of the credential"
+                "NUMBERS_API_SECRET is not set: calls go out without this part of the credential"
             )),
         "{log:#?}"
     );
@@ -299,12 +299,12 @@ async fn the_start_line_and_the_instructions_name_every_part_variable() {
     let recorder = Recorder::start(json!({ "id": "rec_1" }));
     let state = tempfile::tempdir().unwrap();
     let mut serve = Serve::new(
-        path("examples/manifests/vonage-numbers.yaml"),
+        path("examples/manifests/two-query-key-parts.yaml"),
         &recorder.url(),
         state.path(),
     )
-    .env("VONAGE_API_KEY", "vk-1a2b")
-    .env("VONAGE_API_SECRET", "vs/3c+4d=");
+    .env("NUMBERS_API_KEY", "vk-1a2b")
+    .env("NUMBERS_API_SECRET", "vs/3c+4d=");
     serve.token = None;
     let s = serve
         .connect(Transport::Stdio, Person::without_elicitation())
@@ -317,20 +317,20 @@ async fn the_start_line_and_the_instructions_name_every_part_variable() {
     let log = s.log_with("\"start\"").await;
     s.close().await;
     assert!(
-        instructions.contains("environment (VONAGE_API_KEY and VONAGE_API_SECRET)"),
+        instructions.contains("environment (NUMBERS_API_KEY and NUMBERS_API_SECRET)"),
         "{instructions}"
     );
-    assert!(!instructions.contains("VONAGE_TOKEN"), "{instructions}");
+    assert!(!instructions.contains("NUMBERS_TOKEN"), "{instructions}");
     let start: Value = serde_json::from_str(&log[0]).unwrap();
     assert_eq!(
         start["credentialEnv"],
-        "VONAGE_API_KEY and VONAGE_API_SECRET"
+        "NUMBERS_API_KEY and NUMBERS_API_SECRET"
     );
     assert_eq!(
         start["credentialEnvs"],
-        json!(["VONAGE_API_KEY", "VONAGE_API_SECRET"])
+        json!(["NUMBERS_API_KEY", "NUMBERS_API_SECRET"])
     );
-    assert!(!log.join("\n").contains("VONAGE_TOKEN"), "{log:#?}");
+    assert!(!log.join("\n").contains("NUMBERS_TOKEN"), "{log:#?}");
 }
 
 /// The round-three case: a manifest over `tests/cases/specs/credentials-per-operation.yaml`.

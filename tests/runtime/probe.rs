@@ -266,12 +266,11 @@ fn every_format_reports_the_same_run() {
     }
 }
 
+/// `probe --format sarif`: an error result for the key the provider ignored, pointing at
+/// the operation's id in the manifest (the real-document suite validates the same report
+/// against the official SARIF 2.1.0 schema).
 #[test]
-fn sarif_validates_against_the_sarif_2_1_0_schema() {
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sarif-2.1.0.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+fn sarif_points_at_the_operation_that_failed() {
     let p = Provider::start(Switches {
         ignore_key: true,
         rate_limit_next: 0,
@@ -291,11 +290,7 @@ fn sarif_validates_against_the_sarif_2_1_0_schema() {
         .env("VIDGEN_TOKEN", TOKEN);
     let (out, _) = run_within(cmd, Duration::from_secs(60));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert_eq!(doc["version"], "2.1.0");
     let results = doc["runs"][0]["results"].as_array().unwrap();
     assert!(
         results

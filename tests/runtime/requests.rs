@@ -1,6 +1,6 @@
 //! Request building end to end: `serve` turns a tool call into the exact HTTP request
-//! the provider's document describes, for each base-mode example (Stripe, AssemblyAI,
-//! OpenAI batches) and the inline ones. A recorder on loopback keeps what arrived,
+//! the provider's document describes, for base-mode examples (form-encoded payments, an
+//! async transcription job, multipart uploads and batches) and the inline ones. A recorder on loopback keeps what arrived,
 //! byte for byte: method, path, query encoding (deepObject, `explode: false`), form
 //! bodies with nested fields, multipart, binary. Consent is off here (`--no-consent`):
 //! it has tests of its own; these are about the bytes.
@@ -25,7 +25,7 @@ async fn sent(example: &str, credential_env: &str, calls: &[(&str, Value)]) -> V
     let state = tempfile::tempdir().unwrap();
     let s = Serve::new(manifest(example), &recorder.url(), state.path())
         .arg("--no-consent")
-        // OpenAI's prefix is reserved (docs/serve.md): its variable needs the flag.
+        // Some prefixes are reserved (docs/serve.md): the variable needs the flag.
         .arg("--allow-env")
         .arg(credential_env)
         .env(credential_env, SECRET)
@@ -60,10 +60,10 @@ fn assert_server_key(r: &Recorded) {
 }
 
 #[tokio::test]
-async fn stripe_deep_object_queries_form_bodies_and_encoded_paths() {
+async fn form_encoded_payments_deep_object_queries_form_bodies_and_encoded_paths() {
     let r = sent(
-        "stripe.yaml",
-        "STRIPE_TOKEN",
+        "form-encoded-payments.yaml",
+        "CHARGES_TOKEN",
         &[
             (
                 "listCustomers",
@@ -122,10 +122,10 @@ async fn stripe_deep_object_queries_form_bodies_and_encoded_paths() {
 }
 
 #[tokio::test]
-async fn assemblyai_binary_upload_explode_false_and_api_key_header() {
+async fn async_transcription_job_binary_upload_explode_false_and_api_key_header() {
     let r = sent(
-        "assemblyai.yaml",
-        "ASSEMBLYAI_TOKEN",
+        "async-transcription-job.yaml",
+        "TRANSCRIPTS_TOKEN",
         &[
             ("uploadAudio", json!({ "body": "UklGRgABAgP/" })),
             (
@@ -170,10 +170,10 @@ async fn assemblyai_binary_upload_explode_false_and_api_key_header() {
 }
 
 #[tokio::test]
-async fn openai_multipart_upload_and_json_body() {
+async fn multipart_upload_batches_and_json_body() {
     let r = sent(
-        "openai-batches.yaml",
-        "OPENAI_TOKEN",
+        "multipart-upload-batches.yaml",
+        "BATCHWORKS_TOKEN",
         &[
             (
                 "createFile",

@@ -53,3 +53,69 @@ pub(crate) fn large_manifest(ops: usize, filler: usize, tag: &str) -> String {
 pub(crate) fn outputs_of(yaml: &str) -> Outputs {
     generate("connector.yaml", Arc::new(yaml.to_string())).expect("the manifest is valid")
 }
+
+/// A folder of manifests the per-manifest tests build, and the folder the documents they
+/// name (`openapi:`) are read from.
+pub(crate) struct Set {
+    /// Names the set in snapshot names and messages.
+    pub(crate) group: &'static str,
+    pub(crate) manifests: PathBuf,
+    pub(crate) documents: PathBuf,
+}
+
+impl Set {
+    /// The set's manifests, in name order.
+    pub(crate) fn files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.manifests)
+            .unwrap_or_else(|e| panic!("{}: {e}", self.manifests.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// Options that build `manifest` (one of the set's) as `build` would, reading the
+    /// documents it names.
+    pub(crate) fn options(&self, manifest: &Path) -> connectorgen_core::Options {
+        connectorgen_core::Options {
+            manifest_dir: manifest.parent().map(Path::to_path_buf),
+            allow_read: vec![self.documents.clone()],
+            ..connectorgen_core::Options::default()
+        }
+    }
+}
+
+/// What the project wrote: the bundled examples (on `examples/specs/`) and the valid
+/// cases (on `tests/cases/specs/`).
+pub(crate) fn bundled() -> Vec<Set> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        Set {
+            group: "example",
+            manifests: root.join("examples/manifests"),
+            documents: root.join("examples/specs"),
+        },
+        Set {
+            group: "valid",
+            manifests: root.join("tests/cases/valid"),
+            documents: root.join("tests/cases/specs"),
+        },
+    ]
+}
+
+/// Every manifest of the sets this test binary checks (`crate::sets()`).
+pub(crate) fn every_manifest() -> Vec<(PathBuf, connectorgen_core::Options)> {
+    crate::sets()
+        .iter()
+        .flat_map(|set| {
+            set.files()
+                .into_iter()
+                .map(|file| {
+                    let options = set.options(&file);
+                    (file, options)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}

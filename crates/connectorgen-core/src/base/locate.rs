@@ -640,35 +640,38 @@ mod tests {
         skim_json(text, pointer, &mut HashMap::new()).map(|(range, _)| range)
     }
 
-    /// Files of every kind the lookups meet: provider documents in JSON and YAML, and
+    /// Files of every kind the lookups meet: provider-style documents in JSON and YAML
+    /// (the bundled examples' and the cases', one folder deep for multi-file ones, and
+    /// each YAML one written as JSON too), and
     /// the manifests of the test cases (block and flow style, anchors, aliases, merge
     /// keys, block scalars, quoted and numeric keys).
     fn fixtures() -> Vec<(String, String)> {
         let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-        let mut names: Vec<std::path::PathBuf> = [
-            "examples/specs/paypal/paypal-payouts.trimmed.json",
-            "examples/specs/twilio/twilio-messages.trimmed.json",
-            "examples/specs/digitalocean/specification/DigitalOcean-public.v2.yaml",
-            "examples/specs/assemblyai/openapi.yml",
-        ]
-        .iter()
-        .map(|n| root.join(n))
-        .collect();
+        let mut names: Vec<std::path::PathBuf> = Vec::new();
         for folder in [
+            "examples/specs",
             "tests/cases/specs",
             "tests/cases/valid",
             "tests/cases/invalid",
             "tests/cases/lint",
         ] {
-            let mut more: Vec<_> = std::fs::read_dir(root.join(folder))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "json"))
-                .collect();
+            let mut more = Vec::new();
+            for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+                let path = entry.unwrap().path();
+                match std::fs::read_dir(&path) {
+                    Ok(inner) => more.extend(inner.map(|e| e.unwrap().path())),
+                    Err(_) => more.push(path),
+                }
+            }
+            more.retain(|p| {
+                p.is_file()
+                    && p.extension()
+                        .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            });
             more.sort();
             names.extend(more);
         }
-        names
+        let mut files: Vec<(String, String)> = names
             .into_iter()
             .map(|p| {
                 (
@@ -676,7 +679,28 @@ mod tests {
                     std::fs::read_to_string(&p).unwrap(),
                 )
             })
-            .collect()
+            .collect();
+        // Each provider-style YAML document again as JSON, pretty and compact: the
+        // documents the project wrote are mostly YAML, and JSON is what is skimmed.
+        let mut as_json = Vec::new();
+        for (name, text) in &files {
+            let is_document = name.contains("/specs/")
+                && std::path::Path::new(name)
+                    .extension()
+                    .is_some_and(|e| e == "yaml" || e == "yml");
+            if let (true, Ok(value)) = (is_document, super::super::parse_yaml(text)) {
+                as_json.push((
+                    format!("{name}.json"),
+                    serde_json::to_string_pretty(&value).unwrap(),
+                ));
+                as_json.push((
+                    format!("{name}.compact.json"),
+                    serde_json::to_string(&value).unwrap(),
+                ));
+            }
+        }
+        files.extend(as_json);
+        files
     }
 
     /// The pointers to ask for in one file: every `step`-th of its nodes, each also with

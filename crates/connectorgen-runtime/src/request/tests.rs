@@ -475,8 +475,8 @@ fn header<'a>(r: &'a HttpRequest, name: &str) -> Option<&'a str> {
 }
 
 #[test]
-fn stripe_query_deep_objects_and_form_bodies() {
-    let tools = example_tools("stripe");
+fn form_encoded_payments_query_deep_objects_and_form_bodies() {
+    let tools = example_tools("form-encoded-payments");
     let r = build(
         mapping_of(&tools, "listCustomers"),
         &args(
@@ -493,7 +493,7 @@ fn stripe_query_deep_objects_and_form_bodies() {
     );
     assert!(
         r.body.is_none(),
-        "Stripe's GETs declare an empty form body: none is sent"
+        "The GETs declare an empty form body: none is sent"
     );
 
     let r = build(
@@ -514,8 +514,8 @@ fn stripe_query_deep_objects_and_form_bodies() {
 }
 
 #[test]
-fn assemblyai_binary_upload_and_an_unexploded_list() {
-    let tools = example_tools("assemblyai");
+fn async_transcription_job_binary_upload_and_an_unexploded_list() {
+    let tools = example_tools("async-transcription-job");
     let scheme = mapping_of(&tools, "uploadAudio").credential.clone();
     let credential = Credential::new(&scheme, "aai-key").unwrap();
     let r = build(
@@ -542,8 +542,8 @@ fn assemblyai_binary_upload_and_an_unexploded_list() {
 }
 
 #[test]
-fn openai_multipart_file_upload() {
-    let tools = example_tools("openai-batches");
+fn multipart_upload_batches_file_upload() {
+    let tools = example_tools("multipart-upload-batches");
     let r = build(
         mapping_of(&tools, "createFile"),
         &args(json!({"file": "eyJhIjoxfQ==", "purpose": "batch"})),
@@ -563,10 +563,10 @@ fn openai_multipart_file_upload() {
 }
 
 #[test]
-fn twilio_renamed_arguments_fixed_account_and_basic_auth() {
-    let tools = example_tools("twilio");
+fn unsafe_parameter_names_renamed_arguments_fixed_account_and_basic_auth() {
+    let tools = example_tools("unsafe-parameter-names");
     let list = mapping_of(&tools, "listMessages");
-    let env = |name: &str| (name == "TWILIO_ACCOUNT_SID").then(|| "AC123".to_string());
+    let env = |name: &str| (name == "TEXTING_ACCOUNT_SID").then(|| "AC123".to_string());
     let credential = Credential::new(&list.credential, "AC123:secret").unwrap();
     let t = Target {
         env: &env,
