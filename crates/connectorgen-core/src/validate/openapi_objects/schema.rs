@@ -164,7 +164,7 @@ fn schema_30(w: &mut Walk, at: &str, map: &Map<String, Value>) {
                 &here,
                 key,
                 value,
-                Kind::One("External Documentation", super::external_docs),
+                Kind::One("External Documentation", super::objects::external_docs),
             ),
             "xml" => w.kind(&here, key, value, Kind::One("XML", xml)),
             k if KEYWORDS_30.contains(&k) => {}
