@@ -112,6 +112,7 @@ const ACCEPTED: &[&str] = &[
     "invalid-openapi-fragment",  // which fields a fragment may hold is connectorgen's rule
     "invalid-openapi-fragment--parameters",
     "invalid-openapi-fragment--schema", // the merged operation against OpenAPI 3.1
+    "invalid-openapi-fragment--fields", // nested objects against OpenAPI 3.1
     "input-not-allowed--fragment",      // a requestBody inside the fragment
     "bad-url--fragment-servers",        // a URL inside the fragment
     "invalid-parameter",                // a path without the parameter; a reserved header

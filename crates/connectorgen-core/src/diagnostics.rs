@@ -1461,14 +1461,16 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// The exposed part of the base document breaks the official OpenAPI schema of its version.
+    /// The exposed part of the base document breaks the structure OpenAPI defines for its version.
     ///
     /// Agent platforms and client generators validate the document they are given, and may
     /// refuse an invalid one whole, so the connector would not load at all; repairing what
     /// can be repaired, and saying so, lets the author tell the provider.
     ///
     /// The exposed part of the base document (what the outputs keep) is checked against
-    /// the official OpenAPI schema of its version (3.0, 3.1 or 3.2): a warning, since the
+    /// the structure OpenAPI defines for its version (3.0, 3.1 or 3.2: each object's
+    /// fields, their types, the required ones; 3.0 Schema Objects' keywords; 3.1 and 3.2
+    /// Schema Objects against the JSON Schema 2020-12 meta-schema): a warning, since the
     /// provider's document is the truth for HTTP. What can be repaired without changing
     /// any request is repaired in the outputs, and the finding says how
     /// (`info.externalDocs` moved to the root, a `components.mediaTypes` reference

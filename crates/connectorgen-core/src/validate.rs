@@ -30,7 +30,8 @@
 //! parts (`auth.parts`, `format`, a base document's security requirement, what a target
 //! cannot carry), `auth.rs` the model's `Auth` from them, `security.rs` each
 //! operation's own credential, `syntax.rs` the leaf checks both modes share (ids,
-//! paths, URLs).
+//! paths, URLs), `openapi_objects.rs` the structure OpenAPI defines for each version
+//! (a base document's exposed part, an inline operation's merged fragment).
 
 mod auth;
 mod base;
@@ -40,6 +41,7 @@ mod document;
 mod findings;
 mod inline;
 mod lower;
+mod openapi_objects;
 mod operations;
 mod safety;
 mod security;

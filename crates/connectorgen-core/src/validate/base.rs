@@ -4,8 +4,8 @@
 //! `Base`. Returns: the model operations with the provider's Operation Objects, then
 //! (`lowered`, the lowering stage) the document around them. `operation.rs` finds each
 //! operation and lays the safety layer over it; `service.rs` reads `service:` over the base's
-//! `info`; `document.rs` builds the document around the operations; `official_schema.rs`
-//! checks what is kept against the official schema of its version; `v32.rs` (3.2 → 3.1)
+//! `info`; `document.rs` builds the document around the operations; `invalid.rs`
+//! checks what is kept against the structure its version defines (`base-invalid`); `v32.rs` (3.2 → 3.1)
 //! and `upgrade.rs` (3.0 → 3.1) convert it; `examples.rs` leaves out examples their own
 //! schema refuses; `titles.rs` makes distinct the titles generators would give one
 //! class name; `servers.rs` decides where each operation is called.
@@ -13,7 +13,7 @@
 
 pub(super) mod document;
 pub(super) mod examples;
-pub(super) mod official_schema;
+pub(super) mod invalid;
 pub(super) mod operation;
 pub(super) mod servers;
 pub(super) mod service;
@@ -26,7 +26,7 @@ use crate::base::Base;
 use crate::model::{Document, OpenapiVersion, Operation, Service};
 use document::base_document;
 use examples::drop_invalid_examples;
-use official_schema::check_base_schema;
+use invalid::check_base_structure;
 use titles::repair_duplicate_titles;
 use v32::{downgrade_32, repair_media_type_refs};
 
@@ -45,7 +45,7 @@ pub(super) fn lowered(
         repair_media_type_refs(v, base, &mut document.root, operations);
     }
     // Checked as the provider's version, repairs made, before any conversion.
-    check_base_schema(v, base, &document.root, operations);
+    check_base_structure(v, base, &document.root, operations);
     if base.version == OpenapiVersion::V32 {
         downgrade_32(v, base, &mut document.root, operations);
     }

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::base::{Base, path_item_shared};
 use crate::diagnostics::Diagnostic;
 use crate::model::{AuthScheme, Document, Operation, Service, escape, unescape};
-use crate::validate::base::official_schema::base_repaired;
+use crate::validate::base::invalid::base_repaired;
 use crate::validate::context::Validator;
 
 /// The document around the exposed operations: the base's top level in its order,

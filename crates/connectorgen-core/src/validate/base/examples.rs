@@ -16,7 +16,7 @@ use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::model::{Operation, escape, unescape};
 use crate::subschemas::{self, Holds};
-use crate::validate::base::official_schema::base_repaired;
+use crate::validate::base::invalid::base_repaired;
 use crate::validate::context::Validator;
 
 /// At most this many examples are checked per run: a document with thousands of them

@@ -29,7 +29,7 @@ use crate::base::Base;
 use crate::base::places::{self, Kind, Place};
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Operation;
-use crate::validate::base::official_schema::base_repaired;
+use crate::validate::base::invalid::base_repaired;
 use crate::validate::context::Validator;
 
 /// References followed at most from one media type to the one it names.

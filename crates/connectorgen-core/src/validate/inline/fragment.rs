@@ -6,9 +6,11 @@
 //! operation something the rest of the manifest refuses or no OpenAPI 3.1 reader
 //! accepts — a request body on a GET or DELETE (`input-not-allowed`, as for `input`), a
 //! server URL that breaks the rules of `publicUrl` and `servers:` (credentials, a
-//! scheme other than https, a query; `bad-url`), an Operation Object the official
-//! OpenAPI 3.1 schema rejects, or a Schema Object the JSON Schema 2020-12 meta-schema
-//! rejects (`invalid-openapi-fragment`, naming the place inside the fragment). The
+//! scheme other than https, a query; `bad-url`), an Operation Object that breaks the
+//! structure OpenAPI 3.1 defines (`validate/openapi_objects.rs`: unknown fields, wrong
+//! types, a path parameter not required, a style its location does not take, …), or a
+//! Schema Object the JSON Schema 2020-12 meta-schema (shipped by the `jsonschema`
+//! crate) rejects (`invalid-openapi-fragment`, naming the place inside the fragment). The
 //! fragment's `servers` are then left out of the operation, with a
 //! `fragment-servers-replaced` warning: `publicUrl` is where the agent calls every
 //! operation, and an operation's own servers would win over it (docs/servers.md).
@@ -19,44 +21,17 @@
 //! Spans: the fragment is one `serde_json::Value`, which keeps no positions, so every
 //! finding points at the fragment and names the place inside it in its message.
 
-use std::sync::OnceLock;
-
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::model::Names as _;
-use crate::model::{Method, escape};
+use crate::model::{Method, OpenapiVersion, escape};
 use crate::validate::context::Validator;
+use crate::validate::openapi_objects;
 use crate::validate::syntax::check_url;
 
-/// The official OpenAPI 3.1 schema, vendored unchanged in `src/schemas/` (provenance in
-/// tests/fixtures/README.md).
-pub(in crate::validate) const OPENAPI_31: &str =
-    include_str!("../../schemas/openapi-3.1.schema.json");
-
-/// At most this many findings from the schemas per fragment: one wrong value can fail
-/// several branches of the schema, and the first few say what is wrong.
+/// At most this many findings per fragment: the first few say what is wrong.
 const MAX_FINDINGS: usize = 8;
-
-/// The Operation Object definition of the official schema, compiled once per run (and
-/// only by a run that has a fragment).
-fn operation_schema() -> &'static jsonschema::Validator {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| {
-        let mut document: Value =
-            serde_json::from_str(OPENAPI_31).expect("the vendored OpenAPI 3.1 schema is JSON");
-        // The document's own root describes a whole OpenAPI document; keep its
-        // identity and definitions (`$dynamicRef: "#meta"` resolves within them) and
-        // point the root at the Operation Object.
-        let schema = json!({
-            "$schema": document["$schema"].take(),
-            "$id": document["$id"].take(),
-            "$defs": document["$defs"].take(),
-            "$ref": "#/$defs/operation",
-        });
-        jsonschema::validator_for(&schema).expect("the vendored OpenAPI 3.1 schema compiles")
-    })
-}
 
 /// Checks an inline operation whose `openapi:` fragment (written at `at`) is merged
 /// into `http`.
@@ -77,16 +52,12 @@ pub(in crate::validate) fn merged_fragment(
 
     let operation = Value::Object(std::mem::take(http));
     let mut found = 0;
-    for error in operation_schema().iter_errors(&operation) {
-        if found == MAX_FINDINGS {
-            break;
-        }
+    for problem in openapi_objects::operation(OpenapiVersion::V31, &operation, MAX_FINDINGS) {
         found += 1;
-        let pointer = error.instance_path().to_string();
         v.findings.push(fragment_problem(
             &operation,
-            &pointer,
-            format!("OpenAPI 3.1 refuses it: {error}"),
+            &problem.pointer,
+            format!("OpenAPI 3.1 refuses it: {}", problem.message),
             at,
         ));
     }
@@ -94,7 +65,7 @@ pub(in crate::validate) fn merged_fragment(
         if found == MAX_FINDINGS {
             break;
         }
-        // Anything but a mapping or a boolean was refused by the OpenAPI schema.
+        // Anything but a mapping or a boolean was refused above.
         if !(schema.is_object() || schema.is_boolean()) {
             continue;
         }
@@ -123,7 +94,7 @@ fn fragment_servers(v: &mut Validator, http: &mut Map<String, Value>, at: Span) 
     };
     for server in servers.iter() {
         let Some(Value::String(url)) = server.get("url") else {
-            // Not a string, or absent: the OpenAPI schema reports it.
+            // Not a string, or absent: `openapi_objects` reports it.
             continue;
         };
         if let Err(reason) = check_url(url.trim()) {
@@ -246,11 +217,19 @@ fn content_schemas<'a>(value: &'a Value, at: &str, out: &mut Vec<(String, &'a Va
 mod tests {
     use super::*;
     use crate::diagnostics::Severity;
+    use serde_json::json;
+
+    fn problems(operation: &Value) -> Vec<String> {
+        openapi_objects::operation(OpenapiVersion::V31, operation, MAX_FINDINGS)
+            .into_iter()
+            .map(|p| format!("{}: {}", p.pointer, p.message))
+            .collect()
+    }
 
     #[test]
-    fn the_vendored_schema_compiles_and_is_live() {
+    fn the_operation_checks_are_live() {
         let valid = json!({ "responses": { "200": { "description": "ok" } } });
-        assert!(operation_schema().is_valid(&valid));
+        assert_eq!(problems(&valid), Vec::<String>::new());
         for invalid in [
             json!({ "tags": [5] }),
             json!({ "requestBody": "x" }),
@@ -260,7 +239,7 @@ mod tests {
             json!({ "parameters": [{ "name": "q", "in": "query", "schema": 5 }] }),
             json!({ "summery": "x" }),
         ] {
-            assert!(!operation_schema().is_valid(&invalid), "{invalid}");
+            assert!(!problems(&invalid).is_empty(), "{invalid}");
         }
     }
 

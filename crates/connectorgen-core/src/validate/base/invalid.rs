@@ -1,16 +1,17 @@
-//! The exposed part of a base document, checked against the official OpenAPI schema of
-//! its version (3.0, 3.1 or 3.2, vendored in `src/schemas/`).
+//! The exposed part of a base document, checked against the structure OpenAPI defines
+//! for its version (3.0, 3.1 or 3.2: `validate/openapi_objects.rs`, the project's own
+//! checks written from the specification's field tables), and the one place a
+//! `base-invalid` warning is made.
 //!
 //! Takes: the kept document's top level and the exposed operations, as copied from the
 //! base (after the repairs `document.rs` and `v32.rs` make, before any conversion to
 //! another version). Returns (through `Validator`): one `base-invalid` warning per
-//! violation (at most `MAX_FINDINGS`), pointing into the base file: the outputs keep
-//! what the provider wrote, so they may fail validators there.
+//! problem (at most `MAX_FINDINGS`), pointing into the base file: the outputs keep
+//! what the provider wrote, so they may fail validators there; and, for the repairs
+//! the other passes make (`base_repaired`), a warning saying which.
 //! Must never: check what the outputs leave out (the provider's other operations are
 //! not ours to judge), stop the build (the provider's document is the truth for HTTP),
 //! or quote a large part of the document in a message.
-
-use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -19,33 +20,14 @@ use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::Names as _;
 use crate::model::{OpenapiVersion, Operation};
 use crate::validate::context::Validator;
+use crate::validate::openapi_objects;
 
-const OPENAPI_30: &str = include_str!("../../schemas/openapi-3.0.schema.json");
-const OPENAPI_32: &str = include_str!("../../schemas/openapi-3.2.schema.json");
-
-/// At most this many findings: one wrong value can fail several branches of a schema,
-/// and a document broken throughout would bury every other finding.
+/// At most this many findings: a document broken throughout would bury every other
+/// finding.
 const MAX_FINDINGS: usize = 20;
 
-/// Characters of a validator's message kept (it quotes the value it refuses).
+/// Characters of a message kept (the meta-schema's messages quote the value they refuse).
 const MESSAGE_CHARS: usize = 200;
-
-/// The schema of a version, compiled once per run (and only by a run that needs it).
-fn schema(version: OpenapiVersion) -> &'static jsonschema::Validator {
-    static V30: OnceLock<jsonschema::Validator> = OnceLock::new();
-    static V31: OnceLock<jsonschema::Validator> = OnceLock::new();
-    static V32: OnceLock<jsonschema::Validator> = OnceLock::new();
-    let (cell, text) = match version {
-        OpenapiVersion::V30 => (&V30, OPENAPI_30),
-        OpenapiVersion::V31 => (&V31, crate::validate::inline::fragment::OPENAPI_31),
-        OpenapiVersion::V32 => (&V32, OPENAPI_32),
-    };
-    cell.get_or_init(|| {
-        let document: Value =
-            serde_json::from_str(text).expect("a vendored OpenAPI schema is JSON");
-        jsonschema::validator_for(&document).expect("a vendored OpenAPI schema compiles")
-    })
-}
 
 /// How findings name a version.
 fn name(version: OpenapiVersion) -> &'static str {
@@ -57,7 +39,7 @@ fn name(version: OpenapiVersion) -> &'static str {
 }
 
 /// Checks the kept document, with the exposed operations in their path items.
-pub(in crate::validate) fn check_base_schema(
+pub(in crate::validate) fn check_base_structure(
     v: &mut Validator,
     base: &Base,
     root: &Map<String, Value>,
@@ -72,24 +54,19 @@ pub(in crate::validate) fn check_base_schema(
         }
     }
     let document = Value::Object(document);
-    for error in schema(base.version)
-        .iter_errors(&document)
-        .take(MAX_FINDINGS)
-    {
-        let pointer = error.instance_path().to_string();
-        let message = error.to_string();
-        let place = if pointer.is_empty() {
+    for problem in openapi_objects::document(base.version, &document, MAX_FINDINGS) {
+        let place = if problem.pointer.is_empty() {
             "the document".to_string()
         } else {
-            format!("`{}`", pointer.escape_debug())
+            format!("`{}`", problem.pointer.escape_debug())
         };
         let d = Diagnostic::BaseInvalid {
             version: name(base.version),
             what: format!(
                 "at {place}: {}; the outputs keep it as written",
-                crate::terminal::clip(&message, MESSAGE_CHARS)
+                crate::terminal::clip(&problem.message, MESSAGE_CHARS)
             ),
-            span: base.span(&pointer),
+            span: base.span(&problem.pointer),
             help: "tell the provider; validators may refuse the outputs at the same place"
                 .to_string(),
         };
@@ -98,7 +75,7 @@ pub(in crate::validate) fn check_base_schema(
 }
 
 /// A repair of the base document made in the outputs (`repair` says which), for
-/// what breaks the schema of its version at `pointer`.
+/// what breaks the structure of its version at `pointer`.
 pub(in crate::validate) fn base_repaired(
     v: &mut Validator,
     base: &Base,
