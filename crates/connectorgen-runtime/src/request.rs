@@ -14,8 +14,10 @@
 //! Serialisation follows OpenAPI 3.1 (`style`/`explode`): path `simple`, `label`,
 //! `matrix`; query `form`, `spaceDelimited`, `pipeDelimited`, `deepObject` (nested
 //! objects and arrays as `a[b][0]=v`, as Stripe and `qs` read them); header `simple`;
-//! cookie `form`. Bodies: JSON; `application/x-www-form-urlencoded` (nested values in
-//! the same bracket notation); `multipart/form-data` (one part per argument, base64
+//! cookie `form`. Bodies: JSON; `application/x-www-form-urlencoded` (each field by its
+//! `encoding` entry's style, as a query parameter: a list exploded to repeated keys by
+//! default, `deepObject` in brackets; a whole-body argument's fields in brackets);
+//! `multipart/form-data` (one part per argument, base64
 //! arguments as file parts); any other media type is the one `body` argument's bytes
 //! (base64-decoded when the mapping says so) or text.
 
@@ -698,17 +700,30 @@ fn encode_body(
             }
             None => {}
         }
-        for (argument, value) in fields {
-            brackets(
-                argument.name.as_deref().unwrap_or_default(),
-                &value,
-                &mut pairs,
-            );
-        }
-        let text: Vec<String> = pairs
+        let mut text: Vec<String> = pairs
             .into_iter()
             .map(|(k, v)| format!("{}={}", encode(&k, STRICT), encode(&v, STRICT)))
             .collect();
+        for (argument, value) in fields {
+            let name = argument.name.as_deref().unwrap_or_default();
+            if argument.style.is_some() {
+                // A field with its serialisation (the body's `encoding`, or OpenAPI's
+                // default) is written as a query parameter with it would be.
+                text.extend(
+                    query_pairs(argument, name, &value)
+                        .into_iter()
+                        .map(|(k, v)| format!("{k}={v}")),
+                );
+            } else {
+                let mut nested = Vec::new();
+                brackets(name, &value, &mut nested);
+                text.extend(
+                    nested
+                        .into_iter()
+                        .map(|(k, v)| format!("{}={}", encode(&k, STRICT), encode(&v, STRICT))),
+                );
+            }
+        }
         return Ok((media_type.to_string(), text.join("&").into_bytes()));
     }
     if essence == "multipart/form-data" {

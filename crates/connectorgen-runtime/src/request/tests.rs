@@ -271,6 +271,48 @@ fn form_bodies_use_brackets_for_nested_values() {
     );
 }
 
+/// A form field with its `encoding` (or OpenAPI's default, which the mapping fills in)
+/// is written as a query parameter with that serialisation would be: a list exploded to
+/// repeated keys by default, joined with commas unexploded, an object's fields as
+/// their own keys under `form`, in brackets under `deepObject`.
+#[test]
+fn form_fields_follow_their_encoding() {
+    let styled = |argument: &str, style: &str, explode: bool| Argument {
+        style: Some(style.into()),
+        explode: Some(explode),
+        ..arg(argument, Location::Body, Some(argument))
+    };
+    let m = mapping(
+        "POST",
+        "/v1/messages",
+        vec![
+            styled("MediaUrl", "form", true),
+            styled("Tags", "form", false),
+            styled("Where", "form", true),
+            styled("metadata", "deepObject", true),
+            styled("Words", "pipeDelimited", false),
+        ],
+        Some("application/x-www-form-urlencoded"),
+    );
+    let r = build(
+        &m,
+        &args(json!({
+            "MediaUrl": ["https://a.example/1.png", "https://a.example/2.png"],
+            "Tags": ["a", "b&c"],
+            "Where": {"city": "Paris"},
+            "metadata": {"order": "7"},
+            "Words": ["x", "y"],
+        })),
+        &target(),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(r.body.unwrap()).unwrap(),
+        "MediaUrl=https%3A%2F%2Fa.example%2F1.png&MediaUrl=https%3A%2F%2Fa.example%2F2.png\
+         &Tags=a,b%26c&city=Paris&metadata%5Border%5D=7&Words=x%7Cy"
+    );
+}
+
 #[test]
 fn binary_bodies_are_decoded_and_multipart_parts_carry_files() {
     let mut audio = arg("body", Location::Body, None);

@@ -406,6 +406,26 @@ pub(super) fn input_schema(
                         body_required && required.contains(&name.as_str()),
                     );
                     input.encoding = binary.then_some(Encoding::Base64);
+                    if media == "form" {
+                        // A form field is serialised as a query parameter is, by its
+                        // `encoding` entry, else OpenAPI's default (`form`, exploded):
+                        // `serve` sends what openapi.json describes.
+                        let encoding = picked
+                            .object
+                            .and_then(|m| m.get("encoding"))
+                            .and_then(|e| e.get(name));
+                        let field = |key: &str| encoding.and_then(|e| e.get(key));
+                        let style = field("style").and_then(Value::as_str).unwrap_or("form");
+                        input.explode = Some(
+                            field("explode")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(style == "form"),
+                        );
+                        input.allow_reserved = field("allowReserved")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false);
+                        input.style = Some(style.to_string());
+                    }
                     if media == "multipart" {
                         // The part's media type: the encoding's, else an upload's own
                         // `contentMediaType` (a file of any type says none: the client

@@ -171,11 +171,13 @@ pub struct Argument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A parameter's OpenAPI `style`, its default filled in (`form` for query and
-    /// cookie, `simple` for path and header). Absent for body arguments and for
+    /// cookie, `simple` for path and header); for a field of a form-encoded body, its
+    /// `encoding` entry's (default `form`). Absent for other body arguments and for
     /// parameters with `contentType`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style: Option<String>,
-    /// A parameter's OpenAPI `explode`, its default filled in (true for `form`).
+    /// A parameter's (or a form field's) OpenAPI `explode`, its default filled in (true
+    /// for `form`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explode: Option<bool>,
     /// A query parameter's `allowReserved: true` (reserved characters not encoded).
