@@ -114,7 +114,7 @@ CREATE TRIGGER connectorgen_counted AFTER INSERT OR DELETE OR UPDATE OF bytes
 ",
 ];
 
-/// As SQLite's (`ledger.rs`): without `task`, which only `Ledger::entry` reads.
+/// As SQLite's (`sqlite.rs`): without `task`, which only `Ledger::entry` reads.
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, \
                        created, updated, attempts, media_type, sending_until";
 

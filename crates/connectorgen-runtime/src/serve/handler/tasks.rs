@@ -63,7 +63,7 @@ pub(super) struct Polled {
 pub(super) const HELD_MAX_BYTES: usize = 16 << 20;
 
 /// The task states this process holds, by row (row ids are never used twice in a
-/// store: `ledger::NEVER_REUSED`, PostgreSQL's identity column), bounded by
+/// store: `ledger/sqlite.rs`'s `NEVER_REUSED`, PostgreSQL's identity column), bounded by
 /// `HELD_MAX_BYTES`.
 #[derive(Debug, Default)]
 pub(super) struct Held {
