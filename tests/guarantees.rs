@@ -826,3 +826,53 @@ fn mcp_parameters_merge_in_one_pass() {
     assert_eq!(properties.len(), 18_000);
     assert!(properties.contains_key("s1") && properties.contains_key("o1"));
 }
+
+/// A base document over 2 MB (the project's stand-in for the real 3.4 MB ones of the
+/// real-document suite): the batches example's document padded with 2.5 MB of component
+/// schemas nothing refers to builds, with every target, to exactly the outputs of the
+/// document itself: the padding is read and parsed, then left out.
+#[test]
+fn a_document_over_two_megabytes_builds_to_what_its_operations_reach() {
+    use connectorgen_core::model::Target;
+    use serde_json::{Value, json};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(example("multipart-upload-batches.yaml")).unwrap();
+    let document =
+        std::fs::read_to_string(root.join("examples/specs/multipart-upload-batches.json")).unwrap();
+    let mut padded: Value = serde_json::from_str(&document).unwrap();
+    let schemas = padded["components"]["schemas"].as_object_mut().unwrap();
+    let mut added = 0;
+    for i in 0.. {
+        if added > 2_500_000 {
+            break;
+        }
+        let schema = json!({
+            "type": "object",
+            "description": "Nothing refers to this schema. ".repeat(20),
+            "properties": { "a": { "type": "string" }, "b": { "$ref": "#/components/schemas/Padding0" } },
+        });
+        added += schema.to_string().len();
+        schemas.insert(format!("Padding{i}"), schema);
+    }
+    let padded = serde_json::to_string_pretty(&padded).unwrap();
+    assert!(padded.len() > 2 << 20, "{} bytes", padded.len());
+    let build = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("specs")).unwrap();
+        std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
+        std::fs::write(dir.path().join("specs/multipart-upload-batches.json"), text).unwrap();
+        let options = connectorgen_core::Options {
+            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
+            manifest_dir: Some(dir.path().join("manifests")),
+            allow_read: vec![dir.path().join("specs")],
+            ..connectorgen_core::Options::default()
+        };
+        connectorgen_core::generate_with(
+            "multipart-upload-batches.yaml",
+            std::sync::Arc::new(manifest.clone()),
+            &options,
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(build(&padded), build(&document));
+}
