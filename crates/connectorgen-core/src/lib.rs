@@ -16,7 +16,9 @@
 //!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
 //!    client-safe MCP argument names), `subschemas` (which JSON Schema keywords hold
 //!    schemas);
-//! 2. `model`: the validated connector, lint settings included;
+//! 2. `model`: the validated connector, lint settings included; `lower` (checked inline
+//!    values → OpenAPI objects, and the `Idempotency-Key` header connectorgen declares),
+//!    which imports `model` and leaves alone;
 //! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
 //!    JSON Schema offers;
 //! 4. `base`: the provider's OpenAPI document, read and indexed;
@@ -60,6 +62,7 @@ pub mod import;
 pub mod init;
 pub mod input;
 pub mod lint;
+mod lower;
 pub mod manifest;
 pub mod model;
 pub mod output;

@@ -16,7 +16,7 @@
 //! and what it reads. A pass's findings come in the order the list runs it, so a new
 //! pass is one line where its findings belong. Each mode checks the manifest-wide keys,
 //! then every operation, then compares the operations, and ends with its lowering stage:
-//! `inline.rs`'s `lowered` writes the document around the operations (`lower.rs`), and
+//! `inline.rs`'s `lowered` writes the document around the operations (`crate::lower`), and
 //! `base.rs`'s builds it from the provider's, repaired and converted.
 //!
 //! `inline/` checks the operations a manifest writes out, `base/` lays the safety layer
@@ -40,7 +40,6 @@ mod credential;
 mod document;
 mod findings;
 mod inline;
-mod lower;
 mod openapi_objects;
 mod operations;
 mod safety;

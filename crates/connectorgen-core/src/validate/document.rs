@@ -12,8 +12,8 @@ use serde_saphyr::Spanned;
 
 use super::context::Validator;
 use super::inline::refs;
-use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lower::Errors;
 use crate::manifest::{RawAuth, RawErrors, RawManifest, RawServer, span};
 use crate::model::{AUTH_SCHEMES, AuthScheme};
 use crate::validate::context::{checked_url, missing, non_empty};

@@ -18,9 +18,9 @@ pub(super) use http::refs;
 
 use super::context::Validator;
 use super::document::InlineKeys;
-use super::lower;
 use super::security::operation_credentials;
 use crate::diagnostics::Diagnostic;
+use crate::lower;
 use crate::model::{Auth, Document, Operation, Service};
 
 /// The lowering stage: the document around the checked operations (`lower.rs`), the

@@ -37,9 +37,7 @@ use crate::validate::safety::jobs::async_;
 use crate::validate::safety::spends::spends;
 use crate::validate::settings::lint_id;
 
-pub(in crate::validate) use idempotency::{
-    Written, idempotency_parameter, inline_idempotency, needs_idempotency_key,
-};
+pub(in crate::validate) use idempotency::{Written, inline_idempotency, needs_idempotency_key};
 pub(in crate::validate) use inputs::is_env_name;
 pub(in crate::validate) use jobs::link_lists;
 

@@ -8,8 +8,8 @@
 use serde_saphyr::Spanned;
 
 use super::context::{Validator, checked_url};
-use super::lower::Errors;
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
+use crate::lower::Errors;
 use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, span};
 use crate::model::{Document, Level, Lint, LintConfig, Service};
 use crate::model::{Names as _, Target};

@@ -17,6 +17,7 @@ use serde_saphyr::Spanned;
 
 use crate::base::{Base, BaseOperation};
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lower::idempotency_parameter;
 use crate::manifest::{RawEntry, RawOperation, span};
 use crate::model::{Method, Names as _, Origin, escape};
 use crate::validate::context::{Checked, Validator};
@@ -24,9 +25,7 @@ use crate::validate::context::{missing, non_empty};
 use crate::validate::safety::candidates::base_candidates;
 use crate::validate::safety::idempotency::base_idempotency;
 use crate::validate::safety::safety;
-use crate::validate::safety::{
-    Body, Head, idempotency_parameter, needs_idempotency_key, operation, origin,
-};
+use crate::validate::safety::{Body, Head, needs_idempotency_key, operation, origin};
 use crate::validate::syntax::is_identifier;
 
 /// The base operation an entry names, found and usable.

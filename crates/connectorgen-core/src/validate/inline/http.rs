@@ -17,13 +17,13 @@ use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lower::Param;
 use crate::manifest::{RawQueryParam, span};
 use crate::model::{HINT_KEYS, IDEMPOTENCY_HEADER};
 use crate::validate::context::Validator;
 use crate::validate::context::{missing, non_empty};
 use crate::validate::findings::Findings;
 use crate::validate::inline::operation::take_schema;
-use crate::validate::lower::Param;
 
 /// Where a parameter goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

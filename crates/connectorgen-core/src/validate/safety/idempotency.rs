@@ -5,8 +5,8 @@
 //! the lowered inline one). Returns: `Written` (checked), the key found or declared, and
 //! in base mode without `idempotency:` the key the document itself declares, with the
 //! evidence (`declared_key`, which `import` uses too); the `Idempotency-Key` header
-//! connectorgen adds where a short form asks for it (`added_header`,
-//! `idempotency_parameter`), in both modes.
+//! connectorgen adds where a short form asks for it (`added_header`; its parameter is
+//! `lower::idempotency_parameter`), in both modes.
 //! Must never: add a second key — when a mechanism is named, the `Idempotency-Key` header
 //! is not added, and a key the operation already has is used as it is, never declared
 //! again.
@@ -16,6 +16,7 @@ use serde_saphyr::Spanned;
 
 use super::candidates::{Candidate, candidates, declared_key, find};
 use crate::diagnostics::{Diagnostic, Span, suggest};
+use crate::lower::IDEMPOTENCY_KEY_DESCRIPTION;
 use crate::manifest::span;
 use crate::model::Names as _;
 use crate::model::{
@@ -23,7 +24,6 @@ use crate::model::{
     key_name_problem,
 };
 use crate::validate::context::Validator;
-use crate::validate::lower::object;
 
 /// `idempotency:` as written, before the operation decides what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,34 +41,6 @@ pub(in crate::validate) enum Written {
         required: bool,
         duplicate: Option<Duplicate>,
     },
-}
-
-/// What the model reads about the `Idempotency-Key` header.
-pub(in crate::validate) const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
-Send a fresh value for each new request, and the same value when retrying this request \
-(after a timeout or a network error), so the retry returns the original result instead of \
-starting or charging for a second one.";
-
-/// The `Idempotency-Key` header parameter connectorgen declares.
-pub(in crate::validate) fn idempotency_parameter(required: bool) -> Value {
-    // Made at its size, not by `json!` (lower.rs, `object`, says why).
-    object([
-        ("name", Value::String(IDEMPOTENCY_HEADER.into())),
-        ("in", Value::String("header".into())),
-        (
-            "description",
-            Value::String(IDEMPOTENCY_KEY_DESCRIPTION.into()),
-        ),
-        ("required", Value::Bool(required)),
-        (
-            "schema",
-            object([
-                ("type", Value::String("string".into())),
-                ("minLength", Value::from(1)),
-                ("maxLength", Value::from(255)),
-            ]),
-        ),
-    ])
 }
 
 /// The `Idempotency-Key` header connectorgen adds.

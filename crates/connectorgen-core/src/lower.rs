@@ -1,5 +1,9 @@
-//! Inline manifests → OpenAPI: the Operation Object of each inline operation, and the
-//! document around them (info, servers, security, shared schemas, error responses).
+//! The lowering stage, inline manifests → OpenAPI: the Operation Object of each inline
+//! operation, and the document around them (info, servers, security, shared schemas,
+//! error responses); and the `Idempotency-Key` header parameter connectorgen declares in
+//! either mode. A stage of its own under `validate` (which calls it once an operation is
+//! checked) that imports only `model` and `english`, so the validator's modules do not meet
+//! through it.
 //!
 //! Takes: checked inline values (the JSON Schemas moved in, never copied). Returns:
 //! plain `serde_json` maps in the key order the generated files have always had, so an
@@ -9,8 +13,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Auth, AuthScheme, Document, Operation, Returns, Service, media_essence};
-use crate::validate::safety::idempotency_parameter;
+use crate::model::{
+    Auth, AuthScheme, Document, IDEMPOTENCY_HEADER, Operation, Returns, Service, media_essence,
+};
 
 /// One parameter as written (checked).
 pub(crate) struct Param {
@@ -607,4 +612,32 @@ fn problem_schema() -> Value {
             "instance": { "type": "string", "format": "uri-reference", "description": "A URI reference that identifies this occurrence." }
         }
     })
+}
+
+/// What the model reads about the `Idempotency-Key` header.
+pub(crate) const IDEMPOTENCY_KEY_DESCRIPTION: &str = "A unique value you choose for this request, such as a UUID. \
+Send a fresh value for each new request, and the same value when retrying this request \
+(after a timeout or a network error), so the retry returns the original result instead of \
+starting or charging for a second one.";
+
+/// The `Idempotency-Key` header parameter connectorgen declares.
+pub(crate) fn idempotency_parameter(required: bool) -> Value {
+    // Made at its size, not by `json!` (`object` says why).
+    object([
+        ("name", Value::String(IDEMPOTENCY_HEADER.into())),
+        ("in", Value::String("header".into())),
+        (
+            "description",
+            Value::String(IDEMPOTENCY_KEY_DESCRIPTION.into()),
+        ),
+        ("required", Value::Bool(required)),
+        (
+            "schema",
+            object([
+                ("type", Value::String("string".into())),
+                ("minLength", Value::from(1)),
+                ("maxLength", Value::from(255)),
+            ]),
+        ),
+    ])
 }
