@@ -5,7 +5,7 @@
 
 use crate::support::cli;
 
-use cli::{root, run, text, workspace};
+use cli::{SARIF_SOURCES, root, run, text, workspace};
 
 #[test]
 fn check_after_build_is_clean_for_every_example() {
@@ -128,14 +128,7 @@ fn drift_changed_and_missing_files() {
 /// validates the same reports against the official SARIF 2.1.0 schema).
 #[test]
 fn sarif_names_every_lint_among_its_rules() {
-    for (source, built) in [
-        (
-            "tests/cases/invalid/unsafe-poll-target--among-many-problems.yaml",
-            false,
-        ),
-        ("tests/cases/lint/vague-summary.yaml", false),
-        ("examples/manifests/video.yaml", true),
-    ] {
+    for (source, built) in SARIF_SOURCES {
         let dir = workspace(source, built);
         let out = run(dir.path(), &["check", "--format", "sarif"]);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

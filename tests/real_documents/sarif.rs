@@ -11,7 +11,7 @@ use connectorgen_core::diff::{self, Format, Side};
 use connectorgen_core::{Options, analyze_with};
 use serde_json::Value;
 
-use crate::support::cli::{root, run, run_within, workspace};
+use crate::support::cli::{SARIF_SOURCES, root, run, run_within, workspace};
 use crate::support::provider::{Provider, Switches, TOKEN};
 use crate::support::schemas;
 
@@ -24,14 +24,7 @@ fn assert_valid(what: &str, doc: &Value) {
 
 #[test]
 fn check_writes_valid_sarif() {
-    for (source, built) in [
-        (
-            "tests/cases/invalid/unsafe-poll-target--among-many-problems.yaml",
-            false,
-        ),
-        ("tests/cases/lint/vague-summary.yaml", false),
-        ("examples/manifests/video.yaml", true),
-    ] {
+    for (source, built) in SARIF_SOURCES {
         let dir = workspace(source, built);
         let out = run(dir.path(), &["check", "--format", "sarif"]);
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();

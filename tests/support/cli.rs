@@ -183,6 +183,17 @@ pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The manifests whose `check --format sarif` reports the tests read (`workspace`'s
+/// arguments): an invalid case, a lint case and a built example.
+pub(crate) const SARIF_SOURCES: [(&str, bool); 3] = [
+    (
+        "tests/cases/invalid/unsafe-poll-target--among-many-problems.yaml",
+        false,
+    ),
+    ("tests/cases/lint/vague-summary.yaml", false),
+    ("examples/manifests/video.yaml", true),
+];
+
 /// A temporary folder holding `connector.yaml` (copied from `source`, relative to the
 /// repository root) and, when `built`, its outputs.
 pub(crate) fn workspace(source: &str, built: bool) -> tempfile::TempDir {
