@@ -419,6 +419,19 @@ fn spec() -> impl Strategy<Value = Spec> {
 }
 
 /// YAML text for a string: a JSON string is a valid YAML double-quoted scalar.
+/// A job's answer names the id its poll takes (`jobId`, the poll's path parameter), or
+/// the build refuses it (`no-job-id`): the generated output, joined to that property.
+fn with_job_id(is_job: bool, output: &Value) -> Value {
+    if is_job {
+        json!({ "allOf": [
+            { "type": "object", "properties": { "jobId": { "type": "string" } } },
+            output
+        ] })
+    } else {
+        output.clone()
+    }
+}
+
 fn q(text: &str) -> String {
     serde_json::to_string(text).expect("a string serialises")
 }
@@ -508,7 +521,7 @@ impl Spec {
                 y += &format!("    input: {}\n", flow(input));
             }
             if let Some(output) = &op.output {
-                y += &format!("    output: {}\n", flow(output));
+                y += &format!("    output: {}\n", flow(&with_job_id(op.is_async, output)));
             }
             if let Some((note, kind)) = &op.spends {
                 y += &format!(

@@ -255,7 +255,16 @@ impl Spec {
             if !matches!(op.method, "get" | "delete") {
                 y += &format!("    input: {}\n", j(&op.input));
             }
-            y += &format!("    output: {}\n", j(&op.output));
+            // A job's answer names the id its poll takes (`jobId`), or the build refuses
+            // it (`no-job-id`).
+            let output = match op.async_ {
+                Some((None | Some("job"), _)) => json!({ "allOf": [
+                    { "type": "object", "properties": { "jobId": { "type": "string" } } },
+                    op.output
+                ] }),
+                _ => op.output.clone(),
+            };
+            y += &format!("    output: {}\n", j(&output));
             if let Some((schema, long)) = &op.query {
                 let description = if *long {
                     "Which fields to include. ".repeat(40)

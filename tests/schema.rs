@@ -124,7 +124,9 @@ const ACCEPTED: &[&str] = &[
     "get-with-side-effect--async",
     "read-with-side-effect", // `read: true` beside `spends`: two values
     "read-with-side-effect--async",
-    "unknown-id-field",   // the property against the answer's schema: two values
+    "unknown-id-field", // the property against the answer's schema: two values
+    "unknown-id-field--path", // a path into the answer's envelope: the same
+    "no-job-id",        // the answer's schema against the poll target: two places
     "unknown-job-status", // the values against the poll's answer schema: two values
     "unknown-cancel-target", // an operation id: a value the schema cannot know
     "unusable-duplicate-read", // which operation is a free read: the schema sees each alone

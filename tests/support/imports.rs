@@ -151,16 +151,18 @@ pub(crate) fn case(path: &Path) -> String {
 }
 
 /// The manifest with every suggestion taken as the header says: uncommented, and the
-/// `?` after its value deleted. Suggestions that leave a blank (`pollWith: …`, a job
-/// status mapping's `done: […]`) stay.
+/// `?` after its value deleted. Suggestions that leave a blank (`pollWith: …`,
+/// `idField: …`, a job status mapping's `done: […]`) stay.
 pub(crate) fn take_suggestions(manifest: &str) -> String {
     let mut out = String::new();
     for line in manifest.lines() {
         let indent = line.len() - line.trim_start().len();
         let suggestion = line.trim_start().strip_prefix("# ").and_then(|rest| {
             let (value, evidence) = rest.split_once("?  ")?;
-            (!value.contains("pollWith: …") && !value.contains("[…]"))
-                .then(|| format!("{value}  {evidence}"))
+            (!value.contains("pollWith: …")
+                && !value.contains("idField: …")
+                && !value.contains("[…]"))
+            .then(|| format!("{value}  {evidence}"))
         });
         match suggestion {
             Some(taken) => out.push_str(&format!("{}{taken}", &line[..indent])),

@@ -549,6 +549,24 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// A job's answer has no property its poll can take the job's id from.
+    ///
+    /// The operation starts a job, its poll target takes the job's id (a path parameter,
+    /// or an id its body requires), and the schema of the call's answer lists its
+    /// properties without any that could hold the id: none of the names the poll target
+    /// points at, at the top or inside a one-property envelope (`{"job": {"id": …}}`).
+    /// `serve` would tell the model that a job started without saying which, and a model
+    /// that cannot follow a job it started may start it again. `async.idField` names
+    /// the property, or the path to it (`job.id`).
+    #[error("`{id}`: the call's answer has no property that holds the job's id")]
+    NoJobId {
+        id: String,
+        #[label("starts a job its poll cannot find")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// `async.status` maps a value the poll target's answer never has.
     ///
     /// `serve` follows a job for a client as a task, ending it when the poll's answer

@@ -40,8 +40,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::Options;
 use crate::base::{Base, BaseOperation};
-use crate::diagnostics::{Diagnostics, Finding};
+use crate::diagnostics::{Diagnostic, Diagnostics, Finding};
 use crate::model::{Method, Names as _};
 use crate::validate::{check_url, first_server, is_identifier};
 use evidence::suggest;
@@ -196,7 +197,15 @@ pub(crate) fn manifest(
     out.push_str(HEADER);
     out.push_str(&head);
     let polls = PollTargets::new(base, &rows);
-    for row in &rows {
+    let mut suggested: Vec<Option<evidence::Found>> = rows
+        .iter()
+        .map(|row| match row {
+            Row::Listed(entry) if entry.refused.is_none() => Some(suggest(base, entry, &polls)),
+            _ => None,
+        })
+        .collect();
+    without_job_id(base, &head, &rows, &mut suggested)?;
+    for (row, found) in rows.iter().zip(suggested) {
         match row {
             Row::Skipped { route, why } => {
                 let _ = writeln!(out, "  # skipped {}: {why}", comment(route));
@@ -215,7 +224,7 @@ pub(crate) fn manifest(
             }
             Row::Listed(entry) => {
                 write_entry(&mut out, entry, "  ");
-                let found = suggest(base, entry, &polls);
+                let found = found.unwrap_or_default();
                 async_candidates += usize::from(found.is_async);
                 paid_candidates += usize::from(found.is_paid);
                 deletes += usize::from(found.is_delete);
@@ -234,6 +243,72 @@ pub(crate) fn manifest(
         deletes,
         allow_read: None,
     })
+}
+
+/// The `async` suggestions `build` would refuse once taken because the answer names no
+/// id the poll can take (`no-job-id`), found by `build`'s own analysis of the manifest
+/// with every complete `async` suggestion taken: each gets `idField: …`, a blank to
+/// fill, and says why, so that a suggestion taken as written never makes a manifest
+/// that does not build.
+fn without_job_id(
+    base: &Arc<Base>,
+    head: &str,
+    rows: &[Row<'_>],
+    suggested: &mut [Option<evidence::Found>],
+) -> Result<(), ImportError> {
+    const TAKEN: &str = "async: { pollWith: ";
+    let mut text = String::from(head);
+    let mut any = false;
+    for (row, found) in rows.iter().zip(suggested.iter()) {
+        let (Row::Listed(entry), Some(found)) = (row, found) else {
+            continue;
+        };
+        write_entry(&mut text, entry, "  ");
+        let line = found
+            .lines
+            .iter()
+            .find(|l| l.starts_with(TAKEN) && !l.starts_with("async: { pollWith: … }"));
+        if let Some((taken, _)) = line.and_then(|l| l.split_once("?  # ")) {
+            let _ = writeln!(text, "    {taken}");
+            any = true;
+        }
+    }
+    if !any {
+        return Ok(());
+    }
+    let options = Options {
+        parsed_base: Some(base.clone()),
+        ..Default::default()
+    };
+    let analysis = crate::analyze_with("connector.yaml", Arc::new(text), &options)
+        .map_err(|e| ImportError::Render(e.to_string()))?;
+    let without: Vec<&str> = analysis
+        .diagnostics
+        .items()
+        .iter()
+        .filter_map(|f| match &f.diagnostic {
+            Diagnostic::NoJobId { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    for (row, found) in rows.iter().zip(suggested.iter_mut()) {
+        let (Row::Listed(entry), Some(found)) = (row, found) else {
+            continue;
+        };
+        if !without.contains(&entry.agent_id()) {
+            continue;
+        }
+        for line in &mut found.lines {
+            if let Some((taken, evidence)) = line.split_once(" }?  # ")
+                && taken.starts_with(TAKEN)
+            {
+                *line = format!(
+                    "{taken}, idField: … }}?  # {evidence}; its answer names no id the poll takes: name the property that holds it"
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `- operation:` line of `entry` and its `id:`, each line after `indent`

@@ -724,11 +724,13 @@ pub struct RawAsync {
         example = &"change"
     )]
     pub returns: Option<Spanned<String>>,
-    /// For a job: the property of the call's JSON answer that holds the job's id. Without
-    /// it the id is found: the poll target's path parameter (or the id property its body
-    /// requires), `id`, `object_id`, `<resource>_id` or `<resource>Id` (the resource named
-    /// by the poll target's path, `/labels/{id}` → `label_id`), the first of these the
-    /// answer's schema has. Written, it must be a property of the answer's schema.
+    /// For a job: the property of the call's JSON answer that holds the job's id, or the
+    /// path to it inside an envelope, names joined by dots (`job.id`). Without it the id
+    /// is found: the poll target's path parameter (or the id property its body requires),
+    /// `id`, `object_id`, `<resource>_id` or `<resource>Id` (the resource named by the poll
+    /// target's path, `/labels/{id}` → `label_id`), the first of these the answer's schema
+    /// has, at the top or inside a one-property envelope. Written, it must be in the
+    /// answer's schema.
     #[schemars(with = "Option<String>", example = &"object_id")]
     pub id_field: Option<Spanned<String>>,
     /// For a job: where the poll target's answer says how the job stands and which values
@@ -752,7 +754,8 @@ pub struct RawAsync {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RawJobStatus {
-    /// The top-level property of the poll target's JSON answer that holds the state.
+    /// The property of the poll target's JSON answer that holds the state, or the path to
+    /// it inside an envelope (`job.status`).
     #[schemars(with = "Option<String>", extend("default" = "status"), example = &"state")]
     pub field: Option<Spanned<String>>,
     /// The values that mean the job finished: its poll answer is the call's result.

@@ -704,8 +704,8 @@ pub struct Async {
     /// For a job: the free read that lists the jobs' collection (the poll target's path
     /// without its last `/{param}`), where a model that lost a job's id finds it again.
     pub list_with: Option<String>,
-    /// For a job: the properties of the call's answer that may hold the job's id, in the
-    /// order they are tried: `async.idField` alone when written, else what the poll
+    /// For a job: the properties of the call's answer that may hold the job's id (or paths
+    /// into its envelope, `job.id`: `at_path`), in the order they are tried: `async.idField` alone when written, else what the poll
     /// target and the answer's schema point at (`validate/safety/jobs.rs`). Not part of
     /// any generated text: `serve` and `probe` read the id with `job_id`.
     #[serde(skip)]
@@ -723,7 +723,8 @@ pub struct Async {
 /// Where a job's state is in the poll target's answer and which values end it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobStatus {
-    /// The top-level property of the poll's JSON answer that holds the state.
+    /// The property of the poll's JSON answer that holds the state, or a path to it
+    /// inside an envelope (`job.status`: `at_path`).
     pub field: String,
     /// The values that mean the job is finished and its answer is the result.
     pub done: Vec<String>,
@@ -791,7 +792,7 @@ impl JobStatus {
     /// The job's state in a poll's JSON answer: `Working` when the field is missing or
     /// holds a value of neither list (a provider's `queued`, `running`, `in_progress`).
     pub fn state(&self, answer: &Value) -> JobState {
-        let value = match answer.get(&self.field) {
+        let value = match at_path(answer, &self.field) {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
             Some(Value::Bool(b)) => b.to_string(),
@@ -807,13 +808,22 @@ impl JobStatus {
     }
 }
 
+/// The value at `path` in a JSON answer: the property of that name, else each
+/// dot-separated name in turn, into an envelope (`job.id` in `{"job": {"id": …}}`).
+pub fn at_path<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    value
+        .get(path)
+        .or_else(|| path.split('.').try_fold(value, |v, name| v.get(name)))
+}
+
 impl Async {
-    /// The job's id in a call's JSON answer: the first of `id_fields` the object has, as
-    /// text (a string, or a number as written).
+    /// The job's id in a call's JSON answer: the first of `id_fields` the answer has (a
+    /// property, or a path into an envelope: `at_path`), as text (a string, or a number
+    /// as written).
     pub fn job_id(&self, answer: &Value) -> Option<String> {
         self.id_fields
             .iter()
-            .find_map(|field| match answer.get(field)? {
+            .find_map(|field| match at_path(answer, field)? {
                 Value::String(s) => Some(s.clone()),
                 Value::Number(n) => Some(n.to_string()),
                 _ => None,
@@ -995,9 +1005,15 @@ impl Connector {
         let required = target.required_body_properties(&self.document);
         let named_like_an_id =
             |name: &&String| *name == "id" || name.ends_with("_id") || name.ends_with("Id");
+        // An id inside an envelope (`job.id`) goes in the field of its own name.
+        let carried = |name: &&String| {
+            a.id_fields
+                .iter()
+                .any(|f| f == *name || f.rsplit('.').next() == Some(name.as_str()))
+        };
         required
             .iter()
-            .find(|name| a.id_fields.contains(name))
+            .find(carried)
             .or_else(|| required.iter().find(named_like_an_id))
             .cloned()
     }

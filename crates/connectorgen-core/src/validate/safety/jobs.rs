@@ -6,8 +6,10 @@
 //! id; then the document around them. Returns (through `Validator`): `Async`, checked;
 //! an `unknown-poll-target` or `unsafe-poll-target` for each poll target that is no safe
 //! read; `list_with` filled in; `id_fields`, where a job's id is in the call's answer
-//! (`async.idField`, checked against the answer's schema: `unknown-id-field`, or found
-//! from the poll target and that schema).
+//! (`async.idField`, a property or a path into an envelope, checked against the answer's
+//! schema: `unknown-id-field`; or found from the poll target and that schema, inside a
+//! one-property envelope too, and `no-job-id` when the poll takes an id the answer's
+//! schema cannot give).
 //! Must never: let a poll resubmit the job.
 
 // The manifest's own names: foldhash (connectorgen-core's Cargo.toml says why that is safe).
@@ -281,14 +283,21 @@ pub(in crate::validate) fn job_ids(
             let a = op.async_.as_ref().filter(|a| a.returns == Returns::Job)?;
             let properties = answer_properties(document, op);
             if let (Some(at), Some(field)) = (op.origin.id_field(), a.id_fields.first()) {
-                if let Some(properties) = properties.as_ref().filter(|p| !p.contains(field)) {
+                let missing = answer_schema(document, op)
+                    .and_then(|schema| missing_on_path(document, schema, field));
+                if let Some((name, under, listed)) = missing {
+                    let place = if under.is_empty() {
+                        "the answer's schema".to_string()
+                    } else {
+                        format!("`{under}` in the answer's schema")
+                    };
                     v.findings.push(Diagnostic::UnknownIdField {
                         field: field.clone(),
                         id: op.id.clone(),
                         span: at,
                         help: format!(
-                            "{} (the properties of the answer's schema); name the one that holds the job's id, or leave `idField` out to have it found",
-                            suggest(field, properties.iter().map(String::as_str))
+                            "{} (the properties of {place}); name the one that holds the job's id (a path such as `job.id` reaches into an envelope), or leave `idField` out to have it found",
+                            suggest(&name, listed.iter().map(String::as_str))
                         ),
                     });
                 }
@@ -297,16 +306,42 @@ pub(in crate::validate) fn job_ids(
             let target = by_id.get(a.poll_with.as_str()).map(|&i| &operations[i]);
             let mut fields = discovered(document, op, target);
             if let Some(properties) = &properties {
+                // As the schema spells it: a path's `{Sid}` is the answer's `sid`.
                 let listed: Vec<String> = fields
                     .iter()
-                    .filter(|f| properties.contains(f))
-                    .cloned()
-                    .collect();
-                // A schema that names none of them says nothing against the others:
-                // the answer may still carry one (an untyped extra property).
+                    .filter_map(|f| {
+                        properties
+                            .iter()
+                            .find(|p| *p == f)
+                            .or_else(|| properties.iter().find(|p| p.eq_ignore_ascii_case(f)))
+                            .cloned()
+                    })
+                    .fold(Vec::new(), |mut seen, f| {
+                        if !seen.contains(&f) {
+                            seen.push(f);
+                        }
+                        seen
+                    });
                 if !listed.is_empty() {
                     fields = listed;
+                } else if let Some(inside) = enveloped(document, op, properties, &fields) {
+                    fields = inside;
+                } else if target.is_some_and(|t| takes_an_id(document, t)) {
+                    // The poll needs an id the answer cannot give: the model would be
+                    // told a job started without being told which.
+                    v.findings.push(Diagnostic::NoJobId {
+                        id: op.id.clone(),
+                        span: op.origin.id,
+                        help: format!(
+                            "its poll target `{}` takes the job's id, and the answer's schema lists {} but none of {}; name the property that holds it with `async.idField` (a path such as `job.id` reaches into an envelope)",
+                            a.poll_with,
+                            quoted(properties),
+                            quoted(&fields),
+                        ),
+                    });
                 }
+                // Otherwise a schema that names none of them says nothing against the
+                // others: the answer may still carry one (an untyped extra property).
             }
             Some(fields)
         })
@@ -392,14 +427,109 @@ fn required_ids(document: &Document, op: &Operation) -> Vec<String> {
 /// response), when its schema lists them, through `$ref`s and `allOf`; `None` when it
 /// does not say which (no JSON success response, no `properties`, a `oneOf` or `anyOf`).
 fn answer_properties(document: &Document, op: &Operation) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    properties(document, answer_schema(document, op)?, &mut names, 0)?;
+    Some(names)
+}
+
+/// The schema of the JSON answer of `op`'s first success response.
+pub(super) fn answer_schema<'a>(document: &'a Document, op: &'a Operation) -> Option<&'a Value> {
     let responses = op.http.get("responses")?.as_object()?;
     let (_, response) = responses
         .iter()
         .find(|(status, _)| status.starts_with('2'))?;
-    let schema = json_schema(follow(document, response)?.get("content")?)?;
+    json_schema(follow(document, response)?.get("content")?)
+}
+
+/// The schema of property `name` of `schema`, through its `$ref`s and `allOf` parts.
+pub(super) fn property_schema<'a>(
+    document: &'a Document,
+    schema: &'a Value,
+    name: &str,
+    depth: u8,
+) -> Option<&'a Value> {
+    if depth > 16 {
+        return None;
+    }
+    let schema = follow(document, schema)?.as_object()?;
+    if let Some(found) = schema.get("properties").and_then(|p| p.get(name)) {
+        return Some(found);
+    }
+    schema
+        .get("allOf")?
+        .as_array()?
+        .iter()
+        .find_map(|part| property_schema(document, part, name, depth + 1))
+}
+
+/// Where `path` (a property, or dot-separated names into an envelope: `job.id`) leaves
+/// what `schema` lists: the name not found, the path above it, and the names listed
+/// there. `None` when the path is there, or a level on the way does not say which
+/// properties it has.
+pub(super) fn missing_on_path(
+    document: &Document,
+    schema: &Value,
+    path: &str,
+) -> Option<(String, String, Vec<String>)> {
+    let mut current = schema;
+    let mut above: Vec<&str> = Vec::new();
+    for (i, name) in path.split('.').enumerate() {
+        let mut names = Vec::new();
+        properties(document, current, &mut names, 0)?;
+        // A property whose own name has dots is found whole, as `at_path` reads it.
+        if i == 0 && names.iter().any(|n| n == path) {
+            return None;
+        }
+        if !names.iter().any(|n| n == name) {
+            return Some((name.to_string(), above.join("."), names));
+        }
+        above.push(name);
+        current = property_schema(document, current, name, 0)?;
+    }
+    None
+}
+
+/// The id names of `fields` found inside a one-property envelope of the answer
+/// (`{"job": {"id": …}}` → `job.id`), when its schema says so.
+fn enveloped(
+    document: &Document,
+    op: &Operation,
+    properties: &[String],
+    fields: &[String],
+) -> Option<Vec<String>> {
+    let [envelope] = properties else {
+        return None;
+    };
+    let inner = property_schema(document, answer_schema(document, op)?, envelope, 0)?;
     let mut names = Vec::new();
-    properties(document, schema, &mut names, 0)?;
-    Some(names)
+    properties_of(document, inner, &mut names)?;
+    let inside: Vec<String> = fields
+        .iter()
+        .filter_map(|f| names.iter().find(|n| n.eq_ignore_ascii_case(f)))
+        .map(|f| format!("{envelope}.{f}"))
+        .collect();
+    (!inside.is_empty()).then_some(inside)
+}
+
+/// Whether a poll target is called with the job's id: a path parameter, or an id its
+/// JSON body requires (an RPC-style read).
+fn takes_an_id(document: &Document, target: &Operation) -> bool {
+    !target.path_params.is_empty()
+        || target
+            .required_body_properties(document)
+            .iter()
+            .any(|name| name == "id" || name.ends_with("_id") || name.ends_with("Id"))
+}
+
+/// Names in backticks, joined with commas (a finding's help quotes them so).
+fn quoted(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    quoted.join(", ")
+}
+
+/// `properties` from depth 0, for callers outside the walk.
+fn properties_of(document: &Document, schema: &Value, names: &mut Vec<String>) -> Option<()> {
+    properties(document, schema, names, 0)
 }
 
 /// The schema of a `content` map's JSON media type (`application/json`, `…+json`).

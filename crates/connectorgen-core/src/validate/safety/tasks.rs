@@ -14,7 +14,7 @@
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use super::jobs::{first_by_id, follow, json_schema};
+use super::jobs::{answer_schema, first_by_id, follow, property_schema};
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::RawJobStatus;
 use crate::model::{Document, JobStatus, Operation, Returns};
@@ -93,8 +93,20 @@ pub(in crate::validate) fn job_tasks(
             }
         }
         let target = by_id.get(a.poll_with.as_str()).map(|&i| &operations[i]);
-        let Some(listed) = target.and_then(|t| answer_enum(document, t, &a.status.field)) else {
-            mapped.push(None);
+        // Not written: the default field, or the same inside the answer's envelope.
+        let field = op
+            .origin
+            .job_status()
+            .is_none()
+            .then(|| target.and_then(|t| enveloped_status(document, t, &a.status.field)))
+            .flatten();
+        let Some(listed) = target
+            .and_then(|t| answer_enum(document, t, field.as_deref().unwrap_or(&a.status.field)))
+        else {
+            mapped.push(field.map(|field| JobStatus {
+                field,
+                ..a.status.clone()
+            }));
             continue;
         };
         match op.origin.job_status() {
@@ -117,7 +129,10 @@ pub(in crate::validate) fn job_tasks(
                 mapped.push(None);
             }
             // Not written: the default words, as the answer's schema spells them.
-            None => mapped.push(Some(a.status.narrowed(&listed))),
+            None => mapped.push(Some(JobStatus {
+                field: field.unwrap_or_else(|| a.status.field.clone()),
+                ..a.status.narrowed(&listed)
+            })),
         }
     }
     for (op, status) in operations.iter_mut().zip(mapped) {
@@ -127,17 +142,10 @@ pub(in crate::validate) fn job_tasks(
     }
 }
 /// The values the JSON answer of `op` (its first 2xx response) lists for property
-/// `field` (`enum`, of strings), when its schema says.
+/// `field` (or the path to it inside an envelope, `job.status`: `at_path`) (`enum`, of
+/// strings), when its schema says.
 fn answer_enum(document: &Document, op: &Operation, field: &str) -> Option<Vec<String>> {
-    let responses = op.http.get("responses")?.as_object()?;
-    let (_, response) = responses
-        .iter()
-        .find(|(status, _)| status.starts_with('2'))?;
-    let schema = follow(
-        document,
-        json_schema(follow(document, response)?.get("content")?)?,
-    )?;
-    let property = follow(document, schema.get("properties")?.get(field)?)?;
+    let property = follow(document, answer_property(document, op, field)?)?;
     let values = property.get("enum")?.as_array()?;
     Some(
         values
@@ -146,6 +154,35 @@ fn answer_enum(document: &Document, op: &Operation, field: &str) -> Option<Vec<S
             .map(str::to_string)
             .collect(),
     )
+}
+
+/// The schema of property `field` of `op`'s answer: the property of that name, else each
+/// dot-separated name in turn (as `at_path` reads the answer).
+fn answer_property<'a>(
+    document: &'a Document,
+    op: &'a Operation,
+    field: &str,
+) -> Option<&'a Value> {
+    let schema = answer_schema(document, op)?;
+    property_schema(document, schema, field, 0).or_else(|| {
+        field
+            .split('.')
+            .try_fold(schema, |s, name| property_schema(document, s, name, 0))
+    })
+}
+
+/// Where a poll's answer keeps the default status field inside a one-property envelope
+/// (`{"job": {"status": …}}` → `job.status`), when its schema says the top has none.
+fn enveloped_status(document: &Document, target: &Operation, field: &str) -> Option<String> {
+    if answer_property(document, target, field).is_some() {
+        return None;
+    }
+    let schema = follow(document, answer_schema(document, target)?)?;
+    let listed = schema.get("properties")?.as_object()?;
+    let [(envelope, inner)] = listed.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    property_schema(document, inner, field, 0).map(|_| format!("{envelope}.{field}"))
 }
 
 #[cfg(test)]

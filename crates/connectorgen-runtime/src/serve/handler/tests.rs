@@ -200,6 +200,44 @@ fn the_job_id_is_the_declared_id_field() {
     assert_eq!(job_id(&served, &response(200, r#"{"id":"req_1"}"#)), None);
 }
 
+/// A job inside its answer's envelope (issue 49): the id found at `job.id` with nothing
+/// written, and at the written path `batch.id`; the state read at `job.status` (found)
+/// and `batch.state` (written). Before, the id was looked for at the top only, so the
+/// model was told a job started without being told which.
+#[test]
+fn a_job_inside_an_envelope_is_found_by_its_path() {
+    use connectorgen_core::model::JobState;
+    let (connector, tools) = manifest("tests/cases/valid", "base-job-envelope.yaml");
+    let render = served(&connector, &tools, "createRender", None);
+    let answer = response(202, r#"{"job":{"id":"r_1","status":"queued"}}"#);
+    assert_eq!(job_id(&render, &answer), Some("r_1".into()));
+    let batch = served(&connector, &tools, "createBatch", None);
+    let answer = response(
+        202,
+        r#"{"batch":{"id":"b_2","state":"pending"},"links":[]}"#,
+    );
+    assert_eq!(job_id(&batch, &answer), Some("b_2".into()));
+    let status = |id: &str| {
+        let op = connector.operations.iter().find(|o| o.id == id).unwrap();
+        op.async_.as_ref().unwrap().status.clone()
+    };
+    let render = status("createRender");
+    assert_eq!(render.field, "job.status");
+    assert_eq!(
+        render.state(&json!({"job": {"status": "succeeded"}})),
+        JobState::Done
+    );
+    assert_eq!(
+        render.state(&json!({"job": {"status": "rendering"}})),
+        JobState::Working
+    );
+    let batch = status("createBatch");
+    assert_eq!(
+        batch.state(&json!({"batch": {"state": "cancelled"}})),
+        JobState::Failed
+    );
+}
+
 /// An RPC-style poll (a `read: true` POST whose body takes the job's id): the answer
 /// names the poll tool and the body argument to send the id in, as it does a path
 /// parameter; before, the answer had no hint at all (the poll target has no path
