@@ -706,9 +706,10 @@ fn encode_body(
             .collect();
         for (argument, value) in fields {
             let name = argument.name.as_deref().unwrap_or_default();
-            if argument.style.is_some() {
+            if argument.style.is_some() || argument.content_type.is_some() {
                 // A field with its serialisation (the body's `encoding`, or OpenAPI's
-                // default) is written as a query parameter with it would be.
+                // default; or a media type: JSON text) is written as a query parameter
+                // with it would be.
                 text.extend(
                     query_pairs(argument, name, &value)
                         .into_iter()

@@ -274,7 +274,8 @@ fn form_bodies_use_brackets_for_nested_values() {
 /// A form field with its `encoding` (or OpenAPI's default, which the mapping fills in)
 /// is written as a query parameter with that serialisation would be: a list exploded to
 /// repeated keys by default, joined with commas unexploded, an object's fields as
-/// their own keys under `form`, in brackets under `deepObject`.
+/// their own keys under `form`, in brackets under `deepObject`; a field with a
+/// `contentType` (and no style) as JSON text.
 #[test]
 fn form_fields_follow_their_encoding() {
     let styled = |argument: &str, style: &str, explode: bool| Argument {
@@ -291,6 +292,10 @@ fn form_fields_follow_their_encoding() {
             styled("Where", "form", true),
             styled("metadata", "deepObject", true),
             styled("Words", "pipeDelimited", false),
+            Argument {
+                content_type: Some("application/json".into()),
+                ..arg("meta", Location::Body, Some("meta"))
+            },
         ],
         Some("application/x-www-form-urlencoded"),
     );
@@ -302,6 +307,7 @@ fn form_fields_follow_their_encoding() {
             "Where": {"city": "Paris"},
             "metadata": {"order": "7"},
             "Words": ["x", "y"],
+            "meta": {"a": 1},
         })),
         &target(),
     )
@@ -309,7 +315,7 @@ fn form_fields_follow_their_encoding() {
     assert_eq!(
         String::from_utf8(r.body.unwrap()).unwrap(),
         "MediaUrl=https%3A%2F%2Fa.example%2F1.png&MediaUrl=https%3A%2F%2Fa.example%2F2.png\
-         &Tags=a,b%26c&city=Paris&metadata%5Border%5D=7&Words=x%7Cy"
+         &Tags=a,b%26c&city=Paris&metadata%5Border%5D=7&Words=x%7Cy&meta=%7B%22a%22%3A1%7D"
     );
 }
 

@@ -409,22 +409,31 @@ pub(super) fn input_schema(
                     if media == "form" {
                         // A form field is serialised as a query parameter is, by its
                         // `encoding` entry, else OpenAPI's default (`form`, exploded):
-                        // `serve` sends what openapi.json describes.
+                        // `serve` sends what openapi.json describes. An entry with a
+                        // `contentType` and no style says the value is sent as that
+                        // media type (JSON text). `allowReserved` is not taken: a raw
+                        // `&`, `=` or `+` would change what the form body says.
                         let encoding = picked
                             .object
                             .and_then(|m| m.get("encoding"))
                             .and_then(|e| e.get(name));
                         let field = |key: &str| encoding.and_then(|e| e.get(key));
-                        let style = field("style").and_then(Value::as_str).unwrap_or("form");
-                        input.explode = Some(
-                            field("explode")
-                                .and_then(Value::as_bool)
-                                .unwrap_or(style == "form"),
-                        );
-                        input.allow_reserved = field("allowReserved")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false);
-                        input.style = Some(style.to_string());
+                        let styled = ["style", "explode", "allowReserved"]
+                            .iter()
+                            .any(|key| field(key).is_some());
+                        match field("contentType").and_then(Value::as_str) {
+                            Some(media) if !styled => input.content_type = Some(media.to_string()),
+                            _ => {
+                                let style =
+                                    field("style").and_then(Value::as_str).unwrap_or("form");
+                                input.explode = Some(
+                                    field("explode")
+                                        .and_then(Value::as_bool)
+                                        .unwrap_or(style == "form"),
+                                );
+                                input.style = Some(style.to_string());
+                            }
+                        }
                     }
                     if media == "multipart" {
                         // The part's media type: the encoding's, else an upload's own

@@ -309,13 +309,7 @@ pub(in crate::validate) fn job_ids(
                 // As the schema spells it: a path's `{Sid}` is the answer's `sid`.
                 let listed: Vec<String> = fields
                     .iter()
-                    .filter_map(|f| {
-                        properties
-                            .iter()
-                            .find(|p| *p == f)
-                            .or_else(|| properties.iter().find(|p| p.eq_ignore_ascii_case(f)))
-                            .cloned()
-                    })
+                    .filter_map(|f| spelled(properties, f).cloned())
                     .fold(Vec::new(), |mut seen, f| {
                         if !seen.contains(&f) {
                             seen.push(f);
@@ -326,7 +320,11 @@ pub(in crate::validate) fn job_ids(
                     fields = listed;
                 } else if let Some(inside) = enveloped(document, op, properties, &fields) {
                     fields = inside;
-                } else if target.is_some_and(|t| takes_an_id(document, t)) {
+                } else if target.is_some_and(|t| takes_an_id(document, op, t))
+                    && answer_schemas(document, op)
+                        .into_iter()
+                        .all(|schema| !may_hold(document, schema, &fields))
+                {
                     // The poll needs an id the answer cannot give: the model would be
                     // told a job started without being told which.
                     v.findings.push(Diagnostic::NoJobId {
@@ -441,25 +439,36 @@ pub(super) fn answer_schema<'a>(document: &'a Document, op: &'a Operation) -> Op
     json_schema(follow(document, response)?.get("content")?)
 }
 
-/// The schema of property `name` of `schema`, through its `$ref`s and `allOf` parts.
+/// The schema of property `name` of `schema`, through its `$ref`s and `allOf` parts
+/// (within a budget of schemas looked at: `allOf`s that refer to each other branch).
 pub(super) fn property_schema<'a>(
     document: &'a Document,
     schema: &'a Value,
     name: &str,
-    depth: u8,
 ) -> Option<&'a Value> {
-    if depth > 16 {
-        return None;
+    fn within<'a>(
+        document: &'a Document,
+        schema: &'a Value,
+        name: &str,
+        depth: u8,
+        budget: &mut u32,
+    ) -> Option<&'a Value> {
+        if depth > 16 || *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        let schema = follow(document, schema)?.as_object()?;
+        if let Some(found) = schema.get("properties").and_then(|p| p.get(name)) {
+            return Some(found);
+        }
+        for part in schema.get("allOf")?.as_array()? {
+            if let Some(found) = within(document, part, name, depth + 1, budget) {
+                return Some(found);
+            }
+        }
+        None
     }
-    let schema = follow(document, schema)?.as_object()?;
-    if let Some(found) = schema.get("properties").and_then(|p| p.get(name)) {
-        return Some(found);
-    }
-    schema
-        .get("allOf")?
-        .as_array()?
-        .iter()
-        .find_map(|part| property_schema(document, part, name, depth + 1))
+    within(document, schema, name, 0, &mut 256)
 }
 
 /// Where `path` (a property, or dot-separated names into an envelope: `job.id`) leaves
@@ -484,13 +493,13 @@ pub(super) fn missing_on_path(
             return Some((name.to_string(), above.join("."), names));
         }
         above.push(name);
-        current = property_schema(document, current, name, 0)?;
+        current = property_schema(document, current, name)?;
     }
     None
 }
 
 /// The id names of `fields` found inside a one-property envelope of the answer
-/// (`{"job": {"id": …}}` → `job.id`), when its schema says so.
+/// (`{"job": {"id": …}}` → `job.id`), as the schema spells them, when its schema says so.
 fn enveloped(
     document: &Document,
     op: &Operation,
@@ -500,21 +509,72 @@ fn enveloped(
     let [envelope] = properties else {
         return None;
     };
-    let inner = property_schema(document, answer_schema(document, op)?, envelope, 0)?;
+    // A name with a dot would be read as a path (`at_path`).
+    if envelope.contains('.') {
+        return None;
+    }
+    let inner = property_schema(document, answer_schema(document, op)?, envelope)?;
     let mut names = Vec::new();
     properties_of(document, inner, &mut names)?;
     let inside: Vec<String> = fields
         .iter()
-        .filter_map(|f| names.iter().find(|n| n.eq_ignore_ascii_case(f)))
+        .filter_map(|f| spelled(&names, f))
         .map(|f| format!("{envelope}.{f}"))
         .collect();
     (!inside.is_empty()).then_some(inside)
 }
 
-/// Whether a poll target is called with the job's id: a path parameter, or an id its
-/// JSON body requires (an RPC-style read).
-fn takes_an_id(document: &Document, target: &Operation) -> bool {
-    !target.path_params.is_empty()
+/// `name` as `names` spell it: the same, else the same but for case (a path's `{Sid}`
+/// is the answer's `sid`).
+fn spelled<'a>(names: &'a [String], name: &str) -> Option<&'a String> {
+    names
+        .iter()
+        .find(|n| *n == name)
+        .or_else(|| names.iter().find(|n| n.eq_ignore_ascii_case(name)))
+}
+
+/// The schemas of every JSON success answer of `op`.
+fn answer_schemas<'a>(document: &'a Document, op: &'a Operation) -> Vec<&'a Value> {
+    let Some(responses) = op.http.get("responses").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    responses
+        .iter()
+        .filter(|(status, _)| status.starts_with('2'))
+        .filter_map(|(_, response)| json_schema(follow(document, response)?.get("content")?))
+        .collect()
+}
+
+/// Whether an answer of this schema may hold one of `fields`: it does not say which
+/// properties it has, it lists one, or it is a one-property envelope that does either.
+fn may_hold(document: &Document, schema: &Value, fields: &[String]) -> bool {
+    let mut names = Vec::new();
+    if properties_of(document, schema, &mut names).is_none() {
+        return true;
+    }
+    if fields.iter().any(|f| spelled(&names, f).is_some()) {
+        return true;
+    }
+    let [envelope] = &names[..] else {
+        return false;
+    };
+    let Some(inner) = property_schema(document, schema, envelope) else {
+        return true;
+    };
+    let mut inside = Vec::new();
+    properties_of(document, inner, &mut inside).is_none()
+        || fields.iter().any(|f| spelled(&inside, f).is_some())
+}
+
+/// Whether a poll target is called with the job's id: a path parameter the call that
+/// starts the job does not have too (`GET /repos/{repo}/builds/latest` after
+/// `POST /repos/{repo}/builds` names no job), or an id its JSON body requires (an
+/// RPC-style read).
+fn takes_an_id(document: &Document, op: &Operation, target: &Operation) -> bool {
+    target
+        .path_params
+        .iter()
+        .any(|p| !op.path_params.contains(p))
         || target
             .required_body_properties(document)
             .iter()

@@ -93,13 +93,9 @@ pub(in crate::validate) fn job_tasks(
             }
         }
         let target = by_id.get(a.poll_with.as_str()).map(|&i| &operations[i]);
-        // Not written: the default field, or the same inside the answer's envelope.
-        let field = op
-            .origin
-            .job_status()
-            .is_none()
-            .then(|| target.and_then(|t| enveloped_status(document, t, &a.status.field)))
-            .flatten();
+        // The field, or the same inside the answer's one-property envelope when the top
+        // has none (`status` → `job.status`), written or not.
+        let field = target.and_then(|t| enveloped_status(document, t, &a.status.field));
         let Some(listed) = target
             .and_then(|t| answer_enum(document, t, field.as_deref().unwrap_or(&a.status.field)))
         else {
@@ -109,24 +105,28 @@ pub(in crate::validate) fn job_tasks(
             }));
             continue;
         };
+        let effective = field.clone().unwrap_or_else(|| a.status.field.clone());
         match op.origin.job_status() {
             Some(at) => {
                 for value in a.status.done.iter().chain(&a.status.failed) {
                     if !listed.contains(value) {
                         v.findings.push(Diagnostic::UnknownJobStatus {
                             value: value.clone(),
-                            field: a.status.field.clone(),
+                            field: effective.clone(),
                             target: a.poll_with.clone(),
                             span: at,
                             help: format!(
                                 "{} (the values the poll target's answer lists for `{}`); map only values it can report, or the task would never end",
                                 suggest(value, listed.iter().map(String::as_str)),
-                                a.status.field
+                                effective
                             ),
                         });
                     }
                 }
-                mapped.push(None);
+                mapped.push(field.map(|field| JobStatus {
+                    field,
+                    ..a.status.clone()
+                }));
             }
             // Not written: the default words, as the answer's schema spells them.
             None => mapped.push(Some(JobStatus {
@@ -164,10 +164,10 @@ fn answer_property<'a>(
     field: &str,
 ) -> Option<&'a Value> {
     let schema = answer_schema(document, op)?;
-    property_schema(document, schema, field, 0).or_else(|| {
+    property_schema(document, schema, field).or_else(|| {
         field
             .split('.')
-            .try_fold(schema, |s, name| property_schema(document, s, name, 0))
+            .try_fold(schema, |s, name| property_schema(document, s, name))
     })
 }
 
@@ -182,7 +182,11 @@ fn enveloped_status(document: &Document, target: &Operation, field: &str) -> Opt
     let [(envelope, inner)] = listed.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    property_schema(document, inner, field, 0).map(|_| format!("{envelope}.{field}"))
+    // A name with a dot would be read as a path (`at_path`).
+    if envelope.contains('.') {
+        return None;
+    }
+    property_schema(document, inner, field).map(|_| format!("{envelope}.{field}"))
 }
 
 #[cfg(test)]

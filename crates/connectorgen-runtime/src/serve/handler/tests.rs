@@ -201,8 +201,8 @@ fn the_job_id_is_the_declared_id_field() {
 }
 
 /// A job inside its answer's envelope (issue 49): the id found at `job.id` with nothing
-/// written, and at the written path `batch.id`; the state read at `job.status` (found)
-/// and `batch.state` (written). Before, the id was looked for at the top only, so the
+/// written, and at the written path `batch.id`; the state read at `job.status` (found,
+/// beside a written mapping) and `batch.state` (written). Before, the id was looked for at the top only, so the
 /// model was told a job started without being told which.
 #[test]
 fn a_job_inside_an_envelope_is_found_by_its_path() {
@@ -235,6 +235,12 @@ fn a_job_inside_an_envelope_is_found_by_its_path() {
     assert_eq!(
         batch.state(&json!({"batch": {"state": "cancelled"}})),
         JobState::Failed
+    );
+    // Polled by the scene it was made on: no id to find, none needed.
+    let preview = served(&connector, &tools, "createPreview", None);
+    assert_eq!(
+        job_id(&preview, &response(202, r#"{"status":"queued"}"#)),
+        None
     );
 }
 
