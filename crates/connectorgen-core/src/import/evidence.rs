@@ -293,18 +293,46 @@ fn status_values<'a>(
 ) {
     each_member(base, schema, 0, budget, &mut |schema, budget| {
         let properties = schema.get("properties").and_then(Value::as_object);
+        let mut found = false;
         for (key, property) in properties.into_iter().flatten() {
             if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
-                each_member(base, property, 0, budget, &mut |schema, _| {
-                    let listed = schema
-                        .get("enum")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten();
-                    out.extend(listed.chain(schema.get("const")).filter_map(Value::as_str));
-                });
+                found = true;
+                listed_values(base, property, budget, out);
             }
         }
+        // A job inside a one-property envelope (`{"job": {"status": …}}`).
+        if let (false, Some(properties)) = (found, properties)
+            && let [(_, inner)] = properties.iter().collect::<Vec<_>>()[..]
+        {
+            let inner = follow(base, inner);
+            for (key, property) in inner
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
+                    listed_values(base, property, budget, out);
+                }
+            }
+        }
+    });
+}
+
+/// The `enum` and `const` strings of a status property (through its members).
+fn listed_values<'a>(
+    base: &'a Base,
+    property: &'a Value,
+    budget: &mut usize,
+    out: &mut Vec<&'a str>,
+) {
+    each_member(base, property, 0, budget, &mut |schema, _| {
+        let listed = schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        out.extend(listed.chain(schema.get("const")).filter_map(Value::as_str));
     });
 }
 

@@ -30,7 +30,7 @@ struct Get<'a> {
     /// The schema its success response names (`#/components/schemas/Refund`).
     returns: Option<&'a str>,
     /// The property of its answer that says how a job stands, and the values listed.
-    status: Option<(&'static str, Vec<String>)>,
+    status: Option<(String, Vec<String>)>,
     refused: bool,
 }
 
@@ -100,11 +100,11 @@ impl<'a> PollTargets<'a> {
 
     /// How the answer of the GET of `path` says a job stands (`PollTargets::find`'s
     /// path): the property and the values its schema lists.
-    pub(super) fn status(&self, path: &str) -> Option<(&'static str, &[String])> {
+    pub(super) fn status(&self, path: &str) -> Option<(&str, &[String])> {
         let get = &self.gets[*self.item.get(&stem(path))?];
         get.status
             .as_ref()
-            .map(|(field, listed)| (*field, listed.as_slice()))
+            .map(|(field, listed)| (field.as_str(), listed.as_slice()))
     }
 
     /// The GET (its path and agent id) that reads back what `entry` makes or changes.
@@ -165,24 +165,37 @@ impl<'a> PollTargets<'a> {
 }
 
 /// The property of the first success answer that says how a job stands (`status`, else
-/// `state`) and the values its schema lists for it (an `enum` of strings).
-fn job_status(base: &Base, object: &Map<String, Value>) -> Option<(&'static str, Vec<String>)> {
+/// `state`; or the same inside a one-property envelope, `job.status`) and the values its
+/// schema lists for it (an `enum` of strings).
+fn job_status(base: &Base, object: &Map<String, Value>) -> Option<(String, Vec<String>)> {
     let responses = object.get("responses")?.as_object()?;
     let (_, response) = responses.iter().find(|(code, _)| code.starts_with('2'))?;
     let content = follow(base, response).get("content")?.as_object()?;
     let (_, media) = content.iter().next()?;
     let schema = follow(base, media.get("schema")?);
     let properties = schema.get("properties")?.as_object()?;
-    ["status", "state"].into_iter().find_map(|field| {
-        let values = follow(base, properties.get(field)?)
-            .get("enum")?
-            .as_array()?;
-        let listed: Vec<String> = values
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
-        (!listed.is_empty()).then_some((field, listed))
+    let listed_in = |properties: &Map<String, Value>, prefix: &str| {
+        ["status", "state"].into_iter().find_map(|field| {
+            let values = follow(base, properties.get(field)?)
+                .get("enum")?
+                .as_array()?;
+            let listed: Vec<String> = values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+            (!listed.is_empty()).then(|| (format!("{prefix}{field}"), listed))
+        })
+    };
+    listed_in(properties, "").or_else(|| {
+        // `{"job": {"status": …}}`: a name with a dot would be read as a path.
+        let mut members = properties.iter();
+        let (envelope, inner) = members.next()?;
+        if members.next().is_some() || envelope.contains('.') {
+            return None;
+        }
+        let inner = follow(base, inner).get("properties")?.as_object()?;
+        listed_in(inner, &format!("{envelope}."))
     })
 }
 
