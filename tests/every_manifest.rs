@@ -50,155 +50,146 @@ fn model_texts(outputs: &Outputs, id: &str, next: Option<&str>) -> Vec<(String, 
 
 #[test]
 fn every_target_keeps_the_consent_and_do_not_resubmit_sentences() {
-    let options = Options {
-        targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
-        ..Options::default()
-    };
     let mut checked = 0;
     for (path, read) in sets::every_manifest() {
-        {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let options = Options {
-                targets: options.targets.clone(),
-                ..read
-            };
-            let analysis =
-                connectorgen_core::analyze_with(&name, Arc::new(text), &options).unwrap();
-            assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
-            let (Some(connector), Some(outputs)) = (analysis.connector, analysis.outputs) else {
-                panic!("{name} must build");
-            };
-            for (i, op) in connector.operations.iter().enumerate() {
-                let next = connector.operations.get(i + 1).map(|o| o.id.as_str());
-                let texts = model_texts(&outputs, &op.id, next);
-                assert_eq!(texts.len(), 5, "{name} {}: found in every target", op.id);
-                for (file, text) in texts {
-                    // Whose money: the person's own, or their customer's (`spends.payer`).
-                    let payer = match op.spends.as_ref().map(|s| s.payer) {
-                        Some(connectorgen_core::model::Payer::Customer) => {
-                            "MOVES THE CUSTOMER'S MONEY"
-                        }
-                        _ => "COSTS THE PERSON",
-                    };
-                    if let Some(spends) = &op.spends {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let options = Options {
+            targets: Some(<Target as strum::VariantArray>::VARIANTS.to_vec()),
+            ..read
+        };
+        let analysis = connectorgen_core::analyze_with(&name, Arc::new(text), &options).unwrap();
+        assert!(!analysis.has_errors(), "{name}: {:?}", analysis.diagnostics);
+        let (Some(connector), Some(outputs)) = (analysis.connector, analysis.outputs) else {
+            panic!("{name} must build");
+        };
+        for (i, op) in connector.operations.iter().enumerate() {
+            let next = connector.operations.get(i + 1).map(|o| o.id.as_str());
+            let texts = model_texts(&outputs, &op.id, next);
+            assert_eq!(texts.len(), 5, "{name} {}: found in every target", op.id);
+            for (file, text) in texts {
+                // Whose money: the person's own, or their customer's (`spends.payer`).
+                let payer = match op.spends.as_ref().map(|s| s.payer) {
+                    Some(connectorgen_core::model::Payer::Customer) => "MOVES THE CUSTOMER'S MONEY",
+                    _ => "COSTS THE PERSON",
+                };
+                if let Some(spends) = &op.spends {
+                    assert!(
+                        text.contains(&format!("{payer}:"))
+                            || text.contains(&format!("{payer} when ")),
+                        "{name} {} {file}: {text}",
+                        op.id
+                    );
+                    if payer != "COSTS THE PERSON" {
                         assert!(
-                            text.contains(&format!("{payer}:"))
-                                || text.contains(&format!("{payer} when ")),
+                            !text.contains("COSTS THE PERSON"),
+                            "{name} {} {file}: names the wrong payer: {text}",
+                            op.id
+                        );
+                    }
+                    assert!(
+                        text.contains(
+                            &spends.note.split_whitespace().collect::<Vec<_>>().join(" ")
+                        ),
+                        "{name} {} {file}: note kept",
+                        op.id
+                    );
+                    assert!(
+                        text.contains("agreed to this specific request")
+                            || text.contains("yes to this specific request")
+                            || (file == "openapi.openai.json"
+                                && text.contains("yes to this request first.")),
+                        "{name} {} {file}: consent sentence: {text}",
+                        op.id
+                    );
+                    checked += 1;
+                }
+                if let Some(when) = op.spends.as_ref().and_then(|s| s.when.as_ref()) {
+                    assert!(
+                        text.contains(&format!("{payer} when {when}:")),
+                        "{name} {} {file}: the condition is in the cost sentence: {text}",
+                        op.id
+                    );
+                    checked += 1;
+                }
+                if op.confirm {
+                    assert!(
+                        text.contains("PERMANENT") || text.contains("Cannot be undone"),
+                        "{name} {} {file}: permanence sentence: {text}",
+                        op.id
+                    );
+                    // A condition (`confirm.when`) is in the permanence sentence.
+                    if let Some(when) = &op.confirm_when {
+                        assert!(
+                            text.contains(&format!("PERMANENT when {when}:"))
+                                || text.contains(&format!("Cannot be undone when {when}.")),
+                            "{name} {} {file}: the condition is in the permanence sentence: {text}",
+                            op.id
+                        );
+                    }
+                    assert!(
+                        text.contains("to this specific action")
+                            || text.contains("to this specific request")
+                            || (file == "openapi.openai.json"
+                                && (text.contains("yes to this action first.")
+                                    || text.contains("yes to this request first."))),
+                        "{name} {} {file}: consent sentence: {text}",
+                        op.id
+                    );
+                    checked += 1;
+                } else {
+                    assert!(
+                        !text.contains("PERMANENT") && !text.contains("Cannot be undone"),
+                        "{name} {} {file}: no permanence sentence without confirm",
+                        op.id
+                    );
+                }
+                if let Some(a) = &op.async_ {
+                    assert!(
+                        text.contains(&format!("poll `{}`", a.poll_with)),
+                        "{name} {} {file}: names the poll target",
+                        op.id
+                    );
+                    match a.returns {
+                        Returns::Job => assert!(
+                            text.contains("Do not resubmit to \"check\" progress")
+                                || (file == "openapi.openai.json"
+                                    && text.contains("; never resubmit")),
                             "{name} {} {file}: {text}",
                             op.id
-                        );
-                        if payer != "COSTS THE PERSON" {
+                        ),
+                        Returns::Change => {
+                            // The generated sentences only: the author may say "job".
+                            let generated = text.rsplit("\n\n").next().unwrap_or_default();
                             assert!(
-                                !text.contains("COSTS THE PERSON"),
-                                "{name} {} {file}: names the wrong payer: {text}",
-                                op.id
-                            );
-                        }
-                        assert!(
-                            text.contains(
-                                &spends.note.split_whitespace().collect::<Vec<_>>().join(" ")
-                            ),
-                            "{name} {} {file}: note kept",
-                            op.id
-                        );
-                        assert!(
-                            text.contains("agreed to this specific request")
-                                || text.contains("yes to this specific request")
-                                || (file == "openapi.openai.json"
-                                    && text.contains("yes to this request first.")),
-                            "{name} {} {file}: consent sentence: {text}",
-                            op.id
-                        );
-                        checked += 1;
-                    }
-                    if let Some(when) = op.spends.as_ref().and_then(|s| s.when.as_ref()) {
-                        assert!(
-                            text.contains(&format!("{payer} when {when}:")),
-                            "{name} {} {file}: the condition is in the cost sentence: {text}",
-                            op.id
-                        );
-                        checked += 1;
-                    }
-                    if op.confirm {
-                        assert!(
-                            text.contains("PERMANENT") || text.contains("Cannot be undone"),
-                            "{name} {} {file}: permanence sentence: {text}",
-                            op.id
-                        );
-                        // A condition (`confirm.when`) is in the permanence sentence.
-                        if let Some(when) = &op.confirm_when {
-                            assert!(
-                                text.contains(&format!("PERMANENT when {when}:"))
-                                    || text.contains(&format!("Cannot be undone when {when}.")),
-                                "{name} {} {file}: the condition is in the permanence sentence: {text}",
-                                op.id
-                            );
-                        }
-                        assert!(
-                            text.contains("to this specific action")
-                                || text.contains("to this specific request")
-                                || (file == "openapi.openai.json"
-                                    && (text.contains("yes to this action first.")
-                                        || text.contains("yes to this request first."))),
-                            "{name} {} {file}: consent sentence: {text}",
-                            op.id
-                        );
-                        checked += 1;
-                    } else {
-                        assert!(
-                            !text.contains("PERMANENT") && !text.contains("Cannot be undone"),
-                            "{name} {} {file}: no permanence sentence without confirm",
-                            op.id
-                        );
-                    }
-                    if let Some(a) = &op.async_ {
-                        assert!(
-                            text.contains(&format!("poll `{}`", a.poll_with)),
-                            "{name} {} {file}: names the poll target",
-                            op.id
-                        );
-                        match a.returns {
-                            Returns::Job => assert!(
-                                text.contains("Do not resubmit to \"check\" progress")
+                                generated.contains("until it shows the result")
                                     || (file == "openapi.openai.json"
-                                        && text.contains("; never resubmit")),
-                                "{name} {} {file}: {text}",
+                                        && generated.contains("Settles later: poll")),
+                                "{name} {} {file}: poll until done: {text}",
                                 op.id
-                            ),
-                            Returns::Change => {
-                                // The generated sentences only: the author may say "job".
-                                let generated = text.rsplit("\n\n").next().unwrap_or_default();
-                                assert!(
-                                    generated.contains("until it shows the result")
-                                        || (file == "openapi.openai.json"
-                                            && generated.contains("Settles later: poll")),
-                                    "{name} {} {file}: poll until done: {text}",
-                                    op.id
-                                );
-                                assert!(
-                                    generated.contains("does not make it faster")
-                                        || generated.contains("is not faster"),
-                                    "{name} {} {file}: calling again is no faster: {text}",
-                                    op.id
-                                );
-                                assert!(
-                                    !generated.contains("job"),
-                                    "{name} {} {file}: a change is not a job: {text}",
-                                    op.id
-                                );
-                            }
+                            );
+                            assert!(
+                                generated.contains("does not make it faster")
+                                    || generated.contains("is not faster"),
+                                "{name} {} {file}: calling again is no faster: {text}",
+                                op.id
+                            );
+                            assert!(
+                                !generated.contains("job"),
+                                "{name} {} {file}: a change is not a job: {text}",
+                                op.id
+                            );
                         }
-                        checked += 1;
                     }
-                    if file == "openapi.openai.json" {
-                        let limit = connectorgen_core::render::openai::DESCRIPTION_MAX;
-                        assert!(
-                            text.chars().count() <= limit,
-                            "{name} {} fits OpenAI's limit",
-                            op.id
-                        );
-                    }
+                    checked += 1;
+                }
+                if file == "openapi.openai.json" {
+                    let limit = connectorgen_core::render::openai::DESCRIPTION_MAX;
+                    assert!(
+                        text.chars().count() <= limit,
+                        "{name} {} fits OpenAI's limit",
+                        op.id
+                    );
                 }
             }
         }
