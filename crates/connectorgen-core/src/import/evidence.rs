@@ -293,30 +293,35 @@ fn status_values<'a>(
 ) {
     each_member(base, schema, 0, budget, &mut |schema, budget| {
         let properties = schema.get("properties").and_then(Value::as_object);
-        let mut found = false;
-        for (key, property) in properties.into_iter().flatten() {
-            if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
-                found = true;
-                listed_values(base, property, budget, out);
-            }
-        }
-        // A job inside a one-property envelope (`{"job": {"status": …}}`).
-        if let (false, Some(properties)) = (found, properties)
+        // Else a job inside a one-property envelope (`{"job": {"status": …}}`).
+        if !states_of(base, properties, budget, out)
+            && let Some(properties) = properties
             && let [(_, inner)] = properties.iter().collect::<Vec<_>>()[..]
         {
-            let inner = follow(base, inner);
-            for (key, property) in inner
+            let inner = follow(base, inner)
                 .get("properties")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-            {
-                if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
-                    listed_values(base, property, budget, out);
-                }
-            }
+                .and_then(Value::as_object);
+            states_of(base, inner, budget, out);
         }
     });
+}
+
+/// The values of the `status` and `state` properties among `properties`; whether there
+/// was one.
+fn states_of<'a>(
+    base: &'a Base,
+    properties: Option<&'a Map<String, Value>>,
+    budget: &mut usize,
+    out: &mut Vec<&'a str>,
+) -> bool {
+    let mut found = false;
+    for (key, property) in properties.into_iter().flatten() {
+        if key.eq_ignore_ascii_case("status") || key.eq_ignore_ascii_case("state") {
+            found = true;
+            listed_values(base, property, budget, out);
+        }
+    }
+    found
 }
 
 /// The `enum` and `const` strings of a status property (through its members).
