@@ -810,10 +810,20 @@ impl JobStatus {
 
 /// The value at `path` in a JSON answer: the property of that name, else each
 /// dot-separated name in turn, into an envelope (`job.id` in `{"job": {"id": …}}`).
-pub fn at_path<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+pub(crate) fn at_path<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
     value
         .get(path)
         .or_else(|| path.split('.').try_fold(value, |v, name| v.get(name)))
+}
+
+/// The one member of a one-property envelope (`{"job": {...}}`), given the members as
+/// (name, value) pairs: `None` when there are more or none, or when its name has a dot
+/// (`at_path` would read that name as a path).
+pub(crate) fn envelope<'a, T>(
+    mut members: impl Iterator<Item = (&'a String, T)>,
+) -> Option<(&'a String, T)> {
+    let only = members.next()?;
+    (members.next().is_none() && !only.0.contains('.')).then_some(only)
 }
 
 impl Async {

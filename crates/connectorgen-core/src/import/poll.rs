@@ -188,12 +188,8 @@ fn job_status(base: &Base, object: &Map<String, Value>) -> Option<(String, Vec<S
         })
     };
     listed_in(properties, "").or_else(|| {
-        // `{"job": {"status": …}}`: a name with a dot would be read as a path.
-        let mut members = properties.iter();
-        let (envelope, inner) = members.next()?;
-        if members.next().is_some() || envelope.contains('.') {
-            return None;
-        }
+        // `{"job": {"status": …}}`.
+        let (envelope, inner) = crate::model::envelope(properties.iter())?;
         let inner = follow(base, inner).get("properties")?.as_object()?;
         listed_in(inner, &format!("{envelope}."))
     })

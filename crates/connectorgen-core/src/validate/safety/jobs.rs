@@ -20,7 +20,7 @@ use serde_saphyr::Spanned;
 
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::{RawAsync, span};
-use crate::model::{Async, Document, Names as _, Operation, Returns, media_essence};
+use crate::model::{Async, Document, Names as _, Operation, Returns, envelope, media_essence};
 use crate::validate::context::{Checked, Validator};
 use crate::validate::context::{missing, non_empty};
 
@@ -506,13 +506,7 @@ fn enveloped(
     properties: &[String],
     fields: &[String],
 ) -> Option<Vec<String>> {
-    let [envelope] = properties else {
-        return None;
-    };
-    // A name with a dot would be read as a path (`at_path`).
-    if envelope.contains('.') {
-        return None;
-    }
+    let (envelope, ()) = envelope(properties.iter().map(|name| (name, ())))?;
     let inner = property_schema(document, answer_schema(document, op)?, envelope)?;
     let mut names = Vec::new();
     properties_of(document, inner, &mut names)?;

@@ -17,7 +17,7 @@ use serde_saphyr::Spanned;
 use super::jobs::{answer_schema, first_by_id, follow, property_schema};
 use crate::diagnostics::{Diagnostic, suggest};
 use crate::manifest::RawJobStatus;
-use crate::model::{Document, JobStatus, Operation, Returns};
+use crate::model::{Document, JobStatus, Operation, Returns, envelope};
 use crate::validate::context::{Validator, non_empty};
 
 /// `async.status` as written: `field` (default `status`), and `done` and `failed`
@@ -178,14 +178,7 @@ fn enveloped_status(document: &Document, target: &Operation, field: &str) -> Opt
         return None;
     }
     let schema = follow(document, answer_schema(document, target)?)?;
-    let listed = schema.get("properties")?.as_object()?;
-    let [(envelope, inner)] = listed.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    // A name with a dot would be read as a path (`at_path`).
-    if envelope.contains('.') {
-        return None;
-    }
+    let (envelope, inner) = envelope(schema.get("properties")?.as_object()?.iter())?;
     property_schema(document, inner, field).map(|_| format!("{envelope}.{field}"))
 }
 
