@@ -7,12 +7,52 @@
 //! shape (a boolean schema, or a wrong type, holds nothing to walk into); and the list
 //! of every keyword some vocabulary defines (`KEYWORDS`), against which an author's
 //! schema is checked and the openapi30 target tells a JSON Schema keyword 3.0 lacks
-//! from one no reader knows.
+//! from one no reader knows; and OpenAPI 3.0's own list (`KEYWORDS_30`).
 //! Must never: name a keyword whose value is data (`enum`, `const`, `default`,
 //! `examples`): a walker would then read an instance as a schema. Every walker of the
 //! crate that descends into sub-schemas asks here, so that none of them forgets one.
 
 use serde_json::Value;
+
+/// The keywords of an OpenAPI 3.0 Schema Object (its own subset and extension of an older
+/// JSON Schema): what the 3.0 checks accept and the openapi30 target keeps.
+pub(crate) const KEYWORDS_30: [&str; 35] = [
+    "title",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "enum",
+    "type",
+    "not",
+    "allOf",
+    "oneOf",
+    "anyOf",
+    "items",
+    "properties",
+    "additionalProperties",
+    "description",
+    "format",
+    "default",
+    "nullable",
+    "discriminator",
+    "readOnly",
+    "writeOnly",
+    "example",
+    "externalDocs",
+    "deprecated",
+    "xml",
+];
 
 /// Every keyword of JSON Schema 2020-12 (core, applicator, unevaluated, validation,
 /// meta-data, format, content), the 2019-09 and draft-7 spellings a 2020-12 reader still

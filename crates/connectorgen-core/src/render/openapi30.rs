@@ -19,40 +19,9 @@ use crate::base::Base;
 use crate::base::places::{self, Kind};
 use crate::diagnostics::{Diagnostic, Finding, Severity, Source, Span};
 use crate::model::{Connector, Operation, escape};
-use crate::subschemas::KEYWORDS;
+use crate::subschemas::{KEYWORDS, KEYWORDS_30};
 
 use super::openapi;
-
-/// Keywords a 3.0 Schema Object may hold as they are (besides `x-` extensions).
-const KEPT: [&str; 27] = [
-    "title",
-    "multipleOf",
-    "maximum",
-    "minimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "maxProperties",
-    "minProperties",
-    "required",
-    "enum",
-    "description",
-    "format",
-    "default",
-    "nullable",
-    "discriminator",
-    "readOnly",
-    "writeOnly",
-    "example",
-    "externalDocs",
-    "deprecated",
-    "xml",
-    "$ref",
-    "type",
-];
 
 /// Where a schema is, for findings: the name and field shown in the message, and the
 /// place (in the manifest, or in the base document).
@@ -257,7 +226,9 @@ impl Converter<'_> {
                 {
                     out.insert("format".into(), json!("binary"));
                 }
-                k if k.starts_with("x-") || KEPT.contains(&k) => {
+                // Kept as they are: 3.0's keywords (those it rewrites or walks into are
+                // taken above), `$ref` and `x-` extensions.
+                k if k.starts_with("x-") || k == "$ref" || KEYWORDS_30.contains(&k) => {
                     out.insert(key.clone(), value.clone());
                 }
                 // JSON Schema ignores a keyword no vocabulary defines; 3.0 allows no

@@ -16,45 +16,7 @@ use serde_json::{Map, Value};
 use super::{Kind, Problem, Walk, a_type};
 use crate::diagnostics::suggest;
 use crate::model::{OpenapiVersion, escape};
-
-/// The keywords of a 3.0 Schema Object.
-const KEYWORDS_30: [&str; 35] = [
-    "title",
-    "multipleOf",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "maxProperties",
-    "minProperties",
-    "required",
-    "enum",
-    "type",
-    "not",
-    "allOf",
-    "oneOf",
-    "anyOf",
-    "items",
-    "properties",
-    "additionalProperties",
-    "description",
-    "format",
-    "default",
-    "nullable",
-    "discriminator",
-    "readOnly",
-    "writeOnly",
-    "example",
-    "externalDocs",
-    "deprecated",
-    "xml",
-];
+use crate::subschemas::KEYWORDS_30;
 
 /// The Schema Object at `at`.
 pub(super) fn schema(w: &mut Walk, at: &str, value: &Value) {
