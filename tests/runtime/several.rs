@@ -524,3 +524,73 @@ fn the_ledger_variable_is_read_and_a_url_without_tls_is_refused() {
     // Nothing was made in the state folder: the ledger would have been in the database.
     assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
 }
+
+/// A slow store holds only the call that needs it (issue 44): while a paid call's claim
+/// waits on the ledger (another session of the database holds the calls' table), another
+/// MCP session of the same instance lists the tools and makes a free read, both answered
+/// before the paid call is. On a store called from the event loop, nothing else was
+/// answered until the claim gave up (`lock_timeout`) or got through.
+#[tokio::test]
+async fn a_slow_store_delays_no_other_sessions_read_or_tools_list() {
+    let p = ignoring_keys();
+    let cluster = postgres::cluster();
+    let ledger = cluster.database();
+    let state = tempfile::tempdir().unwrap();
+    let a = instance(&p, &ledger, state.path(), "vg_alice_key_0001").await;
+
+    let held = cluster.hold(
+        &ledger,
+        "LOCK TABLE connectorgen_calls IN ACCESS EXCLUSIVE MODE",
+    );
+    let Value::Object(args) = cat() else {
+        unreachable!()
+    };
+    let peer = a.client.peer().clone();
+    let paid = tokio::spawn(async move {
+        peer.call_tool(CallToolRequestParams::new("createVideo").with_arguments(args))
+            .await
+    });
+    // Until the claim waits on the lock: a fact of the database, not a pause.
+    let wait = ledger.clone();
+    tokio::task::spawn_blocking(move || {
+        postgres::cluster().sql(
+            &wait,
+            "SET statement_timeout = '60s'; DO $$ BEGIN \
+             WHILE NOT EXISTS (SELECT 1 FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock') \
+             LOOP PERFORM pg_sleep(0.01); END LOOP; END $$",
+        );
+    })
+    .await
+    .unwrap();
+
+    let b = a.another(Person::without_elicitation()).await;
+    let listed = tokio::time::timeout(super::mcp::NO_HANG, b.list_all_tools())
+        .await
+        .expect("tools/list answered")
+        .unwrap();
+    assert!(listed.iter().any(|t| t.name == "listVideos"), "{listed:?}");
+    let read = tokio::time::timeout(
+        super::mcp::NO_HANG,
+        b.call_tool(CallToolRequestParams::new("listVideos")),
+    )
+    .await
+    .expect("the free read answered")
+    .unwrap();
+    assert!(!is_error(&read), "{}", text_of(&read));
+    assert!(
+        !paid.is_finished(),
+        "the paid call was answered before the store let its claim through: {:#?}",
+        a.log()
+    );
+
+    drop(held);
+    let asked = paid.await.unwrap().unwrap();
+    assert_eq!(
+        serve_meta(&asked)["consentRequired"],
+        true,
+        "{}",
+        text_of(&asked)
+    );
+    assert_eq!(p.counters().of("createVideo"), 0, "{:#?}", p.received());
+}

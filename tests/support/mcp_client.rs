@@ -323,6 +323,7 @@ impl Serve {
             },
             Revision::Earlier => ClientLifecycleMode::Initialize,
         };
+        let mut url = None;
         let client = match transport {
             Transport::Stdio => {
                 let stdout = child.stdout.take().expect("piped stdout");
@@ -339,18 +340,20 @@ impl Serve {
                 // reqwest is built without a default TLS provider (the crate's choice:
                 // ring only); the client needs one installed even for plain HTTP.
                 let _ = rustls::crypto::ring::default_provider().install_default();
-                let url = tokio::time::timeout(NO_HANG, url_rx)
+                let at = tokio::time::timeout(NO_HANG, url_rx)
                     .await
                     .unwrap_or_else(|_| panic!("serve --http never said where it listens: {log:?}"))
                     .unwrap_or_else(|_| panic!("serve --http exited: {log:?}"));
-                tokio::time::timeout(
+                let client = tokio::time::timeout(
                     NO_HANG,
                     person.clone().serve_with_lifecycle(
-                        StreamableHttpClientTransport::from_uri(url),
+                        StreamableHttpClientTransport::from_uri(at.clone()),
                         lifecycle,
                     ),
                 )
-                .await
+                .await;
+                url = Some(at);
+                client
             }
         };
         let client = match client {
@@ -364,6 +367,7 @@ impl Serve {
             log,
             logged,
             server: child,
+            url,
         }
     }
 }
@@ -385,6 +389,8 @@ pub(crate) struct Session {
     /// Bumped on every line the server writes.
     logged: tokio::sync::watch::Receiver<usize>,
     server: tokio::process::Child,
+    /// Where an HTTP server listens (`None` over stdio).
+    url: Option<String>,
 }
 
 impl Session {
@@ -520,6 +526,27 @@ impl Session {
                 "no log line with {needle:?} within {NO_HANG:?}: {log:#?}"
             );
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Another session on the same HTTP server, `person` on its client (2026-07-28).
+    pub(crate) async fn another(&self, person: Person) -> RunningService<RoleClient, Person> {
+        let url = self
+            .url
+            .clone()
+            .expect("another session needs serve --http");
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        let connected = tokio::time::timeout(
+            NO_HANG,
+            person.serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle),
+        )
+        .await;
+        match connected {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => panic!("no second session: {e}\n{:#?}", self.log()),
+            Err(elapsed) => panic!("no second session ({elapsed}): {:#?}", self.log()),
         }
     }
 

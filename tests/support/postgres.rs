@@ -281,6 +281,60 @@ impl Cluster {
     }
 }
 
+/// A transaction left open in a database, holding what its statement took (a lock) until
+/// dropped: another session of the database in the way of the ledger's, so a store call
+/// waits as long as the test says, not as long as a timer does.
+pub struct Held {
+    psql: Child,
+}
+
+impl Cluster {
+    /// Begins a transaction in the database of `url`, runs `statement` in it, and returns
+    /// once it ran, the transaction still open.
+    pub fn hold(&self, url: &str, statement: &str) -> Held {
+        use std::io::{BufRead as _, Write as _};
+        let name = url.rsplit('/').next().unwrap_or_default();
+        let mut psql = Command::new(self.bin.join("psql"))
+            .arg("-h")
+            .arg(&self.dir)
+            .args([
+                "-U",
+                "postgres",
+                "-d",
+                name,
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("psql starts");
+        let stdin = psql.stdin.as_mut().expect("piped stdin");
+        writeln!(stdin, "BEGIN;\n{statement};\n\\echo held").expect("psql reads");
+        let stdout = psql.stdout.take().expect("piped stdout");
+        let said = std::io::BufReader::new(stdout).lines().next();
+        assert!(
+            matches!(&said, Some(Ok(line)) if line == "held"),
+            "psql did not hold {statement:?}: {said:?}"
+        );
+        Held { psql }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        use std::io::Write as _;
+        if let Some(stdin) = self.psql.stdin.as_mut() {
+            let _ = writeln!(stdin, "ROLLBACK;");
+        }
+        // Closing its input ends psql, and its session with what it held.
+        drop(self.psql.stdin.take());
+        let _ = self.psql.wait();
+    }
+}
+
 /// A short unique suffix without a random-number crate: the time's nanoseconds.
 fn uuid_ish() -> String {
     let nanos = std::time::SystemTime::now()

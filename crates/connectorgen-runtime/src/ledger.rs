@@ -27,13 +27,16 @@
 //! side by side under `ledger/`: SQLite, embedded, for one instance (`sqlite.rs`), and
 //! PostgreSQL for several instances sharing one ledger (`pg.rs`, docs/serve.md, "Several
 //! instances"), where "being sent right now" is a lease on the row that every instance
-//! sees. `suite.rs` is the one test suite both pass.
+//! sees. `suite.rs` is the one test suite both pass. The server calls them through
+//! `handle.rs`, which runs every store call off the event loop.
 
+mod handle;
 mod pg;
 mod sqlite;
 #[cfg(test)]
 mod suite;
 
+pub(crate) use handle::{Handle, OwnedClaim};
 pub(crate) use pg::{LOCK_WAIT_SECONDS, PgLedger, shown as shown_url};
 pub(crate) use sqlite::SqliteLedger;
 

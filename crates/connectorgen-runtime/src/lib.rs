@@ -39,10 +39,13 @@ pub(crate) mod state_dir;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Runs one future to completion on a current-thread runtime built for it. The only
-/// place the crate builds a runtime; the generator's commands never reach it.
+/// Runs one future to completion on a runtime built for it, with a worker thread per
+/// core: one thread saturated at ~0.9 of a core on free reads (issue 44), and the state
+/// the sessions share is behind locks already. Store calls run on its blocking pool
+/// (`ledger::Handle`). The only place the crate builds a runtime; the generator's
+/// commands never reach it.
 pub(crate) fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::Output> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_io()
         .enable_time()
         .build()?;

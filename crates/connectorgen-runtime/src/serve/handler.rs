@@ -23,7 +23,7 @@ use super::reply::{self, Poll, Why};
 use crate::client::{Client, HttpResponse};
 use crate::credential::{Credential, Environment, ReadVariable};
 use crate::guard::{self, Verdict};
-use crate::ledger::{Claim, Entry, Found, Ledger, LedgerError, Outcome, Status};
+use crate::ledger::{self, Entry, Found, Ledger, LedgerError, Outcome, OwnedClaim, Status};
 use crate::request::{self, Target};
 use crate::seal::{Purpose, Sealer};
 use connectorgen_core::model::{Connector, Idempotency, Operation, Returns};
@@ -85,7 +85,8 @@ struct Shared {
     tools: Vec<Served>,
     by_name: HashMap<String, usize>,
     client: Client,
-    ledger: Arc<dyn Ledger>,
+    /// Every store call off the event loop (ledger/handle.rs).
+    ledger: ledger::Handle,
     sealer: Sealer,
     config: Config,
     redactor: Redactor,
@@ -194,7 +195,7 @@ impl Server {
             tools: served,
             by_name,
             client,
-            ledger,
+            ledger: ledger::Handle::new(ledger),
             sealer,
             config,
             redactor,
@@ -224,7 +225,7 @@ impl Server {
                 let Some(shared) = shared.upgrade() else {
                     break;
                 };
-                shared.record_held();
+                shared.record_held().await;
             }
         });
     }
@@ -459,14 +460,14 @@ impl Shared {
     /// only, the lease would run out with the row still pending, and another instance
     /// would send the identical call again (a second order where the provider ignores
     /// retry keys).
-    fn record_held(&self) {
+    async fn record_held(&self) {
         let held = self.calls.held_outcomes();
         let now = self.sealer.clock().now();
         for (id, outcome) in held {
-            if self.ledger.finish(id, &outcome, now).is_err() {
+            if self.ledger.finish(id, outcome, now).await.is_err() {
                 // Still held here: the row stays this process's, or another instance
                 // would find it pending once the lease ran out and send it again.
-                self.ledger.renew(id);
+                self.ledger.renew(id).await;
                 continue;
             }
             self.calls.recorded(id);
@@ -574,7 +575,10 @@ impl Shared {
             retry_of(served, true),
             reply::Retry::SameKey | reply::Retry::Inherent
         );
-        let claimed = match self.claim(served, &hash, nonce.as_deref(), needs_consent, retry_safe) {
+        let claimed = match self
+            .claim(served, &hash, nonce.as_deref(), needs_consent, retry_safe)
+            .await
+        {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
@@ -595,7 +599,7 @@ impl Shared {
         let after = claimed.after;
         drop(claimed);
         // A person is never asked about a call the ledger has no room to record.
-        if let Err(stop) = self.ledger.room(self.sealer.clock().now()) {
+        if let Err(stop) = self.ledger.room(self.sealer.clock().now()).await {
             return self.stopped(op, stop);
         }
         let nonce = if needs_consent {
@@ -611,7 +615,10 @@ impl Shared {
             // order needs no question, only its own logical request.
             self.sealer.nonce_for(&op.id, &hash, after)
         };
-        let claimed = match self.claim(served, &hash, Some(&nonce), needs_consent, retry_safe) {
+        let claimed = match self
+            .claim(served, &hash, Some(&nonce), needs_consent, retry_safe)
+            .await
+        {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
@@ -638,7 +645,7 @@ impl Shared {
         let result = self.act(served, args, claimed).await;
         if as_task
             && let Some(id) = row
-            && let Some(task) = self.created_task(served, id)
+            && let Some(task) = self.created_task(served, id).await
         {
             return CallToolResponse::Task(task);
         }
@@ -672,7 +679,7 @@ impl Shared {
     /// The guard's verdict on the call, made and marked in one step: no other identical
     /// call sees the ledger between this call's claim and its being marked in flight
     /// (otherwise two parallel calls with one yes could both be sent).
-    fn claim(
+    async fn claim(
         &self,
         served: &Served,
         hash: &str,
@@ -682,34 +689,39 @@ impl Shared {
     ) -> Result<Claimed<'_>, LedgerError> {
         let op = &served.op;
         // Before this call is decided: an outcome held in memory may be taken now.
-        self.record_held();
+        self.record_held().await;
+        // This process's claims take turns, from the look-up to the mark: the rows out at
+        // the provider (`busy`) are exact for the whole claim, so none is pruned or taken
+        // for an open retry while its send is under way.
+        let _turn = self.calls.claim_turn().await;
         let now = self.sealer.clock().now();
-        let mut flying = self.calls.in_flight();
-        let busy: Vec<i64> = flying.keys().copied().collect();
-        let in_flight = |id: i64| busy.contains(&id);
-        let call = guard::Call {
-            needs_consent,
-            nonce,
-            new_key: uuid::Uuid::new_v4().to_string(),
-            in_flight: &in_flight,
-            retry_safe,
-        };
-        let claim = Claim {
-            tool: &op.id,
-            args_hash: hash,
-            principal: &served.principal,
-            nonce,
+        let busy: Vec<i64> = self.calls.in_flight().keys().copied().collect();
+        let claim = OwnedClaim {
+            tool: op.id.clone(),
+            args_hash: hash.to_string(),
+            principal: served.principal.clone(),
+            nonce: nonce.map(str::to_string),
             now,
             since: now.saturating_sub(self.config.retry_window),
-            busy: &busy,
+            busy: busy.clone(),
         };
-        let mut plan = None;
+        let new_key = uuid::Uuid::new_v4().to_string();
+        let nonce = nonce.map(str::to_string);
         let held = self.calls.unrecorded();
-        let (found, written) = self.ledger.claim(&claim, &mut |found| {
-            let (decision, p) = guard::decide(&call, &overlay(found, &held));
-            plan = Some(p);
-            decision
-        })?;
+        let (found, written, plan) = self
+            .ledger
+            .claim(claim, move |found| {
+                let in_flight = |id: i64| busy.contains(&id);
+                let call = guard::Call {
+                    needs_consent,
+                    nonce: nonce.as_deref(),
+                    new_key: new_key.clone(),
+                    in_flight: &in_flight,
+                    retry_safe,
+                };
+                guard::decide(&call, &overlay(found, &held))
+            })
+            .await?;
         let verdict = plan
             .and_then(|p| p.verdict(written))
             .ok_or_else(|| LedgerError::Store("the ledger returned no row".into()))?;
@@ -719,6 +731,7 @@ impl Shared {
             sending: None,
             waiting: None,
         };
+        let mut flying = self.calls.in_flight();
         match &claimed.verdict {
             Verdict::Send { entry, .. } => {
                 let (tx, rx) = tokio::sync::watch::channel(None);
@@ -887,7 +900,7 @@ impl Shared {
                     let outcome =
                         outcome(op, &response, job_id.clone(), retry && found_with.is_none());
                     retry_unknown = outcome.status == Status::Unknown;
-                    if let Err(e) = self.ledger.finish(entry.id, &outcome, now) {
+                    if let Err(e) = self.ledger.finish(entry.id, outcome.clone(), now).await {
                         let error = e.to_string();
                         self.redactor
                             .line("error", json!({"tool": op.id, "ledger": error}));

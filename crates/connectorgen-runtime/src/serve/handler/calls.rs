@@ -18,6 +18,10 @@ use crate::ledger::Outcome;
 
 #[derive(Default)]
 pub(super) struct Calls {
+    /// Held by a claim from its look-up to its mark (`Shared::claim`): this process's
+    /// claims take turns, as they did when the store ran on the event loop, now without
+    /// holding anything but other claims.
+    claims: tokio::sync::Mutex<()>,
     /// Rows whose request is out at the provider right now, with the outcome the
     /// identical calls waiting on it get.
     in_flight: Mutex<HashMap<i64, InFlight>>,
@@ -39,8 +43,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Calls {
-    /// The rows out at the provider, locked: a claim holds it from its look-up to its
-    /// mark, so no identical call sees the ledger in between.
+    /// This process's turn to claim: no other claim of it runs until the guard drops.
+    pub(super) async fn claim_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.claims.lock().await
+    }
+
+    /// The rows out at the provider, locked (never across an await).
     pub(super) fn in_flight(&self) -> MutexGuard<'_, HashMap<i64, InFlight>> {
         lock(&self.in_flight)
     }

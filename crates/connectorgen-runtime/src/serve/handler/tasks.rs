@@ -247,8 +247,12 @@ impl Shared {
     /// The task of row `id` after a call of the job tool `served`: `None` when the row
     /// holds no job (the create failed, was refused, or its outcome is unknown): the
     /// call's own answer goes out then, as to a client without the extension.
-    pub(super) fn created_task(&self, served: &Served, id: i64) -> Option<CreateTaskResult> {
-        let entry = self.ledger.entry(id, &served.principal).ok()??;
+    pub(super) async fn created_task(&self, served: &Served, id: i64) -> Option<CreateTaskResult> {
+        let entry = self
+            .ledger
+            .entry(id, served.principal.clone())
+            .await
+            .ok()??;
         if entry.status != Status::Job || entry.job_id.is_none() {
             return None;
         }
@@ -280,12 +284,15 @@ impl Shared {
     /// with here: looked up under each principal this instance calls with (one per
     /// distinct credential, usually one), so another person's row on a shared ledger is
     /// never found, whatever id is guessed.
-    fn own_entry(&self, row: i64) -> Result<Option<Entry>, crate::ledger::LedgerError> {
+    pub(super) async fn own_entry(
+        &self,
+        row: i64,
+    ) -> Result<Option<Entry>, crate::ledger::LedgerError> {
         let mut principals: Vec<&str> = self.tools.iter().map(|s| s.principal.as_str()).collect();
         principals.sort_unstable();
         principals.dedup();
         for principal in principals {
-            if let Some(entry) = self.ledger.entry(row, principal)? {
+            if let Some(entry) = self.ledger.entry(row, principal.to_string()).await? {
                 let ours = self
                     .by_name
                     .get(&entry.tool)
@@ -335,6 +342,7 @@ impl Shared {
         let row = row_of(id).ok_or_else(unknown)?;
         let entry = self
             .own_entry(row)
+            .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
             .filter(|e| task_id(e) == id && e.status == Status::Job)
             .ok_or_else(unknown)?;
@@ -419,24 +427,29 @@ impl Shared {
             }
             _ => task,
         };
-        self.hold_after(row, now, task.clone(), failures);
+        self.hold_after(row, now, task.clone(), failures).await;
         Ok(GetTaskResult::new(task))
     }
 
     /// Holds `task` as row `row`'s state, found at `at`: what `tasks/get` answers until
     /// the next poll is due (for good, once terminal).
-    fn hold(&self, row: i64, at: u64, task: DetailedTask) {
-        self.hold_after(row, at, task, 0);
+    async fn hold(&self, row: i64, at: u64, task: DetailedTask) {
+        self.hold_after(row, at, task, 0).await;
     }
 
     /// `hold`, after `failures` polls in a row that got no answer about the job. A state
     /// the task ended in is kept with the row in the ledger (`Ledger::keep_task`), and in
     /// memory only when the ledger cannot take it.
-    fn hold_after(&self, row: i64, at: u64, task: DetailedTask, failures: u32) {
-        let kept = task.status().is_terminal()
-            && serde_json::to_string(&task)
-                .ok()
-                .is_some_and(|json| matches!(self.ledger.keep_task(row, &json), Ok(true)));
+    async fn hold_after(&self, row: i64, at: u64, task: DetailedTask, failures: u32) {
+        let json = if task.status().is_terminal() {
+            serde_json::to_string(&task).ok()
+        } else {
+            None
+        };
+        let kept = match json {
+            Some(json) => matches!(self.ledger.keep_task(row, json).await, Ok(true)),
+            None => false,
+        };
         let mut polled = self.calls.polled();
         if kept {
             polled.remove(row);

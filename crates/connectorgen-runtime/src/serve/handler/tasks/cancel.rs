@@ -90,7 +90,7 @@ impl Shared {
         if self.calls.cancels().contains_key(&row) {
             return Ok(());
         }
-        let entry = self.own_entry(row).ok().flatten();
+        let entry = self.own_entry(row).await.ok().flatten();
         let served = entry
             .as_ref()
             .and_then(|e| self.by_name.get(&e.tool))
@@ -133,7 +133,7 @@ impl Shared {
         let done = format!("Cancelled with {} ({param}: {job}).", tool.op.id);
         match self.call(index, request, context).await? {
             CallToolResponse::Complete(result) if result.is_error != Some(true) => {
-                self.cancelled(row, current.task.task, done);
+                self.cancelled(row, current.task.task, done).await;
                 Ok(())
             }
             CallToolResponse::Complete(result) => {
@@ -196,7 +196,7 @@ impl Shared {
         )]));
         match self.call(pending.index, request, context).await? {
             CallToolResponse::Complete(result) if result.is_error != Some(true) => {
-                self.cancelled(row, current.task.task, pending.done);
+                self.cancelled(row, current.task.task, pending.done).await;
             }
             // Asked once more (a second question of the same call): shown in its turn.
             CallToolResponse::InputRequired(asked) => {
@@ -252,11 +252,12 @@ impl Shared {
     }
 
     /// Holds row `row`'s task as cancelled, `message` saying how.
-    fn cancelled(&self, row: i64, mut task: Task, message: String) {
+    async fn cancelled(&self, row: i64, mut task: Task, message: String) {
         task.status_message = Some(message);
         let now = self.sealer.clock().now();
         task.last_updated_at = iso8601(now);
-        self.hold(row, now, DetailedTask::new(task, TaskPayload::Cancelled));
+        self.hold(row, now, DetailedTask::new(task, TaskPayload::Cancelled))
+            .await;
     }
 }
 
