@@ -95,7 +95,7 @@ pub(crate) struct Entry {
     pub http_status: Option<u16>,
     pub job_id: Option<String>,
     /// The provider's answer body, when it succeeded: its text, or base64 of its bytes
-    /// when its media type is not text (`serve::reply::stored`).
+    /// when its media type is not text (`call::reply::stored`).
     pub result: Option<String>,
     pub created: u64,
     pub updated: u64,

@@ -10,18 +10,21 @@
 //! tool argument, or start an async runtime on the generator's path — `block_on` is
 //! called only by the `serve` and `probe` commands.
 //!
-//! Parts: `clock` (time behind a trait, so tests never sleep), `consent` (one-time
-//! confirmation tokens bound to a tool and its exact arguments), `ledger` (the durable
-//! record of tracked calls, behind a small trait, in SQLite or, shared by several
-//! instances, in PostgreSQL),
-//! `guard` (the decision: send, retry with the same key, answer from the ledger, or
-//! ask first), `client` (the one bounded HTTP client), `credential` (which environment
-//! variables may be read, and the provider's credential from them), `redact` (every
-//! secret replaced, by value, in everything the process writes), `state` (the state
-//! folder), `request` (a call → the exact HTTP request, its arguments checked against the
-//! served `inputSchema` first), `fuzzing` (that builder opened to the fuzz target
-//! `arguments`, nothing else).
+//! Parts: `call` (one tool call through its steps — arguments, identity, consent,
+//! claim, send, record — with no protocol in it; `serve` only translates MCP into calls
+//! and outcomes into MCP), `clock` (time behind a trait, so tests never sleep), `seal`
+//! (one-time confirmation values bound to a tool and its exact arguments), `ledger` (the
+//! durable record of tracked calls, behind a small trait, in SQLite or, shared by several
+//! instances, in PostgreSQL, every store call off the event loop), `guard` (the decision:
+//! send, retry with the same key, answer from the ledger, or ask first), `client` (the one
+//! bounded HTTP client), `credential` (which environment variables may be read, and the
+//! provider's credential from them), `redact` (every secret replaced, by value, in
+//! everything the process writes) and `log` (the event lines, through it), `state_dir`
+//! (the state folder), `request` (a call → the exact HTTP request, its arguments checked
+//! against the served `inputSchema` first), `fuzzing` (that builder opened to the fuzz
+//! target `arguments`, nothing else).
 
+pub(crate) mod call;
 pub mod client;
 pub(crate) mod clock;
 pub(crate) mod credential;
@@ -29,6 +32,7 @@ pub(crate) mod credential;
 pub mod fuzzing;
 pub(crate) mod guard;
 pub(crate) mod ledger;
+pub(crate) mod log;
 pub mod probe;
 pub(crate) mod redact;
 pub(crate) mod request;

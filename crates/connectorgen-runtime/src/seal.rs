@@ -17,13 +17,16 @@
 //! ledger row the request would follow (`after`), so every question asked for the same
 //! call before the person answers names the same request, and two yeses are one order.
 //! While a value is good, asking again hands out the very same value.
+//!
+//! The sealing itself is a `Codec` given at start-up: `serve` gives rmcp's
+//! `RequestStateCodec`, the one MCP's `requestState` values are made with
+//! (`serve/codec.rs`, where this module's tests run with it).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest as _, Sha256};
 
-use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 
 use super::clock::Clock;
@@ -82,12 +85,20 @@ pub(crate) struct Issued {
     pub token: String,
 }
 
+/// Seals bytes so that only the holder of the key opens them, bound to `bound` (data the
+/// value is only good with, not carried in it), and opens them again.
+pub(crate) trait Codec: Send + Sync {
+    fn seal(&self, payload: &[u8], bound: &[u8]) -> String;
+    /// The payload, or `None` when `sealed` is damaged, forged or for another `bound`.
+    fn open(&self, sealed: &str, bound: &[u8]) -> Option<Vec<u8>>;
+}
+
 /// A value handed out and its expiry.
 type Handed = (String, u64);
 
 #[derive(Clone)]
 pub(crate) struct Sealer {
-    codec: Arc<RequestStateCodec>,
+    codec: Arc<dyn Codec>,
     clock: Arc<dyn Clock>,
     /// The connector's identity, bound into every token and nonce.
     connector: Arc<str>,
@@ -103,20 +114,15 @@ impl std::fmt::Debug for Sealer {
 }
 
 impl Sealer {
-    /// `secret` must be at least 32 bytes (`state_dir::secret` makes one). `connector` names
-    /// the connector: its service name and the digest of what its manifest produced.
-    pub(crate) fn new(
-        secret: &[u8],
-        clock: Arc<dyn Clock>,
-        connector: &str,
-    ) -> Result<Sealer, String> {
-        let codec = RequestStateCodec::try_new(secret.to_vec()).map_err(|e| e.to_string())?;
-        Ok(Sealer {
-            codec: Arc::new(codec),
+    /// `codec` is keyed by the secret (`state_dir::secret` makes one). `connector` names the
+    /// connector: its service name and the digest of what its manifest produced.
+    pub(crate) fn new(codec: Arc<dyn Codec>, clock: Arc<dyn Clock>, connector: &str) -> Sealer {
+        Sealer {
+            codec,
             clock,
             connector: connector.into(),
             issued: Arc::default(),
-        })
+        }
     }
 
     /// The nonce of the logical request a question about `tool` with `args_hash` is
@@ -164,11 +170,9 @@ impl Sealer {
             e: expires_at,
         };
         let bound = self.binding(purpose, tool, args_hash);
-        let token = self
-            .codec
-            .seal_json_with(&payload, &SealOptions::new().associated_data(&bound))
-            // A two-field struct of a string and a number always serialises.
-            .unwrap_or_default();
+        // A two-field struct of a string and a number always serialises.
+        let json = serde_json::to_vec(&payload).unwrap_or_default();
+        let token = self.codec.seal(&json, &bound);
         issued.insert(slot, (token.clone(), expires_at));
         Issued { token }
     }
@@ -185,8 +189,9 @@ impl Sealer {
         let bound = self.binding(purpose, tool, args_hash);
         let payload: Payload = self
             .codec
-            .open_json_with(token, &bound)
-            .map_err(|_| Refusal::NotForThisCall)?;
+            .open(token, &bound)
+            .and_then(|json| serde_json::from_slice(&json).ok())
+            .ok_or(Refusal::NotForThisCall)?;
         if self.clock.now() >= payload.e {
             return Err(Refusal::Expired);
         }
@@ -210,110 +215,4 @@ fn length_prefixed(parts: &[&str]) -> Vec<u8> {
         out.extend_from_slice(part.as_bytes());
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::ManualClock;
-
-    fn sealer(clock: Arc<ManualClock>) -> Sealer {
-        Sealer::new(&[7u8; 32], clock, "VidGen sha256:1").unwrap()
-    }
-
-    /// The token for the first request of `tool` with `hash`, and its nonce.
-    fn issue(s: &Sealer, purpose: Purpose, tool: &str, hash: &str) -> (String, String) {
-        let nonce = s.nonce_for(tool, hash, None);
-        (s.issue(purpose, tool, hash, &nonce).token, nonce)
-    }
-
-    #[test]
-    fn a_token_opens_only_for_its_tool_and_arguments() {
-        let clock = Arc::new(ManualClock::at(1_000));
-        let s = sealer(clock);
-        let (token, nonce) = issue(&s, Purpose::Confirmation, "createVideo", "h1");
-        let opened = s.open(Purpose::Confirmation, "createVideo", "h1", &token);
-        assert_eq!(opened, Ok(Opened { nonce }));
-        for (tool, hash) in [("createVideo", "h2"), ("deleteVideo", "h1")] {
-            assert_eq!(
-                s.open(Purpose::Confirmation, tool, hash, &token),
-                Err(Refusal::NotForThisCall)
-            );
-        }
-        for purpose in [Purpose::RequestState, Purpose::Second] {
-            assert_eq!(
-                s.open(purpose, "createVideo", "h1", &token),
-                Err(Refusal::NotForThisCall)
-            );
-        }
-    }
-
-    #[test]
-    fn a_token_opens_only_for_its_connector_even_with_the_same_secret() {
-        let clock = Arc::new(ManualClock::at(1_000));
-        let s = sealer(clock.clone());
-        let (token, _) = issue(&s, Purpose::Confirmation, "createVideo", "h1");
-        for other in ["OtherGen sha256:1", "VidGen sha256:2"] {
-            let other = Sealer::new(&[7u8; 32], clock.clone(), other).unwrap();
-            assert_eq!(
-                other.open(Purpose::Confirmation, "createVideo", "h1", &token),
-                Err(Refusal::NotForThisCall)
-            );
-            assert_ne!(
-                other.nonce_for("createVideo", "h1", None),
-                s.nonce_for("createVideo", "h1", None)
-            );
-        }
-    }
-
-    #[test]
-    fn a_token_expires_by_our_clock() {
-        let clock = Arc::new(ManualClock::at(1_000));
-        let s = sealer(clock.clone());
-        let (token, _) = issue(&s, Purpose::Confirmation, "t", "h");
-        clock.advance(TOKEN_LIFETIME_SECONDS - 1);
-        assert!(s.open(Purpose::Confirmation, "t", "h", &token).is_ok());
-        clock.advance(1);
-        assert_eq!(
-            s.open(Purpose::Confirmation, "t", "h", &token),
-            Err(Refusal::Expired)
-        );
-    }
-
-    #[test]
-    fn another_secret_or_a_changed_token_does_not_open() {
-        let clock = Arc::new(ManualClock::at(5));
-        let s = sealer(clock.clone());
-        let other = Sealer::new(&[8u8; 32], clock, "VidGen sha256:1").unwrap();
-        let (token, _) = issue(&s, Purpose::Confirmation, "t", "h");
-        assert!(other.open(Purpose::Confirmation, "t", "h", &token).is_err());
-        let mut changed = token.clone();
-        let last = changed.pop().unwrap();
-        changed.push(if last == 'A' { 'B' } else { 'A' });
-        assert!(s.open(Purpose::Confirmation, "t", "h", &changed).is_err());
-        assert!(s.open(Purpose::Confirmation, "t", "h", "").is_err());
-    }
-
-    #[test]
-    fn the_same_question_gets_the_same_value_and_the_next_request_another() {
-        let clock = Arc::new(ManualClock::at(5));
-        let s = sealer(clock.clone());
-        let a = issue(&s, Purpose::Confirmation, "t", "h");
-        let b = issue(&s, Purpose::Confirmation, "t", "h");
-        assert_eq!(a, b);
-        // A form for the same call names the same request.
-        let form = issue(&s, Purpose::RequestState, "t", "h").0;
-        let opened = s.open(Purpose::RequestState, "t", "h", &form).unwrap();
-        assert_eq!(opened.nonce, a.1);
-        // Late in its life a new value is handed out, for the same request.
-        clock.advance(TOKEN_LIFETIME_SECONDS / 2 + 1);
-        let c = issue(&s, Purpose::Confirmation, "t", "h").0;
-        assert_ne!(c, a.0);
-        let opened = s.open(Purpose::Confirmation, "t", "h", &c).unwrap();
-        assert_eq!(opened.nonce, a.1);
-        // The request after row 1 is another one.
-        let next = s.nonce_for("t", "h", Some(1));
-        assert_ne!(next, a.1);
-        assert_ne!(s.nonce_for("t", "h2", None), a.1);
-    }
 }

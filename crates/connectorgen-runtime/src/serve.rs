@@ -16,11 +16,10 @@
 //! input-required result, on earlier ones with `elicitation/create` when the client
 //! declares elicitation, else with a one-time confirmation value the model relays.
 
+mod codec;
 mod handler;
 mod http;
-pub(crate) mod log;
-mod output;
-pub(crate) mod reply;
+mod redacted;
 mod stdio;
 
 use std::path::PathBuf;
@@ -157,7 +156,7 @@ pub(crate) fn prepare(
         .zip(&credentials)
         .map(|((definition, _), credential)| {
             let name = definition["name"].as_str().unwrap_or_default().to_string();
-            (name, handler::principal(credential.as_ref()))
+            (name, crate::call::principal(credential.as_ref()))
         })
         .collect();
     let (ledger, secret, where_kept) = open_ledger(config, &connector.service.name, &principals)?;
@@ -171,7 +170,7 @@ pub(crate) fn prepare(
         identity.push_str(" principal:");
         identity.push_str(principal);
     }
-    let sealer = Sealer::new(&secret, clock, &identity)?;
+    let sealer = Sealer::new(codec::codec(&secret)?, clock, &identity);
 
     // The credential's real variables: each part's for a credential of parts (not the
     // unused `auth.env` default), `auth.env` for one (review defect 10).

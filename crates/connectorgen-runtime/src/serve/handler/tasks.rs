@@ -34,107 +34,40 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
-use super::{Served, Shared};
+use super::{Shared, result as mcp_result};
+use crate::call::{Served, output, reply};
 use crate::ledger::{Entry, Status};
-use crate::serve::output;
-use crate::serve::reply;
 use connectorgen_core::model::{Async, JobState, Returns};
 
 mod cancel;
+mod held;
 
-pub(super) use cancel::Pending;
+use cancel::Pending;
+use held::{Held, backoff, due};
 
-/// What the last poll of one task found, and when it was made (seconds).
-#[derive(Debug, Clone)]
-pub(super) struct Polled {
-    at: u64,
-    task: DetailedTask,
-    /// Polls in a row that got no answer about the job (an auth refusal, a rate limit, a
-    /// 5xx, no connection): each doubles the wait before the next (`backoff`).
-    failures: u32,
-    /// The state's size as JSON: what `Held` counts against `HELD_MAX_BYTES`.
-    bytes: usize,
+/// What only the tasks extension knows in this process: the last poll of each task and
+/// the cancels waiting on the person's answer. Each behind its own lock, taken as it is
+/// when a panicking holder left it poisoned (every change is one insert or remove).
+#[derive(Default)]
+pub(super) struct Tasks {
+    /// What the last poll of each task found, by row.
+    polled: std::sync::Mutex<Held>,
+    /// Cancels waiting on the person's answer, by task row (tasks/cancel.rs).
+    cancels: std::sync::Mutex<std::collections::HashMap<i64, Pending>>,
 }
 
-/// The most the task states held in memory may weigh (their JSON; a finished task's is
-/// its poll's whole answer). Past it the states polled longest ago are let go: such a
-/// task's next `tasks/get` polls once more (a free read, never the create), as after a
-/// restart. 16 MiB holds four 4 MB answers, or thousands of ordinary ones.
-pub(super) const HELD_MAX_BYTES: usize = 16 << 20;
-
-/// The task states this process holds, by row (row ids are never used twice in a
-/// store: `ledger/sqlite.rs`'s `NEVER_REUSED`, PostgreSQL's identity column), bounded by
-/// `HELD_MAX_BYTES`.
-#[derive(Debug, Default)]
-pub(super) struct Held {
-    tasks: std::collections::HashMap<i64, Polled>,
-    bytes: usize,
-}
-
-impl Held {
-    fn get(&self, row: i64) -> Option<&Polled> {
-        self.tasks.get(&row)
+impl Tasks {
+    fn polled(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.polled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn get_mut(&mut self, row: i64) -> Option<&mut Polled> {
-        self.tasks.get_mut(&row)
+    fn cancels(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<i64, Pending>> {
+        self.cancels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-
-    fn remove(&mut self, row: i64) {
-        if let Some(gone) = self.tasks.remove(&row) {
-            self.bytes = self.bytes.saturating_sub(gone.bytes);
-        }
-    }
-
-    /// Holds `task` as row `row`'s state, polled at `at` after `failures` failed polls in
-    /// a row, and lets the states polled longest ago go while the whole is over the bound
-    /// (never the one just held).
-    fn insert(&mut self, row: i64, at: u64, task: DetailedTask, failures: u32) {
-        let bytes = serde_json::to_vec(&task).map_or(0, |json| json.len());
-        let polled = Polled {
-            at,
-            task,
-            failures,
-            bytes,
-        };
-        if let Some(old) = self.tasks.insert(row, polled) {
-            self.bytes = self.bytes.saturating_sub(old.bytes);
-        }
-        self.bytes = self.bytes.saturating_add(bytes);
-        if self.bytes <= HELD_MAX_BYTES {
-            return;
-        }
-        let mut oldest: Vec<(u64, i64)> = self
-            .tasks
-            .iter()
-            .filter(|(id, _)| **id != row)
-            .map(|(id, p)| (p.at, *id))
-            .collect();
-        oldest.sort_unstable();
-        for (_, id) in oldest {
-            if self.bytes <= HELD_MAX_BYTES {
-                break;
-            }
-            if let Some(gone) = self.tasks.remove(&id) {
-                self.bytes = self.bytes.saturating_sub(gone.bytes);
-            }
-        }
-    }
-
-    /// The bytes held now (tests).
-    #[cfg(test)]
-    fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
-
-/// The wait before a task's next poll after `failures` failed ones in a row: the poll
-/// interval, doubled for each failure, at most ten minutes (a provider refusing the
-/// credential or rate limiting is not polled at the client's pace).
-pub(super) fn backoff(interval_ms: u64, failures: u32) -> u64 {
-    interval_ms
-        .saturating_mul(1_u64 << failures.min(16))
-        .min(600_000)
 }
 
 /// Whether `served` is a tool whose calls become tasks: an async operation that returns
@@ -194,15 +127,6 @@ pub(super) fn poll_interval_ms(a: &Async) -> u64 {
         .map_or(5_000, |s| s.saturating_mul(100).clamp(1_000, 60_000))
 }
 
-/// Whether a task last polled at `last` may be polled again at `now` (seconds): at
-/// most once per poll interval, so a client polling in a loop cannot make the server
-/// poll the provider in a loop. The clock reads whole seconds, so two readings `n`
-/// apart may be as little as `n - 1` seconds apart: one second more makes the bound
-/// hold (a poll may come up to a second late, never early).
-pub(super) fn due(last: Option<u64>, now: u64, interval_ms: u64) -> bool {
-    last.is_none_or(|at| now >= at.saturating_add(interval_ms.div_ceil(1000) + 1))
-}
-
 /// The task id of row `entry`: its id and a digest of its retry key, so a task id names
 /// one row and cannot be guessed from another's.
 pub(super) fn task_id(entry: &Entry) -> String {
@@ -249,6 +173,7 @@ impl Shared {
     /// call's own answer goes out then, as to a client without the extension.
     pub(super) async fn created_task(&self, served: &Served, id: i64) -> Option<CreateTaskResult> {
         let entry = self
+            .stage
             .ledger
             .entry(id, served.principal.clone())
             .await
@@ -263,7 +188,7 @@ impl Shared {
             return Some(CreateTaskResult::new(ended.task));
         }
         let held = self
-            .calls
+            .tasks
             .polled()
             .get(id)
             .map(|p| p.task.task.clone())
@@ -288,15 +213,21 @@ impl Shared {
         &self,
         row: i64,
     ) -> Result<Option<Entry>, crate::ledger::LedgerError> {
-        let mut principals: Vec<&str> = self.tools.iter().map(|s| s.principal.as_str()).collect();
+        let mut principals: Vec<&str> = self
+            .stage
+            .tools
+            .iter()
+            .map(|s| s.principal.as_str())
+            .collect();
         principals.sort_unstable();
         principals.dedup();
         for principal in principals {
-            if let Some(entry) = self.ledger.entry(row, principal.to_string()).await? {
+            if let Some(entry) = self.stage.ledger.entry(row, principal.to_string()).await? {
                 let ours = self
+                    .stage
                     .by_name
                     .get(&entry.tool)
-                    .is_some_and(|&i| self.tools[i].principal == principal);
+                    .is_some_and(|&i| self.stage.tools[i].principal == principal);
                 return Ok(ours.then_some(entry));
             }
         }
@@ -312,7 +243,7 @@ impl Shared {
         )
         .with_poll_interval_ms(poll_interval_ms(a))
         // The row decides calls for the retry window after its last write, then goes.
-        .with_ttl_ms(self.config.retry_window.saturating_mul(1000));
+        .with_ttl_ms(self.stage.settings.retry_window.saturating_mul(1000));
         if let Some(job) = &entry.job_id {
             task = task.with_status_message(format!("Job {job} at the provider."));
         }
@@ -347,9 +278,10 @@ impl Shared {
             .filter(|e| task_id(e) == id && e.status == Status::Job)
             .ok_or_else(unknown)?;
         let served = self
+            .stage
             .by_name
             .get(&entry.tool)
-            .map(|&i| &self.tools[i])
+            .map(|&i| &self.stage.tools[i])
             .filter(|s| is_job(s))
             .ok_or_else(unknown)?;
         // Ended: as it was kept, never polled again.
@@ -368,10 +300,10 @@ impl Shared {
         else {
             return Err(unknown());
         };
-        let now = self.sealer.clock().now();
+        let now = self.stage.sealer.clock().now();
         let interval = poll_interval_ms(a);
         let failures = {
-            let mut polled = self.calls.polled();
+            let mut polled = self.tasks.polled();
             // A state held for another row of the same id cannot be (ids are never used
             // twice), but the task id, which names the row and its key, is checked too.
             let held = polled.get(row).filter(|p| p.task.task.task_id == id);
@@ -396,7 +328,12 @@ impl Shared {
             polled.insert(row, now, task, failures);
             failures
         };
-        let Some(poll) = self.by_name.get(poll_tool).map(|&i| &self.tools[i]) else {
+        let Some(poll) = self
+            .stage
+            .by_name
+            .get(poll_tool)
+            .map(|&i| &self.stage.tools[i])
+        else {
             return Err(unknown());
         };
         let mut args = Map::new();
@@ -447,10 +384,10 @@ impl Shared {
             None
         };
         let kept = match json {
-            Some(json) => matches!(self.ledger.keep_task(row, json).await, Ok(true)),
+            Some(json) => matches!(self.stage.ledger.keep_task(row, json).await, Ok(true)),
             None => false,
         };
-        let mut polled = self.calls.polled();
+        let mut polled = self.tasks.polled();
         if kept {
             polled.remove(row);
         } else {
@@ -475,7 +412,8 @@ impl Shared {
             task.status_message = Some(message);
             DetailedTask::new(task, TaskPayload::Working)
         };
-        let http = match crate::request::build(&poll.mapping, args, &self.target(poll, None)) {
+        let http = match crate::request::build(&poll.mapping, args, &self.stage.target(poll, None))
+        {
             Ok(http) => http,
             Err(e) => {
                 return (
@@ -484,11 +422,11 @@ impl Shared {
                 );
             }
         };
-        let (sent, uri) = self.send(&http).await;
+        let (sent, uri) = self.stage.send(&http).await;
         let response = match sent {
             Ok(response) => response,
             Err(e) => {
-                self.redactor.line(
+                self.stage.redactor.line(
                     "task-poll",
                     json!({"task": task.task_id, "tool": poll.op.id, "error": e.to_string()}),
                 );
@@ -504,7 +442,7 @@ impl Shared {
                 );
             }
         };
-        self.redactor.line(
+        self.stage.redactor.line(
             "task-poll",
             json!({"task": task.task_id, "tool": poll.op.id, "status": response.status}),
         );
@@ -512,14 +450,14 @@ impl Shared {
             200..=299 => {}
             // The job is gone: the tool ran and reported an error.
             404 | 410 => {
-                let answer = reply::answer(
+                let answer = mcp_result(reply::answer(
                     &poll.op,
                     &response,
                     &uri,
                     None,
                     None,
                     reply::Retry::Untracked,
-                );
+                ));
                 let status = response.status;
                 return (
                     completed(
@@ -574,8 +512,9 @@ impl Shared {
             result = output::checked(&poll.op, result, validator);
         }
         let result = match self
+            .stage
             .redactor
-            .response(rmcp::model::CallToolResponse::Complete(result))
+            .response(rmcp::model::CallToolResponse::Complete(mcp_result(result)))
         {
             rmcp::model::CallToolResponse::Complete(r) => r,
             _ => rmcp::model::CallToolResult::default(),
@@ -653,59 +592,6 @@ mod tests {
         assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601(1_796_304_049), "2026-12-03T13:20:49Z");
         assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
-    }
-
-    #[test]
-    fn a_task_is_polled_at_most_once_per_interval() {
-        assert!(due(None, 100, 9_000));
-        assert!(!due(Some(100), 100, 9_000));
-        // 100 and 109 may be 100.9 and 109.0: 8.1 seconds apart.
-        assert!(!due(Some(100), 109, 9_000));
-        assert!(due(Some(100), 110, 9_000));
-        // Less than a second rounds up to one, read as two whole seconds: 100.9 and
-        // 101.0 are not a second apart.
-        assert!(!due(Some(100), 100, 1));
-        assert!(!due(Some(100), 101, 1));
-        assert!(due(Some(100), 102, 1));
-    }
-
-    /// Finished tasks' answers are held up to `HELD_MAX_BYTES`, the ones polled longest
-    /// ago let go first (issue 43: 40 finished 4 MB answers took RSS from 22 to 361 MB).
-    #[test]
-    fn held_task_states_are_bounded() {
-        let big = |n: usize| {
-            let task = Task::new(format!("{n}-x"), TaskStatus::Working, "a", "b");
-            let mut result = Map::new();
-            result.insert("text".into(), json!("x".repeat(4 << 20)));
-            DetailedTask::new(task, TaskPayload::Completed { result })
-        };
-        let mut held = Held::default();
-        for row in 1..=40 {
-            held.insert(row, 1_000 + u64::try_from(row).unwrap(), big(40), 0);
-            assert!(
-                held.bytes() <= HELD_MAX_BYTES,
-                "{} after {row}",
-                held.bytes()
-            );
-        }
-        assert!(held.get(40).is_some(), "the newest is held");
-        assert!(held.get(1).is_none(), "the oldest was let go");
-        assert_eq!(
-            held.tasks.values().map(|p| p.bytes).sum::<usize>(),
-            held.bytes()
-        );
-        // Held again under the same row: counted once.
-        let before = held.bytes();
-        held.insert(40, 2_000, big(40), 0);
-        assert_eq!(held.bytes(), before);
-    }
-
-    #[test]
-    fn failed_polls_back_off_up_to_ten_minutes() {
-        assert_eq!(backoff(5_000, 0), 5_000);
-        assert_eq!(backoff(5_000, 1), 10_000);
-        assert_eq!(backoff(5_000, 3), 40_000);
-        assert_eq!(backoff(5_000, 40), 600_000);
     }
 
     #[test]

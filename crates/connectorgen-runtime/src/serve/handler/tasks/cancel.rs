@@ -23,10 +23,11 @@ use serde_json::{Map, Value};
 
 use super::super::{CONSENT_INPUT, Shared};
 use super::{iso8601, row_of};
+use crate::call::argument_of;
 use connectorgen_core::render::mcp::mapping::Location;
 
 /// A cancel waiting on the person's answer, by task row.
-pub(in crate::serve::handler) struct Pending {
+pub(super) struct Pending {
     /// The question's key in the task's `inputRequests`: never used twice for one task
     /// (SEP-2663), so it carries when it was asked and a sequence number.
     key: String,
@@ -87,17 +88,17 @@ impl Shared {
         }
         let row = row_of(id).unwrap_or_default();
         // Asked for again while its question is open: that question, nothing new.
-        if self.calls.cancels().contains_key(&row) {
+        if self.tasks.cancels().contains_key(&row) {
             return Ok(());
         }
         let entry = self.own_entry(row).await.ok().flatten();
         let served = entry
             .as_ref()
-            .and_then(|e| self.by_name.get(&e.tool))
-            .map(|&i| &self.tools[i]);
+            .and_then(|e| self.stage.by_name.get(&e.tool))
+            .map(|&i| &self.stage.tools[i]);
         let cancel = served
             .and_then(|s| s.op.async_.as_ref()?.cancel_with.as_ref())
-            .and_then(|name| self.by_name.get(name).copied());
+            .and_then(|name| self.stage.by_name.get(name).copied());
         let (Some(index), Some(job)) = (cancel, entry.as_ref().and_then(|e| e.job_id.clone()))
         else {
             return Err(ErrorData::invalid_request(
@@ -109,7 +110,7 @@ impl Shared {
                 None,
             ));
         };
-        let tool = &self.tools[index];
+        let tool = &self.stage.tools[index];
         let Some(path_param) = tool.op.path_params.last() else {
             return Err(ErrorData::internal_error(
                 format!("{} takes no job id in its path", tool.op.id),
@@ -117,14 +118,14 @@ impl Shared {
             ));
         };
         // The argument the cancel tool takes the id in, as the model would send it.
-        let param = &super::super::argument_of(&tool.mapping, Location::Path, path_param)
+        let param = &argument_of(&tool.mapping, Location::Path, path_param)
             .unwrap_or_else(|| path_param.clone());
         let mut args = Map::new();
         args.insert(param.clone(), Value::String(job.clone()));
         let request = CallToolRequestParams::new(tool.op.id.clone()).with_arguments(args.clone());
         let refused = |why: String| {
             Err(ErrorData::invalid_request(
-                self.redactor.text(&format!(
+                self.stage.redactor.text(&format!(
                     "task {id} was not cancelled: {why} The task is kept; tasks/get follows it."
                 )),
                 None,
@@ -141,11 +142,11 @@ impl Shared {
             }
             // 2026-07-28: the person is asked through the task (`input_required`).
             CallToolResponse::InputRequired(asked) => {
-                let at = self.sealer.clock().now();
+                let at = self.stage.sealer.clock().now();
                 let Some(pending) = Pending::asked(asked, at, index, args, done) else {
                     return refused(format!("{} asked for input it did not name.", tool.op.id));
                 };
-                self.calls
+                self.tasks
                     .cancels()
                     .entry(row)
                     // Two cancels racing to ask: the first question stands.
@@ -173,7 +174,7 @@ impl Shared {
         let current = self.get_task(id).await?;
         let row = row_of(id).unwrap_or_default();
         let pending = {
-            let mut cancels = self.calls.cancels();
+            let mut cancels = self.tasks.cancels();
             match cancels.get(&row) {
                 Some(p) if responses.contains_key(&p.key) => cancels.remove(&row),
                 // SEP-2663: an answer to a key that is not outstanding is ignored.
@@ -186,7 +187,7 @@ impl Shared {
         if current.task.status().is_terminal() {
             return Ok(());
         }
-        let tool = &self.tools[pending.index];
+        let tool = &self.stage.tools[pending.index];
         let mut request =
             CallToolRequestParams::new(tool.op.id.clone()).with_arguments(pending.args.clone());
         request.request_state = pending.request_state.clone();
@@ -200,18 +201,18 @@ impl Shared {
             }
             // Asked once more (a second question of the same call): shown in its turn.
             CallToolResponse::InputRequired(asked) => {
-                let at = self.sealer.clock().now();
+                let at = self.stage.sealer.clock().now();
                 if let Some(again) =
                     Pending::asked(asked, at, pending.index, pending.args, pending.done)
                 {
-                    self.calls.cancels().insert(row, again);
+                    self.tasks.cancels().insert(row, again);
                 }
             }
             // Declined, or refused by the cancel's own checks: nothing was sent, and
             // the job goes on (the call logged why); the task changed, back to working.
             _ => {
-                let now = self.sealer.clock().now();
-                if let Some(held) = self.calls.polled().get_mut(row) {
+                let now = self.stage.sealer.clock().now();
+                if let Some(held) = self.tasks.polled().get_mut(row) {
                     held.task.task.last_updated_at = iso8601(now);
                 }
             }
@@ -229,7 +230,7 @@ impl Shared {
         if task.status().is_terminal() {
             return task;
         }
-        let cancels = self.calls.cancels();
+        let cancels = self.tasks.cancels();
         let Some(pending) = cancels.get(&row) else {
             return task;
         };
@@ -238,7 +239,7 @@ impl Shared {
         shown.status_message = Some(format!(
             "Cancelling needs the person's yes: {} is asked in inputRequests; answer with \
              tasks/update. The job goes on meanwhile.",
-            self.tools[pending.index].op.id
+            self.stage.tools[pending.index].op.id
         ));
         DetailedTask::new(
             shown,
@@ -254,7 +255,7 @@ impl Shared {
     /// Holds row `row`'s task as cancelled, `message` saying how.
     async fn cancelled(&self, row: i64, mut task: Task, message: String) {
         task.status_message = Some(message);
-        let now = self.sealer.clock().now();
+        let now = self.stage.sealer.clock().now();
         task.last_updated_at = iso8601(now);
         self.hold(row, now, DetailedTask::new(task, TaskPayload::Cancelled))
             .await;

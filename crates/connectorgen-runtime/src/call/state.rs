@@ -1,41 +1,38 @@
 //! The state of calls that lives in this process, as one type: what is out at the
-//! provider right now, the consent questions open, the outcomes the ledger could not
-//! take yet, the tasks' last polls and the cancels waiting on the person.
+//! provider right now, the consent questions open, and the outcomes the ledger could not
+//! take yet. (What only the protocol knows, the tasks' last polls and the cancels waiting
+//! on the person, is `serve`'s: `serve/handler/tasks.rs`, `Tasks`.)
 //!
 //! Takes: nothing at start (all empty). Returns: each part behind its own lock, through
 //! methods named for what they do; a lock a panicking holder left poisoned is taken as
 //! it is (every change here is one insert or remove, never left half done).
 //! Must never: be the record of anything the ledger should hold (a row, an outcome it
-//! took): this is what one process knows besides it, and it is gone at a restart.
+//! took): this is what one process knows besides it, and it is gone at a restart; or
+//! hold a lock across an await (the claim's turn is the one lock that may be).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::InFlight;
-use super::consent::Question;
-use super::tasks::{Held, Pending};
+use super::ask::Question;
 use crate::ledger::Outcome;
 
 #[derive(Default)]
-pub(super) struct Calls {
-    /// Held by a claim from its look-up to its mark (`Shared::claim`): this process's
+pub(crate) struct Calls {
+    /// Held by a claim from its look-up to its mark (`Stage::claim`): this process's
     /// claims take turns, as they did when the store ran on the event loop, now without
     /// holding anything but other claims.
     claims: tokio::sync::Mutex<()>,
     /// Rows whose request is out at the provider right now, with the outcome the
     /// identical calls waiting on it get.
     in_flight: Mutex<HashMap<i64, InFlight>>,
-    /// Consent forms open or answered yes, by nonce (handler/consent.rs).
+    /// Consent forms open or answered yes, by nonce (call/ask.rs).
     questions: Mutex<HashMap<String, Question>>,
     /// Outcomes the ledger could not record (a full disk, a database away), by row, with
     /// the error: the guard sees them as if recorded, so the identical call is answered
     /// from here instead of being sent again, until the ledger takes them
-    /// (`Shared::record_held`).
+    /// (`Stage::record_held`).
     unrecorded: Mutex<HashMap<i64, (Outcome, String)>>,
-    /// What the last poll of each task found, by row (handler/tasks.rs).
-    polled: Mutex<Held>,
-    /// Cancels waiting on the person's answer, by task row (handler/tasks/cancel.rs).
-    cancels: Mutex<HashMap<i64, Pending>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -95,13 +92,5 @@ impl Calls {
     /// Every outcome held, with its error (what a claim lays over the ledger's rows).
     pub(super) fn unrecorded(&self) -> HashMap<i64, (Outcome, String)> {
         lock(&self.unrecorded).clone()
-    }
-
-    pub(super) fn polled(&self) -> MutexGuard<'_, Held> {
-        lock(&self.polled)
-    }
-
-    pub(super) fn cancels(&self) -> MutexGuard<'_, HashMap<i64, Pending>> {
-        lock(&self.cancels)
     }
 }

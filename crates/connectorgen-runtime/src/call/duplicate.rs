@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Served, Shared};
+use super::{Served, Stage};
 use crate::client::HttpResponse;
 use crate::ledger::Entry;
 use connectorgen_core::render::mcp::mapping::Location;
@@ -24,7 +24,7 @@ pub(super) struct Found {
     pub uri: String,
 }
 
-impl Shared {
+impl Stage {
     pub(super) async fn found_by_key(&self, served: &Served, entry: &Entry) -> Option<Found> {
         let duplicate = served.op.key()?.duplicate.as_ref()?;
         let read = self

@@ -1,8 +1,9 @@
 //! A tool's answers checked against its `outputSchema` before they leave, on the first
 //! call and on the ledger's replays alike.
 //!
-//! Takes: the served tool (its `outputSchema`, or the schema `mcp-tools.json` keeps in
-//! `_meta` for clients on 2026-07-28) once at start-up, then each successful result.
+//! Takes: the served tool's output schema (its `outputSchema`, or the schema
+//! `mcp-tools.json` keeps in `_meta` for clients on 2026-07-28, which `serve` picks) once
+//! at start-up, then each successful answer.
 //! Returns: the compiled validator (or why there is none), and the result as it may go
 //! out: unchanged when its `structuredContent` matches, else a tool error that carries
 //! the provider's answer as text, says the call went through, and names the mismatch.
@@ -20,12 +21,11 @@
 //! JSON Schema 2020-12, formats not asserted (as the clients that check do not), the
 //! same regex bounds; compiled once per tool, not per answer.
 
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 
+use super::answer::{Answer, Block};
 use super::reply;
 use connectorgen_core::model::Operation;
-use connectorgen_core::render::mcp::OUTPUT_SCHEMA_META_KEY;
 
 /// At most this many mismatches are named.
 const MAX_PROBLEMS: usize = 3;
@@ -33,46 +33,25 @@ const MAX_PROBLEMS: usize = 3;
 /// A mismatch's message is cut to this many characters.
 const MAX_MESSAGE: usize = 160;
 
-/// The validator of `tool`'s output schema; `Ok(None)` when it has none, `Err` when the
-/// schema cannot be compiled (a `$ref` outside it, a pattern the regex engine refuses).
-pub(crate) fn compile(tool: &Tool) -> Result<Option<jsonschema::Validator>, String> {
-    let schema = match &tool.output_schema {
-        Some(schema) => Value::Object((**schema).clone()),
-        None => match tool
-            .meta
-            .as_ref()
-            .and_then(|m| m.0.get(OUTPUT_SCHEMA_META_KEY))
-        {
-            Some(schema) => schema.clone(),
-            None => return Ok(None),
-        },
-    };
+/// The validator of an output schema; `Err` when the schema cannot be compiled (a `$ref`
+/// outside it, a pattern the regex engine refuses).
+pub(crate) fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(false)
         .should_ignore_unknown_formats(true)
         .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(100_000))
-        .build(&schema)
-        .map(Some)
+        .build(schema)
         .map_err(|e| e.to_string())
-}
-
-/// Takes the output schema out of a tool whose schema cannot be compiled: served
-/// without one, its answers need not match anything a client checks.
-pub(crate) fn without_schema(tool: &mut Tool) {
-    tool.output_schema = None;
-    if let Some(meta) = tool.meta.as_mut() {
-        meta.0.shift_remove(OUTPUT_SCHEMA_META_KEY);
-    }
 }
 
 /// `result` as it may go out for a tool whose output schema `validator` checks.
 pub(crate) fn checked(
     op: &Operation,
-    mut result: CallToolResult,
+    mut result: Answer,
     validator: &jsonschema::Validator,
-) -> CallToolResult {
-    if result.is_error == Some(true) {
+) -> Answer {
+    if result.is_error {
         return result;
     }
     let problem = match &result.structured_content {
@@ -90,7 +69,7 @@ pub(crate) fn checked(
         }
     };
     result.structured_content = None;
-    result.is_error = Some(true);
+    result.is_error = true;
     // An error is read as "try again": a call that spends or starts work must not be.
     let done = if op.consent() || op.async_.is_some() {
         format!(
@@ -103,7 +82,7 @@ pub(crate) fn checked(
     };
     result.content.insert(
         0,
-        ContentBlock::text(format!(
+        Block::text(format!(
             "{done} But the provider's answer does not match the tool's outputSchema \
              ({problem}), so it is given as text below, not as structured content."
         )),

@@ -2,13 +2,18 @@
 //! consent question.
 //!
 //! Takes: the provider's answer, or a ledger entry, or the operation's safety layer.
-//! Returns: `CallToolResult`s and question texts.
+//! Returns: `Answer`s (call/answer.rs) and question texts.
 //! Must never: claim something happened that did not (a refused call says "not sent"),
 //! or soften the cost: the question quotes the manifest's own cost note and condition.
 
-use base64::Engine as _;
-use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents};
 use serde_json::{Map, Value, json};
+
+use super::answer::{Answer, Block};
+
+mod body;
+
+pub(crate) use body::stored;
+use body::{body, replayed};
 
 use crate::client::{HttpResponse, SendError};
 use crate::ledger::{Entry, Status};
@@ -20,14 +25,12 @@ pub(crate) const META_KEY: &str = "dev.connectorgen/serve";
 /// The most of a provider's error body quoted back to the model.
 const ERROR_BODY_MAX: usize = 4096;
 
-#[expect(
-    clippy::unnecessary_wraps,
-    reason = "every caller sets `CallToolResult::meta`, an Option"
-)]
-fn meta(value: Value) -> Option<MetaObject> {
-    let mut map = Map::new();
-    map.insert(META_KEY.into(), value);
-    Some(MetaObject(map))
+/// The facts of `value`, an object literal.
+fn meta(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(facts) => facts,
+        _ => Map::new(),
+    }
 }
 
 /// What the person is asked, in the manifest's words.
@@ -97,7 +100,7 @@ pub(crate) fn consent_required(
     token: &str,
     expires_in: u64,
     why: Why,
-) -> CallToolResult {
+) -> Answer {
     let again = match why {
         Why::Spent => {
             "The confirmation this call carried was already used by a request the provider \
@@ -116,8 +119,8 @@ pub(crate) fn consent_required(
         op.id,
         expires_in / 60
     );
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.meta = meta(json!({
+    let mut result = Answer::error(vec![Block::text(text)]);
+    result.facts = meta(json!({
         "consentRequired": true,
         "confirmation": token,
         "expiresInSeconds": expires_in,
@@ -126,37 +129,37 @@ pub(crate) fn consent_required(
 }
 
 /// The person said no (or closed the question).
-pub(crate) fn declined(op: &Operation) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+pub(crate) fn declined(op: &Operation) -> Answer {
+    let mut result = Answer::error(vec![Block::text(format!(
         "NOT SENT: the person did not agree to {}. Nothing was charged or changed. Do not retry \
          unless they ask for it.",
         op.id
     ))]);
-    result.meta = meta(json!({"declined": true}));
+    result.facts = meta(json!({"declined": true}));
     result
 }
 
 /// An identical call is out at the provider right now.
-pub(crate) fn in_flight(op: &Operation) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+pub(crate) fn in_flight(op: &Operation) -> Answer {
+    let mut result = Answer::error(vec![Block::text(format!(
         "NOT SENT: the identical {} call is being sent right now. Wait for its answer instead of \
          calling again.",
         op.id
     ))]);
-    result.meta = meta(json!({"inFlight": true}));
+    result.facts = meta(json!({"inFlight": true}));
     result
 }
 
 /// The identical call is being sent by another instance sharing the ledger: this caller
 /// cannot wait on it, but its next identical call is answered from the row.
-pub(crate) fn in_flight_elsewhere(op: &Operation) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+pub(crate) fn in_flight_elsewhere(op: &Operation) -> Answer {
+    let mut result = Answer::error(vec![Block::text(format!(
         "NOT SENT: the identical {} call is being sent right now by another instance of this \
          server. Make the same call again in a little while: once its answer is recorded, the \
          same call is answered with it, and nothing is sent or charged twice.",
         op.id
     ))]);
-    result.meta = meta(json!({"inFlight": true, "elsewhere": true}));
+    result.facts = meta(json!({"inFlight": true, "elsewhere": true}));
     result
 }
 
@@ -169,7 +172,7 @@ pub(crate) fn unknown(
     check: Option<&str>,
     second: &str,
     refused_retry: Option<u16>,
-) -> CallToolResult {
+) -> Answer {
     let check = check_sentence(check);
     let why = match refused_retry {
         // Keyed, and the retry was answered: the answer may be the provider's way of
@@ -188,7 +191,7 @@ pub(crate) fn unknown(
             id = op.id
         ),
     };
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+    let mut result = Answer::error(vec![Block::text(format!(
         "NOT SENT AGAIN: {why} nothing was sent or charged now. {check} Only if the person, \
          knowing the first may have gone through, explicitly asks for another, identical \
          one, call {id} again with \"confirmation\": \"{second}\"{ask}.",
@@ -200,7 +203,7 @@ pub(crate) fn unknown(
             ""
         }
     ))]);
-    result.meta = meta(json!({"notSent": true, "outcomeUnknown": true}));
+    result.facts = meta(json!({"notSent": true, "outcomeUnknown": true}));
     result
 }
 
@@ -218,11 +221,11 @@ fn check_sentence(check: Option<&str>) -> String {
 /// went through; the call is not sent again on its own. `seen`: the answer is the one
 /// the manifest says the provider gives a key it has seen (`idempotency.duplicate`).
 pub(crate) fn retry_not_success(
-    mut result: CallToolResult,
+    mut result: Answer,
     op: &Operation,
     check: Option<&str>,
     seen: bool,
-) -> CallToolResult {
+) -> Answer {
     let check = check_sentence(check);
     let first = if seen {
         format!(
@@ -237,7 +240,7 @@ pub(crate) fn retry_not_success(
             id = op.id
         )
     };
-    result.content.push(ContentBlock::text(format!(
+    result.content.push(Block::text(format!(
         "NOTE: this was a retry, with the same retry key, of an earlier {id} call that got no \
          answer. {first} It is not sent again on its own: an identical call is answered \
          without sending. {check}",
@@ -250,15 +253,10 @@ pub(crate) fn retry_not_success(
 /// Put before what `read` found: the retry was answered as a key the provider has seen
 /// (`status`), so the first request went through, and this is its result. Nothing new
 /// was ordered.
-pub(crate) fn first_found(
-    mut result: CallToolResult,
-    op: &Operation,
-    read: &str,
-    status: u16,
-) -> CallToolResult {
+pub(crate) fn first_found(mut result: Answer, op: &Operation, read: &str, status: u16) -> Answer {
     result.content.insert(
         0,
-        ContentBlock::text(format!(
+        Block::text(format!(
             "The first {id} went through: this retry, with the same retry key, was answered \
              HTTP {status}, the provider's answer to a key it has seen, and {read} found what \
              the first one made (below). Nothing new was ordered or charged now.",
@@ -271,21 +269,21 @@ pub(crate) fn first_found(
 
 /// The ledger is at its bound (`--ledger-max-bytes`): a new logical request is not
 /// started, since making room would mean forgetting a call that can still be retried.
-pub(crate) fn ledger_full(op: &Operation, why: &str) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+pub(crate) fn ledger_full(op: &Operation, why: &str) -> Answer {
+    let mut result = Answer::error(vec![Block::text(format!(
         "NOT SENT: {why}. {} was not sent and nothing was charged. Calls already made can \
          still be retried or answered; a new one can be made once the oldest leaves the \
          ledger, or after the server is restarted with a larger --ledger-max-bytes.",
         op.id
     ))]);
-    result.meta = meta(json!({"ledgerFull": true}));
+    result.facts = meta(json!({"ledgerFull": true}));
     result
 }
 
 /// Appended to an answer whose outcome the ledger could not record: this process holds
 /// it instead, so the identical call is answered, not sent again, until it ends.
-pub(crate) fn unrecorded(mut result: CallToolResult, error: &str) -> CallToolResult {
-    result.content.push(ContentBlock::text(format!(
+pub(crate) fn unrecorded(mut result: Answer, error: &str) -> Answer {
+    result.content.push(Block::text(format!(
         "NOTE: this outcome could not be recorded in the ledger ({error}). This server keeps \
          it in memory and answers the identical call from there, without sending it again, \
          for as long as it runs; after a restart the identical call would be sent again as a \
@@ -295,17 +293,9 @@ pub(crate) fn unrecorded(mut result: CallToolResult, error: &str) -> CallToolRes
     result
 }
 
-/// Adds one fact to the server's `_meta` entry of `result`, keeping the facts already there.
-pub(crate) fn add_fact(result: &mut CallToolResult, key: &str, value: Value) {
-    let facts = result
-        .meta
-        .get_or_insert_with(|| MetaObject(Map::new()))
-        .0
-        .entry(META_KEY)
-        .or_insert_with(|| json!({}));
-    if let Value::Object(facts) = facts {
-        facts.insert(key.into(), value);
-    }
+/// Adds one fact to the server's facts of `result`, keeping the facts already there.
+pub(crate) fn add_fact(result: &mut Answer, key: &str, value: Value) {
+    result.facts.insert(key.into(), value);
 }
 
 /// The poll hint of an async operation: which tool, and the argument that takes the job
@@ -339,11 +329,11 @@ impl Poll {
 
 /// The outcome of the identical call this one waited for: it was sent once, and both
 /// calls get its answer.
-pub(crate) fn shared(mut result: CallToolResult) -> CallToolResult {
+pub(crate) fn shared(mut result: Answer) -> Answer {
     add_fact(&mut result, "sharedWithIdenticalCall", json!(true));
     result.content.insert(
         0,
-        ContentBlock::text(
+        Block::text(
             "An identical call was being sent when this one came; it was sent once, and this \
              is its answer."
                 .to_string(),
@@ -363,7 +353,7 @@ pub(crate) fn already(
     poll: Option<&Poll>,
     second: &str,
     uri: &str,
-) -> CallToolResult {
+) -> Answer {
     let job = entry.job_id.as_deref();
     let mut text = match (entry.status, poll, job) {
         (Status::Job, Some(p), Some(id)) => format!(
@@ -401,16 +391,16 @@ pub(crate) fn already(
             ""
         }
     ));
-    let mut content = vec![ContentBlock::text(text)];
+    let mut content = vec![Block::text(text)];
     let mut structured = None;
     if let Some(response) = &first {
         let (blocks, value) = body(response, uri);
         content.extend(blocks);
         structured = value;
     }
-    let mut result = CallToolResult::success(content);
+    let mut result = Answer::success(content);
     result.structured_content = structured;
-    result.meta = meta(json!({
+    result.facts = meta(json!({
         "notSent": true,
         "jobId": job,
         "statusAtFirstCall": entry.status_name(),
@@ -419,56 +409,6 @@ pub(crate) fn already(
         "secondOrder": second,
     }));
     result
-}
-
-/// What the ledger keeps of a successful answer, so that a replay is the same answer:
-/// the body as text when its media type is text (or unnamed and UTF-8), else base64 of
-/// its bytes; and the media type (`application/octet-stream` for unnamed bytes, which
-/// the first answer also sent as a resource).
-pub(crate) fn stored(response: &HttpResponse) -> (String, Option<String>) {
-    let content_type = response.header("content-type").map(str::to_string);
-    let essence = content_type
-        .as_deref()
-        .map(connectorgen_core::model::media_essence)
-        .unwrap_or_default();
-    let utf8 = std::str::from_utf8(&response.body).is_ok();
-    if is_text(&essence) || essence.is_empty() && utf8 {
-        let text = String::from_utf8_lossy(&response.body).into_owned();
-        (text, content_type)
-    } else {
-        let bytes = base64::engine::general_purpose::STANDARD.encode(&response.body);
-        let media = content_type.unwrap_or_else(|| "application/octet-stream".to_string());
-        (bytes, Some(media))
-    }
-}
-
-/// The first answer back from its row (`stored`'s inverse); `None` when none was kept.
-/// A row from before media types were kept holds text: JSON when it parses.
-fn replayed(entry: &Entry) -> Option<HttpResponse> {
-    let result = entry.result.as_ref()?;
-    let media = entry.media_type.clone().or_else(|| {
-        serde_json::from_str::<Value>(result)
-            .is_ok()
-            .then(|| "application/json".to_string())
-    });
-    let essence = media
-        .as_deref()
-        .map(connectorgen_core::model::media_essence)
-        .unwrap_or_default();
-    let body = if is_text(&essence) || essence.is_empty() {
-        result.clone().into_bytes()
-    } else {
-        base64::engine::general_purpose::STANDARD
-            .decode(result)
-            .ok()?
-    };
-    Some(HttpResponse {
-        status: entry.http_status.unwrap_or(200),
-        headers: media
-            .map(|m| vec![("content-type".to_string(), m)])
-            .unwrap_or_default(),
-        body,
-    })
 }
 
 /// How a call that may have reached the provider can be repeated, as serve sends it.
@@ -515,35 +455,35 @@ fn retry_advice(retry: Retry<'_>) -> String {
 }
 
 /// A request that could not be sent or got no answer.
-pub(crate) fn send_failed(op: &Operation, error: &SendError, retry: Retry<'_>) -> CallToolResult {
+pub(crate) fn send_failed(op: &Operation, error: &SendError, retry: Retry<'_>) -> Answer {
     let advice = if error.maybe_sent() {
         retry_advice(retry)
     } else {
         "Nothing reached the provider.".to_string()
     };
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+    let mut result = Answer::error(vec![Block::text(format!(
         "{} failed: {error}. {advice}",
         op.id
     ))]);
-    result.meta = meta(json!({"sendError": error.to_string()}));
+    result.facts = meta(json!({"sendError": error.to_string()}));
     result
 }
 
 /// A 3xx that reached the handler: a redirect the client did not follow (no usable
 /// `Location`, or a status it does not follow such as 300 or 304). The provider
 /// received the request and did not answer it: not a success, not a job.
-fn unfollowed(op: &Operation, response: &HttpResponse, retry: Retry<'_>) -> CallToolResult {
+fn unfollowed(op: &Operation, response: &HttpResponse, retry: Retry<'_>) -> Answer {
     let location = response
         .header("location")
         .map_or_else(|| "no Location".to_string(), |l| format!("Location {l}"));
-    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+    let mut result = Answer::error(vec![Block::text(format!(
         "{} failed: the provider answered HTTP {} ({location}), a redirect that was not \
          followed, so there is no answer. {}",
         op.id,
         response.status,
         retry_advice(retry)
     ))]);
-    result.meta = meta(json!({"status": response.status, "redirectNotFollowed": true}));
+    result.facts = meta(json!({"status": response.status, "redirectNotFollowed": true}));
     result
 }
 
@@ -557,7 +497,7 @@ pub(crate) fn answer(
     poll: Option<&Poll>,
     job_id: Option<&str>,
     retry: Retry<'_>,
-) -> CallToolResult {
+) -> Answer {
     if (300..400).contains(&response.status) {
         return unfollowed(op, response, retry);
     }
@@ -567,11 +507,11 @@ pub(crate) fn answer(
         if quoted.len() < body.len() {
             quoted.push_str(" […]");
         }
-        let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        let mut result = Answer::error(vec![Block::text(format!(
             "The provider answered HTTP {} to {}:\n{quoted}",
             response.status, op.id
         ))]);
-        result.meta = meta(json!({"status": response.status}));
+        result.facts = meta(json!({"status": response.status}));
         return result;
     }
     let (mut content, structured) = body(response, uri);
@@ -592,129 +532,10 @@ pub(crate) fn answer(
                 p.tool
             ),
         };
-        content.push(ContentBlock::text(hint));
+        content.push(Block::text(hint));
     }
-    let mut result = CallToolResult::success(content);
+    let mut result = Answer::success(content);
     result.structured_content = structured;
-    result.meta = meta(json!({"status": response.status, "jobId": job_id}));
+    result.facts = meta(json!({"status": response.status, "jobId": job_id}));
     result
-}
-
-/// JSON, text (`+xml` and XML included) by media type essence.
-fn is_json(essence: &str) -> bool {
-    essence == "application/json" || essence.ends_with("+json")
-}
-
-fn is_text(essence: &str) -> bool {
-    essence.starts_with("text/")
-        || is_json(essence)
-        || essence.ends_with("+xml")
-        || essence == "application/xml"
-}
-
-/// A successful answer's body as content: JSON as structured content with a text copy,
-/// text as text, anything else as an embedded resource (base64, with its media type).
-fn body(response: &HttpResponse, uri: &str) -> (Vec<ContentBlock>, Option<Value>) {
-    let content_type = response.header("content-type").unwrap_or_default();
-    let essence = connectorgen_core::model::media_essence(content_type);
-    if response.body.is_empty() {
-        let done = format!(
-            "Done: the provider answered HTTP {} with no body.",
-            response.status
-        );
-        return (vec![ContentBlock::text(done)], None);
-    }
-    if is_json(&essence)
-        && let Ok(value) = serde_json::from_slice::<Value>(&response.body)
-    {
-        let text = String::from_utf8_lossy(&response.body).into_owned();
-        return (vec![ContentBlock::text(text)], Some(value));
-    }
-    if is_text(&essence) || std::str::from_utf8(&response.body).is_ok() && essence.is_empty() {
-        let text = String::from_utf8_lossy(&response.body).into_owned();
-        return (vec![ContentBlock::text(text)], None);
-    }
-    let blob = base64::engine::general_purpose::STANDARD.encode(&response.body);
-    let mut resource = ResourceContents::blob(blob, uri);
-    if !essence.is_empty()
-        && let ResourceContents::BlobResourceContents { mime_type, .. } = &mut resource
-    {
-        *mime_type = Some(content_type.to_string());
-    }
-    (vec![ContentBlock::resource(resource)], None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn response(content_type: Option<&str>, body: &[u8]) -> HttpResponse {
-        HttpResponse {
-            status: 201,
-            headers: content_type
-                .map(|c| vec![("content-type".to_string(), c.to_string())])
-                .unwrap_or_default(),
-            body: body.to_vec(),
-        }
-    }
-
-    fn row(result: String, media_type: Option<String>) -> Entry {
-        Entry {
-            id: 1,
-            tool: "t".into(),
-            args_hash: "h".into(),
-            key: "k".into(),
-            nonce: None,
-            status: Status::Done,
-            http_status: Some(201),
-            job_id: None,
-            result: Some(result),
-            created: 0,
-            updated: 0,
-            attempts: 1,
-            media_type,
-            sending: false,
-            task: None,
-        }
-    }
-
-    /// What the ledger keeps gives back the same status, media type and bytes: JSON,
-    /// text, bytes of a named type, bytes of none (then `application/octet-stream`).
-    #[test]
-    fn a_stored_answer_comes_back_whole() {
-        let mpeg = b"ID3\x04\x00\xff\xfb\x90";
-        for (content_type, body, back) in [
-            (
-                Some("application/json"),
-                &b"{\"id\":1}"[..],
-                Some("application/json"),
-            ),
-            (
-                Some("text/plain; charset=utf-8"),
-                b"hello",
-                Some("text/plain; charset=utf-8"),
-            ),
-            (Some("audio/mpeg"), mpeg, Some("audio/mpeg")),
-            (None, b"plain", None),
-            (None, mpeg, Some("application/octet-stream")),
-        ] {
-            let (result, media) = stored(&response(content_type, body));
-            let again = replayed(&row(result, media)).unwrap();
-            assert_eq!(again.status, 201);
-            assert_eq!(again.body, body, "{content_type:?}");
-            assert_eq!(again.header("content-type"), back, "{content_type:?}");
-        }
-    }
-
-    /// A row written before media types were kept holds text: JSON when it parses.
-    #[test]
-    fn an_old_row_replays_as_json_or_text() {
-        let json = replayed(&row("{\"id\":1}".into(), None)).unwrap();
-        assert_eq!(json.header("content-type"), Some("application/json"));
-        let text = replayed(&row("done".into(), None)).unwrap();
-        assert_eq!(
-            (text.header("content-type"), text.body.as_slice()),
-            (None, &b"done"[..])
-        );
-    }
 }
