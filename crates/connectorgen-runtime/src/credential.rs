@@ -367,6 +367,26 @@ impl Environment {
             .collect()
     }
 
+    /// What `serve` and `probe` both start from: the process environment read as `read`
+    /// does, each tool's credential from it (by the tools' order), and the redactor of
+    /// them all.
+    pub(crate) fn start(
+        analysis: &Analysis,
+        tools: &[(Value, RequestMapping)],
+        allow: &[String],
+        base_url: Option<&str>,
+    ) -> Result<(Environment, Vec<Option<Credential>>, Redactor), String> {
+        let environment = Environment::read(analysis, tools, allow, base_url, &|name| {
+            std::env::var(name).ok()
+        })?;
+        let credentials: Vec<Option<Credential>> = tools
+            .iter()
+            .map(|(_, m)| environment.credential(m))
+            .collect();
+        let redactor = environment.redactor(&credentials)?;
+        Ok((environment, credentials, redactor))
+    }
+
     /// The redactor of every value read and every credential placed from it. Fails
     /// (and the command stops) when it cannot be built.
     pub(crate) fn redactor(&self, credentials: &[Option<Credential>]) -> Result<Redactor, String> {

@@ -198,18 +198,8 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<ProbeReport, String> 
     }
     let client =
         Client::without_redirects(config.limits, vec![origin]).map_err(|e| e.to_string())?;
-    let environment = Environment::read(
-        analysis,
-        &tools,
-        &config.allow_env,
-        Some(&base_url),
-        &|name| std::env::var(name).ok(),
-    )?;
-    let credentials: Vec<Option<Credential>> = tools
-        .iter()
-        .map(|(_, m)| environment.credential(m))
-        .collect();
-    let redactor = environment.redactor(&credentials)?;
+    let (environment, _, redactor) =
+        Environment::start(analysis, &tools, &config.allow_env, Some(&base_url))?;
     let mut prober = Prober {
         connector,
         tools,

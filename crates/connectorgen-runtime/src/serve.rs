@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use crate::client::{Client, Limits, Origin};
 use crate::clock::{Clock, SystemClock};
-use crate::credential::{Credential, Environment};
+use crate::credential::Environment;
 use crate::ledger::{Ledger, PgLedger, Retention, SqliteLedger};
 use crate::seal::Sealer;
 use crate::state_dir;
@@ -138,18 +138,12 @@ pub(crate) fn prepare(
     let client = Client::new(config.limits, allowed).map_err(|e| e.to_string())?;
 
     // Before anything is created: a refused variable stops the server with nothing done.
-    let environment = Environment::read(
+    let (environment, credentials, redactor) = Environment::start(
         analysis,
         &tools,
         &config.allow_env,
         config.base_url.as_deref(),
-        &|name| std::env::var(name).ok(),
     )?;
-    let credentials: Vec<Option<Credential>> = tools
-        .iter()
-        .map(|(_, m)| environment.credential(m))
-        .collect();
-    let redactor = environment.redactor(&credentials)?;
     // Each tool's principal: whose rows its calls are (ledger.rs).
     let principals: std::collections::BTreeMap<String, String> = tools
         .iter()
