@@ -3,6 +3,7 @@
 //! A module of the one integration binary (tests/integration.rs).
 
 use crate::support::cli;
+use crate::support::e2e;
 use crate::support::http;
 use crate::support::mcp_client as mcp;
 use crate::support::postgres;

@@ -2,6 +2,7 @@
 //! client, schema checks, Markdown structure). Each is used by some modules only.
 
 pub(crate) mod cli;
+pub(crate) mod e2e;
 pub(crate) mod http;
 pub(crate) mod imports;
 pub(crate) mod loopback;

@@ -6,14 +6,11 @@
 
 use serde_json::{Value, json};
 
+use super::e2e::{Test, video};
 use super::mcp::{
-    Answer, Person, Revision, Serve, Session, Transport, is_error, json_of, serve_meta, text_of,
+    Answer, Person, Revision, Session, Transport, is_error, json_of, serve_meta, text_of,
 };
 use super::provider::{Provider, Switches, TOKEN};
-
-fn video() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
-}
 
 fn cat() -> Value {
     json!({ "prompt": "a cat on a skateboard", "aspectRatio": "16:9" })
@@ -55,8 +52,9 @@ async fn two_questions_one_order_by_value(transport: Transport) {
         ignore_key: true,
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
-    let s = Serve::new(video(), &p.url(), state.path())
+    let t = Test::new(&p.url());
+    let s = t
+        .server()
         .connect(transport, Person::without_elicitation())
         .await;
     let first = confirmation(&s.call("createVideo", cat()).await);
@@ -115,11 +113,9 @@ async fn two_forms_one_question(transport: Transport) {
         ignore_key: true,
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let person = Person::answering(Answer::Accept, Revision::Earlier).holding();
-    let s = Serve::new(video(), &p.url(), state.path())
-        .connect(transport, person.clone())
-        .await;
+    let s = t.server().connect(transport, person.clone()).await;
     let (one, two, ()) = tokio::join!(
         s.call("createVideo", cat()),
         s.call("createVideo", cat_reordered()),
@@ -162,11 +158,9 @@ async fn two_request_states_one_order(transport: Transport) {
         ignore_key: true,
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let person = Person::answering(Answer::Accept, Revision::Current).holding();
-    let s = Serve::new(video(), &p.url(), state.path())
-        .connect(transport, person.clone())
-        .await;
+    let s = t.server().connect(transport, person.clone()).await;
     let (one, two, ()) = tokio::join!(
         s.call("createVideo", cat()),
         s.call("createVideo", cat_reordered()),
@@ -208,8 +202,9 @@ async fn a_second_identical_order_needs_its_own_question() {
         ignore_key: true,
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
-    let s = Serve::new(video(), &p.url(), state.path())
+    let t = Test::new(&p.url());
+    let s = t
+        .server()
         .connect(Transport::Stdio, Person::without_elicitation())
         .await;
     let token = confirmation(&s.call("createVideo", cat()).await);
@@ -268,9 +263,10 @@ fn variant(dir: &std::path::Path, name: &str, from: &str, to: &str) -> std::path
 #[tokio::test]
 async fn a_confirmation_opens_only_the_connector_it_was_given_for() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let manifests = tempfile::tempdir().unwrap();
-    let s = Serve::new(video(), &p.url(), state.path())
+    let s = t
+        .server()
         .connect(Transport::Stdio, Person::without_elicitation())
         .await;
     let token = confirmation(&s.call("createVideo", cat()).await);
@@ -289,7 +285,7 @@ async fn a_confirmation_opens_only_the_connector_it_was_given_for() {
         "Does not publish the video.",
     );
     for (manifest, env) in [(other, Some("OTHERGEN_TOKEN")), (changed, None)] {
-        let mut serve = Serve::new(&manifest, &p.url(), state.path());
+        let mut serve = t.server().manifest(&manifest);
         if let Some(env) = env {
             serve = serve.env(env, TOKEN);
         }

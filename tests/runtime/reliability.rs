@@ -7,23 +7,12 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, TaskPayload, TaskStatus};
 use serde_json::{Value, json};
 
-use super::mcp::{
-    Answer, Person, Revision, Serve, Session, Transport, is_error, serve_meta, text_of,
-};
+use super::e2e::Test;
+use super::mcp::{Answer, Person, Revision, Session, Transport, is_error, serve_meta, text_of};
 use super::provider::{Auth, Provider, Switches, TOKEN};
-
-fn video() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
-}
 
 fn cat() -> Value {
     json!({ "prompt": "a cat on a skateboard" })
-}
-
-async fn start(p: &Provider, state: &std::path::Path, person: Person) -> Session {
-    Serve::new(video(), &p.url(), state)
-        .connect(Transport::Stdio, person)
-        .await
 }
 
 /// A person who says yes, on a client that follows tasks.
@@ -45,8 +34,8 @@ async fn with_yes(s: &Session) -> Value {
 }
 
 /// A session following tasks, and the task of its paid call (the person said yes).
-async fn a_task(p: &Provider, state: &std::path::Path) -> (Session, String) {
-    let s = start(p, state, follower()).await;
+async fn a_task(t: &Test) -> (Session, String) {
+    let s = t.serve(Transport::Stdio, follower()).await;
     let id = task_of(s.call_once("createVideo", cat()).await)
         .task
         .task_id;
@@ -71,8 +60,10 @@ async fn a_duplicate_answer_to_a_retry_is_not_a_refusal(status: u16) {
         duplicate: Some(status),
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), Person::without_elicitation()).await;
+    let t = Test::new(&p.url());
+    let s = t
+        .serve(Transport::Stdio, Person::without_elicitation())
+        .await;
     let with_yes = with_yes(&s).await;
 
     let lost = s.call("createVideo", with_yes.clone()).await;
@@ -125,8 +116,8 @@ async fn a_retry_answered_409_conflict_is_not_a_refusal() {
 #[tokio::test]
 async fn a_poll_refused_for_its_credential_keeps_the_task_working() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let (s, id) = a_task(&p, state.path()).await;
+    let t = Test::new(&p.url());
+    let (s, id) = a_task(&t).await;
 
     p.set(|s| s.auth = Auth::RejectAll);
     let got = s.get_task(&id).await.unwrap();
@@ -150,7 +141,7 @@ async fn a_poll_refused_for_its_credential_keeps_the_task_working() {
     // The credential works again and the job finished: the task completes with it.
     p.set(|s| s.auth = Auth::Token(TOKEN.to_string()));
     assert!(p.finish("vid_1"));
-    let s = start(&p, state.path(), follower()).await;
+    let s = t.serve(Transport::Stdio, follower()).await;
     let got = s.get_task(&id).await.unwrap();
     let TaskPayload::Completed { result } = &got.task.payload else {
         panic!("expected completed, got {got:?}\n{:#?}", s.log());
@@ -168,9 +159,9 @@ async fn a_poll_refused_for_its_credential_keeps_the_task_working() {
 #[tokio::test]
 async fn an_identical_call_while_the_create_is_out_gets_the_same_task() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let person = follower();
-    let s = Arc::new(start(&p, state.path(), person.clone()).await);
+    let s = Arc::new(t.serve(Transport::Stdio, person.clone()).await);
     let gate = p.hold("createVideo");
     let first = {
         let s = s.clone();
@@ -203,10 +194,12 @@ async fn a_retry_answered_as_a_seen_key_is_read_back_with_the_key() {
         duplicate: Some(422),
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cases/valid/duplicate-answer.yaml");
-    let s = Serve::new(manifest, &p.url(), state.path())
+    let s = t
+        .server()
+        .manifest(manifest)
         .connect(Transport::Stdio, Person::without_elicitation())
         .await;
     let with_yes = with_yes(&s).await;
@@ -245,15 +238,15 @@ async fn a_retry_answered_as_a_seen_key_is_read_back_with_the_key() {
 #[tokio::test]
 async fn a_finished_task_is_answered_from_the_ledger_after_a_restart() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let (s, id) = a_task(&p, state.path()).await;
+    let t = Test::new(&p.url());
+    let (s, id) = a_task(&t).await;
     assert!(p.finish("vid_1"));
     let done = s.get_task(&id).await.unwrap();
     assert_eq!(done.task.status(), TaskStatus::Completed, "{done:?}");
     assert_eq!(p.counters().of("getVideo"), 1);
     s.close().await;
 
-    let s = start(&p, state.path(), follower()).await;
+    let s = t.serve(Transport::Stdio, follower()).await;
     let again = s.get_task(&id).await.unwrap();
     assert_eq!(again, done, "the same state, as it ended");
     assert_eq!(p.counters().of("getVideo"), 1, "not polled again");

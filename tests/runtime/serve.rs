@@ -4,28 +4,12 @@
 
 use serde_json::{Value, json};
 
-use super::mcp::{
-    Answer, Person, Revision, Serve, Session, Transport, is_error, json_of, serve_meta, text_of,
-};
+use super::e2e::Test;
+use super::mcp::{Answer, Person, Revision, Transport, is_error, json_of, serve_meta, text_of};
 use super::provider::{Provider, Switches};
-
-fn video() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
-}
 
 fn cat() -> Value {
     json!({ "prompt": "a cat on a skateboard" })
-}
-
-async fn start(
-    p: &Provider,
-    state: &std::path::Path,
-    transport: Transport,
-    person: Person,
-) -> Session {
-    Serve::new(video(), &p.url(), state)
-        .connect(transport, person)
-        .await
 }
 
 /// The confirmation value a consent refusal hands the model to relay.
@@ -47,8 +31,8 @@ fn with_confirmation(args: &Value, token: &str) -> Value {
 /// A paid call with no yes: refused with what it costs, and nothing reaches the provider.
 async fn no_consent_no_request(transport: Transport) {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), transport, Person::without_elicitation()).await;
+    let t = Test::new(&p.url());
+    let s = t.serve(transport, Person::without_elicitation()).await;
     let refused = s.call("createVideo", cat()).await;
     assert!(is_error(&refused), "{refused:?}");
     let said = text_of(&refused);
@@ -74,8 +58,8 @@ async fn a_paid_call_without_consent_reaches_the_provider_zero_times_http() {
 /// and spent once used.
 async fn token_consent_once(transport: Transport) {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), transport, Person::without_elicitation()).await;
+    let t = Test::new(&p.url());
+    let s = t.serve(transport, Person::without_elicitation()).await;
     let token = confirmation(&s.call("createVideo", cat()).await);
 
     // The value for a cat does not buy a dog.
@@ -117,9 +101,9 @@ async fn consent_by_confirmation_value_sends_exactly_once_http() {
 /// sends nothing.
 async fn elicited_consent(transport: Transport, revision: Revision) {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let no = Person::answering(Answer::Decline, revision);
-    let s = start(&p, state.path(), transport, no.clone()).await;
+    let s = t.serve(transport, no.clone()).await;
     let declined = s.call("createVideo", cat()).await;
     assert!(is_error(&declined), "{declined:?}");
     assert_eq!(no.asked().len(), 1);
@@ -132,7 +116,7 @@ async fn elicited_consent(transport: Transport, revision: Revision) {
     s.close().await;
 
     let yes = Person::answering(Answer::Accept, revision);
-    let s = start(&p, state.path(), transport, yes.clone()).await;
+    let s = t.serve(transport, yes.clone()).await;
     let sent = s.call("createVideo", cat()).await;
     assert!(!is_error(&sent), "{}\n{:#?}", text_of(&sent), s.log());
     assert_eq!(yes.asked().len(), 1, "{:?}", yes.asked());
@@ -182,9 +166,10 @@ async fn consent_by_elicitation_request_sends_exactly_once_http() {
 #[tokio::test]
 async fn a_retry_after_a_timeout_makes_one_job() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let yes = Person::answering(Answer::Accept, Revision::Current);
-    let s = Serve::new(video(), &p.url(), state.path())
+    let s = t
+        .server()
         .arg("--timeout")
         .arg("0.5")
         .connect(Transport::Stdio, yes.clone())
@@ -220,14 +205,10 @@ async fn a_second_identical_call_while_the_job_runs_returns_the_first_job() {
         ignore_key: true,
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
-    let s = start(
-        &p,
-        state.path(),
-        Transport::Stdio,
-        Person::without_elicitation(),
-    )
-    .await;
+    let t = Test::new(&p.url());
+    let s = t
+        .serve(Transport::Stdio, Person::without_elicitation())
+        .await;
     let token = confirmation(&s.call("createVideo", cat()).await);
     let first = s
         .call("createVideo", with_confirmation(&cat(), &token))
@@ -252,9 +233,10 @@ async fn a_second_identical_call_while_the_job_runs_returns_the_first_job() {
 #[tokio::test]
 async fn a_restarted_server_still_recognises_the_retry() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let yes = Person::answering(Answer::Accept, Revision::Current);
-    let s = Serve::new(video(), &p.url(), state.path())
+    let s = t
+        .server()
         .arg("--timeout")
         .arg("0.5")
         .connect(Transport::Stdio, yes.clone())
@@ -266,9 +248,7 @@ async fn a_restarted_server_still_recognises_the_retry() {
 
     // A new process, the same state folder: the outcome-unknown call is resent with its
     // key, and the provider replays the first job.
-    let s = Serve::new(video(), &p.url(), state.path())
-        .connect(Transport::Stdio, yes.clone())
-        .await;
+    let s = t.server().connect(Transport::Stdio, yes.clone()).await;
     let retried = s.call("createVideo", cat()).await;
     assert!(!is_error(&retried), "{}\n{:#?}", text_of(&retried), s.log());
     let c = p.counters();
@@ -281,7 +261,8 @@ async fn a_restarted_server_still_recognises_the_retry() {
     s.close().await;
 
     // And once the job is known, a third process answers from the ledger: not sent.
-    let s = Serve::new(video(), &p.url(), state.path())
+    let s = t
+        .server()
         .connect(Transport::Stdio, Person::without_elicitation())
         .await;
     let answered = s.call("createVideo", cat()).await;
@@ -297,9 +278,9 @@ async fn a_poll_makes_no_job_and_asks_nothing() {
         complete_after_polls: Some(2),
         ..Switches::default()
     });
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let yes = Person::answering(Answer::Accept, Revision::Current);
-    let s = start(&p, state.path(), Transport::Stdio, yes.clone()).await;
+    let s = t.serve(Transport::Stdio, yes.clone()).await;
     let job = s.call("createVideo", cat()).await;
     let id = json_of(&job)["id"].as_str().unwrap().to_string();
     for _ in 0..3 {
@@ -339,8 +320,8 @@ async fn a_poll_makes_no_job_and_asks_nothing() {
 #[tokio::test]
 async fn a_bad_credential_is_a_tool_error_with_the_status() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let mut serve = Serve::new(video(), &p.url(), state.path());
+    let t = Test::new(&p.url());
+    let mut serve = t.server();
     serve.token = Some("vg_wrong".to_string());
     let s = serve
         .connect(Transport::Stdio, Person::without_elicitation())

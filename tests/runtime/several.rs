@@ -12,15 +12,12 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
+use super::e2e::video;
 use super::mcp::{
     Answer, Person, Revision, Serve, Session, Transport, is_error, serve_meta, text_of,
 };
 use super::postgres;
 use super::provider::{Auth, Provider, Switches};
-
-fn video() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
-}
 
 fn cat() -> Value {
     json!({ "prompt": "a cat on a skateboard", "aspectRatio": "16:9" })

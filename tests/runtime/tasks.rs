@@ -8,12 +8,9 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use super::mcp::{Answer, Person, Revision, Serve, Session, Transport, is_error, text_of};
+use super::e2e::Test;
+use super::mcp::{Answer, Person, Revision, Session, Transport, is_error, text_of};
 use super::provider::{Provider, Switches};
-
-fn video() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/manifests/video.yaml")
-}
 
 fn cat() -> Value {
     json!({ "prompt": "a cat on a skateboard" })
@@ -66,17 +63,6 @@ async fn cancel_asked(s: &Session, p: &Provider, id: &str, answer: Option<Value>
     message.clone()
 }
 
-async fn start(
-    p: &Provider,
-    state: &std::path::Path,
-    transport: Transport,
-    person: Person,
-) -> Session {
-    Serve::new(video(), &p.url(), state)
-        .connect(transport, person)
-        .await
-}
-
 fn task_of(response: CallToolResponse) -> CreateTaskResult {
     match response {
         CallToolResponse::Task(task) => task,
@@ -89,9 +75,9 @@ fn task_of(response: CallToolResponse) -> CreateTaskResult {
 /// again — not by the polls, not by an identical resubmission (the same task).
 async fn one_job_one_task(transport: Transport) {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let person = follower();
-    let s = start(&p, state.path(), transport, person.clone()).await;
+    let s = t.serve(transport, person.clone()).await;
     let created = task_of(s.call_once("createVideo", cat()).await);
     assert_eq!(person.asked().len(), 1, "the person is asked first");
     assert!(created.result_type.is_task());
@@ -143,8 +129,8 @@ async fn a_paid_async_call_is_one_job_and_one_task_that_completes_http() {
 #[tokio::test]
 async fn a_running_job_is_a_working_task_and_an_unknown_id_is_refused() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let t = Test::new(&p.url());
+    let s = t.serve(Transport::Stdio, follower()).await;
     let created = task_of(s.call_once("createVideo", cat()).await);
     let got = s.get_task(&created.task.task_id).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::Working, "{got:?}");
@@ -174,15 +160,15 @@ async fn a_running_job_is_a_working_task_and_an_unknown_id_is_refused() {
 #[tokio::test]
 async fn a_task_survives_a_restart() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let t = Test::new(&p.url());
+    let s = t.serve(Transport::Stdio, follower()).await;
     let id = task_of(s.call_once("createVideo", cat()).await)
         .task
         .task_id;
     s.close().await;
 
     assert!(p.finish("vid_1"));
-    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let s = t.serve(Transport::Stdio, follower()).await;
     let got = s.get_task(&id).await.unwrap();
     assert_eq!(
         got.task.status(),
@@ -201,8 +187,8 @@ async fn a_task_survives_a_restart() {
 #[tokio::test]
 async fn a_job_without_a_cancel_operation_is_not_cancelled_and_its_task_is_kept() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let t = Test::new(&p.url());
+    let s = t.serve(Transport::Stdio, follower()).await;
     let id = task_of(s.call_once("createVideo", cat()).await)
         .task
         .task_id;
@@ -215,7 +201,7 @@ async fn a_job_without_a_cancel_operation_is_not_cancelled_and_its_task_is_kept(
     // Polled by the cancel once, which holds for the poll interval: the next read is
     // that state, so completion is shown after a restart's fresh poll.
     s.close().await;
-    let s = start(&p, state.path(), Transport::Stdio, follower()).await;
+    let s = t.serve(Transport::Stdio, follower()).await;
     let got = s.get_task(&id).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::Completed, "{got:?}");
     assert_eq!(p.counters().of("createVideo"), 1);
@@ -227,14 +213,13 @@ async fn a_job_without_a_cancel_operation_is_not_cancelled_and_its_task_is_kept(
 #[tokio::test]
 async fn a_client_without_the_extension_gets_the_answer_of_before() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = start(
-        &p,
-        state.path(),
-        Transport::Stdio,
-        Person::answering(Answer::Accept, Revision::Earlier),
-    )
-    .await;
+    let t = Test::new(&p.url());
+    let s = t
+        .serve(
+            Transport::Stdio,
+            Person::answering(Answer::Accept, Revision::Earlier),
+        )
+        .await;
     let response = s.call_once("createVideo", cat()).await;
     let CallToolResponse::Complete(result) = response else {
         panic!("expected a complete result, got {response:?}");
@@ -257,9 +242,11 @@ async fn a_client_without_the_extension_gets_the_answer_of_before() {
 /// the task ends cancelled, the create never repeated. Returns the cancel's question.
 async fn a_yes_cancels(manifest: &std::path::Path) -> String {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let person = follower();
-    let s = Serve::new(manifest, &p.url(), state.path())
+    let s = t
+        .server()
+        .manifest(manifest)
         .connect(Transport::Stdio, person.clone())
         .await;
     let id = task_of(s.call_once("createVideo", cat()).await)
@@ -312,8 +299,10 @@ async fn a_cancel_sends_the_job_id_in_the_argument_the_cancel_tool_takes() {
 async fn a_no_to_the_cancel_sends_nothing_and_the_task_goes_on() {
     let manifest = job_tasks();
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = Serve::new(&manifest, &p.url(), state.path())
+    let t = Test::new(&p.url());
+    let s = t
+        .server()
+        .manifest(&manifest)
         .connect(Transport::Stdio, follower())
         .await;
     let id = task_of(s.call_once("createVideo", cat()).await)
@@ -336,7 +325,9 @@ async fn a_no_to_the_cancel_sends_nothing_and_the_task_goes_on() {
     let held = s.get_task(&id).await.unwrap();
     assert_eq!(held.task.status(), TaskStatus::Working, "{held:?}");
     s.close().await;
-    let s = Serve::new(&manifest, &p.url(), state.path())
+    let s = t
+        .server()
+        .manifest(&manifest)
         .connect(Transport::Stdio, follower())
         .await;
     let got = s.get_task(&id).await.unwrap();
@@ -352,8 +343,10 @@ async fn a_no_to_the_cancel_sends_nothing_and_the_task_goes_on() {
 #[tokio::test]
 async fn an_identical_call_while_a_cancel_asks_shows_the_question() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
-    let s = Serve::new(job_tasks(), &p.url(), state.path())
+    let t = Test::new(&p.url());
+    let s = t
+        .server()
+        .manifest(job_tasks())
         .connect(Transport::Stdio, follower())
         .await;
     let id = task_of(s.call_once("createVideo", cat()).await)
@@ -377,9 +370,9 @@ async fn an_identical_call_while_a_cancel_asks_shows_the_question() {
 #[tokio::test]
 async fn an_earlier_revision_declaring_the_extension_gets_the_answer_of_before() {
     let p = Provider::start(Switches::default());
-    let state = tempfile::tempdir().unwrap();
+    let t = Test::new(&p.url());
     let person = Person::answering(Answer::Accept, Revision::Earlier).with_tasks();
-    let s = start(&p, state.path(), Transport::Stdio, person.clone()).await;
+    let s = t.serve(Transport::Stdio, person.clone()).await;
     let offered = s
         .client
         .peer_info()

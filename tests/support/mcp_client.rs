@@ -227,6 +227,12 @@ impl Serve {
         }
     }
 
+    /// Serves `manifest` instead.
+    pub(crate) fn manifest(mut self, manifest: impl AsRef<Path>) -> Serve {
+        self.manifest = manifest.as_ref().to_path_buf();
+        self
+    }
+
     pub(crate) fn env(mut self, name: &str, value: &str) -> Serve {
         self.env.push((name.to_string(), value.to_string()));
         self
