@@ -30,6 +30,7 @@ use super::{idempotency_argument, is_own_key};
 use crate::arguments;
 use crate::diagnostics::{Diagnostic, Finding, Span};
 use crate::model::{AuthScheme, Connector, Document, FixedSource, Operation, OperationCredential};
+use crate::schema_walk;
 
 /// The parameters that apply to an operation: the path item's shared ones, replaced by
 /// the operation's own of the same name and location.
@@ -460,9 +461,7 @@ pub(super) fn input_schema(
                 // mapping entry a call's `amount` would be quoted to the person and left
                 // out of the body.
                 if fillable {
-                    let mut names = Vec::new();
-                    let mut budget = 256usize;
-                    composed_properties(doc, shown, 0, &mut budget, &mut names);
+                    let names = declared_names(doc, shown);
                     for name in &names {
                         if !body_fields.contains(name) {
                             body_fields.push(name.clone());
@@ -489,10 +488,7 @@ pub(super) fn input_schema(
                 if structured {
                     // The whole body is one argument: the fields its branches name can
                     // still be filled in by the connection (a credential part).
-                    let mut names = Vec::new();
-                    let mut budget = 256usize;
-                    composed_properties(doc, shown, 0, &mut budget, &mut names);
-                    for name in names {
+                    for name in declared_names(doc, shown) {
                         if !body_fields.contains(&name) {
                             body_fields.push(name);
                         }
@@ -644,7 +640,7 @@ pub(super) fn input_schema(
                 })
                 .collect(),
         };
-        strip_fields(&mut schema, starts, &credential_fields);
+        strip_fields(&mut schema, &starts, &credential_fields);
     }
     let mapping = RequestMapping {
         method: op.method.upper().to_string(),
@@ -661,16 +657,9 @@ pub(super) fn input_schema(
 }
 
 /// Removes the fields `names` from the `properties` and `required` of the schemas at
-/// `starts` (JSON pointers into `root`), of their `allOf`/`anyOf`/`oneOf` branches and of
-/// the local definitions their `$ref`s name, each schema once.
-fn strip_fields(root: &mut Value, starts: Vec<String>, names: &[String]) {
-    let mut pending = starts;
-    let mut seen: HashSet<String> = HashSet::new();
-    // Bounded like `composed_properties`: a definition that refers to itself is met once.
-    while let Some(pointer) = pending.pop() {
-        if seen.len() > 1024 || !seen.insert(pointer.clone()) {
-            continue;
-        }
+/// `starts` (JSON pointers into `root`) and of those `schema_walk` reaches from them.
+fn strip_fields(root: &mut Value, starts: &[String], names: &[String]) {
+    for pointer in schema_walk::reached(root, starts, false) {
         let Some(Value::Object(schema)) = root.pointer_mut(&pointer) else {
             continue;
         };
@@ -684,20 +673,6 @@ fn strip_fields(root: &mut Value, starts: Vec<String>, names: &[String]) {
             if required.is_empty() {
                 schema.shift_remove("required");
             }
-        }
-        if let Some(target) = schema
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        {
-            pending.push(target.to_string());
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            let count = schema
-                .get(key)
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            pending.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
         }
     }
 }
@@ -720,35 +695,17 @@ fn upload_media_type(schema: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The property names the `allOf`/`anyOf`/`oneOf` branches of a body schema give (through
-/// the document's `$ref`s, nested branches included), bounded so a schema that refers to
-/// itself is walked a few levels, not forever.
-fn composed_properties(
-    doc: &Document,
-    schema: &Value,
-    depth: usize,
-    budget: &mut usize,
-    out: &mut Vec<String>,
-) {
-    if depth > 16 || *budget == 0 {
-        return;
-    }
-    *budget -= 1;
-    let schema = resolved(doc, schema);
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for branch in schema
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let branch = resolved(doc, branch);
-            if let Some(properties) = branch.get("properties").and_then(Value::as_object) {
-                out.extend(properties.keys().cloned());
-            }
-            composed_properties(doc, branch, depth + 1, budget, out);
-        }
-    }
+/// The property names a body schema declares, its own and those its `allOf`/`anyOf`/
+/// `oneOf` branches give through the document's `$ref`s: `schema_walk`'s, the walk the
+/// server reads the served schema with, so a field the tool takes is one it knows.
+fn declared_names(doc: &Document, schema: &Value) -> Vec<String> {
+    schema
+        .as_object()
+        .map(|schema| schema_walk::properties(&doc.root, schema))
+        .into_iter()
+        .flatten()
+        .map(|p| p.name.to_string())
+        .collect()
 }
 
 /// A parameter's style and explode, OpenAPI's defaults filled in.
