@@ -1086,11 +1086,13 @@ fn built_tool(manifest: &str) -> (Map<String, Value>, RequestMapping) {
 }
 
 /// The generator and the server read a body's `oneOf` with one walk
-/// (`connectorgen_core::schema_walk`). Here a branch is a `$ref` to a `$ref` (an alias
+/// (`connectorgen_core::schema_walk`). Here one branch is a `$ref` to a `$ref` (an alias
 /// component): the generator followed the chain and gave the tool an `amount` argument,
 /// while the server's own walk read one reference only, found `amount` declared nowhere,
 /// and so refused `"amount": null` (an optional argument a strict client leaves out)
-/// against the branch's `integer` instead of reading it as left out.
+/// against the branch's `integer` instead of reading it as left out. The other branch
+/// declares `memo` beside its `$ref`: both walks skipped it, so a `memo` the served
+/// schema allows (2020-12 applies both) was refused as an unknown argument.
 #[test]
 fn every_body_argument_the_generator_gives_is_one_the_server_finds_declared() {
     let (schema, mapping) = built_tool(
@@ -1109,6 +1111,11 @@ schemas:
     required: [amount]
     properties:
       amount: { type: integer, minimum: 1 }
+  Credits:
+    type: object
+    required: [credits]
+    properties:
+      credits: { type: integer, minimum: 1 }
 operations:
   - id: createTopUp
     method: post
@@ -1121,10 +1128,9 @@ operations:
         note: { type: string }
       oneOf:
         - $ref: "#/components/schemas/ByAmount"
-        - type: object
-          required: [credits]
+        - $ref: "#/components/schemas/Credits"
           properties:
-            credits: { type: integer, minimum: 1 }
+            memo: { type: string }
 "##,
     );
     let body: Vec<&str> = mapping
@@ -1133,14 +1139,30 @@ operations:
         .filter(|a| a.location == Location::Body)
         .map(|a| a.argument.as_str())
         .collect();
-    assert_eq!(body, ["note", "amount", "credits"]);
+    // A branch's own keywords come before what its `$ref` names (`memo`, then `credits`).
+    assert_eq!(body, ["note", "amount", "memo", "credits"]);
     for name in body {
         let mut args = Map::new();
         args.insert(name.to_string(), Value::Null);
         absent_nulls(&schema, &mut args).unwrap();
         assert!(args.is_empty(), "`{name}: null` was not read as left out");
     }
-    let mut call = args(json!({ "amount": 5, "credits": null }));
+    let mut call = args(json!({ "amount": 5, "credits": null, "memo": null }));
     absent_nulls(&schema, &mut call).unwrap();
     check::arguments(&schema, &mapping, &call).unwrap();
+    // What the validator accepts beside a `$ref` is an argument, and is sent.
+    let call = args(json!({ "credits": 2, "memo": "gift" }));
+    let request = build(
+        &mapping,
+        &call,
+        &Target {
+            schema: Some(&schema),
+            ..target()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        request.body.as_deref(),
+        Some(br#"{"memo":"gift","credits":2}"#.as_slice())
+    );
 }
