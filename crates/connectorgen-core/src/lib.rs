@@ -18,7 +18,9 @@
 //!    schemas);
 //! 2. `model`: the validated connector, lint settings included; `lower` (checked inline
 //!    values → OpenAPI objects, and the `Idempotency-Key` header connectorgen declares),
-//!    which imports `model` and leaves alone;
+//!    which imports `model` and leaves alone; `schema_walk` (the one walk of a composed
+//!    schema through `$ref`s and `allOf`/`anyOf`/`oneOf`, which the generator and the
+//!    server share), which imports `model`'s reading of a reference;
 //! 3. `manifest`: the raw types of the YAML, its reader and budgets, and the names its
 //!    JSON Schema offers;
 //! 4. `base`: the provider's OpenAPI document, read and indexed;
@@ -71,6 +73,7 @@ pub mod render;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod schema_walk;
 mod subschemas;
 pub mod templates;
 pub mod terminal;

@@ -31,6 +31,7 @@ use connectorgen_core::model::media_essence;
 use connectorgen_core::render::mcp::mapping::{
     Argument, Encoding, FixedInput, Location, RequestMapping,
 };
+use connectorgen_core::schema_walk;
 
 /// Everything but the unreserved characters (`A-Z a-z 0-9 - . _ ~`) is encoded: a value
 /// can never add a path segment, a query parameter or a fragment.
@@ -414,54 +415,17 @@ fn exploded_names(
     Ok(())
 }
 
-/// The property names the served schema gives the argument `argument` (through local
-/// `$ref`s and the branches of `allOf`, `anyOf` and `oneOf`).
+/// The property names the served schema gives the argument `argument`: its own and those
+/// of what its local `$ref`s and `allOf`/`anyOf`/`oneOf` branches name (`schema_walk`).
 fn property_names(root: &Map<String, Value>, argument: &str) -> Vec<String> {
-    let root = Value::Object(root.clone());
-    let mut names = Vec::new();
-    if let Some(schema) = root.get("properties").and_then(|p| p.get(argument)) {
-        // Bounded: a schema that refers to itself is walked a few levels, not forever.
-        let mut budget = 256usize;
-        collect_names(&root, schema, 0, &mut budget, &mut names);
-    }
-    names
-}
-
-fn collect_names(
-    root: &Value,
-    schema: &Value,
-    depth: usize,
-    budget: &mut usize,
-    out: &mut Vec<String>,
-) {
-    if depth > 16 || *budget == 0 {
-        return;
-    }
-    *budget -= 1;
-    let Some(object) = schema.as_object() else {
-        return;
-    };
-    if let Some(target) = object
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|pointer| root.pointer(pointer))
-    {
-        collect_names(root, target, depth + 1, budget, out);
-    }
-    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-        out.extend(properties.keys().cloned());
-    }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for branch in object
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            collect_names(root, branch, depth + 1, budget, out);
-        }
-    }
+    root.get("properties")
+        .and_then(|p| p.get(argument))
+        .and_then(Value::as_object)
+        .map(|schema| schema_walk::properties(root, schema))
+        .into_iter()
+        .flatten()
+        .map(|p| p.name.to_string())
+        .collect()
 }
 
 /// One body argument for each field the connection fills in.

@@ -40,7 +40,7 @@ use crate::arguments;
 use crate::diagnostics::{Diagnostic, Finding};
 use crate::model::{Connector, Document, IdempotencyKey, KeyLocation, Method, Operation};
 use document::{Defs, pick_media, resolved};
-use inputs::{Input, input_schema};
+use inputs::input_schema;
 use mapping::Location;
 
 pub use schema::ToolWeight;
@@ -374,51 +374,6 @@ fn annotations(op: &Operation) -> Value {
         "idempotentHint": idempotent,
         "openWorldHint": open_world
     })
-}
-
-/// Whether an argument that keeps its own schema is the operation's retry key: a query
-/// parameter or a top-level body property the provider names as its key.
-fn is_own_key(op: &Operation, location: Location, http: Option<&str>) -> bool {
-    let Some(key) = op.key() else { return false };
-    let place = match key.location {
-        KeyLocation::Query => Location::Query,
-        KeyLocation::Body => Location::Body,
-        KeyLocation::Header => return false,
-    };
-    location == place && http == Some(key.name.as_str())
-}
-
-/// Whether the parameter `(location, name)` is the operation's retry key: the argument
-/// it becomes, its schema and whether it is required. (The one place that knows the
-/// idempotency mechanism.)
-fn idempotency_argument(
-    op: &Operation,
-    location: &str,
-    name: &str,
-    required: bool,
-) -> Option<Input> {
-    let key = op.key().filter(|k| {
-        k.location == KeyLocation::Header
-            && location == "header"
-            && k.name.eq_ignore_ascii_case(name)
-    })?;
-    let mut input = Input::new(
-        Location::Header,
-        Some(name.to_string()),
-        "the idempotency key",
-        json!({
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 255,
-            "description": key_argument_description(key)
-        }),
-        required || key.required,
-    );
-    input.style = Some("simple".into());
-    input.explode = Some(false);
-    input.chosen = Some(key_argument_name(key));
-    input.idempotency = true;
-    Some(input)
 }
 
 /// The most bytes (compact JSON) an `outputSchema` may take with everything it

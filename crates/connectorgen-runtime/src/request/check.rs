@@ -25,7 +25,8 @@
 use serde_json::{Map, Value};
 
 use super::RequestError;
-use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
+use connectorgen_core::render::mcp::mapping::RequestMapping;
+use connectorgen_core::schema_walk;
 
 /// At most this many schema problems are named in one answer (a model fixes the first
 /// few and calls again; a hundred lines help nobody).
@@ -76,8 +77,8 @@ pub(crate) fn arguments(
 /// The first property within the arguments that `mcp.omit` took out of the tool
 /// (`mapping.omitted`), as the model writes its path (`card.billing.line2`,
 /// `lines[0].tax`): the arguments are walked beside the schemas that describe each value,
-/// through local `$ref`s, `allOf`/`anyOf`/`oneOf` branches and array `items`, as the
-/// generator walked them to omit it. Bounded in depth; deeper values are not looked at.
+/// through local `$ref`s, `allOf`/`anyOf`/`oneOf` branches and array `items`
+/// (`schema_walk::reached`), as the generator walked them to omit it. Bounded in depth; deeper values are not looked at.
 fn omitted_sent(
     root: &Value,
     mapping: &RequestMapping,
@@ -102,7 +103,7 @@ fn walk_omitted(
         return None;
     }
     // Not through `items`: an array value is walked item by item, below.
-    let holders = mapping::reached(root, schemas, false);
+    let holders = schema_walk::reached(root, schemas, false);
     match value {
         Value::Object(object) => {
             for (name, child) in object {
@@ -171,8 +172,13 @@ pub(crate) fn absent_nulls(
         .map(|(k, _)| k.clone())
         .collect();
     for name in nulls {
-        let mut declared = Vec::new();
-        declared_schemas(schema, schema, &name, &mut declared, 0);
+        // Where the generator found the argument (`schema_walk`), the root's `properties`
+        // or a branch's: every schema that declares it is asked.
+        let declared: Vec<&Value> = schema_walk::properties(schema, schema)
+            .into_iter()
+            .find(|p| p.name == name)
+            .map(|p| p.schemas)
+            .unwrap_or_default();
         // Declared nowhere: left as it is, for the unknown-argument check to name.
         if declared.is_empty() || declared.iter().any(|s| accepts_null(schema, s)) {
             continue;
@@ -187,54 +193,6 @@ pub(crate) fn absent_nulls(
         args.shift_remove(&name);
     }
     Ok(())
-}
-
-/// Every schema `object` declares for property `name`: in its `properties`, and in
-/// those of the branches of its `allOf`/`anyOf`/`oneOf` (a branch that is a local
-/// `$ref` read where it points).
-fn declared_schemas<'a>(
-    root: &'a Map<String, Value>,
-    object: &'a Map<String, Value>,
-    name: &str,
-    out: &mut Vec<&'a Value>,
-    depth: usize,
-) {
-    if depth > 16 {
-        return;
-    }
-    if let Some(declared) = object.get("properties").and_then(|p| p.get(name)) {
-        out.push(declared);
-    }
-    for keyword in ["allOf", "anyOf", "oneOf"] {
-        for branch in object
-            .get(keyword)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(branch) = resolve(root, branch).and_then(Value::as_object) {
-                declared_schemas(root, branch, name, out, depth + 1);
-            }
-        }
-    }
-}
-
-/// `schema`, or what its local `$ref` (`#/…`) names in `root`.
-fn resolve<'a>(root: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
-    let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
-        return Some(schema);
-    };
-    let mut segments = reference.strip_prefix("#/")?.split('/');
-    let mut at = root.get(segments.next()?)?;
-    for segment in segments {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        at = match at {
-            Value::Object(map) => map.get(&segment)?,
-            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(at)
 }
 
 /// Whether `declared` (a property's schema in `root`) accepts `null`. Checked with the

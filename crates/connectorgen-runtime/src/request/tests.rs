@@ -1060,3 +1060,109 @@ fn omitted_inputs_are_refused_like_unknown_arguments() {
         "lines[0].discount",
     );
 }
+
+/// The tool the generator builds for the one operation of an inline manifest: its
+/// served `inputSchema` and its request mapping.
+fn built_tool(manifest: &str) -> (Map<String, Value>, RequestMapping) {
+    let options = connectorgen_core::Options {
+        targets: Some(vec![connectorgen_core::model::Target::Mcp]),
+        ..Default::default()
+    };
+    let analysis = connectorgen_core::analyze_with(
+        "connector.yaml",
+        std::sync::Arc::new(manifest.to_string()),
+        &options,
+    )
+    .unwrap();
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+    let outputs = analysis.outputs.unwrap();
+    let (_, text) = outputs
+        .iter()
+        .find(|(p, _)| p.ends_with("mcp-tools.json"))
+        .unwrap();
+    let mut tools = connectorgen_core::render::mcp::mapping::read_tools(text).unwrap();
+    let (tool, mapping) = tools.remove(0);
+    (tool["inputSchema"].as_object().unwrap().clone(), mapping)
+}
+
+/// The generator and the server read a body's `oneOf` with one walk
+/// (`connectorgen_core::schema_walk`). Here one branch is a `$ref` to a `$ref` (an alias
+/// component): the generator followed the chain and gave the tool an `amount` argument,
+/// while the server's own walk read one reference only, found `amount` declared nowhere,
+/// and so refused `"amount": null` (an optional argument a strict client leaves out)
+/// against the branch's `integer` instead of reading it as left out. The other branch
+/// declares `memo` beside its `$ref`: both walks skipped it, so a `memo` the served
+/// schema allows (2020-12 applies both) was refused as an unknown argument.
+#[test]
+fn every_body_argument_the_generator_gives_is_one_the_server_finds_declared() {
+    let (schema, mapping) = built_tool(
+        r##"version: 1
+service:
+  name: Shop
+  version: 1.0.0
+  description: Shop sells things to the person's customers.
+  publicUrl: https://api.shop.example
+  dashboardUrl: https://shop.example/settings/keys
+targets: [mcp]
+schemas:
+  ByAmount: { $ref: "#/components/schemas/Amount" }
+  Amount:
+    type: object
+    required: [amount]
+    properties:
+      amount: { type: integer, minimum: 1 }
+  Credits:
+    type: object
+    required: [credits]
+    properties:
+      credits: { type: integer, minimum: 1 }
+operations:
+  - id: createTopUp
+    method: post
+    path: /v1/top-ups
+    summary: Top up an account
+    description: Adds credit to the person's account.
+    input:
+      type: object
+      properties:
+        note: { type: string }
+      oneOf:
+        - $ref: "#/components/schemas/ByAmount"
+        - $ref: "#/components/schemas/Credits"
+          properties:
+            memo: { type: string }
+"##,
+    );
+    let body: Vec<&str> = mapping
+        .arguments
+        .iter()
+        .filter(|a| a.location == Location::Body)
+        .map(|a| a.argument.as_str())
+        .collect();
+    // A branch's own keywords come before what its `$ref` names (`memo`, then `credits`).
+    assert_eq!(body, ["note", "amount", "memo", "credits"]);
+    for name in body {
+        let mut args = Map::new();
+        args.insert(name.to_string(), Value::Null);
+        absent_nulls(&schema, &mut args).unwrap();
+        assert!(args.is_empty(), "`{name}: null` was not read as left out");
+    }
+    let mut call = args(json!({ "amount": 5, "credits": null, "memo": null }));
+    absent_nulls(&schema, &mut call).unwrap();
+    check::arguments(&schema, &mapping, &call).unwrap();
+    // What the validator accepts beside a `$ref` is an argument, and is sent.
+    let call = args(json!({ "credits": 2, "memo": "gift" }));
+    let request = build(
+        &mapping,
+        &call,
+        &Target {
+            schema: Some(&schema),
+            ..target()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        request.body.as_deref(),
+        Some(br#"{"memo":"gift","credits":2}"#.as_slice())
+    );
+}

@@ -74,46 +74,6 @@ pub struct Omitted {
     pub property: String,
 }
 
-/// The schemas (JSON pointers into `schema`) a value described by the schemas at
-/// `starts` is also described by: through local `$ref`s and `allOf`/`anyOf`/`oneOf`
-/// branches, and through `items` when `items` is set; each once, in the order met, at
-/// most 4,096 looked at (a schema that refers to itself, or a very wide one, is walked
-/// once and within bounds). `mcp.omit` finds the schemas that declare an omitted property
-/// this way, and `serve` the schemas an argument's value is checked against for one: one
-/// walk, so the two always agree on where an `Omitted` property is.
-pub fn reached(schema: &serde_json::Value, starts: &[String], items: bool) -> Vec<String> {
-    use serde_json::Value;
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut pending: Vec<String> = starts.iter().rev().cloned().collect();
-    while let Some(pointer) = pending.pop() {
-        if seen.len() > 4096 || !seen.insert(pointer.clone()) {
-            continue;
-        }
-        let Some(Value::Object(node)) = schema.pointer(&pointer) else {
-            continue;
-        };
-        let mut next = Vec::new();
-        if let Some(target) = node
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-        {
-            next.push(target.to_string());
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            let count = node.get(key).and_then(Value::as_array).map_or(0, Vec::len);
-            next.extend((0..count).map(|i| format!("{pointer}/{key}/{i}")));
-        }
-        if items && node.get("items").is_some_and(Value::is_object) {
-            next.push(format!("{pointer}/items"));
-        }
-        out.push(pointer);
-        pending.extend(next.into_iter().rev());
-    }
-    out
-}
-
 /// One server URL (OpenAPI Server Object), with its variables' default values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

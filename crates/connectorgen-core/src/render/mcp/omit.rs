@@ -301,10 +301,10 @@ fn declares(schema: &Value, pointer: &str, name: &str) -> bool {
 }
 
 /// The schemas that may declare the properties of a value of the schemas at `starts`:
-/// each one with `properties` that `mapping::reached` finds through `$ref`s, branches and
+/// each one with `properties` that `schema_walk::reached` finds through `$ref`s, branches and
 /// `items`, in the order met.
 fn expand_all(schema: &Value, starts: &[String]) -> Vec<String> {
-    mapping::reached(schema, starts, true)
+    crate::schema_walk::reached(schema, starts, true)
         .into_iter()
         .filter(|p| {
             schema
