@@ -20,7 +20,8 @@
 //! secret replaced, by value, in everything the process writes), `state` (the state
 //! folder), `request` (a call → the exact HTTP request, its arguments checked against the
 //! served `inputSchema` first), `fuzzing` (that builder opened to the fuzz target
-//! `arguments`, nothing else).
+//! `arguments`, nothing else), `testing` (only for tests and benchmarks, behind the
+//! `testing` feature: the throwaway PostgreSQL cluster).
 
 pub mod client;
 pub(crate) mod clock;
@@ -35,6 +36,8 @@ pub(crate) mod request;
 pub(crate) mod seal;
 pub mod serve;
 pub(crate) mod state_dir;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

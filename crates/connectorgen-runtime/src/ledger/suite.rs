@@ -1,5 +1,5 @@
 //! The one test suite of the `Ledger` trait, passed by SQLite and by PostgreSQL (on the
-//! throwaway cluster of `tests/support/postgres.rs`).
+//! throwaway cluster of `testing/postgres.rs`).
 //!
 //! Takes: a store that opens two handles on one ledger (two connections: two instances).
 //! Returns: nothing; each check panics with what differed.
@@ -11,8 +11,7 @@ use super::{
     SqliteLedger, Status,
 };
 
-#[path = "../../../../tests/support/postgres.rs"]
-mod cluster;
+use crate::testing::postgres as cluster;
 
 const KEEP_ALL: Retention = Retention {
     window: 1 << 40,
