@@ -5,4 +5,5 @@
 //! Takes: nothing of the product. Returns: a throwaway PostgreSQL cluster (`postgres`).
 //! Must never: be reached by `serve` or `probe`.
 
+pub mod ledger;
 pub mod postgres;
