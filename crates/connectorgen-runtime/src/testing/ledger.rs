@@ -110,7 +110,10 @@ impl PaidCalls {
 
     /// The round trips to PostgreSQL this ledger made so far (`None` on SQLite).
     pub fn round_trips(&self) -> Option<u64> {
-        None
+        match &self.store {
+            Store::Sqlite(_) => None,
+            Store::Postgres(ledger) => Some(ledger.round_trips()),
+        }
     }
 }
 
