@@ -10,10 +10,13 @@ pub(crate) mod markdown;
 pub(crate) mod mcp_client;
 pub(crate) mod mcp_tools;
 pub(crate) mod outputs;
-pub(crate) mod postgres;
 pub(crate) mod provider;
 pub(crate) mod real;
 pub(crate) mod recorder;
 pub(crate) mod refs;
 pub(crate) mod schemas;
 pub(crate) mod sets;
+
+/// The throwaway PostgreSQL cluster, owned by the runtime crate (its `testing` feature).
+#[cfg(feature = "runtime")]
+pub(crate) use connectorgen_runtime::testing::postgres;

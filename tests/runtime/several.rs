@@ -1,6 +1,6 @@
 //! Several instances on one PostgreSQL ledger (issue 33): two `serve --http` processes
 //! of the real binary, each with its own state folder, share a throwaway cluster
-//! (`support/postgres.rs`); the client alternates between them, and the reference
+//! (the runtime crate's `testing/postgres.rs`); the client alternates between them, and the reference
 //! provider ignores retry keys, so every request that reaches it is another job. A task
 //! (the tasks extension, as in tasks.rs) started on one instance is followed on another.
 //! Every wait is on something a server or the provider did, never on time.

@@ -22,7 +22,8 @@
 //! everything the process writes) and `log` (the event lines, through it), `state_dir`
 //! (the state folder), `request` (a call → the exact HTTP request, its arguments checked
 //! against the served `inputSchema` first), `fuzzing` (that builder opened to the fuzz
-//! target `arguments`, nothing else).
+//! target `arguments`, nothing else), `testing` (only for tests and benchmarks, behind the
+//! `testing` feature: the throwaway PostgreSQL cluster).
 
 pub(crate) mod call;
 pub mod client;
@@ -39,6 +40,8 @@ pub(crate) mod request;
 pub(crate) mod seal;
 pub mod serve;
 pub(crate) mod state_dir;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -7,10 +7,46 @@
 //! Must never: let two instances both win one claim, or let a row that another instance
 //! is sending look free.
 //!
-//! - One claim is one `SERIALIZABLE` transaction (a serialization failure is run again,
-//!   from the look-up on), taken while holding a session advisory lock on the connector,
-//!   so instances take turns as SQLite's writers do and the retry is rare. The nonce is
-//!   unique within a connector and principal.
+//! Claims take turns per logical request, not per database (issue 44: one lock on the
+//! connector made two instances slower than one):
+//! - A claim is one `READ COMMITTED` transaction that first takes
+//!   `pg_advisory_xact_lock` on the logical request — connector, principal, tool and
+//!   argument hash, hashed to 64 bits by the server (`request`), so every instance makes
+//!   the same key. Under `READ COMMITTED` each statement reads a fresh snapshot, and a
+//!   transaction is visible before its locks are let go, so the look-up made once the
+//!   lock is granted sees every earlier claim of that request, and none can write it
+//!   until this one commits: look-up, decision and write are one step for that request,
+//!   as the connector-wide lock under `SERIALIZABLE` made them, without serialization
+//!   failures to run again. Claims of different requests never wait on each other (a
+//!   hash collision only makes two requests take turns).
+//! - The nonce is unique within a connector and principal by the table's `UNIQUE`
+//!   constraint, whatever the isolation: a second insert under a nonce waits for the
+//!   first and fails. (A nonce names one logical request, `seal::Sealer::nonce_for`
+//!   derives it from the tool, the arguments and the row before, so its claims share
+//!   the lock anyway.)
+//! - The bound (`LedgerError::Full`) is checked against the shared counters
+//!   (`connectorgen_usage`, kept by migration 4's triggers) in the statement that
+//!   inserts: it reads the counters' row `FOR UPDATE`, which under `READ COMMITTED` waits
+//!   for its other writers and reads its newest version, so two claims of different
+//!   requests never both take the last room. That row lock lasts from the insert to the
+//!   commit, which is sent with it.
+//! - `finish` and `keep_task` take their row's request lock too: they change what a
+//!   claim decides on and what the bound counts. `release` and `renew` write only the
+//!   lease, under the row's own lock, as before.
+//! - Pruning is a transaction of its own, sent just before the claim's, and deletes a
+//!   row only when it gets that row's request lock at once (`pg_try_advisory_xact_lock`),
+//!   its age and lease checked again on its newest version: a row a claim, an outcome or
+//!   a task is being written for stays, and pruning never waits on a request.
+//!
+//! Round trips: every statement is prepared once per connection (`Statements`), and the
+//! statements of a step are all sent before any answer is read (the driver's pipelining,
+//! `Session::pipeline`, the only way statements reach the database once a connection is
+//! made). A claim is two round trips (the prune, `BEGIN`, the lock and the look-up; then
+//! the write and `COMMIT`, or `COMMIT` alone); `room`, `finish`, `keep_task`, `entry`,
+//! `renew` and `release` one each, and `release` none after this process's own `finish`
+//! let the lease go. A paid call that asks first (claim, room, claim, finish, release)
+//! makes 6 (`postgres_a_paid_call_makes_at_most_six_round_trips`; about 68 before).
+//!
 //! - "Being sent right now" is the row's lease: a send sets `sending_until` (the
 //!   database's clock, so the instances' clocks need not agree) to now + the longest a
 //!   send may take, and clears it when the outcome is recorded or the call goes away. A
@@ -20,27 +56,31 @@
 //!   instance at a time (an advisory lock); a database migrated by a newer connectorgen is
 //!   refused rather than written in a shape this one does not know.
 //!
-//! The synchronous `postgres` client drives a tokio runtime of its own, which panics when
-//! started inside serve's; every call therefore runs on a scoped thread outside it, and
-//! holds serve's thread for the round trip, as SQLite's `fsync` does. No TLS: see
-//! `connect`.
+//! The driver is tokio-postgres on a current-thread runtime of this ledger's own, which
+//! panics when started inside serve's; every call therefore runs on a scoped thread
+//! outside it, and holds serve's thread for its round trips, as SQLite's `fsync` does. No
+//! TLS: see `config`.
 
-use std::sync::Mutex;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use postgres::error::SqlState;
-use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use super::{
     Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Retention,
     Status,
 };
 
-/// The advisory locks' first key: "CGEN". The second is the connector's hash (claims) or 0
-/// (migrations).
+/// The migrations' advisory lock: "CGEN" and 0, in the two-key space, which the one-key
+/// space of the requests' locks (`request`) never meets.
 const LOCKS: i32 = 0x4347_454e;
 
-/// Times a claim whose transaction failed to serialize is run again before giving up.
-const SERIALIZE_TRIES: u32 = 20;
+/// Times a claim that met a deadlock (none is known to happen: pruning never waits on a
+/// request) is run again before giving up.
+const TRIES: u32 = 20;
 
 /// Each migration, in order: its version is its place in the list, from 1.
 const MIGRATIONS: &[&str] = &[
@@ -114,27 +154,304 @@ CREATE TRIGGER connectorgen_counted AFTER INSERT OR DELETE OR UPDATE OF bytes
 ",
 ];
 
-/// As SQLite's (`sqlite.rs`): without `task`, which only `Ledger::entry` reads.
+/// An `Entry`'s columns, as SQLite's (`sqlite.rs`) without `task`, which only
+/// `Ledger::entry` reads; `sending` is the lease read against the database's clock.
 const COLUMNS: &str = "id, tool, args_hash, key, nonce, status, http_status, job_id, result, \
-                       created, updated, attempts, media_type, sending_until";
+                       created, updated, attempts, media_type, \
+                       COALESCE(sending_until > EXTRACT(EPOCH FROM clock_timestamp())::BIGINT, \
+                       FALSE) AS sending";
+
+/// How many columns `COLUMNS` is.
+const WIDTH: usize = 14;
+
+/// The database's clock, in seconds.
+const NOW: &str = "EXTRACT(EPOCH FROM clock_timestamp())::BIGINT";
 
 /// The longest a ledger operation waits for a lock (another instance's claim): a send's
 /// lease covers it, as recording an outcome may wait that long.
 pub(crate) const LOCK_WAIT_SECONDS: u64 = 10;
 
+/// The advisory-lock key of the logical request of these four SQL values (connector,
+/// principal, tool, argument hash): one expression for a claim's parameters and for a
+/// row's columns, so both make the same key.
+fn request(parts: [&str; 4]) -> String {
+    format!(
+        "hashtextextended(concat_ws(chr(31), {}), 0)",
+        parts.join(", ")
+    )
+}
+
+/// A claim's request key, from its parameters $1–$4.
+fn claimed_request() -> String {
+    request(["$1::TEXT", "$2::TEXT", "$3::TEXT", "$4::TEXT"])
+}
+
+/// A row's request key, from its columns.
+fn row_request(row: &str) -> String {
+    let [connector, principal, tool, args_hash] =
+        ["connector", "principal", "tool", "args_hash"].map(|column| format!("{row}.{column}"));
+    request([&connector, &principal, &tool, &args_hash])
+}
+
+/// Every statement a ledger call runs, prepared once per connection.
+struct Statements {
+    begin: Statement,
+    commit: Statement,
+    rollback: Statement,
+    /// A claim's lock: connector, principal, tool, argument hash.
+    lock: Statement,
+    /// The lock of row $1's request (connector $2).
+    lock_row: Statement,
+    prune: Statement,
+    look: Statement,
+    insert: Statement,
+    retry: Statement,
+    room: Statement,
+    finish: Statement,
+    keep_task: Statement,
+    release: Statement,
+    renew: Statement,
+    entry: Statement,
+}
+
+impl Statements {
+    async fn prepare(client: &Client) -> Result<Statements, tokio_postgres::Error> {
+        // Rows past their keeping ($2 without a nonce, $3 with one), none in this
+        // process's sends ($4) or leased by anyone; checked again on the row deleted,
+        // which is its newest version.
+        let aged = |t: &str| {
+            format!(
+                "{t}.connector = $1 AND (({t}.nonce IS NULL AND {t}.updated < $2::BIGINT) \
+                 OR ({t}.nonce IS NOT NULL AND {t}.updated < $3::BIGINT)) \
+                 AND NOT ({t}.id = ANY($4::BIGINT[])) \
+                 AND ({t}.sending_until IS NULL OR {t}.sending_until <= {NOW})"
+            )
+        };
+        let used = "SELECT rows * $ROW + bytes AS bytes FROM connectorgen_usage \
+                    WHERE connector = $CONNECTOR FOR UPDATE";
+        let texts = [
+            "BEGIN".to_string(),
+            "COMMIT".to_string(),
+            "ROLLBACK".to_string(),
+            format!("SELECT pg_advisory_xact_lock({})", claimed_request()),
+            format!(
+                "SELECT pg_advisory_xact_lock({}) FROM connectorgen_calls AS c \
+                 WHERE c.id = $1 AND c.connector = $2",
+                row_request("c")
+            ),
+            // `OFFSET 0` keeps the candidates a subquery of their own, so only they are
+            // tried for their request's lock.
+            format!(
+                "DELETE FROM connectorgen_calls AS c USING (SELECT o.id, {} AS request \
+                 FROM connectorgen_calls AS o WHERE {} \
+                 AND o.updated < GREATEST($2::BIGINT, $3::BIGINT) OFFSET 0) AS old \
+                 WHERE c.id = old.id AND {} AND pg_try_advisory_xact_lock(old.request)",
+                row_request("o"),
+                aged("o"),
+                aged("c")
+            ),
+            format!(
+                "SELECT n.*, l.*, (SELECT MAX(id) FROM connectorgen_calls WHERE connector = $1 \
+                 AND principal = $2 AND tool = $3 AND args_hash = $4) \
+                 FROM (SELECT 1) AS one \
+                 LEFT JOIN (SELECT {COLUMNS} FROM connectorgen_calls WHERE connector = $1 \
+                 AND principal = $2 AND nonce = $5) AS n ON TRUE \
+                 LEFT JOIN (SELECT {COLUMNS} FROM connectorgen_calls WHERE connector = $1 \
+                 AND principal = $2 AND tool = $3 AND args_hash = $4 AND created >= $6 \
+                 AND status <> 'rejected' ORDER BY created DESC, id DESC LIMIT 1) AS l ON TRUE"
+            ),
+            format!(
+                "WITH used AS ({}) \
+                 INSERT INTO connectorgen_calls (connector, principal, tool, args_hash, key, \
+                 nonce, status, created, updated, sending_until, sender) \
+                 SELECT $1, $2, $3, $4, $5, $6, 'pending', $7, $7, {NOW} + $8, $9 \
+                 FROM (SELECT 1) AS one LEFT JOIN used ON TRUE \
+                 WHERE COALESCE(used.bytes, 0) + $10 <= $11 RETURNING {COLUMNS}",
+                used.replace("$ROW", "$10").replace("$CONNECTOR", "$1")
+            ),
+            format!(
+                "UPDATE connectorgen_calls SET attempts = attempts + 1, updated = $2, \
+                 sending_until = {NOW} + $3, sender = $4 \
+                 WHERE id = $1 AND connector = $5 RETURNING {COLUMNS}"
+            ),
+            // The oldest rows' ages only when full (they are what `Full` says), so a
+            // ledger with room never looks past its counters.
+            "SELECT COALESCE(u.rows, 0), COALESCE(u.bytes, 0), bound.refused, \
+             CASE WHEN bound.refused THEN (SELECT MIN(updated) FROM connectorgen_calls \
+             WHERE connector = $1 AND nonce IS NULL) END, \
+             CASE WHEN bound.refused THEN (SELECT MIN(updated) FROM connectorgen_calls \
+             WHERE connector = $1 AND nonce IS NOT NULL) END \
+             FROM (SELECT 1) AS one \
+             LEFT JOIN connectorgen_usage AS u ON u.connector = $1 \
+             CROSS JOIN LATERAL (SELECT COALESCE(u.rows, 0) * $2 + COALESCE(u.bytes, 0) + $2 \
+             > $3 AS refused) AS bound"
+                .to_string(),
+            // As SQLite's: the status always, the body only when it fits.
+            format!(
+                "WITH used AS ({}), fit AS (SELECT c.id, $5::TEXT IS NOT NULL \
+                 AND COALESCE((SELECT bytes FROM used), 0) - c.bytes + octet_length($5::TEXT) \
+                 + COALESCE(octet_length(c.task), 0) <= $11 AS fits \
+                 FROM connectorgen_calls AS c WHERE c.id = $1 AND c.connector = $2) \
+                 UPDATE connectorgen_calls AS c SET status = $3, http_status = $4, \
+                 job_id = COALESCE($6, c.job_id), \
+                 result = CASE WHEN fit.fits THEN $5 ELSE c.result END, updated = $7, \
+                 media_type = COALESCE($8, c.media_type), \
+                 bytes = CASE WHEN fit.fits \
+                 THEN octet_length($5::TEXT) + COALESCE(octet_length(c.task), 0) \
+                 ELSE c.bytes END, \
+                 sending_until = CASE WHEN c.sender = $9 THEN NULL ELSE c.sending_until END \
+                 FROM fit WHERE c.id = fit.id RETURNING c.id",
+                used.replace("$ROW", "$10").replace("$CONNECTOR", "$2")
+            ),
+            format!(
+                "WITH used AS ({}) \
+                 UPDATE connectorgen_calls AS c SET task = $3, \
+                 bytes = c.bytes - COALESCE(octet_length(c.task), 0) + octet_length($3::TEXT) \
+                 WHERE c.id = $1 AND c.connector = $2 \
+                 AND COALESCE((SELECT bytes FROM used), 0) - COALESCE(octet_length(c.task), 0) \
+                 + octet_length($3::TEXT) <= $5 RETURNING c.id",
+                used.replace("$ROW", "$4").replace("$CONNECTOR", "$2")
+            ),
+            "UPDATE connectorgen_calls SET sending_until = NULL \
+             WHERE id = $1 AND connector = $2 AND sender = $3"
+                .to_string(),
+            // Only a lease this process still has: one that ran out and was taken by
+            // another instance is that instance's now.
+            format!(
+                "UPDATE connectorgen_calls SET sending_until = {NOW} + $4 \
+                 WHERE id = $1 AND connector = $2 AND sender = $3 AND status = 'pending'"
+            ),
+            format!(
+                "SELECT {COLUMNS}, task FROM connectorgen_calls WHERE id = $1 \
+                 AND connector = $2 AND principal = $3"
+            ),
+        ];
+        // Prepared together: one round trip.
+        let prepared = futures_util::future::join_all(texts.iter().map(|t| client.prepare(t)))
+            .await
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        let Ok(
+            [
+                begin,
+                commit,
+                rollback,
+                lock,
+                lock_row,
+                prune,
+                look,
+                insert,
+                retry,
+                room,
+                finish,
+                keep_task,
+                release,
+                renew,
+                entry,
+            ],
+        ) = <[Statement; 15]>::try_from(prepared)
+        else {
+            unreachable!("one statement prepared for each text");
+        };
+        Ok(Statements {
+            begin,
+            commit,
+            rollback,
+            lock,
+            lock_row,
+            prune,
+            look,
+            insert,
+            retry,
+            room,
+            finish,
+            keep_task,
+            release,
+            renew,
+            entry,
+        })
+    }
+}
+
+/// One statement to run and its parameters.
+type Step<'a> = (&'a Statement, &'a [&'a (dyn ToSql + Sync)]);
+
+/// One connection: the client, the runtime that drives it, its prepared statements.
+/// (Fields drop in order: the client before the runtime its connection runs on.)
+struct Session {
+    client: Client,
+    statements: Statements,
+    runtime: tokio::runtime::Runtime,
+    /// The ledger's count of round trips, kept across connections.
+    round_trips: Arc<AtomicU64>,
+}
+
+impl Session {
+    /// Sends every step before reading any answer, then reads them all: one round trip,
+    /// however many steps. Each step's answer, in order; a failed step fails the ones
+    /// after it only where a transaction it was in is aborted.
+    fn pipeline(&self, steps: &[Step<'_>]) -> Vec<Result<Vec<Row>, tokio_postgres::Error>> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let client = &self.client;
+        // `join_all` polls the queries in order, and a query is queued on the connection
+        // at its first poll: all are on their way, in this order, before any answer is
+        // awaited.
+        self.runtime.block_on(futures_util::future::join_all(
+            steps
+                .iter()
+                .map(|&(statement, params)| client.query(statement, params)),
+        ))
+    }
+
+    /// One statement, one round trip.
+    fn one(
+        &self,
+        statement: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        self.pipeline(&[(statement, params)])
+            .pop()
+            .unwrap_or_else(|| Ok(Vec::new()))
+    }
+
+    /// `steps` as one transaction, begun and committed in the same round trip: the rows
+    /// of each, or the first error (the transaction then rolled back by its `COMMIT`).
+    fn transaction(&self, steps: &[Step<'_>]) -> Result<Vec<Vec<Row>>, Retry> {
+        let mut all: Vec<Step<'_>> = Vec::with_capacity(steps.len() + 2);
+        all.push((&self.statements.begin, &[]));
+        all.extend_from_slice(steps);
+        all.push((&self.statements.commit, &[]));
+        let mut answers = self
+            .pipeline(&all)
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        answers.pop();
+        answers.remove(0);
+        Ok(answers)
+    }
+}
+
 /// The ledger in a PostgreSQL database.
 pub(crate) struct PgLedger {
     /// `None` only while being dropped (see `Drop`).
-    client: Mutex<Option<Client>>,
+    session: Mutex<Option<Session>>,
     /// How to connect again when the connection is lost (a restart of the database).
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     connector: String,
     retention: Retention,
     /// Seconds a send may take, the lease a send holds its row for.
     lease: i64,
     /// This process among the instances: a send's lease is cleared only by its sender.
     sender: String,
+    /// Rows whose lease this process's `finish` cleared and has not taken again: their
+    /// `release` has nothing left to do, and makes no round trip.
+    cleared: Mutex<HashSet<i64>>,
+    round_trips: Arc<AtomicU64>,
 }
+
+/// The most rows `PgLedger::cleared` holds: a `release` that never comes (none is known)
+/// only costs its round trip back once the set is emptied.
+const CLEARED: usize = 4_096;
 
 impl PgLedger {
     /// Connects to `url` and brings the schema up to date.
@@ -145,71 +462,94 @@ impl PgLedger {
         lease: u64,
     ) -> Result<PgLedger, LedgerError> {
         let config = config(url)?;
-        let client = outside_tokio(|| {
-            let mut client = connect(&config)?;
-            migrate(&mut client)?;
-            Ok::<_, LedgerError>(client)
+        let round_trips = Arc::new(AtomicU64::new(0));
+        let session = outside_tokio(|| {
+            let (runtime, mut client) = dial(&config)?;
+            runtime.block_on(migrate(&mut client))?;
+            // The counters' row exists before the first claim reads it `FOR UPDATE`
+            // (the bound's check locks it; a missing row would lock nothing).
+            runtime.block_on(client.execute(
+                "INSERT INTO connectorgen_usage (connector, rows, bytes) VALUES ($1, 0, 0) \
+                 ON CONFLICT (connector) DO NOTHING",
+                &[&connector],
+            ))?;
+            Session::new(runtime, client, &round_trips)
         })??;
         Ok(PgLedger {
-            client: Mutex::new(Some(client)),
+            session: Mutex::new(Some(session)),
             config,
             connector: connector.to_string(),
             retention,
             lease: i64::try_from(lease).unwrap_or(i64::MAX),
             sender: uuid::Uuid::new_v4().to_string(),
+            cleared: Mutex::new(HashSet::new()),
+            round_trips,
         })
     }
 
     /// The secret that signs confirmation values, the same for every instance: made by the
-    /// first one to ask, kept in the database.
+    /// first one to ask, kept in the database. (At start-up: not prepared, not counted.)
     pub(crate) fn secret(&self) -> Result<Vec<u8>, LedgerError> {
         let mut fresh = Vec::with_capacity(64);
         for _ in 0..4 {
             fresh.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
         }
-        self.with(move |client| {
-            client.execute(
-                "INSERT INTO connectorgen_secret (id, secret) VALUES (1, $1) \
-                 ON CONFLICT (id) DO NOTHING",
-                &[&fresh],
-            )?;
-            Ok(client
-                .query_one("SELECT secret FROM connectorgen_secret WHERE id = 1", &[])?
-                .get(0))
+        self.with(move |session| {
+            let client = &session.client;
+            session.runtime.block_on(async {
+                client
+                    .execute(
+                        "INSERT INTO connectorgen_secret (id, secret) VALUES (1, $1) \
+                         ON CONFLICT (id) DO NOTHING",
+                        &[&fresh],
+                    )
+                    .await?;
+                Ok(client
+                    .query_one("SELECT secret FROM connectorgen_secret WHERE id = 1", &[])
+                    .await?
+                    .get(0))
+            })
         })
+    }
+
+    /// The round trips this ledger made to the database for its calls (not counting
+    /// connecting, migrating and the secret).
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
     }
 
     /// Runs `f` on the connection, on a thread outside tokio.
     fn with<T: Send>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T, LedgerError> + Send,
+        f: impl FnOnce(&mut Session) -> Result<T, LedgerError> + Send,
     ) -> Result<T, LedgerError> {
         let mut guard = self
-            .client
+            .session
             .lock()
             .map_err(|_| LedgerError::Store("a previous ledger operation panicked".into()))?;
-        let client = guard
+        let session = guard
             .as_mut()
             .ok_or_else(|| LedgerError::Store("the ledger is closed".into()))?;
-        let config = &self.config;
+        let (config, counter) = (&self.config, &self.round_trips);
         let ran = outside_tokio(move || {
             // A connection the database closed (a restart, an idle-transaction timeout)
             // is made again; what it held (a claim's lock) went with it.
-            if client.is_closed() {
-                *client = connect(config)?;
+            if session.client.is_closed() {
+                *session = connect(config, counter)?;
             }
-            f(client)
+            f(session)
         });
         if ran.is_err() {
-            // It panicked, maybe inside a transaction, holding the connector's advisory
-            // lock (a session lock: every other instance's claims would wait on it until
-            // this process ends). The session goes, and its locks with it; the next
-            // operation connects again (or finds the ledger closed, and refuses).
-            // (The client owns a runtime, dropped outside serve's, as in `Drop`.)
+            // It panicked, maybe inside a claim's transaction, holding its request's
+            // lock (every other instance's claims of that request would wait on it). The
+            // session goes, and its locks with it; the next operation connects again (or
+            // finds the ledger closed, and refuses). (The session owns a runtime, dropped
+            // outside serve's, as in `Drop`.)
             let old = guard.take();
             *guard = outside_tokio(move || {
                 drop(old);
-                connect(config).ok()
+                connect(config, counter).ok()
             })
             .ok()
             .flatten();
@@ -221,79 +561,205 @@ impl PgLedger {
     #[cfg(test)]
     pub(super) fn setting(&self, name: &str) -> Result<String, LedgerError> {
         let name = name.to_string();
-        self.with(move |client| {
-            Ok(client
-                .query_one("SELECT current_setting($1)", &[&name])?
+        self.with(move |session| {
+            let client = &session.client;
+            Ok(session
+                .runtime
+                .block_on(client.query_one("SELECT current_setting($1)", &[&name]))?
                 .get(0))
         })
     }
 
-    /// One transaction under the connector's lock, run again while it fails to serialize.
-    fn transaction<T: Send>(
+    fn cleared(&self) -> std::sync::MutexGuard<'_, HashSet<i64>> {
+        self.cleared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The `Full` error for a new row at `now`, or `None` when one fits.
+    fn full(&self, session: &Session, now: u64) -> Result<Option<LedgerError>, Retry> {
+        let row_bytes = seconds(ROW_BYTES);
+        let max = seconds(self.retention.max_bytes);
+        let answer = session.one(
+            &session.statements.room,
+            &[&self.connector, &row_bytes, &max],
+        )?;
+        let Some(row) = answer.first() else {
+            return Ok(None);
+        };
+        let rows = u64::try_from(row.get::<_, i64>(0)).unwrap_or(0);
+        let answers = u64::try_from(row.get::<_, i64>(1)).unwrap_or(0);
+        let used = rows.saturating_mul(ROW_BYTES).saturating_add(answers);
+        if !row.get::<_, bool>(2) {
+            return Ok(None);
+        }
+        let mut soonest = u64::MAX;
+        for (nonce, column) in [(false, 3), (true, 4)] {
+            if let Some(updated) = row.get::<_, Option<i64>>(column) {
+                let at = u64::try_from(updated)
+                    .unwrap_or(0)
+                    .saturating_add(self.retention.keep(nonce));
+                soonest = soonest.min(at.saturating_sub(now));
+            }
+        }
+        Ok(Some(LedgerError::Full {
+            rows,
+            used,
+            max: self.retention.max_bytes,
+            wait: soonest,
+        }))
+    }
+
+    /// One try of a claim (see the module's doc): two round trips.
+    fn try_claim(
         &self,
-        mut f: impl FnMut(&mut Transaction<'_>, i64) -> Result<T, Retry> + Send,
-    ) -> Result<T, LedgerError> {
-        let connector = self.connector.clone();
-        self.with(move |client| {
-            client.execute(
-                "SELECT pg_advisory_lock($1, hashtext($2))",
-                &[&LOCKS, &connector],
-            )?;
-            let result = (|| {
-                let mut tries = 0;
-                loop {
-                    tries += 1;
-                    let attempt = (|| -> Result<T, Retry> {
-                        let mut tx = client
-                            .build_transaction()
-                            .isolation_level(IsolationLevel::Serializable)
-                            .start()?;
-                        let now: i64 = tx
-                            .query_one("SELECT EXTRACT(EPOCH FROM clock_timestamp())::BIGINT", &[])?
-                            .get(0);
-                        let value = f(&mut tx, now)?;
-                        tx.commit()?;
-                        Ok(value)
-                    })();
-                    match attempt {
-                        Err(Retry::Again) if tries < SERIALIZE_TRIES => {}
-                        Err(Retry::Again) => {
-                            return Err(LedgerError::Store(format!(
-                                "the claim did not serialize in {SERIALIZE_TRIES} tries"
-                            )));
-                        }
-                        Err(Retry::Failed(e)) => return Err(e),
-                        Ok(value) => return Ok(value),
+        session: &Session,
+        claim: &Claim<'_>,
+        decide: &mut Decide<'_>,
+    ) -> Result<(Found, Option<Entry>), Retry> {
+        let s = &session.statements;
+        let connector = self.connector.as_str();
+        let before = |nonce: bool| {
+            claim
+                .now
+                .checked_sub(self.retention.keep(nonce))
+                .map(seconds)
+        };
+        let (plain, nonced) = (before(false), before(true));
+        let busy: Vec<i64> = claim.busy.to_vec();
+        let since = seconds(claim.since);
+        let request: [&(dyn ToSql + Sync); 4] =
+            [&connector, &claim.principal, &claim.tool, &claim.args_hash];
+        let answers = session.pipeline(&[
+            (&s.prune, &[&connector, &plain, &nonced, &busy]),
+            (&s.begin, &[]),
+            (&s.lock, &request),
+            (
+                &s.look,
+                &[
+                    &connector,
+                    &claim.principal,
+                    &claim.tool,
+                    &claim.args_hash,
+                    &claim.nonce,
+                    &since,
+                ],
+            ),
+        ]);
+        let opened = answers.get(1).is_some_and(Result::is_ok);
+        let looked = match answers.into_iter().collect::<Result<Vec<_>, _>>() {
+            Ok(mut answers) => answers.pop().unwrap_or_default(),
+            Err(e) => {
+                if opened {
+                    // The lock or the look-up failed inside the transaction: end it.
+                    let _ = session.one(&s.rollback, &[]);
+                }
+                return Err(e.into());
+            }
+        };
+        let row = looked
+            .first()
+            .ok_or_else(|| Retry::Failed(LedgerError::Store("the look-up had no row".into())))?;
+        let found = Found {
+            by_nonce: entry(row, 0),
+            latest: entry(row, WIDTH),
+            last_id: row.get(2 * WIDTH),
+        };
+        let now = seconds(claim.now);
+        let (lease, sender) = (self.lease, self.sender.as_str());
+        let written = match decide(&found) {
+            Decision::Insert { key, nonce } => {
+                let row_bytes = seconds(ROW_BYTES);
+                let max = seconds(self.retention.max_bytes);
+                let rows = session.transaction_end(&[(
+                    &s.insert,
+                    &[
+                        &connector,
+                        &claim.principal,
+                        &claim.tool,
+                        &claim.args_hash,
+                        &key,
+                        &nonce,
+                        &now,
+                        &lease,
+                        &sender,
+                        &row_bytes,
+                        &max,
+                    ],
+                )])?;
+                match rows.first() {
+                    Some(row) => entry(row, 0),
+                    // No room: nothing was written. Room found again since (another claim
+                    // pruned) is another try.
+                    None => {
+                        return Err(self
+                            .full(session, claim.now)?
+                            .map_or(Retry::Again, Retry::Failed));
                     }
                 }
-            })();
-            let unlocked = client.execute(
-                "SELECT pg_advisory_unlock($1, hashtext($2))",
-                &[&LOCKS, &connector],
-            );
-            let value = result?;
-            unlocked?;
-            Ok(value)
+            }
+            Decision::Retry(id) => {
+                self.cleared().remove(&id);
+                let rows = session
+                    .transaction_end(&[(&s.retry, &[&id, &now, &lease, &sender, &connector])])?;
+                rows.first().and_then(|row| entry(row, 0))
+            }
+            Decision::Nothing => {
+                session.transaction_end(&[])?;
+                None
+            }
+        };
+        Ok((found, written))
+    }
+}
+
+impl Session {
+    /// Makes the session of a new connection: its statements prepared.
+    fn new(
+        runtime: tokio::runtime::Runtime,
+        client: Client,
+        round_trips: &Arc<AtomicU64>,
+    ) -> Result<Session, LedgerError> {
+        let statements = runtime.block_on(Statements::prepare(&client))?;
+        Ok(Session {
+            client,
+            statements,
+            runtime,
+            round_trips: Arc::clone(round_trips),
         })
+    }
+
+    /// The end of a transaction `BEGIN` opened: `step` (if any) and `COMMIT`, sent together.
+    /// The rows of the step, or its error (the transaction then rolled back by its
+    /// `COMMIT`).
+    fn transaction_end(&self, step: &[Step<'_>]) -> Result<Vec<Row>, Retry> {
+        let mut all: Vec<Step<'_>> = step.to_vec();
+        all.push((&self.statements.commit, &[]));
+        let mut answers = self
+            .pipeline(&all)
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        answers.pop();
+        Ok(answers.pop().unwrap_or_default())
     }
 }
 
 impl Drop for PgLedger {
     fn drop(&mut self) {
-        // The client owns a runtime, which may not be dropped inside serve's.
-        let client = self.client.get_mut().ok().and_then(Option::take);
-        let _ = outside_tokio(move || drop(client));
+        // The session owns a runtime, which may not be dropped inside serve's.
+        let session = self.session.get_mut().ok().and_then(Option::take);
+        let _ = outside_tokio(move || drop(session));
     }
 }
 
-/// A failed attempt: run again (a serialization failure, a deadlock) or give up.
+/// A failed attempt: run again (a deadlock) or give up.
 enum Retry {
     Again,
     Failed(LedgerError),
 }
 
-impl From<postgres::Error> for Retry {
-    fn from(e: postgres::Error) -> Self {
+impl From<tokio_postgres::Error> for Retry {
+    fn from(e: tokio_postgres::Error) -> Self {
         match e.code() {
             Some(&SqlState::T_R_SERIALIZATION_FAILURE | &SqlState::T_R_DEADLOCK_DETECTED) => {
                 Retry::Again
@@ -309,8 +775,8 @@ impl From<LedgerError> for Retry {
     }
 }
 
-impl From<postgres::Error> for LedgerError {
-    fn from(e: postgres::Error) -> Self {
+impl From<tokio_postgres::Error> for LedgerError {
+    fn from(e: tokio_postgres::Error) -> Self {
         LedgerError::Store(text(&e))
     }
 }
@@ -318,14 +784,14 @@ impl From<postgres::Error> for LedgerError {
 impl From<Retry> for LedgerError {
     fn from(r: Retry) -> Self {
         match r {
-            Retry::Again => LedgerError::Store("the transaction did not serialize".into()),
+            Retry::Again => LedgerError::Store("the transaction met a deadlock".into()),
             Retry::Failed(e) => e,
         }
     }
 }
 
 /// The error with the server's own message (`Display` alone says only "db error").
-fn text(e: &postgres::Error) -> String {
+fn text(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => e.to_string(),
@@ -345,9 +811,9 @@ fn outside_tokio<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, LedgerError
 /// The connection settings of `url`. No TLS is built in: a URL that asks for it
 /// (`sslmode=require`) is refused, and one to a remote host must say `sslmode=disable`,
 /// so no connection goes out unencrypted without its author having said so.
-fn config(url: &str) -> Result<postgres::Config, LedgerError> {
-    use postgres::config::{Host, SslMode};
-    let mut config: postgres::Config = url
+fn config(url: &str) -> Result<tokio_postgres::Config, LedgerError> {
+    use tokio_postgres::config::{Host, SslMode};
+    let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e| LedgerError::Store(format!("not a PostgreSQL URL: {e}")))?;
     if config.get_ssl_mode() == SslMode::Require {
@@ -385,7 +851,7 @@ fn config(url: &str) -> Result<postgres::Config, LedgerError> {
 /// `password=` setting in either form) is masked wherever it appears, as written and
 /// percent-encoded; a value the driver cannot read is not shown at all.
 pub(crate) fn shown(url: &str) -> String {
-    let Ok(config) = url.parse::<postgres::Config>() else {
+    let Ok(config) = url.parse::<tokio_postgres::Config>() else {
         return "(the ledger's connection string, not shown: it does not parse, and it may \
                 hold a password)"
             .to_string();
@@ -513,44 +979,72 @@ fn copy_while(
     taken
 }
 
-/// A connection, with bounds on waiting: a claim waits at most 10 s for another
-/// instance's turn, and a transaction left open by a stuck instance is ended by the
-/// database after 60 s (its locks with it).
-fn connect(config: &postgres::Config) -> Result<Client, LedgerError> {
-    let mut client = config
-        .connect(NoTls)
-        .map_err(|e| LedgerError::Store(format!("could not connect: {}", text(&e))))?;
-    client.batch_execute(&format!(
-        "SET lock_timeout = '{LOCK_WAIT_SECONDS}s'; \
-             SET idle_in_transaction_session_timeout = '60s'"
-    ))?;
-    // A claim must be on disk before its request goes out: on a server tuned with
-    // `synchronous_commit = off` a commit is acknowledged before it is flushed, and a
-    // crash of the database then forgets a request that was sent (the identical call,
-    // even under the same consent, would be a new request with a new retry key). Every
-    // other value (`local`, `on`, `remote_write`, `remote_apply`) flushes it locally.
-    let commits: String = client.query_one("SHOW synchronous_commit", &[])?.get(0);
-    if commits == "off" {
-        client.batch_execute("SET synchronous_commit = on")?;
-    }
-    Ok(client)
+/// A connection and the runtime that drives it, with bounds on waiting: a lock (another
+/// instance's claim of the same request) is waited for at most 10 s, and a transaction
+/// left open by a stuck instance is ended by the database after 60 s (its locks with it).
+fn dial(config: &tokio_postgres::Config) -> Result<(tokio::runtime::Runtime, Client), LedgerError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| LedgerError::Store(format!("could not start the ledger's runtime: {e}")))?;
+    let client = runtime.block_on(async {
+        let (client, connection) = config
+            .connect(NoTls)
+            .await
+            .map_err(|e| LedgerError::Store(format!("could not connect: {}", text(&e))))?;
+        // Driven whenever a call waits on the runtime (`Session::pipeline`).
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!(
+                "SET lock_timeout = '{LOCK_WAIT_SECONDS}s'; \
+                 SET idle_in_transaction_session_timeout = '60s'"
+            ))
+            .await?;
+        // A claim must be on disk before its request goes out: on a server tuned with
+        // `synchronous_commit = off` a commit is acknowledged before it is flushed, and a
+        // crash of the database then forgets a request that was sent (the identical call,
+        // even under the same consent, would be a new request with a new retry key). Every
+        // other value (`local`, `on`, `remote_write`, `remote_apply`) flushes it locally.
+        let commits: String = client
+            .query_one("SHOW synchronous_commit", &[])
+            .await?
+            .get(0);
+        if commits == "off" {
+            client.batch_execute("SET synchronous_commit = on").await?;
+        }
+        Ok::<_, LedgerError>(client)
+    })?;
+    Ok((runtime, client))
+}
+
+/// A new session on `config` (a connection lost is made again).
+fn connect(
+    config: &tokio_postgres::Config,
+    round_trips: &Arc<AtomicU64>,
+) -> Result<Session, LedgerError> {
+    let (runtime, client) = dial(config)?;
+    Session::new(runtime, client, round_trips)
 }
 
 /// Applies the migrations this database lacks, one instance at a time.
-fn migrate(client: &mut Client) -> Result<(), LedgerError> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&LOCKS])?;
+async fn migrate(client: &mut Client) -> Result<(), LedgerError> {
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1, 0)", &[&LOCKS])
+        .await?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS connectorgen_migrations (
              version INTEGER PRIMARY KEY,
              applied TIMESTAMPTZ NOT NULL DEFAULT now()
          )",
-    )?;
+    )
+    .await?;
     let done: i32 = tx
         .query_one(
             "SELECT COALESCE(MAX(version), 0) FROM connectorgen_migrations",
             &[],
-        )?
+        )
+        .await?
         .get(0);
     let known = i32::try_from(MIGRATIONS.len()).unwrap_or(i32::MAX);
     if done > known {
@@ -563,94 +1057,45 @@ fn migrate(client: &mut Client) -> Result<(), LedgerError> {
         .zip(MIGRATIONS)
         .skip(usize::try_from(done).unwrap_or(0))
     {
-        tx.batch_execute(sql)?;
+        tx.batch_execute(sql).await?;
         tx.execute(
             "INSERT INTO connectorgen_migrations (version) VALUES ($1)",
             &[&version],
-        )?;
+        )
+        .await?;
     }
-    tx.commit()?;
+    tx.commit().await?;
     Ok(())
 }
 
-fn entry(row: &Row, now: i64) -> Entry {
-    let seconds = |i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
-    Entry {
-        id: row.get(0),
-        tool: row.get(1),
-        args_hash: row.get(2),
-        key: row.get(3),
-        nonce: row.get(4),
-        status: Status::parse(row.get(5)),
+/// The row whose `COLUMNS` start at column `at`, or `None` when they are empty (a
+/// look-up that found nothing).
+fn entry(row: &Row, at: usize) -> Option<Entry> {
+    let id: i64 = row.get::<_, Option<i64>>(at)?;
+    let seconds = |i: usize| u64::try_from(row.get::<_, i64>(at + i)).unwrap_or(0);
+    Some(Entry {
+        id,
+        tool: row.get(at + 1),
+        args_hash: row.get(at + 2),
+        key: row.get(at + 3),
+        nonce: row.get(at + 4),
+        status: Status::parse(row.get(at + 5)),
         http_status: row
-            .get::<_, Option<i32>>(6)
+            .get::<_, Option<i32>>(at + 6)
             .and_then(|s| u16::try_from(s).ok()),
-        job_id: row.get(7),
-        result: row.get(8),
+        job_id: row.get(at + 7),
+        result: row.get(at + 8),
         created: seconds(9),
         updated: seconds(10),
-        attempts: u32::try_from(row.get::<_, i32>(11)).unwrap_or(0),
-        media_type: row.get(12),
-        sending: row
-            .get::<_, Option<i64>>(13)
-            .is_some_and(|until| until > now),
-        task: if row.len() > 14 { row.get(14) } else { None },
-    }
+        attempts: u32::try_from(row.get::<_, i32>(at + 11)).unwrap_or(0),
+        media_type: row.get(at + 12),
+        sending: row.get(at + 13),
+        task: None,
+    })
 }
 
 fn seconds(t: u64) -> i64 {
     i64::try_from(t).unwrap_or(i64::MAX)
-}
-
-/// The rows' count and the bytes they hold.
-/// The rows' count and the bytes they hold, from the counters the triggers of migration
-/// 4 keep (`connectorgen_usage`): one row read, whatever the ledger holds.
-fn usage(tx: &mut Transaction<'_>, connector: &str) -> Result<(u64, u64), Retry> {
-    let (rows, answers) = tx
-        .query_opt(
-            "SELECT rows, bytes FROM connectorgen_usage WHERE connector = $1",
-            &[&connector],
-        )?
-        .map_or((0, 0), |row| (row.get::<_, i64>(0), row.get::<_, i64>(1)));
-    let rows = u64::try_from(rows).unwrap_or(0);
-    let answers = u64::try_from(answers).unwrap_or(0);
-    Ok((rows, rows.saturating_mul(ROW_BYTES).saturating_add(answers)))
-}
-
-fn room(
-    tx: &mut Transaction<'_>,
-    connector: &str,
-    retention: Retention,
-    now: u64,
-) -> Result<(), Retry> {
-    let (rows, used) = usage(tx, connector)?;
-    if used.saturating_add(ROW_BYTES) <= retention.max_bytes {
-        return Ok(());
-    }
-    let mut soonest = u64::MAX;
-    for (nonce, test) in [(false, "IS NULL"), (true, "IS NOT NULL")] {
-        let oldest: Option<i64> = tx
-            .query_one(
-                &format!(
-                    "SELECT MIN(updated) FROM connectorgen_calls WHERE connector = $1 \
-                     AND nonce {test}"
-                ),
-                &[&connector],
-            )?
-            .get(0);
-        if let Some(updated) = oldest {
-            let at = u64::try_from(updated)
-                .unwrap_or(0)
-                .saturating_add(retention.keep(nonce));
-            soonest = soonest.min(at.saturating_sub(now));
-        }
-    }
-    Err(Retry::Failed(LedgerError::Full {
-        rows,
-        used,
-        max: retention.max_bytes,
-        wait: soonest,
-    }))
 }
 
 impl Ledger for PgLedger {
@@ -659,220 +1104,104 @@ impl Ledger for PgLedger {
         claim: &Claim<'_>,
         decide: &mut Decide<'_>,
     ) -> Result<(Found, Option<Entry>), LedgerError> {
-        let connector = self.connector.as_str();
-        let retention = self.retention;
-        let (lease, sender) = (self.lease, self.sender.as_str());
-        self.transaction(|tx, db_now| {
-            let busy: Vec<i64> = claim.busy.to_vec();
-            // Rows past their keeping, none being sent by anyone.
-            for (nonce, test) in [(false, "IS NULL"), (true, "IS NOT NULL")] {
-                let Some(before) = claim.now.checked_sub(retention.keep(nonce)) else {
-                    continue;
-                };
-                tx.execute(
-                    &format!(
-                        "DELETE FROM connectorgen_calls WHERE connector = $1 AND updated < $2 \
-                         AND nonce {test} AND NOT (id = ANY($3)) \
-                         AND (sending_until IS NULL OR sending_until <= $4)"
-                    ),
-                    &[&connector, &seconds(before), &busy, &db_now],
-                )?;
-            }
-            let by_nonce = match claim.nonce {
-                Some(nonce) => tx
-                    .query_opt(
-                        &format!(
-                            "SELECT {COLUMNS} FROM connectorgen_calls WHERE connector = $1 \
-                             AND principal = $2 AND nonce = $3"
-                        ),
-                        &[&connector, &claim.principal, &nonce],
-                    )?
-                    .map(|row| entry(&row, db_now)),
-                None => None,
-            };
-            let latest = tx
-                .query_opt(
-                    &format!(
-                        "SELECT {COLUMNS} FROM connectorgen_calls WHERE connector = $1 \
-                         AND principal = $2 AND tool = $3 AND args_hash = $4 AND created >= $5 \
-                         AND status <> 'rejected' ORDER BY created DESC, id DESC LIMIT 1"
-                    ),
-                    &[
-                        &connector,
-                        &claim.principal,
-                        &claim.tool,
-                        &claim.args_hash,
-                        &seconds(claim.since),
-                    ],
-                )?
-                .map(|row| entry(&row, db_now));
-            let last_id: Option<i64> = tx
-                .query_one(
-                    "SELECT MAX(id) FROM connectorgen_calls WHERE connector = $1 \
-                     AND principal = $2 AND tool = $3 AND args_hash = $4",
-                    &[&connector, &claim.principal, &claim.tool, &claim.args_hash],
-                )?
-                .get(0);
-            let found = Found {
-                by_nonce,
-                latest,
-                last_id,
-            };
-            let until = db_now.saturating_add(lease);
-            let written = match decide(&found) {
-                Decision::Insert { key, nonce } => {
-                    room(tx, connector, retention, claim.now)?;
-                    let row = tx.query_one(
-                        &format!(
-                            "INSERT INTO connectorgen_calls (connector, principal, tool, \
-                             args_hash, key, nonce, status, created, updated, sending_until, \
-                             sender) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7, $8, $9) \
-                             RETURNING {COLUMNS}"
-                        ),
-                        &[
-                            &connector,
-                            &claim.principal,
-                            &claim.tool,
-                            &claim.args_hash,
-                            &key,
-                            &nonce,
-                            &seconds(claim.now),
-                            &until,
-                            &sender,
-                        ],
-                    )?;
-                    Some(entry(&row, db_now))
+        self.with(|session| {
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                match self.try_claim(session, claim, decide) {
+                    Err(Retry::Again) if tries < TRIES => {}
+                    Err(Retry::Again) => {
+                        return Err(LedgerError::Store(format!(
+                            "the claim met a deadlock {TRIES} times"
+                        )));
+                    }
+                    Err(Retry::Failed(e)) => return Err(e),
+                    Ok(value) => return Ok(value),
                 }
-                Decision::Retry(id) => tx
-                    .query_opt(
-                        &format!(
-                            "UPDATE connectorgen_calls SET attempts = attempts + 1, \
-                             updated = $2, sending_until = $3, sender = $4 \
-                             WHERE id = $1 AND connector = $5 RETURNING {COLUMNS}"
-                        ),
-                        &[&id, &seconds(claim.now), &until, &sender, &connector],
-                    )?
-                    .map(|row| entry(&row, db_now)),
-                Decision::Nothing => None,
-            };
-            Ok((found, written))
+            }
         })
     }
 
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError> {
         let connector = self.connector.as_str();
-        let retention = self.retention;
+        let http_status = outcome.http_status.map(i32::from);
+        let (row_bytes, max) = (seconds(ROW_BYTES), seconds(self.retention.max_bytes));
+        let (status, now) = (outcome.status.as_str(), seconds(now));
         let sender = self.sender.as_str();
-        self.transaction(|tx, _| {
-            let (_, used) = usage(tx, connector)?;
-            let row = tx
-                .query_opt(
-                    "SELECT bytes, COALESCE(octet_length(task), 0)::BIGINT FROM connectorgen_calls \
-                     WHERE id = $1 AND connector = $2",
-                    &[&id, &connector],
-                )?
-                .ok_or_else(|| {
-                    LedgerError::Store(format!("row {id} is no longer in the ledger"))
-                })?;
-            let (kept, task): (i64, i64) = (row.get(0), row.get(1));
-            // As in SQLite: the status is always recorded, the body only when it fits.
-            let result = outcome.result.as_deref().filter(|text| {
-                retention.fits(
-                    used,
-                    kept.unsigned_abs(),
-                    (text.len() as u64).saturating_add(task.unsigned_abs()),
-                )
-            });
-            let bytes = result.map_or(kept, |text| {
-                i64::try_from(text.len())
-                    .unwrap_or(i64::MAX)
-                    .saturating_add(task)
-            });
-            let http_status = outcome.http_status.map(i32::from);
-            tx.execute(
-                "UPDATE connectorgen_calls SET status = $2, http_status = $3, \
-                 job_id = COALESCE($4, job_id), result = COALESCE($5, result), updated = $6, \
-                 media_type = COALESCE($7, media_type), bytes = $8, \
-                 sending_until = CASE WHEN sender = $9 THEN NULL ELSE sending_until END \
-                 WHERE id = $1",
-                &[
-                    &id,
-                    &outcome.status.as_str(),
-                    &http_status,
-                    &outcome.job_id,
-                    &result,
-                    &seconds(now),
-                    &outcome.media_type,
-                    &bytes,
-                    &sender,
-                ],
-            )?;
-            Ok(())
-        })
+        let rows = self.with(|session| {
+            let s = &session.statements;
+            Ok(session.transaction(&[
+                (&s.lock_row, &[&id, &connector]),
+                (
+                    &s.finish,
+                    &[
+                        &id,
+                        &connector,
+                        &status,
+                        &http_status,
+                        &outcome.result,
+                        &outcome.job_id,
+                        &now,
+                        &outcome.media_type,
+                        &sender,
+                        &row_bytes,
+                        &max,
+                    ],
+                ),
+            ])?)
+        })?;
+        if rows.last().is_none_or(Vec::is_empty) {
+            return Err(LedgerError::Store(format!(
+                "row {id} is no longer in the ledger"
+            )));
+        }
+        let mut cleared = self.cleared();
+        if cleared.len() >= CLEARED {
+            cleared.clear();
+        }
+        cleared.insert(id);
+        Ok(())
     }
 
     fn room(&self, now: u64) -> Result<(), LedgerError> {
-        let connector = self.connector.as_str();
-        let retention = self.retention;
-        self.transaction(|tx, _| room(tx, connector, retention, now))
+        match self.with(|session| Ok(self.full(session, now)?))? {
+            Some(full) => Err(full),
+            None => Ok(()),
+        }
     }
 
     fn keep_task(&self, id: i64, task: &str) -> Result<bool, LedgerError> {
         let connector = self.connector.as_str();
-        let retention = self.retention;
-        self.transaction(|tx, _| {
-            let (_, used) = usage(tx, connector)?;
-            let Some(row) = tx.query_opt(
-                "SELECT COALESCE(octet_length(task), 0)::BIGINT FROM connectorgen_calls \
-                 WHERE id = $1 AND connector = $2",
-                &[&id, &connector],
-            )?
-            else {
-                return Ok(false);
-            };
-            let old: i64 = row.get(0);
-            let new = task.len() as u64;
-            if !retention.fits(used, old.unsigned_abs(), new) {
-                return Ok(false);
-            }
-            tx.execute(
-                "UPDATE connectorgen_calls SET task = $2, bytes = bytes - $3 + $4 WHERE id = $1",
-                &[&id, &task, &old, &i64::try_from(new).unwrap_or(i64::MAX)],
-            )?;
-            Ok(true)
-        })
+        let (row_bytes, max) = (seconds(ROW_BYTES), seconds(self.retention.max_bytes));
+        let rows = self.with(|session| {
+            let s = &session.statements;
+            Ok(session.transaction(&[
+                (&s.lock_row, &[&id, &connector]),
+                (&s.keep_task, &[&id, &connector, &task, &row_bytes, &max]),
+            ])?)
+        })?;
+        Ok(rows.last().is_some_and(|rows| !rows.is_empty()))
     }
 
     fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError> {
-        let connector = self.connector.clone();
-        let principal = principal.to_string();
-        self.with(move |client| {
-            let now: i64 = client
-                .query_one("SELECT EXTRACT(EPOCH FROM clock_timestamp())::BIGINT", &[])?
-                .get(0);
-            Ok(client
-                .query_opt(
-                    &format!(
-                        "SELECT {COLUMNS}, task FROM connectorgen_calls WHERE id = $1 \
-                         AND connector = $2 AND principal = $3"
-                    ),
-                    &[&id, &connector, &principal],
-                )?
-                .map(|row| entry(&row, now)))
+        let connector = self.connector.as_str();
+        self.with(|session| {
+            let rows = session.one(&session.statements.entry, &[&id, &connector, &principal])?;
+            Ok(rows.first().and_then(|row| {
+                let mut entry = entry(row, 0)?;
+                entry.task = row.get(WIDTH);
+                Some(entry)
+            }))
         })
     }
 
     fn renew(&self, id: i64) {
-        let connector = self.connector.clone();
-        let sender = self.sender.clone();
+        self.cleared().remove(&id);
+        let (connector, sender) = (self.connector.as_str(), self.sender.as_str());
         let lease = self.lease;
-        // Only a lease this process still has: one that ran out and was taken by another
-        // instance is that instance's now.
-        let _ = self.with(move |client| {
-            client.execute(
-                "UPDATE connectorgen_calls SET sending_until = \
-                 EXTRACT(EPOCH FROM clock_timestamp())::BIGINT + $4 \
-                 WHERE id = $1 AND connector = $2 AND sender = $3 AND status = 'pending'",
+        let _ = self.with(|session| {
+            session.one(
+                &session.statements.renew,
                 &[&id, &connector, &sender, &lease],
             )?;
             Ok(())
@@ -880,14 +1209,12 @@ impl Ledger for PgLedger {
     }
 
     fn release(&self, id: i64) {
-        let connector = self.connector.clone();
-        let sender = self.sender.clone();
-        let _ = self.with(move |client| {
-            client.execute(
-                "UPDATE connectorgen_calls SET sending_until = NULL \
-                 WHERE id = $1 AND connector = $2 AND sender = $3",
-                &[&id, &connector, &sender],
-            )?;
+        if self.cleared().remove(&id) {
+            return;
+        }
+        let (connector, sender) = (self.connector.as_str(), self.sender.as_str());
+        let _ = self.with(|session| {
+            session.one(&session.statements.release, &[&id, &connector, &sender])?;
             Ok(())
         });
     }

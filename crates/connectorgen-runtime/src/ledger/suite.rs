@@ -1,5 +1,5 @@
 //! The one test suite of the `Ledger` trait, passed by SQLite and by PostgreSQL (on the
-//! throwaway cluster of `tests/support/postgres.rs`).
+//! throwaway cluster of `testing/postgres.rs`).
 //!
 //! Takes: a store that opens two handles on one ledger (two connections: two instances).
 //! Returns: nothing; each check panics with what differed.
@@ -11,8 +11,7 @@ use super::{
     SqliteLedger, Status,
 };
 
-#[path = "../../../../tests/support/postgres.rs"]
-mod cluster;
+use crate::testing::postgres as cluster;
 
 const KEEP_ALL: Retention = Retention {
     window: 1 << 40,
@@ -597,4 +596,28 @@ fn postgres_claims_are_durable_on_a_server_that_does_not_flush_commits() {
     assert_eq!(server, "off", "the server's setting this test is about");
     let ledger = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
     assert_eq!(ledger.setting("synchronous_commit").unwrap(), "on");
+}
+
+/// A paid call that asks first — the claim that finds nothing and asks, the room check
+/// before the person is asked, the claim that records it under the consent nonce, its
+/// outcome, the end of its send — makes at most 6 round trips to PostgreSQL (issue 44:
+/// about 68, each statement prepared again, in four transactions under a lock on the
+/// connector). Counted where every statement reaches the database (`Session::pipeline`).
+#[test]
+fn postgres_a_paid_call_makes_at_most_six_round_trips() {
+    let url = cluster::cluster().database();
+    let ledger = PgLedger::open(&url, "test", KEEP_ALL, 60).unwrap();
+    let start = ledger.round_trips();
+    let found = look(&ledger, &claim("p", "h", None, 1_000));
+    assert!(found.latest.is_none() && found.last_id.is_none());
+    ledger.room(1_000).unwrap();
+    let row = new_row(&ledger, &claim("p", "h", Some("n"), 1_001), "k");
+    ledger
+        .finish(row.id, &outcome(Status::Done, Some(10)), 1_002)
+        .unwrap();
+    ledger.release(row.id);
+    let trips = ledger.round_trips() - start;
+    assert!(trips <= 6, "a paid call made {trips} round trips");
+    let kept = ledger.entry(row.id, "p").unwrap().unwrap();
+    assert_eq!((kept.status, kept.sending), (Status::Done, false));
 }

@@ -10,10 +10,8 @@
 //! holds a pipe from this process and stops it (and removes the folder) when the pipe
 //! closes, which the kernel does however the test binary ends: normally, by a panic, or
 //! killed. A cluster a crashed run left anyway (its watcher killed too) is found by its
-//! pid file and stopped by the next run. Also included by the runtime crate's ledger tests
-//! (`crates/connectorgen-runtime/src/ledger/suite.rs`), so both binaries share this code.
-
-#![allow(dead_code, unreachable_pub)]
+//! pid file and stopped by the next run. Used by the ledger suite (`ledger/suite.rs`), and by the
+//! root package's tests (its dev-dependency turns on the `testing` feature).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
