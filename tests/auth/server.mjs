@@ -3,15 +3,17 @@
 // and how it is configured: tests/auth/README.md. Started by tests/support/authz.rs.
 //
 //   node server.mjs --scopes "vidgen:read vidgen:change vidgen:spend" \
-//     [--clients clients.json] [--opaque-resource URL]... [--access-token-ttl SECONDS]
+//     [--clients clients.json] [--access-token-ttl SECONDS]
 //
 // Takes: the scopes every resource server allows; the static clients (a JSON array of
 // { client_id, client_secret, scope? }: confidential, client_secret_basic, grant
 // client_credentials, or with "grant_types": [] a resource server that only introspects).
 // Returns: one JSON line on stdout once listening, {"issuer": "http://127.0.0.1:<port>"};
-// everything else goes to stderr. Must never: listen on anything but 127.0.0.1, use a
-// key or secret that outlives the process, or outlive its parent (it exits when its
-// stdin closes, which the kernel does however the parent ends).
+// everything else goes to stderr. Access tokens are ES256 JWTs; the token endpoint with
+// the query `?format=opaque` issues opaque ones (for introspection and revocation).
+// Must never: listen on anything but 127.0.0.1, use a key or secret that outlives the
+// process, or outlive its parent (it exits when its stdin closes, which the kernel does
+// however the parent ends).
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -24,7 +26,6 @@ const { values: args } = parseArgs({
   options: {
     scopes: { type: 'string' },
     clients: { type: 'string' },
-    'opaque-resource': { type: 'string', multiple: true, default: [] },
     'access-token-ttl': { type: 'string', default: '600' },
   },
   strict: true,
@@ -37,7 +38,6 @@ const fail = (message) => {
 
 if (!args.scopes?.trim()) fail('--scopes "a b c" is required: the scopes the resource servers allow');
 const allowed = args.scopes.trim().split(/\s+/);
-const opaque = new Set(args['opaque-resource']);
 const ttl = Number(args['access-token-ttl']);
 if (!Number.isInteger(ttl) || ttl <= 0) fail('--access-token-ttl must be a positive whole number of seconds');
 
@@ -125,7 +125,11 @@ const provider = new Provider(issuer, {
           throw new errors.InvalidTarget('only http://127.0.0.1:… and http://localhost:… resources are served here');
         }
         refuseUnknownScopes(ctx);
-        if (opaque.has(resource)) {
+        // Which format is the caller's choice, by the token endpoint's own query (RFC
+        // 6749 §3.2 lets an endpoint URL carry one): the same person and resource can
+        // hold a JWT and an opaque token, so a test of introspection needs no second
+        // resource server, and the body's parameters stay the standard ones.
+        if (ctx.query.format === 'opaque') {
           return { scope: allowed.join(' '), audience: resource, accessTokenTTL: ttl, accessTokenFormat: 'opaque' };
         }
         return {
