@@ -198,7 +198,8 @@ impl AuthServer {
     }
 
     /// Revokes `token` (RFC 7009), asked by the client it was issued to. Only an opaque
-    /// token can be revoked: oidc-provider refuses to revoke a JWT.
+    /// token can be revoked: oidc-provider stores no JWT, so it answers 200 to a JWT's
+    /// revocation and the JWT stays valid until it expires.
     pub(crate) fn revoke(&self, token: &str) {
         let client = self
             .issued
@@ -215,7 +216,8 @@ impl AuthServer {
         assert_eq!(answer.status, 200, "revocation: {}", answer.body);
     }
 
-    /// The introspection of `token` (RFC 7662), asked by `RESOURCE_SERVER`.
+    /// The introspection of `token` (RFC 7662), asked by `RESOURCE_SERVER`. A JWT always
+    /// introspects as `{"active": false}` (oidc-provider does not store it).
     pub(crate) fn introspect(&self, token: &str) -> Value {
         let answer = self.post(
             &self.introspection_url(),
