@@ -110,7 +110,7 @@ impl AuthServer {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
-            .unwrap_or_else(|e| panic!("{} ({e})", needs_node()));
+            .unwrap_or_else(|e| panic!("{NEEDS_NODE} ({e})"));
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         // The first line on a thread, so the wait is bounded; the thread then drains
@@ -123,6 +123,8 @@ impl AuthServer {
             let _ = said.send(line);
             let _ = std::io::copy(&mut reader, &mut std::io::sink());
         });
+        // The handle exists before the wait, so a server that fails to start is killed by
+        // its drop like any other.
         let mut server = AuthServer {
             child,
             _stdin: stdin,
@@ -302,11 +304,10 @@ fn auth_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth")
 }
 
-fn needs_node() -> String {
-    "the OAuth tests run oidc-provider (tests/auth) and need node >= 20 with npm on PATH \
-     (never skipped): install Node.js, e.g. `apt-get install -y nodejs npm` or from nodejs.org"
-        .to_string()
-}
+/// What a test says when node or npm is missing.
+const NEEDS_NODE: &str = "the OAuth tests run oidc-provider (tests/auth) and need node >= 20 \
+     with npm on PATH (never skipped): install Node.js, e.g. `apt-get install -y nodejs npm` \
+     or from nodejs.org";
 
 /// The installed packages' `node_modules`, installed on first use in this process (and
 /// once per lockfile and node version on this machine).
@@ -320,7 +321,7 @@ fn install() -> PathBuf {
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("{} ({e})", needs_node()));
+        .unwrap_or_else(|e| panic!("{NEEDS_NODE} ({e})"));
     let version = String::from_utf8_lossy(&node.stdout).trim().to_string();
     let major: u32 = version
         .trim_start_matches('v')
@@ -328,7 +329,7 @@ fn install() -> PathBuf {
         .next()
         .and_then(|m| m.parse().ok())
         .unwrap_or(0);
-    assert!(major >= 20, "{}; found node {version:?}", needs_node());
+    assert!(major >= 20, "{NEEDS_NODE}; found node {version:?}");
     let package = std::fs::read(auth_dir().join("package.json")).expect("tests/auth/package.json");
     let lock =
         std::fs::read(auth_dir().join("package-lock.json")).expect("tests/auth/package-lock.json");
@@ -365,7 +366,7 @@ fn install() -> PathBuf {
         .current_dir(tmp.path())
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|e| panic!("{} (npm: {e})", needs_node()));
+        .unwrap_or_else(|e| panic!("{NEEDS_NODE} (npm: {e})"));
     assert!(
         out.status.success(),
         "`npm ci` of tests/auth/package-lock.json failed (the npm registry must be reachable \
