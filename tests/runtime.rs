@@ -12,6 +12,7 @@ use crate::support::recorder;
 
 mod answers;
 mod arguments;
+mod auth_server;
 mod bounds;
 mod consent;
 mod credentials;

@@ -1,6 +1,7 @@
 //! Helpers the test modules share (the CLI runner, the reference provider, an MCP
 //! client, schema checks, Markdown structure). Each is used by some modules only.
 
+pub(crate) mod authz;
 pub(crate) mod cli;
 pub(crate) mod e2e;
 pub(crate) mod http;

@@ -1,0 +1,416 @@
+//! A real OAuth 2.1 authorization server for the tests of `serve --http`'s inbound
+//! authorization: oidc-provider (`tests/auth/server.mjs`, pinned by
+//! `tests/auth/package-lock.json`; tests/auth/README.md says how it is configured).
+//!
+//! Takes: the scopes its resource servers allow (`AuthServer::start("vidgen:read …")`).
+//! Returns: an `AuthServer` with its issuer, its endpoints, and tokens got the way a
+//! client gets them (the client-credentials grant with an RFC 8707 `resource`), for two
+//! people (`ALICE`, `BOB`: different `sub` and `client_id`) and a resource-server client
+//! that introspects (`introspection_client`). Each `start` is a server of its own, with
+//! keys and secrets made at its start.
+//!
+//! Installing: `npm ci` from the lockfile, once per lockfile and node version, into a
+//! cache outside the repository (`CONNECTORGEN_AUTH_SERVER_CACHE`, default
+//! `${XDG_CACHE_HOME:-~/.cache}/connectorgen-auth-server`), as scripts/real-task-clients.sh
+//! does for the real MCP clients, so `cargo test` works on a fresh machine that has node.
+//!
+//! Must never: skip a test when node, npm or the registry is missing (it fails, saying
+//! which), mint a token itself, listen anywhere but 127.0.0.1, or outlive the test binary:
+//! the server is killed when the handle drops, and exits by itself when its stdin (a pipe
+//! from this process) closes, which the kernel does however the test binary ends.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use base64::Engine as _;
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::Value;
+
+use super::http::{self, Answer};
+
+/// One person: a confidential client allowed every scope.
+pub(crate) const ALICE: &str = "alice";
+/// Another person, so a test can tell two principals apart.
+pub(crate) const BOB: &str = "bob";
+/// The resource server's own client: no grant, only introspection (what `serve
+/// --auth-introspection` authenticates as).
+pub(crate) const RESOURCE_SERVER: &str = "connectorgen-serve";
+
+/// How long the server may take to print its issuer: a bound that turns a hang into a
+/// failure, never a pacing device.
+const START: Duration = Duration::from_secs(60);
+
+/// A running authorization server; stopped when dropped.
+pub(crate) struct AuthServer {
+    child: Child,
+    /// Held so that the server's stdin closes only when this handle (or the process) ends.
+    _stdin: ChildStdin,
+    issuer: String,
+    /// The discovery document (`/.well-known/openid-configuration`).
+    metadata: Value,
+    /// Client id → secret, made at start.
+    secrets: BTreeMap<String, String>,
+    /// Token → the client it was issued to: revocation must be asked by that client.
+    issued: Mutex<BTreeMap<String, String>>,
+    /// The copy of server.mjs, its clients file and its stderr.
+    work: tempfile::TempDir,
+}
+
+impl AuthServer {
+    /// Installs oidc-provider when the cache lacks it, starts the server on a free
+    /// loopback port and waits for its issuer. Panics, with the server's stderr, when it
+    /// does not start.
+    pub(crate) fn start(scopes: &str) -> AuthServer {
+        let modules = installed();
+        let work = tempfile::Builder::new()
+            .prefix("connectorgen-authz-")
+            .tempdir()
+            .expect("a folder for the authorization server");
+        // A copy beside a link to the installed packages: node resolves `oidc-provider`
+        // from the script's real folder, and the repository has no node_modules.
+        std::fs::copy(
+            auth_dir().join("server.mjs"),
+            work.path().join("server.mjs"),
+        )
+        .expect("copy tests/auth/server.mjs");
+        std::os::unix::fs::symlink(modules, work.path().join("node_modules"))
+            .expect("link node_modules");
+        let secrets: BTreeMap<String, String> = [ALICE, BOB, RESOURCE_SERVER]
+            .iter()
+            .map(|id| ((*id).to_string(), random_hex()))
+            .collect();
+        let clients: Vec<Value> = secrets
+            .iter()
+            .map(|(id, secret)| {
+                let mut client = serde_json::json!({ "client_id": id, "client_secret": secret });
+                if id == RESOURCE_SERVER {
+                    client["grant_types"] = serde_json::json!([]);
+                }
+                client
+            })
+            .collect();
+        let clients_file = work.path().join("clients.json");
+        std::fs::write(&clients_file, serde_json::to_string(&clients).unwrap())
+            .expect("write the clients file");
+        let stderr = std::fs::File::create(work.path().join("stderr.log")).expect("a log file");
+        let mut child = Command::new("node")
+            .arg(work.path().join("server.mjs"))
+            .arg("--scopes")
+            .arg(scopes)
+            .arg("--clients")
+            .arg(&clients_file)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{NEEDS_NODE} ({e})"));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        // The first line on a thread, so the wait is bounded; the thread then drains
+        // stdout until the server ends, so a later write never meets a closed pipe.
+        let (said, first) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = said.send(line);
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        // The handle exists before the wait, so a server that fails to start is killed by
+        // its drop like any other.
+        let mut server = AuthServer {
+            child,
+            _stdin: stdin,
+            issuer: String::new(),
+            metadata: Value::Null,
+            secrets,
+            issued: Mutex::new(BTreeMap::new()),
+            work,
+        };
+        let line = first.recv_timeout(START).unwrap_or_default();
+        let issuer = serde_json::from_str::<Value>(&line)
+            .ok()
+            .and_then(|ready| ready["issuer"].as_str().map(str::to_string))
+            .unwrap_or_else(|| {
+                panic!(
+                    "tests/auth/server.mjs printed no issuer within {START:?} (it printed {line:?}); its stderr:\n{}",
+                    server.stderr()
+                )
+            });
+        assert!(
+            issuer.starts_with("http://127.0.0.1:"),
+            "the authorization server must be on loopback: {issuer}"
+        );
+        let discovery = http::request(
+            "GET",
+            &format!("{issuer}/.well-known/openid-configuration"),
+            &[],
+            "",
+        );
+        assert_eq!(discovery.status, 200, "discovery: {}", discovery.body);
+        server.metadata = discovery.json();
+        server.issuer = issuer;
+        server
+    }
+
+    /// `http://127.0.0.1:<port>`, the `iss` of every token.
+    pub(crate) fn issuer(&self) -> String {
+        self.issuer.clone()
+    }
+
+    /// The discovery document, as served.
+    pub(crate) fn metadata(&self) -> &Value {
+        &self.metadata
+    }
+
+    /// The RFC 7662 introspection endpoint.
+    pub(crate) fn introspection_url(&self) -> String {
+        self.endpoint("introspection_endpoint")
+    }
+
+    /// The id and secret `RESOURCE_SERVER` introspects with (`client_secret_basic`).
+    pub(crate) fn introspection_client(&self) -> (String, String) {
+        (RESOURCE_SERVER.to_string(), self.secret(RESOURCE_SERVER))
+    }
+
+    /// A JWT access token for `client` (`ALICE` or `BOB`), audience `resource`, with
+    /// `scope` (space-separated). Panics with the server's error when refused.
+    pub(crate) fn token(&self, client: &str, resource: &str, scope: &str) -> String {
+        self.granted(client, &self.endpoint("token_endpoint"), resource, scope)
+    }
+
+    /// The same as [`AuthServer::token`], but an opaque token: one only introspection can
+    /// read, and revocation can end.
+    pub(crate) fn opaque_token(&self, client: &str, resource: &str, scope: &str) -> String {
+        let url = format!("{}?format=opaque", self.endpoint("token_endpoint"));
+        self.granted(client, &url, resource, scope)
+    }
+
+    /// The token endpoint's answer to `client`'s request, granted or not: for a test of
+    /// what is refused (`invalid_scope`, `invalid_target`).
+    pub(crate) fn token_request(&self, client: &str, resource: &str, scope: &str) -> Answer {
+        self.ask(&self.endpoint("token_endpoint"), client, resource, scope)
+    }
+
+    /// Revokes `token` (RFC 7009), asked by the client it was issued to. Only an opaque
+    /// token can be revoked: oidc-provider stores no JWT, so it answers 200 to a JWT's
+    /// revocation and the JWT stays valid until it expires.
+    pub(crate) fn revoke(&self, token: &str) {
+        let client = self
+            .issued
+            .lock()
+            .unwrap()
+            .get(token)
+            .cloned()
+            .expect("revoke: a token this server issued through this handle");
+        let answer = self.post(
+            &self.endpoint("revocation_endpoint"),
+            &client,
+            &format!("token={}", encode(token)),
+        );
+        assert_eq!(answer.status, 200, "revocation: {}", answer.body);
+    }
+
+    /// The introspection of `token` (RFC 7662), asked by `RESOURCE_SERVER`. A JWT always
+    /// introspects as `{"active": false}` (oidc-provider does not store it).
+    pub(crate) fn introspect(&self, token: &str) -> Value {
+        let answer = self.post(
+            &self.introspection_url(),
+            RESOURCE_SERVER,
+            &format!("token={}", encode(token)),
+        );
+        assert_eq!(answer.status, 200, "introspection: {}", answer.body);
+        answer.json()
+    }
+
+    /// What the server wrote on stderr so far (for a failing assertion's evidence).
+    pub(crate) fn stderr(&self) -> String {
+        std::fs::read_to_string(self.work.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// The client-credentials grant at `url`, with one RFC 8707 `resource`.
+    fn ask(&self, url: &str, client: &str, resource: &str, scope: &str) -> Answer {
+        let body = format!(
+            "grant_type=client_credentials&resource={}&scope={}",
+            encode(resource),
+            encode(scope)
+        );
+        self.post(url, client, &body)
+    }
+
+    fn granted(&self, client: &str, url: &str, resource: &str, scope: &str) -> String {
+        let answer = self.ask(url, client, resource, scope);
+        let token = (answer.status == 200)
+            .then(|| answer.json()["access_token"].as_str().map(str::to_string))
+            .flatten()
+            .unwrap_or_else(|| {
+                panic!(
+                    "no token for {client} (resource {resource}, scope {scope:?}): {} {}",
+                    answer.status, answer.body
+                )
+            });
+        self.issued
+            .lock()
+            .unwrap()
+            .insert(token.clone(), client.to_string());
+        token
+    }
+
+    fn post(&self, url: &str, client: &str, body: &str) -> Answer {
+        let basic = base64::engine::general_purpose::STANDARD
+            .encode(format!("{client}:{}", self.secret(client)));
+        http::request(
+            "POST",
+            url,
+            &[
+                ("Authorization", &format!("Basic {basic}")),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            body,
+        )
+    }
+
+    fn secret(&self, client: &str) -> String {
+        self.secrets
+            .get(client)
+            .cloned()
+            .unwrap_or_else(|| panic!("no client {client:?}: use ALICE, BOB or RESOURCE_SERVER"))
+    }
+
+    fn endpoint(&self, name: &str) -> String {
+        self.metadata[name]
+            .as_str()
+            .unwrap_or_else(|| panic!("the discovery document has no {name}"))
+            .to_string()
+    }
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `tests/auth` in the repository.
+fn auth_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth")
+}
+
+/// What a test says when node or npm is missing.
+const NEEDS_NODE: &str = "the OAuth tests run oidc-provider (tests/auth) and need node >= 20 \
+     with npm on PATH (never skipped): install Node.js, e.g. `apt-get install -y nodejs npm` \
+     or from nodejs.org";
+
+/// The installed packages' `node_modules`, installed on first use in this process (and
+/// once per lockfile and node version on this machine).
+fn installed() -> &'static Path {
+    static MODULES: OnceLock<PathBuf> = OnceLock::new();
+    MODULES.get_or_init(install)
+}
+
+fn install() -> PathBuf {
+    let node = Command::new("node")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{NEEDS_NODE} ({e})"));
+    let version = String::from_utf8_lossy(&node.stdout).trim().to_string();
+    let major: u32 = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    assert!(major >= 20, "{NEEDS_NODE}; found node {version:?}");
+    let package = std::fs::read(auth_dir().join("package.json")).expect("tests/auth/package.json");
+    let lock =
+        std::fs::read(auth_dir().join("package-lock.json")).expect("tests/auth/package-lock.json");
+    let cache = std::env::var_os("CONNECTORGEN_AUTH_SERVER_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("connectorgen-auth-server")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/connectorgen-auth-server")))
+        .expect("CONNECTORGEN_AUTH_SERVER_CACHE, XDG_CACHE_HOME or HOME: where to install oidc-provider");
+    let dir = cache.join(format!(
+        "node-{:016x}",
+        fnv1a(&[&package, &lock, version.as_bytes()])
+    ));
+    if dir.join(".installed").is_file() {
+        return dir.join("node_modules");
+    }
+    std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("create {}: {e}", cache.display()));
+    // Installed in a folder of its own, then renamed into place: a run killed half way
+    // leaves no half install behind, and two test binaries installing at once both end
+    // with the same complete one.
+    let tmp = tempfile::Builder::new()
+        .prefix(".node.")
+        .tempdir_in(&cache)
+        .expect("a folder to install into");
+    std::fs::write(tmp.path().join("package.json"), &package).unwrap();
+    std::fs::write(tmp.path().join("package-lock.json"), &lock).unwrap();
+    let out = Command::new("npm")
+        .args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            "--loglevel=error",
+        ])
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{NEEDS_NODE} (npm: {e})"));
+    assert!(
+        out.status.success(),
+        "`npm ci` of tests/auth/package-lock.json failed (the npm registry must be reachable \
+         the first time; then {} holds it): {}{}",
+        cache.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(tmp.path().join(".installed"), "").unwrap();
+    let tmp = tmp.keep();
+    if std::fs::rename(&tmp, &dir).is_err() {
+        // Another process got there first; its install is the same one.
+        let _ = std::fs::remove_dir_all(&tmp);
+        assert!(
+            dir.join(".installed").is_file(),
+            "could not move the install into {}",
+            dir.display()
+        );
+    }
+    dir.join("node_modules")
+}
+
+/// FNV-1a over the parts: a cache key that stays the same across Rust releases (std's
+/// hasher does not promise to), with no hashing crate.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.iter().chain(b"\0") {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// 32 hex digits from the system's randomness: a client secret of this run only.
+fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .expect("read /dev/urandom");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn encode(value: &str) -> String {
+    utf8_percent_encode(value, NON_ALPHANUMERIC).to_string()
+}
