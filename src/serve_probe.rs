@@ -50,6 +50,12 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// With --http: also accept requests whose Host is NAME (a remote deployment's public name; repeatable)
         #[arg(long, value_name = "NAME")]
         allow_host: Vec<String>,
+        /// With --http: accept only requests with an OAuth access token from this authorization server (its issuer URL; repeatable); see docs/serve.md, "Remote deployment"
+        #[arg(long, value_name = "URL", requires = "http")]
+        auth_issuer: Vec<String>,
+        /// With --auth-issuer: this server's canonical URI, the audience every token must name [default: https://<first --allow-host>/mcp, else http://<the listen address>/mcp]
+        #[arg(long, value_name = "URL", requires = "auth_issuer")]
+        resource: Option<String>,
         /// With --http: the most connections open at once; one more is answered 503 and closed
         #[arg(long, value_name = "N", default_value_t = connectorgen_runtime::serve::HttpLimits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..))]
         max_connections: u32,
@@ -180,6 +186,10 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
                 header_timeout: std::time::Duration::from_secs_f64(args.header_timeout),
             },
             allow_hosts: args.allow_host,
+            auth: connectorgen_runtime::auth::AuthConfig {
+                issuers: args.auth_issuer,
+                resource: args.resource,
+            },
             base_url: args.base_url,
             state_dir: args.state,
             // Read here, not by clap's `env`: the generator-only build keeps clap's features.

@@ -18,6 +18,7 @@ mod consent;
 mod credentials;
 mod durability;
 mod echoes;
+mod oauth;
 mod probe;
 mod reference;
 mod reliability;

@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
@@ -295,6 +296,52 @@ impl Serve {
 
     /// Starts the server and connects `person` to it.
     pub(crate) async fn connect(&self, transport: Transport, person: Person) -> Session {
+        match transport {
+            Transport::Http => self.listen().await.session(person, None).await,
+            Transport::Stdio => {
+                let mut started = self.start(Transport::Stdio);
+                let stdout = started.child.stdout.take().expect("piped stdout");
+                let stdin = started.child.stdin.take().expect("piped stdin");
+                let client = tokio::time::timeout(
+                    NO_HANG,
+                    person
+                        .clone()
+                        .serve_with_lifecycle((stdout, stdin), lifecycle(person.revision)),
+                )
+                .await;
+                let client = connected(client, &started.log);
+                Session {
+                    client,
+                    person,
+                    log: started.log,
+                    logged: started.logged,
+                    server: started.child,
+                    url: None,
+                }
+            }
+        }
+    }
+
+    /// Starts the server over Streamable HTTP, and returns once it says where it listens
+    /// (no session yet: a test may need the address for what it connects with).
+    pub(crate) async fn listen(&self) -> Listening {
+        let started = self.start(Transport::Http);
+        let log = started.log.clone();
+        let url = tokio::time::timeout(NO_HANG, started.url)
+            .await
+            .unwrap_or_else(|_| panic!("serve --http never said where it listens: {log:?}"))
+            .unwrap_or_else(|_| panic!("serve --http exited: {log:?}"));
+        Listening {
+            url,
+            log: started.log,
+            logged: started.logged,
+            child: started.child,
+        }
+    }
+
+    /// The server process, its stderr drained into a log as it comes (so the server
+    /// never blocks on a full pipe), and the address an HTTP server announces.
+    fn start(&self, transport: Transport) -> Started {
         let mut child = self
             .command(transport)
             .spawn()
@@ -304,8 +351,6 @@ impl Serve {
         let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
         let lines = log.clone();
         let (logged_tx, logged) = tokio::sync::watch::channel(0usize);
-        // Drain stderr as it comes, so the server never blocks on a full pipe, and find
-        // the address an HTTP server announces.
         tokio::spawn(async move {
             let mut url_tx = Some(url_tx);
             let mut reader = BufReader::new(stderr).lines();
@@ -322,59 +367,95 @@ impl Serve {
                 logged_tx.send_modify(|n| *n += 1);
             }
         });
-        let revision = person.revision;
-        let lifecycle = match revision {
-            Revision::Current => ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-            Revision::Earlier => ClientLifecycleMode::Initialize,
-        };
-        let mut url = None;
-        let client = match transport {
-            Transport::Stdio => {
-                let stdout = child.stdout.take().expect("piped stdout");
-                let stdin = child.stdin.take().expect("piped stdin");
-                tokio::time::timeout(
-                    NO_HANG,
-                    person
-                        .clone()
-                        .serve_with_lifecycle((stdout, stdin), lifecycle),
-                )
-                .await
-            }
-            Transport::Http => {
-                // reqwest is built without a default TLS provider (the crate's choice:
-                // ring only); the client needs one installed even for plain HTTP.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let at = tokio::time::timeout(NO_HANG, url_rx)
-                    .await
-                    .unwrap_or_else(|_| panic!("serve --http never said where it listens: {log:?}"))
-                    .unwrap_or_else(|_| panic!("serve --http exited: {log:?}"));
-                let client = tokio::time::timeout(
-                    NO_HANG,
-                    person.clone().serve_with_lifecycle(
-                        StreamableHttpClientTransport::from_uri(at.clone()),
-                        lifecycle,
-                    ),
-                )
-                .await;
-                url = Some(at);
-                client
-            }
-        };
-        let client = match client {
-            Ok(Ok(client)) => client,
-            Ok(Err(e)) => panic!("no MCP session: {e}\n{log:?}"),
-            Err(elapsed) => panic!("no MCP session within {NO_HANG:?} ({elapsed}): {log:?}"),
-        };
+        Started {
+            child,
+            log,
+            logged,
+            url: url_rx,
+        }
+    }
+}
+
+struct Started {
+    child: tokio::process::Child,
+    log: Arc<Mutex<Vec<String>>>,
+    logged: tokio::sync::watch::Receiver<usize>,
+    url: tokio::sync::oneshot::Receiver<String>,
+}
+
+/// A `serve --http` process listening, no session yet.
+pub(crate) struct Listening {
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    log: Arc<Mutex<Vec<String>>>,
+    logged: tokio::sync::watch::Receiver<usize>,
+    child: tokio::process::Child,
+}
+
+impl Listening {
+    /// What the server wrote on stderr so far.
+    pub(crate) fn log(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// `person` connected, with `token` as its bearer token when given.
+    pub(crate) async fn session(self, person: Person, token: Option<String>) -> Session {
+        let client = http_client(&self.url, person.clone(), token).await;
+        let client = connected(client, &self.log);
         Session {
             client,
             person,
-            log,
-            logged,
-            server: child,
-            url,
+            log: self.log,
+            logged: self.logged,
+            server: self.child,
+            url: Some(self.url),
         }
+    }
+}
+
+fn lifecycle(revision: Revision) -> ClientLifecycleMode {
+    match revision {
+        Revision::Current => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        Revision::Earlier => ClientLifecycleMode::Initialize,
+    }
+}
+
+type Connecting = Result<
+    Result<RunningService<RoleClient, Person>, rmcp::service::ClientInitializeError>,
+    tokio::time::error::Elapsed,
+>;
+
+/// A client of the Streamable HTTP server at `url`, `token` its bearer token.
+async fn http_client(url: &str, person: Person, token: Option<String>) -> Connecting {
+    // reqwest is built without a default TLS provider (the crate's choice: ring only);
+    // the client needs one installed even for plain HTTP.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    config.auth_header = token;
+    let lifecycle = lifecycle(person.revision);
+    tokio::time::timeout(
+        NO_HANG,
+        person.serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            lifecycle,
+        ),
+    )
+    .await
+}
+
+fn connected(
+    client: Connecting,
+    log: &Arc<Mutex<Vec<String>>>,
+) -> RunningService<RoleClient, Person> {
+    match client {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => panic!("no MCP session: {e}\n{log:?}"),
+        Err(elapsed) => panic!("no MCP session within {NO_HANG:?} ({elapsed}): {log:?}"),
     }
 }
 
@@ -535,25 +616,23 @@ impl Session {
         }
     }
 
-    /// Another session on the same HTTP server, `person` on its client (2026-07-28).
+    /// Another session on the same HTTP server, `person` on its client.
     pub(crate) async fn another(&self, person: Person) -> RunningService<RoleClient, Person> {
+        self.another_with(person, None).await
+    }
+
+    /// Another session on the same HTTP server, `person` on its client, `token` its
+    /// bearer token.
+    pub(crate) async fn another_with(
+        &self,
+        person: Person,
+        token: Option<String>,
+    ) -> RunningService<RoleClient, Person> {
         let url = self
             .url
             .clone()
             .expect("another session needs serve --http");
-        let lifecycle = ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        };
-        let connected = tokio::time::timeout(
-            NO_HANG,
-            person.serve_with_lifecycle(StreamableHttpClientTransport::from_uri(url), lifecycle),
-        )
-        .await;
-        match connected {
-            Ok(Ok(client)) => client,
-            Ok(Err(e)) => panic!("no second session: {e}\n{:#?}", self.log()),
-            Err(elapsed) => panic!("no second session ({elapsed}): {:#?}", self.log()),
-        }
+        connected(http_client(&url, person, token).await, &self.log)
     }
 
     /// Kills the server (SIGKILL: `kill -9`) without a word to it first, and waits until

@@ -154,15 +154,19 @@ impl Stage {
         }
     }
 
-    /// Runs tool `index`'s call with `args` through its steps, asking through `ask`.
+    /// Runs tool `index`'s call with `args` through its steps, asking through `ask`, for
+    /// the person `who` (an inbound token's principal; `None`: the tool's own, the hash
+    /// of the credential it goes out with).
     pub(crate) async fn run<A: Ask>(
         &self,
         index: usize,
         mut args: Map<String, Value>,
         ask: &A,
+        who: Option<&str>,
     ) -> Result<Outcome<A::Later>, Failure<A::Error>> {
         let served = &self.tools[index];
         let op = &served.op;
+        let principal = who.unwrap_or(&served.principal);
         let token = args
             .shift_remove(CONFIRMATION_ARGUMENT)
             .and_then(|v| v.as_str().map(str::to_string));
@@ -200,7 +204,7 @@ impl Stage {
         let hash = crate::args_hash(&args);
         let needs_consent = op.consent() && self.settings.enforce_consent;
         let way = ask.way();
-        let consent = self.consent_of(ask.carried(), &op.id, &hash, token.as_deref());
+        let consent = self.consent_of(ask.carried(), principal, &op.id, &hash, token.as_deref());
         let invalid = matches!(consent, Consent::Invalid);
         let (nonce, second) = match consent {
             // On a client that can ask the person, a relayed confirmation is not the
@@ -222,7 +226,14 @@ impl Stage {
             reply::Retry::SameKey | reply::Retry::Inherent
         );
         let claimed = match self
-            .claim(served, &hash, nonce.as_deref(), needs_consent, retry_safe)
+            .claim(
+                served,
+                principal,
+                &hash,
+                nonce.as_deref(),
+                needs_consent,
+                retry_safe,
+            )
             .await
         {
             Ok(claimed) => claimed,
@@ -240,7 +251,7 @@ impl Stage {
             Verdict::AskConsent { .. } => Why::Fresh,
             // The person asked for a second, identical order: put that question to them.
             Verdict::Answer { .. } | Verdict::Unknown { .. } if second => Why::Second,
-            _ => return Ok(self.acted(served, &args, claimed).await),
+            _ => return Ok(self.acted(served, principal, &args, claimed).await),
         };
         let after = claimed.after;
         drop(claimed);
@@ -249,7 +260,10 @@ impl Stage {
             return self.stopped(op, stop);
         }
         let nonce = if needs_consent {
-            match self.ask(served, &args, &hash, ask, why, after).await? {
+            match self
+                .ask(served, principal, &args, &hash, ask, why, after)
+                .await?
+            {
                 Asked::Later(later) => return Ok(Outcome::Asking(later)),
                 Asked::Answer(answer) => return Ok(Outcome::answer(answer)),
                 Asked::Given(nonce) => nonce,
@@ -257,16 +271,23 @@ impl Stage {
         } else {
             // A free tracked tool (an async or keyed one without consent): the second
             // order needs no question, only its own logical request.
-            self.sealer.nonce_for(&op.id, &hash, after)
+            self.sealer.nonce_for(principal, &op.id, &hash, after)
         };
         let claimed = match self
-            .claim(served, &hash, Some(&nonce), needs_consent, retry_safe)
+            .claim(
+                served,
+                principal,
+                &hash,
+                Some(&nonce),
+                needs_consent,
+                retry_safe,
+            )
             .await
         {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
-        Ok(self.acted(served, &args, claimed).await)
+        Ok(self.acted(served, principal, &args, claimed).await)
     }
 
     /// The answer to a call refused before anything was recorded, logged.

@@ -25,6 +25,7 @@
 //! target `arguments`, nothing else), `testing` (only for tests and benchmarks, behind the
 //! `testing` feature: the throwaway PostgreSQL cluster).
 
+pub mod auth;
 pub(crate) mod call;
 pub mod client;
 pub(crate) mod clock;

@@ -2,9 +2,10 @@
 //! agreed, and the sealed `requestState` of an elicitation round trip.
 //!
 //! Takes: a secret (from the state folder), the connector's identity (service name and
-//! manifest digest), a clock, a tool name, its arguments' hash and which logical
-//! request the question is for. Returns: an opaque token that opens only for that
-//! connector, tool and those exact arguments, for its purpose, before its expiry,
+//! manifest digest), a clock, the person (principal), a tool name, its arguments' hash
+//! and which logical request the question is for. Returns: an opaque token that opens
+//! only for that connector, person, tool and those exact arguments, for its purpose,
+//! before its expiry,
 //! carrying the nonce of that logical request (the ledger makes it one-time: a nonce
 //! names one logical request).
 //! Must never: accept a token for other arguments, another tool or another connector
@@ -129,9 +130,16 @@ impl Sealer {
     /// for: the first one (`after: None`) or the one after ledger row `after`. The
     /// same inputs always give the same nonce, whatever the purpose: a confirmation
     /// value and a form asked at the same time name one request.
-    pub(crate) fn nonce_for(&self, tool: &str, args_hash: &str, after: Option<i64>) -> String {
+    pub(crate) fn nonce_for(
+        &self,
+        principal: &str,
+        tool: &str,
+        args_hash: &str,
+        after: Option<i64>,
+    ) -> String {
         let after = after.map_or_else(|| "first".to_string(), |id| format!("after-{id}"));
-        let bound = length_prefixed(&["nonce", &self.connector, tool, args_hash, &after]);
+        let bound =
+            length_prefixed(&["nonce", &self.connector, principal, tool, args_hash, &after]);
         let digest = Sha256::digest(&bound);
         digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
     }
@@ -146,6 +154,7 @@ impl Sealer {
     pub(crate) fn issue(
         &self,
         purpose: Purpose,
+        principal: &str,
         tool: &str,
         args_hash: &str,
         nonce: &str,
@@ -156,7 +165,7 @@ impl Sealer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         issued.retain(|_, (_, expires)| *expires > now);
-        let slot = (purpose, nonce.to_string());
+        let slot = (purpose, format!("{principal}\0{nonce}"));
         if let Some((token, expires)) = issued.get(&slot)
             && expires.saturating_sub(now) > TOKEN_LIFETIME_SECONDS / 2
         {
@@ -169,7 +178,7 @@ impl Sealer {
             n: nonce.to_string(),
             e: expires_at,
         };
-        let bound = self.binding(purpose, tool, args_hash);
+        let bound = self.binding(purpose, principal, tool, args_hash);
         // A two-field struct of a string and a number always serialises.
         let json = serde_json::to_vec(&payload).unwrap_or_default();
         let token = self.codec.seal(&json, &bound);
@@ -182,11 +191,12 @@ impl Sealer {
     pub(crate) fn open(
         &self,
         purpose: Purpose,
+        principal: &str,
         tool: &str,
         args_hash: &str,
         token: &str,
     ) -> Result<Opened, Refusal> {
-        let bound = self.binding(purpose, tool, args_hash);
+        let bound = self.binding(purpose, principal, tool, args_hash);
         let payload: Payload = self
             .codec
             .open(token, &bound)
@@ -201,9 +211,15 @@ impl Sealer {
 
 impl Sealer {
     /// What the signature covers besides the payload: the purpose, the connector, the
-    /// tool and the arguments.
-    fn binding(&self, purpose: Purpose, tool: &str, args_hash: &str) -> Vec<u8> {
-        length_prefixed(&[purpose.as_str(), &self.connector, tool, args_hash])
+    /// person (the principal), the tool and the arguments.
+    fn binding(&self, purpose: Purpose, principal: &str, tool: &str, args_hash: &str) -> Vec<u8> {
+        length_prefixed(&[
+            purpose.as_str(),
+            &self.connector,
+            principal,
+            tool,
+            args_hash,
+        ])
     }
 }
 

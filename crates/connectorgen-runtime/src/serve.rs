@@ -17,6 +17,7 @@
 //! declares elicitation, else with a one-time confirmation value the model relays.
 
 mod codec;
+mod gate;
 mod handler;
 mod http;
 mod redacted;
@@ -43,6 +44,8 @@ pub use http::HttpLimits;
 pub struct Config {
     /// `None`: stdio. `Some`: Streamable HTTP on this address, path `/mcp`.
     pub http: Option<std::net::SocketAddr>,
+    /// Inbound OAuth (`--auth-issuer`, `--resource`): HTTP only.
+    pub auth: crate::auth::AuthConfig,
     /// The bounds of the HTTP listener (unused on stdio).
     pub http_limits: HttpLimits,
     /// Host names (or `host:port`) accepted in the `Host` header of HTTP requests besides
@@ -85,7 +88,7 @@ pub fn run(analysis: &Analysis, config: &Config) -> Result<(), String> {
         server.keep_offering_held();
         match config.http {
             None => serve_stdio(server).await,
-            Some(address) => http::serve(server, address, config.http_limits).await,
+            Some(address) => http::serve(server, address, config.http_limits, &config.auth).await,
         }
     })
     .map_err(|e| format!("could not start the runtime: {e}"))?

@@ -116,14 +116,15 @@ impl Stage {
     pub(super) fn consent_of(
         &self,
         carried: Option<Carried>,
+        principal: &str,
         tool: &str,
         hash: &str,
         token: Option<&str>,
     ) -> Consent {
         if let Some(carried) = carried {
-            let Ok(opened) = self
-                .sealer
-                .open(Purpose::RequestState, tool, hash, &carried.state)
+            let Ok(opened) =
+                self.sealer
+                    .open(Purpose::RequestState, principal, tool, hash, &carried.state)
             else {
                 return Consent::Invalid;
             };
@@ -134,13 +135,23 @@ impl Stage {
             };
         }
         match token {
-            Some(token) => match self.sealer.open(Purpose::Confirmation, tool, hash, token) {
-                Ok(opened) => Consent::Token(opened.nonce),
-                Err(_) if self.sealer.open(Purpose::Second, tool, hash, token).is_ok() => {
-                    Consent::Second
+            Some(token) => {
+                match self
+                    .sealer
+                    .open(Purpose::Confirmation, principal, tool, hash, token)
+                {
+                    Ok(opened) => Consent::Token(opened.nonce),
+                    Err(_)
+                        if self
+                            .sealer
+                            .open(Purpose::Second, principal, tool, hash, token)
+                            .is_ok() =>
+                    {
+                        Consent::Second
+                    }
+                    Err(_) => Consent::Invalid,
                 }
-                Err(_) => Consent::Invalid,
-            },
+            }
             None => Consent::None,
         }
     }
@@ -148,9 +159,14 @@ impl Stage {
     /// Asks the person (or has the model ask them) about the logical request that
     /// follows ledger row `after`. `Given` when they said yes in a question just now
     /// (or in the form an identical call showed them).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the call, its person and identity, the way to ask and why: all needed here"
+    )]
     pub(super) async fn ask<A: Ask>(
         &self,
         served: &Served,
+        principal: &str,
         args: &Map<String, Value>,
         hash: &str,
         ask: &A,
@@ -160,12 +176,12 @@ impl Stage {
         let op = &served.op;
         let second = why == Why::Second;
         let question = reply::consent_question(op, args, second);
-        let nonce = self.sealer.nonce_for(&op.id, hash, after);
+        let nonce = self.sealer.nonce_for(principal, &op.id, hash, after);
         match ask.way() {
             Way::Token => {
-                let issued = self
-                    .sealer
-                    .issue(Purpose::Confirmation, &op.id, hash, &nonce);
+                let issued =
+                    self.sealer
+                        .issue(Purpose::Confirmation, principal, &op.id, hash, &nonce);
                 self.refuse(&op.id, "consent-required", json!({"asked": "confirmation"}));
                 Ok(Asked::Answer(reply::consent_required(
                     op,
@@ -176,9 +192,9 @@ impl Stage {
                 )))
             }
             Way::RoundTrip => {
-                let issued = self
-                    .sealer
-                    .issue(Purpose::RequestState, &op.id, hash, &nonce);
+                let issued =
+                    self.sealer
+                        .issue(Purpose::RequestState, principal, &op.id, hash, &nonce);
                 let later = ask
                     .later(&question, second, issued.token)
                     .map_err(Failure::Ask)?;
@@ -190,7 +206,7 @@ impl Stage {
                 Ok(Asked::Later(later))
             }
             Way::Elicit => {
-                let yes = match self.open_question(&nonce) {
+                let yes = match self.open_question(principal, &nonce) {
                     Open::Answered => true,
                     Open::Waiting(mut answer) => {
                         // The identical call's form is open: its answer is this call's.
@@ -206,7 +222,9 @@ impl Stage {
                         tell.send_replace(Some(yes));
                         if !yes {
                             // After a no, a later identical call may ask again.
-                            self.calls.questions().remove(&nonce);
+                            self.calls
+                                .questions()
+                                .remove(&format!("{principal}\0{nonce}"));
                         }
                         yes
                     }
@@ -223,11 +241,13 @@ impl Stage {
 
     /// The form for `nonce`: answered yes already, open (wait on it), or this call's to
     /// show. A form whose call went away unanswered is shown again.
-    fn open_question(&self, nonce: &str) -> Open {
+    fn open_question(&self, principal: &str, nonce: &str) -> Open {
         let now = self.sealer.clock().now();
+        // A question is one person's: another's identical call is asked on its own.
+        let key = format!("{principal}\0{nonce}");
         let mut open = self.calls.questions();
         open.retain(|_, q| q.until > now);
-        if let Some(q) = open.get(nonce) {
+        if let Some(q) = open.get(&key) {
             match *q.answer.borrow() {
                 Some(true) => return Open::Answered,
                 None if q.answer.has_changed().is_ok() => {
@@ -238,7 +258,7 @@ impl Stage {
         }
         let (tell, answer) = tokio::sync::watch::channel(None);
         open.insert(
-            nonce.to_string(),
+            key,
             Question {
                 answer,
                 until: now + TOKEN_LIFETIME_SECONDS,

@@ -110,6 +110,7 @@ impl Stage {
     pub(super) async fn claim(
         &self,
         served: &Served,
+        principal: &str,
         hash: &str,
         nonce: Option<&str>,
         needs_consent: bool,
@@ -127,7 +128,7 @@ impl Stage {
         let claim = OwnedClaim {
             tool: op.id.clone(),
             args_hash: hash.to_string(),
-            principal: served.principal.clone(),
+            principal: principal.to_string(),
             nonce: nonce.map(str::to_string),
             now,
             since: now.saturating_sub(self.settings.retry_window),

@@ -27,6 +27,7 @@ impl Stage {
     pub(super) async fn acted<L>(
         &self,
         served: &Served,
+        principal: &str,
         args: &Map<String, Value>,
         claimed: Claimed<'_>,
     ) -> Outcome<L> {
@@ -38,22 +39,31 @@ impl Stage {
             | Verdict::InFlight { entry } => Some(entry.id),
             _ => None,
         };
-        let answer = self.act(served, args, claimed).await;
+        let answer = self.act(served, principal, args, claimed).await;
         Outcome::Answer { answer, row }
     }
 
     /// The value that opens the question about a second, identical order of this call
     /// (after a started job, or an attempt whose outcome is unknown): never the order
     /// itself, so a model relaying it still has the person asked.
-    fn second_order_value(&self, tool: &str, hash: &str, after: Option<i64>) -> String {
-        let nonce = self.sealer.nonce_for(tool, hash, after);
-        self.sealer.issue(Purpose::Second, tool, hash, &nonce).token
+    fn second_order_value(
+        &self,
+        principal: &str,
+        tool: &str,
+        hash: &str,
+        after: Option<i64>,
+    ) -> String {
+        let nonce = self.sealer.nonce_for(principal, tool, hash, after);
+        self.sealer
+            .issue(Purpose::Second, principal, tool, hash, &nonce)
+            .token
     }
 
     /// Carries out a verdict that is not a question.
     async fn act(
         &self,
         served: &Served,
+        principal: &str,
         args: &Map<String, Value>,
         claimed: Claimed<'_>,
     ) -> Answer {
@@ -75,7 +85,7 @@ impl Stage {
                 result
             }
             Verdict::Answer { entry } => {
-                let second = self.second_order_value(&op.id, &hash, after);
+                let second = self.second_order_value(principal, &op.id, &hash, after);
                 self.refuse(
                     &op.id,
                     "already-started",
@@ -98,7 +108,7 @@ impl Stage {
                 }
             }
             Verdict::Unknown { entry } => {
-                let second = self.second_order_value(&op.id, &hash, after);
+                let second = self.second_order_value(principal, &op.id, &hash, after);
                 self.refuse(
                     &op.id,
                     "outcome-unknown",

@@ -19,6 +19,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
 use super::Config;
+use crate::auth::scopes::Scopes;
 use crate::call::{
     self, Answer, Block, CONFIRMATION_ARGUMENT, Failure, Outcome, Served, Settings, Stage, output,
 };
@@ -67,6 +68,9 @@ struct Shared {
     /// What only the tasks extension knows: the last polls and the cancels waiting on the
     /// person (handler/tasks.rs).
     tasks: tasks::Tasks,
+    /// The OAuth scopes of the connector, and each tool's (auth/scopes.rs).
+    scopes: Scopes,
+    needs: HashMap<String, Vec<String>>,
 }
 
 /// The MCP server (cheap to clone: one per HTTP session shares everything).
@@ -164,6 +168,14 @@ impl Server {
             ))
             .with_instructions(instructions(&connector, &env_name, config.enforce_consent));
         info.protocol_version = ProtocolVersion::LATEST;
+        let scopes = Scopes::of(&connector);
+        let needs = served
+            .iter()
+            .map(|s| {
+                let needed = scopes.needed(&s.op).into_iter().map(str::to_string);
+                (s.op.id.clone(), needed.collect())
+            })
+            .collect();
         let settings = Settings {
             base_url: config.base_url.clone(),
             enforce_consent: config.enforce_consent,
@@ -184,6 +196,8 @@ impl Server {
             info,
             allow_hosts: config.allow_hosts,
             tasks: tasks::Tasks::default(),
+            scopes,
+            needs,
         })))
     }
 
@@ -199,6 +213,11 @@ impl Server {
 
     pub(crate) fn allow_hosts(&self) -> &[String] {
         &self.0.allow_hosts
+    }
+
+    /// The connector's OAuth scopes and each tool's needs (by name), for the gate.
+    pub(crate) fn scopes(&self) -> (Scopes, HashMap<String, Vec<String>>) {
+        (self.0.scopes.clone(), self.0.needs.clone())
     }
 }
 
@@ -377,7 +396,7 @@ impl rmcp::ServerHandler for Server {
             return Err(tasks::undeclared(&context));
         }
         // Every answer leaves through the redactor, a task's state too.
-        match self.0.get_task(&request.task_id).await {
+        match self.0.get_task(&request.task_id, who(&context)).await {
             Ok(task) => self.0.stage.redactor.task(task),
             Err(error) => Err(self.0.stage.redactor.error(error)),
         }
@@ -427,14 +446,15 @@ impl Shared {
         let served = &self.stage.tools[index];
         let args = request.arguments.clone().unwrap_or_default();
         let ask = elicit::Mcp { request, context };
-        match self.stage.run(index, args, &ask).await {
+        let who = who(context);
+        match self.stage.run(index, args, &ask, who).await {
             Ok(Outcome::Answer { answer, row }) => {
                 // SEP-2663: a task only for a request that declared the extension, on a
                 // revision that defines it.
                 if tasks::is_job(served)
                     && tasks::declared(context)
                     && let Some(id) = row
-                    && let Some(task) = self.created_task(served, id).await
+                    && let Some(task) = self.created_task(served, id, who).await
                 {
                     return Ok(CallToolResponse::Task(task));
                 }
@@ -461,6 +481,18 @@ impl Shared {
     ) -> Result<CallToolResponse, ErrorData> {
         self.respond(index, &request, context, false).await
     }
+}
+
+/// The person a request comes from when `serve --http` authenticates requests: the
+/// principal of the token `serve/http.rs` checked and put on the request. `None` over
+/// stdio and without `--auth-issuer`: the tools' own principals (their credentials').
+fn who(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<crate::auth::Caller>()
+        .map(|caller| caller.principal.as_str())
 }
 
 /// The call stage's answer as MCP's tool result: text blocks, a body that is not text as

@@ -87,6 +87,7 @@ pub(super) async fn serve(
     server: Server,
     address: SocketAddr,
     limits: HttpLimits,
+    auth: &crate::auth::AuthConfig,
 ) -> Result<(), String> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -112,6 +113,19 @@ pub(super) async fn serve(
         .with_allowed_origins(allowed_origins(server.allow_hosts()))
         .enforce_origin_validation();
     let redactor = server.redactor().clone();
+    // With --auth-issuer every MCP request shows a token first (serve/gate.rs).
+    let gate = if auth.enabled() {
+        let (scopes, needs) = server.scopes();
+        Some(Arc::new(super::gate::Gate::new(
+            auth,
+            local,
+            server.allow_hosts(),
+            scopes,
+            needs,
+        )?))
+    } else {
+        None
+    };
     let factory = move || Ok(server.clone());
     let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(factory, sessions.clone(), http_config);
@@ -122,6 +136,7 @@ pub(super) async fn serve(
             "maxConnections": limits.max_connections,
             "maxSessions": limits.max_sessions,
             "headerTimeoutSeconds": limits.header_timeout.as_secs_f64(),
+            "auth": gate.as_ref().map(|g| g.describe()),
         }),
     );
     let permits = Arc::new(tokio::sync::Semaphore::new(
@@ -168,21 +183,27 @@ pub(super) async fn serve(
         let service = service.clone();
         let sessions = sessions.clone();
         let max_sessions = usize::try_from(limits.max_sessions).unwrap_or(usize::MAX);
+        let gate = gate.clone();
         let handler = hyper::service::service_fn(move |request: http::Request<_>| {
             let service = service.clone();
             let sessions = sessions.clone();
+            let gate = gate.clone();
             async move {
-                // A POST without a session id is an `initialize` (or a stateless call,
-                // which makes no session): refused when the sessions are all taken.
-                let new_session = request.method() == http::Method::POST
-                    && !request.headers().contains_key("mcp-session-id");
-                if new_session && sessions.sessions.read().await.len() >= max_sessions {
-                    return Ok::<_, std::convert::Infallible>(plain(
-                        http::StatusCode::SERVICE_UNAVAILABLE,
-                        "too many MCP sessions: close one (DELETE /mcp) or try again later\n",
-                    ));
+                let full = sessions.sessions.read().await.len() >= max_sessions;
+                let Some(gate) = gate else {
+                    if full && new_session(&request) {
+                        return Ok::<_, std::convert::Infallible>(too_many_sessions());
+                    }
+                    return Ok(service.handle(request).await);
+                };
+                if let Some(metadata) = gate.metadata(&request) {
+                    return Ok(metadata);
                 }
-                Ok(service.handle(request).await)
+                match gate.admit(request).await {
+                    Ok(request) if full && new_session(&request) => Ok(too_many_sessions()),
+                    Ok(request) => Ok(service.handle(request).await),
+                    Err(refused) => Ok(refused),
+                }
             }
         });
         let header_timeout = limits.header_timeout;
@@ -196,6 +217,19 @@ pub(super) async fn serve(
                 .await;
         });
     }
+}
+
+/// A POST without a session id is an `initialize` (or a stateless call, which makes no
+/// session): refused when the sessions are all taken.
+fn new_session<B>(request: &http::Request<B>) -> bool {
+    request.method() == http::Method::POST && !request.headers().contains_key("mcp-session-id")
+}
+
+fn too_many_sessions() -> http::Response<Body> {
+    plain(
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        "too many MCP sessions: close one (DELETE /mcp) or try again later\n",
+    )
 }
 
 /// `stream` with Nagle's algorithm off: an answer is written in more than one piece

@@ -171,13 +171,14 @@ impl Shared {
     /// The task of row `id` after a call of the job tool `served`: `None` when the row
     /// holds no job (the create failed, was refused, or its outcome is unknown): the
     /// call's own answer goes out then, as to a client without the extension.
-    pub(super) async fn created_task(&self, served: &Served, id: i64) -> Option<CreateTaskResult> {
-        let entry = self
-            .stage
-            .ledger
-            .entry(id, served.principal.clone())
-            .await
-            .ok()??;
+    pub(super) async fn created_task(
+        &self,
+        served: &Served,
+        id: i64,
+        who: Option<&str>,
+    ) -> Option<CreateTaskResult> {
+        let principal = who.unwrap_or(&served.principal).to_string();
+        let entry = self.stage.ledger.entry(id, principal).await.ok()??;
         if entry.status != Status::Job || entry.job_id.is_none() {
             return None;
         }
@@ -205,14 +206,20 @@ impl Shared {
         Some(CreateTaskResult::new(self.with_question(id, working).task))
     }
 
-    /// Row `row` if one of this instance's tools made it with the credential it is served
+    /// Row `row` if it is the person `who`'s (an inbound token's principal), or, without
+    /// one, if one of this instance's tools made it with the credential it is served
     /// with here: looked up under each principal this instance calls with (one per
     /// distinct credential, usually one), so another person's row on a shared ledger is
     /// never found, whatever id is guessed.
     pub(super) async fn own_entry(
         &self,
         row: i64,
+        who: Option<&str>,
     ) -> Result<Option<Entry>, crate::ledger::LedgerError> {
+        if let Some(principal) = who {
+            let entry = self.stage.ledger.entry(row, principal.to_string()).await?;
+            return Ok(entry.filter(|e| self.stage.by_name.contains_key(&e.tool)));
+        }
         let mut principals: Vec<&str> = self
             .stage
             .tools
@@ -252,15 +259,19 @@ impl Shared {
 
     /// `tasks/get`: the task's state, with a cancel's open question shown
     /// (`input_required`, handler/tasks/cancel.rs).
-    pub(super) async fn get_task(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
-        let state = self.task_state(id).await?;
+    pub(super) async fn get_task(
+        &self,
+        id: &str,
+        who: Option<&str>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let state = self.task_state(id, who).await?;
         let row = row_of(id).unwrap_or_default();
         Ok(GetTaskResult::new(self.with_question(row, state.task)))
     }
 
     /// The task's state, polled from the provider at most once per poll interval, held
     /// once terminal.
-    async fn task_state(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
+    async fn task_state(&self, id: &str, who: Option<&str>) -> Result<GetTaskResult, ErrorData> {
         let unknown = || {
             ErrorData::invalid_params(
                 format!(
@@ -272,7 +283,7 @@ impl Shared {
         };
         let row = row_of(id).ok_or_else(unknown)?;
         let entry = self
-            .own_entry(row)
+            .own_entry(row, who)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
             .filter(|e| task_id(e) == id && e.status == Status::Job)

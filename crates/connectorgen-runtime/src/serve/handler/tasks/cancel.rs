@@ -80,8 +80,9 @@ impl Shared {
         id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let who = super::super::who(context);
         // Known tasks only: an unknown id is the same error as for `tasks/get`.
-        let current = self.get_task(id).await?;
+        let current = self.get_task(id, who).await?;
         // Idempotent on an ended task (SEP-2663): the ack, and nothing sent.
         if current.task.status().is_terminal() {
             return Ok(());
@@ -91,7 +92,7 @@ impl Shared {
         if self.tasks.cancels().contains_key(&row) {
             return Ok(());
         }
-        let entry = self.own_entry(row).await.ok().flatten();
+        let entry = self.own_entry(row, who).await.ok().flatten();
         let served = entry
             .as_ref()
             .and_then(|e| self.stage.by_name.get(&e.tool))
@@ -171,7 +172,7 @@ impl Shared {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // Known tasks only, as for `tasks/get`.
-        let current = self.get_task(id).await?;
+        let current = self.get_task(id, super::super::who(context)).await?;
         let row = row_of(id).unwrap_or_default();
         let pending = {
             let mut cancels = self.tasks.cancels();
