@@ -56,6 +56,13 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// With --auth-issuer: this server's canonical URI, the audience every token must name [default: https://<first --allow-host>/mcp, else http://<the listen address>/mcp]
         #[arg(long, value_name = "URL", requires = "auth_issuer")]
         resource: Option<String>,
+        #[expect(
+            clippy::doc_markdown,
+            reason = "user text: --help shows the variables' names as written"
+        )]
+        /// With --auth-issuer: accept opaque tokens too, checked at this introspection endpoint (RFC 7662) with serve's client id and secret from <SERVICE>_INTROSPECTION_CLIENT_ID and <SERVICE>_INTROSPECTION_CLIENT_SECRET
+        #[arg(long, value_name = "URL", requires = "auth_issuer")]
+        auth_introspection: Option<String>,
         /// With --http: the most connections open at once; one more is answered 503 and closed
         #[arg(long, value_name = "N", default_value_t = connectorgen_runtime::serve::HttpLimits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..))]
         max_connections: u32,
@@ -189,6 +196,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
             auth: connectorgen_runtime::auth::AuthConfig {
                 issuers: args.auth_issuer,
                 resource: args.resource,
+                introspection: args.auth_introspection,
             },
             base_url: args.base_url,
             state_dir: args.state,

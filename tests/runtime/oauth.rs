@@ -303,3 +303,41 @@ fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// An opaque token (not a JWT) is checked at the authorization server's introspection
+/// endpoint with serve's own client credentials from the environment; once revoked it
+/// is refused. Neither the token nor serve's secret shows in the log.
+#[tokio::test]
+async fn an_opaque_token_is_introspected_and_refused_once_revoked() {
+    let p = Provider::start(Switches::default());
+    let auth = AuthServer::start(SCOPES);
+    let (id, secret) = auth.introspection_client();
+    let t = Test::new(&p.url())
+        .arg("--auth-issuer")
+        .arg(&auth.issuer())
+        .arg("--auth-introspection")
+        .arg(&auth.introspection_url());
+    let l = t
+        .server()
+        .env("VIDGEN_INTROSPECTION_CLIENT_ID", &id)
+        .env("VIDGEN_INTROSPECTION_CLIENT_SECRET", &secret)
+        .listen()
+        .await;
+    let opaque = auth.opaque_token(ALICE, &l.url, "vidgen:read");
+    assert_eq!(opaque.split('.').count(), 1, "not a JWT: {opaque}");
+    let let_in = post(&l.url, Some(&opaque), INITIALIZE);
+    assert_eq!(let_in.status, 200, "{}", let_in.body);
+    let elsewhere = auth.opaque_token(ALICE, "http://127.0.0.1:9/mcp", "vidgen:read");
+    let refused = post(&l.url, Some(&elsewhere), INITIALIZE);
+    assert_eq!(refused.status, 401, "another resource: {}", refused.body);
+
+    auth.revoke(&opaque);
+    let revoked = post(&l.url, Some(&opaque), INITIALIZE);
+    assert_eq!(revoked.status, 401, "{}", revoked.body);
+    let challenge = revoked.header("www-authenticate").unwrap_or_default();
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let log = l.log().join("\n");
+    for secret in [opaque.as_str(), secret.as_str()] {
+        assert!(!log.contains(secret), "in a log line: {log}");
+    }
+}

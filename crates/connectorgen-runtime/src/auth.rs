@@ -15,8 +15,11 @@
 //! cannot spend, and a spend scope is not a yes (consent still applies on top).
 //! Keys are found by discovery and cached (`keys.rs`).
 
+mod introspect;
 mod keys;
 pub(crate) mod scopes;
+
+pub(crate) use introspect::Introspection;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -37,6 +40,9 @@ pub struct AuthConfig {
     /// The server's canonical URI (`--resource`): the audience every token must name.
     /// `None`: from the listen address (or the first `--allow-host`) and `/mcp`.
     pub resource: Option<String>,
+    /// The authorization server's introspection endpoint (`--auth-introspection`), for
+    /// opaque tokens; serve's client credentials there come from the environment.
+    pub introspection: Option<String>,
 }
 
 impl AuthConfig {
@@ -96,12 +102,18 @@ pub(crate) struct Verifier {
     issuers: Vec<String>,
     resource: String,
     keys: keys::Keys,
+    /// For tokens that are not JWTs (`--auth-introspection`).
+    introspection: Option<Introspection>,
 }
 
 impl Verifier {
     /// The verifier of tokens for `resource` from `issuers` (each `https://`, or `http://`
     /// on this machine).
-    pub(crate) fn new(issuers: &[String], resource: &str) -> Result<Verifier, String> {
+    pub(crate) fn new(
+        issuers: &[String],
+        resource: &str,
+        introspection: Option<Introspection>,
+    ) -> Result<Verifier, String> {
         for issuer in issuers {
             let origin = Origin::of(issuer)
                 .ok_or_else(|| format!("--auth-issuer {issuer} is not an absolute URL"))?;
@@ -116,6 +128,7 @@ impl Verifier {
             issuers: issuers.to_vec(),
             resource: resource.to_string(),
             keys: keys::Keys::new(issuers),
+            introspection,
         })
     }
 
@@ -130,8 +143,17 @@ impl Verifier {
     /// The caller `token` names, if every check passes.
     pub(crate) async fn verify(&self, token: &str) -> Result<Caller, Refused> {
         let refused = |why: &str| Refused(why.to_string());
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|_| refused("the token is not a signed JWT"))?;
+        let Ok(header) = jsonwebtoken::decode_header(token) else {
+            // Not a JWT: an opaque token, which only its issuer can tell about.
+            return match &self.introspection {
+                Some(introspection) => {
+                    introspection
+                        .check(token, &self.issuers, &self.resource)
+                        .await
+                }
+                None => Err(refused("the token is not a signed JWT")),
+            };
+        };
         if !ALGORITHMS.contains(&header.alg) {
             return Err(refused("the token's signature algorithm is not accepted"));
         }

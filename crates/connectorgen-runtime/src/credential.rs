@@ -390,7 +390,18 @@ impl Environment {
     /// The redactor of every value read and every credential placed from it. Fails
     /// (and the command stops) when it cannot be built.
     pub(crate) fn redactor(&self, credentials: &[Option<Credential>]) -> Result<Redactor, String> {
+        self.redactor_with(credentials, &[])
+    }
+
+    /// `redactor`, with `more` secrets read besides the tools' (serve's own credentials
+    /// at the authorization server).
+    pub(crate) fn redactor_with(
+        &self,
+        credentials: &[Option<Credential>],
+        more: &[&str],
+    ) -> Result<Redactor, String> {
         let mut secrets: Vec<&str> = self.values.values().map(String::as_str).collect();
+        secrets.extend(more);
         for credential in credentials.iter().flatten() {
             secrets.extend(credential.secrets().iter().map(String::as_str));
         }

@@ -147,6 +147,16 @@ pub(crate) fn prepare(
         &config.allow_env,
         config.base_url.as_deref(),
     )?;
+    let introspection = match &config.auth.introspection {
+        Some(url) => Some(introspection_client(connector, url, &config.allow_env)?),
+        None => None,
+    };
+    // serve's own secret at the authorization server is kept out of everything it writes.
+    let redactor = match &introspection {
+        Some((_, secret)) => environment.redactor_with(&credentials, &[secret.as_str()])?,
+        None => redactor,
+    };
+    let introspection = introspection.map(|(i, _)| i);
     // Each tool's principal: whose rows its calls are (ledger.rs).
     let principals: std::collections::BTreeMap<String, String> = tools
         .iter()
@@ -234,7 +244,53 @@ pub(crate) fn prepare(
         env_name,
         environment,
         descriptions: analysis.served_descriptions.clone(),
+        introspection,
     })
+}
+
+/// serve's client at the introspection endpoint `url`: its id and secret from
+/// `<SERVICE>_INTROSPECTION_CLIENT_ID` and `…_SECRET` (the service's own prefix, or
+/// named with `--allow-env`), and the secret, for the redactor.
+fn introspection_client(
+    connector: &connectorgen_core::model::Connector,
+    url: &str,
+    allow: &[String],
+) -> Result<(crate::auth::Introspection, String), String> {
+    let origin = Origin::of(url)
+        .ok_or_else(|| format!("--auth-introspection {url} is not an absolute URL"))?;
+    let loopback = matches!(origin.host.as_str(), "localhost" | "127.0.0.1" | "[::1]");
+    if origin.scheme != "https" && !loopback {
+        return Err(format!(
+            "--auth-introspection {url}: the endpoint is reached over https (http only on \
+             this machine): serve's secret is sent to it"
+        ));
+    }
+    let prefix = connectorgen_core::model::env_prefix(&connector.service.name);
+    let read = |suffix: &str| -> Result<String, String> {
+        let name = format!("{prefix}INTROSPECTION_CLIENT_{suffix}");
+        let own = crate::credential::own_prefix(&prefix).is_some();
+        if !own && !allow.contains(&name) {
+            return Err(format!(
+                "--auth-introspection needs {name}, which is read only with --allow-env {name}"
+            ));
+        }
+        std::env::var(&name)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| {
+                format!(
+                    "--auth-introspection needs serve's client credentials at the \
+                     authorization server in {prefix}INTROSPECTION_CLIENT_ID and \
+                     {prefix}INTROSPECTION_CLIENT_SECRET; {name} is not set"
+                )
+            })
+    };
+    let id = read("ID")?;
+    let secret = read("SECRET")?;
+    Ok((
+        crate::auth::Introspection::new(url, id, secret.clone()),
+        secret,
+    ))
 }
 
 /// The ledger, the token secret, and where they are kept (for the start-up line).

@@ -101,7 +101,7 @@ fn segment(value: &Value) -> String {
 fn a_token_of_a_trusted_issuer_for_this_resource_names_its_person_and_scopes() {
     crate::block_on(async {
         let issuer = issuer().await;
-        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE).unwrap();
+        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE, None).unwrap();
         let caller = verifier
             .verify(&signed(&claims(&issuer.url), KID))
             .await
@@ -118,7 +118,7 @@ fn a_token_of_a_trusted_issuer_for_this_resource_names_its_person_and_scopes() {
 fn expired_early_misaddressed_foreign_or_malformed_tokens_are_refused() {
     crate::block_on(async {
         let issuer = issuer().await;
-        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE).unwrap();
+        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE, None).unwrap();
         let spoiled = |key: &str, value: Value| {
             let mut c = claims(&issuer.url);
             if value.is_null() {
@@ -167,7 +167,7 @@ fn expired_early_misaddressed_foreign_or_malformed_tokens_are_refused() {
 fn unsigned_and_hmac_tokens_are_refused_before_any_key_is_fetched() {
     crate::block_on(async {
         let issuer = issuer().await;
-        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE).unwrap();
+        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE, None).unwrap();
         let claims = claims(&issuer.url);
         let none = format!(
             "{}.{}.",
@@ -193,7 +193,7 @@ fn unsigned_and_hmac_tokens_are_refused_before_any_key_is_fetched() {
 fn a_storm_of_unknown_key_ids_fetches_the_keys_once() {
     crate::block_on(async {
         let issuer = issuer().await;
-        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE).unwrap();
+        let verifier = Verifier::new(std::slice::from_ref(&issuer.url), RESOURCE, None).unwrap();
         let claims = claims(&issuer.url);
         for n in 0..50 {
             let token = signed(&claims, &format!("made-up-{n}"));
@@ -209,7 +209,7 @@ fn a_storm_of_unknown_key_ids_fetches_the_keys_once() {
 
 #[test]
 fn an_issuer_is_reached_over_https_or_on_this_machine() {
-    assert!(Verifier::new(&["http://auth.example.com".into()], RESOURCE).is_err());
-    assert!(Verifier::new(&["https://auth.example.com".into()], RESOURCE).is_ok());
-    assert!(Verifier::new(&["http://127.0.0.1:4444".into()], RESOURCE).is_ok());
+    assert!(Verifier::new(&["http://auth.example.com".into()], RESOURCE, None).is_err());
+    assert!(Verifier::new(&["https://auth.example.com".into()], RESOURCE, None).is_ok());
+    assert!(Verifier::new(&["http://127.0.0.1:4444".into()], RESOURCE, None).is_ok());
 }

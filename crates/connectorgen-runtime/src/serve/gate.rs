@@ -27,7 +27,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, Limited};
 use serde_json::{Value, json};
 
-use crate::auth::{AuthConfig, Caller, Verifier, scopes::Scopes};
+use crate::auth::{AuthConfig, Caller, Introspection, Verifier, scopes::Scopes};
 
 /// The largest request body read to find what it needs: MCP requests are small; a
 /// larger one is refused before it is read whole.
@@ -61,8 +61,8 @@ impl Gate {
         config: &AuthConfig,
         local: SocketAddr,
         allow_hosts: &[String],
-        scopes: Scopes,
-        needs: HashMap<String, Vec<String>>,
+        (scopes, needs): (Scopes, HashMap<String, Vec<String>>),
+        introspection: Option<Introspection>,
     ) -> Result<Gate, String> {
         let resource = match &config.resource {
             Some(resource) => resource.clone(),
@@ -73,7 +73,7 @@ impl Gate {
         };
         let (origin, path) = split_resource(&resource)
             .ok_or_else(|| format!("--resource {resource} is not an absolute http(s) URL"))?;
-        let verifier = Verifier::new(&config.issuers, &resource)?;
+        let verifier = Verifier::new(&config.issuers, &resource, introspection)?;
         let metadata = json!({
             "resource": resource,
             "authorization_servers": config.issuers,

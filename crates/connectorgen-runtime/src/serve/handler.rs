@@ -55,6 +55,9 @@ pub(super) struct Parts {
     /// The descriptions served instead of `mcp-tools.json`'s, by tool name: a keyed
     /// tool's says the server sends the key (`Analysis::served_descriptions`).
     pub descriptions: std::collections::BTreeMap<String, String>,
+    /// serve's client at the authorization server's introspection endpoint
+    /// (`--auth-introspection`).
+    pub introspection: Option<crate::auth::Introspection>,
 }
 
 struct Shared {
@@ -71,6 +74,7 @@ struct Shared {
     /// The OAuth scopes of the connector, and each tool's (auth/scopes.rs).
     scopes: Scopes,
     needs: HashMap<String, Vec<String>>,
+    introspection: Option<crate::auth::Introspection>,
 }
 
 /// The MCP server (cheap to clone: one per HTTP session shares everything).
@@ -91,6 +95,7 @@ impl Server {
             env_name,
             environment,
             descriptions,
+            introspection,
         } = parts;
         let mut served = Vec::new();
         let mut definitions = Vec::new();
@@ -198,6 +203,7 @@ impl Server {
             tasks: tasks::Tasks::default(),
             scopes,
             needs,
+            introspection,
         })))
     }
 
@@ -213,6 +219,11 @@ impl Server {
 
     pub(crate) fn allow_hosts(&self) -> &[String] {
         &self.0.allow_hosts
+    }
+
+    /// serve's client at the introspection endpoint, for the gate.
+    pub(crate) fn introspection(&self) -> Option<crate::auth::Introspection> {
+        self.0.introspection.clone()
     }
 
     /// The connector's OAuth scopes and each tool's needs (by name), for the gate.

@@ -120,8 +120,8 @@ pub(super) async fn serve(
             auth,
             local,
             server.allow_hosts(),
-            scopes,
-            needs,
+            (scopes, needs),
+            server.introspection(),
         )?))
     } else {
         None
