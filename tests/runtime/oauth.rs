@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::e2e::Test;
 use super::http;
-use super::mcp::{Listening, Person, is_error, serve_meta, text_of};
+use super::mcp::{Answer, Listening, Person, Revision, is_error, serve_meta, text_of};
 use super::provider::{Provider, Switches};
 use crate::support::authz::{ALICE, AuthServer, BOB};
 
@@ -340,4 +340,70 @@ async fn an_opaque_token_is_introspected_and_refused_once_revoked() {
     for secret in [opaque.as_str(), secret.as_str()] {
         assert!(!log.contains(secret), "in a log line: {log}");
     }
+}
+
+/// Two instances on one PostgreSQL ledger, each a resource of its own: Alice's job,
+/// started as a task on one, is hers on the other too (the same issuer and subject, the
+/// same principal), and Bob, on either, can neither read her task nor get her job for
+/// his identical call.
+#[tokio::test]
+async fn two_people_on_two_instances_sharing_postgresql_stay_apart() {
+    use rmcp::model::{CallToolResponse, TaskStatus};
+
+    let p = Provider::start(Switches::default());
+    let auth = AuthServer::start(SCOPES);
+    let ledger = super::postgres::cluster().database();
+    let instance = || {
+        Test::new(&p.url())
+            .arg("--auth-issuer")
+            .arg(&auth.issuer())
+            .arg("--ledger")
+            .arg(&ledger)
+    };
+    let (ta, tb) = (instance(), instance());
+    let (la, lb) = (ta.server().listen().await, tb.server().listen().await);
+    let follower = || Person::answering(Answer::Accept, Revision::Current).with_tasks();
+    let alice_a = auth.token(ALICE, &la.url, SCOPES);
+    let alice_b = auth.token(ALICE, &lb.url, SCOPES);
+    let bob_b = auth.token(BOB, &lb.url, SCOPES);
+    let a = la.session(follower(), Some(alice_a)).await;
+    let b_alice = lb.session(follower(), Some(alice_b)).await;
+    let b_bob = b_alice.another_with(follower(), Some(bob_b)).await;
+
+    let CallToolResponse::Task(created) = a.call_once("createVideo", cat()).await else {
+        panic!("a task: {:#?}", a.log());
+    };
+    assert_eq!(created.task.status, TaskStatus::Working);
+    let id = created.task.task_id.clone();
+    assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
+
+    // Hers on the other instance too.
+    let hers = b_alice
+        .get_task(&id)
+        .await
+        .expect("her task on the other instance");
+    assert_eq!(hers.task.task.task_id, id);
+    // Not Bob's, whatever he knows of it.
+    let his = b_bob
+        .peer()
+        .get_task(rmcp::model::GetTaskParams::new(id.clone()))
+        .await;
+    assert!(his.is_err(), "bob read alice's task: {his:?}");
+    let cancel = b_bob
+        .peer()
+        .cancel_task(rmcp::model::CancelTaskParams::new(id.clone()))
+        .await;
+    assert!(cancel.is_err(), "bob cancelled alice's task: {cancel:?}");
+    // His identical call is his own request: he is asked, never answered with her job
+    // (her task).
+    let bobs = b_bob
+        .peer()
+        .call_tool_once(call("createVideo", cat()))
+        .await
+        .expect("bob's call");
+    assert!(
+        matches!(bobs, CallToolResponse::InputRequired(_)),
+        "bob was answered without being asked: {bobs:?}"
+    );
+    assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
 }
