@@ -26,6 +26,7 @@ const REJECTED: &[&str] = &[
     "invalid-argument-name",
     "invalid-fixed",
     "invalid-probe",                  // `probe.input` is a string, not a mapping
+    "bad-scope",                      // `videos write`: a space in a scope
     "invalid-lint-setting",           // `error` is not a level
     "invalid-lint-setting--max",      // `max` on a lint without it, and `max: 0`
     "inline-key-with-base",           // `method` and `input` beside `operation`

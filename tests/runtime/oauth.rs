@@ -407,3 +407,44 @@ async fn two_people_on_two_instances_sharing_postgresql_stay_apart() {
     );
     assert_eq!(p.counters().of("createVideo"), 1, "{:#?}", p.received());
 }
+
+/// `oauth.scopes` in the manifest names the scopes, as the authorization server does:
+/// the metadata lists them and a read token's paid call is told to step up to them.
+#[tokio::test]
+async fn the_manifest_names_the_scopes() {
+    let p = Provider::start(Switches::default());
+    let auth = AuthServer::start("videos.read videos.write videos.buy");
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("video.yaml");
+    let text = std::fs::read_to_string(super::e2e::video()).unwrap()
+        + "oauth:\n  scopes: { read: videos.read, change: videos.write, spend: videos.buy }\n";
+    std::fs::write(&manifest, text).unwrap();
+    let t = Test::new(&p.url())
+        .manifest(&manifest)
+        .arg("--auth-issuer")
+        .arg(&auth.issuer());
+    let l = t.server().listen().await;
+    let metadata_url = format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        l.url.trim_end_matches("/mcp")
+    );
+    let metadata = http::request("GET", &metadata_url, &[], "").json();
+    assert_eq!(
+        metadata["scopes_supported"],
+        json!(["videos.read", "videos.write", "videos.buy"])
+    );
+    let read = auth.token(ALICE, &l.url, "videos.read");
+    let paid = post(
+        &l.url,
+        Some(&read),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "createVideo", "arguments": cat()}})
+        .to_string(),
+    );
+    assert_eq!(paid.status, 403, "{}", paid.body);
+    let challenge = paid.header("www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.contains("scope=\"videos.write videos.buy\""),
+        "{challenge}"
+    );
+}

@@ -205,6 +205,23 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An `oauth.scopes` entry is no usable OAuth scope.
+    ///
+    /// A scope is printable ASCII without spaces, `"` or a backslash (RFC 6749, section
+    /// 3.3), and each safety class needs its own: a token's scopes are read one by one,
+    /// and one name for two classes would let a token of the cheaper class — a read —
+    /// make the dearer call, one that spends.
+    #[error("`oauth.scopes.{class}` cannot be used: {reason}")]
+    #[diagnostic(help(
+        "name each class's scope as the authorization server does, one word each, three different names (`videos.read`, `videos.write`, `videos.buy`); leave one out to keep its default"
+    ))]
+    BadScope {
+        class: &'static str,
+        reason: String,
+        #[label("this scope")]
+        span: Span,
+    },
+
     /// The manifest lists no operations.
     ///
     /// A connector without operations gives the model no tool, yet its outputs are valid

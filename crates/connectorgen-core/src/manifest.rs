@@ -145,6 +145,44 @@ pub struct RawManifest {
         example = json!({ "sandboxUrl": "https://sandbox.api.vidgen.example" })
     )]
     pub probe: Option<Spanned<RawManifestProbe>>,
+    /// How `connectorgen serve --auth-issuer` names the OAuth scopes of the safety classes
+    /// (docs/serve.md, "Remote deployment"). By default `<service>:read`,
+    /// `<service>:change` and `<service>:spend`, the service name in lower-case kebab.
+    #[schemars(
+        with = "Option<RawOAuth>",
+        example = json!({ "scopes": { "read": "videos.read", "change": "videos.write", "spend": "videos.buy" } })
+    )]
+    pub oauth: Option<Spanned<RawOAuth>>,
+}
+
+/// The top-level `oauth:` key.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawOAuth {
+    /// The scope each safety class needs, as the authorization server names it: a free
+    /// read needs `read`; a write or an action that cannot be undone, `change`; a call
+    /// that spends, `change` and `spend`. Each one OAuth scope (printable ASCII without
+    /// spaces, `"` or a backslash), the three different.
+    #[schemars(
+        with = "Option<RawScopes>",
+        example = json!({ "read": "videos.read", "spend": "videos.buy" })
+    )]
+    pub scopes: Option<Spanned<RawScopes>>,
+}
+
+/// `oauth.scopes`: one scope name per safety class; a class left out keeps its default.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawScopes {
+    /// Free reads (default `<service>:read`).
+    #[schemars(with = "Option<String>", extend("pattern" = "^[!#-\\[\\]-~]+$"), example = &"videos.read")]
+    pub read: Option<Spanned<String>>,
+    /// Writes and actions that cannot be undone (default `<service>:change`).
+    #[schemars(with = "Option<String>", extend("pattern" = "^[!#-\\[\\]-~]+$"), example = &"videos.write")]
+    pub change: Option<Spanned<String>>,
+    /// Calls that spend, besides `change` (default `<service>:spend`).
+    #[schemars(with = "Option<String>", extend("pattern" = "^[!#-\\[\\]-~]+$"), example = &"videos.buy")]
+    pub spend: Option<Spanned<String>>,
 }
 
 /// The top-level `probe:` key: where `connectorgen probe` checks the provider's promises.

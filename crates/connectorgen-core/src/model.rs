@@ -40,6 +40,42 @@ pub struct Connector {
     /// `probe.sandboxUrl`: the provider's sandbox, where `connectorgen probe` may make
     /// calls without `--live` (checked like `publicUrl`, without a trailing slash).
     pub sandbox_url: Option<String>,
+    /// `oauth.scopes`: the scope names the author chose for the safety classes (a class
+    /// left out keeps the default `serve` derives from the service name).
+    pub oauth_scopes: OAuthScopes,
+}
+
+/// `oauth.scopes` as written and checked: each one OAuth scope, the three different.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthScopes {
+    pub read: Option<String>,
+    pub change: Option<String>,
+    pub spend: Option<String>,
+}
+
+impl OAuthScopes {
+    /// The read, change and spend scopes: as written, else `<service>:read`,
+    /// `<service>:change` and `<service>:spend`, the service name in lower-case kebab
+    /// (`VidGen` → `vidgen`, `Acme Payments` → `acme-payments`).
+    pub fn resolved(&self, service: &str) -> [String; 3] {
+        let mut kebab = String::new();
+        for c in service.chars() {
+            if c.is_ascii_alphanumeric() {
+                kebab.push(c.to_ascii_lowercase());
+            } else if !kebab.ends_with('-') {
+                kebab.push('-');
+            }
+        }
+        let kebab = kebab.trim_matches('-');
+        let or = |own: &Option<String>, class: &str| {
+            own.clone().unwrap_or_else(|| format!("{kebab}:{class}"))
+        };
+        [
+            or(&self.read, "read"),
+            or(&self.change, "change"),
+            or(&self.spend, "spend"),
+        ]
+    }
 }
 
 /// The OpenAPI 3.1 document around the operations (a 3.0 base is upgraded on the way in).
@@ -1216,7 +1252,25 @@ impl LintConfig {
 
 #[cfg(test)]
 mod tests {
-    use super::credential_env;
+    use super::{OAuthScopes, credential_env};
+
+    #[test]
+    fn scope_names_default_to_the_service_in_lower_case_kebab() {
+        let none = OAuthScopes::default();
+        assert_eq!(
+            none.resolved("VidGen"),
+            ["vidgen:read", "vidgen:change", "vidgen:spend"]
+        );
+        assert_eq!(none.resolved("  My__API v2 ")[0], "my-api-v2:read");
+        let some = OAuthScopes {
+            spend: Some("videos.buy".into()),
+            ..OAuthScopes::default()
+        };
+        assert_eq!(
+            some.resolved("Acme Payments"),
+            ["acme-payments:read", "acme-payments:change", "videos.buy"]
+        );
+    }
 
     #[test]
     fn credential_variables_follow_the_service_name() {

@@ -62,7 +62,7 @@ use inline::operation::inline_operations;
 use operations::{cross_operation, ids_for_targets};
 use safety::jobs::job_ids;
 use safety::tasks::job_tasks;
-use settings::{Wide, sandbox_apart, wide};
+use settings::{Wide, oauth_scopes, sandbox_apart, wide};
 
 use crate::base::Base;
 use crate::diagnostics::{Diagnostic, Finding, Span};
@@ -197,6 +197,7 @@ fn last_passes(
         .or_else(|| raw.openapi.as_ref().map(span))
         .unwrap_or(root);
     unique_parts(v, &auth, at);
+    let oauth_scopes = oauth_scopes(v, raw.oauth.as_ref(), &service.name);
     no_errors(v)?;
     credential_targets(v, &auth, &wide.targets, at);
     if !sandbox_apart(v, &wide, raw.probe.as_ref(), &service, &document, root) {
@@ -212,6 +213,7 @@ fn last_passes(
         templates_dir: raw.templates.as_ref().map(|t| (t.value.clone(), span(t))),
         schema_spans: std::mem::take(&mut v.schema_spans),
         sandbox_url: wide.sandbox_url,
+        oauth_scopes,
     })
 }
 

@@ -10,8 +10,8 @@ use serde_saphyr::Spanned;
 use super::context::{Validator, checked_url};
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::lower::Errors;
-use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, span};
-use crate::model::{Document, Level, Lint, LintConfig, Service};
+use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, RawOAuth, span};
+use crate::model::{Document, Level, Lint, LintConfig, OAuthScopes, Service};
 use crate::model::{Names as _, Target};
 
 /// What the manifest-wide keys say that inline operations are checked against, set
@@ -177,6 +177,66 @@ pub(super) fn wide(
         lint: lint_config(v, lint),
         targets: targets(v, raw_targets),
     }
+}
+
+/// `oauth.scopes`: each an OAuth scope (RFC 6749, section 3.3: printable ASCII without
+/// spaces, `"` or a backslash), and the three classes' scopes, defaults included,
+/// different: a token's scopes are read one by one, and one name for two classes would
+/// let a token of the cheaper class make the dearer call.
+pub(super) fn oauth_scopes(
+    v: &mut Validator,
+    oauth: Option<&Spanned<RawOAuth>>,
+    service: &str,
+) -> OAuthScopes {
+    let Some(written) = oauth.and_then(|o| o.value.scopes.as_ref()) else {
+        return OAuthScopes::default();
+    };
+    let written = &written.value;
+    let defaults = OAuthScopes::default().resolved(service);
+    let mut checked = OAuthScopes::default();
+    let mut taken: Vec<(&'static str, String)> = Vec::new();
+    let classes = [
+        ("read", &written.read, &mut checked.read),
+        ("change", &written.change, &mut checked.change),
+        ("spend", &written.spend, &mut checked.spend),
+    ];
+    for ((class, value, slot), default) in classes.into_iter().zip(defaults) {
+        let Some(value) = value else {
+            taken.push((class, default));
+            continue;
+        };
+        let reason = scope_problem(&value.value).or_else(|| {
+            taken
+                .iter()
+                .find(|(_, scope)| *scope == value.value)
+                .map(|(other, _)| format!("it is also the {other} scope"))
+        });
+        if let Some(reason) = reason {
+            v.findings.push(Diagnostic::BadScope {
+                class,
+                reason,
+                span: span(value),
+            });
+            continue;
+        }
+        taken.push((class, value.value.clone()));
+        *slot = Some(value.value.clone());
+    }
+    checked
+}
+
+/// Why `scope` is no OAuth scope token, if it is not.
+fn scope_problem(scope: &str) -> Option<String> {
+    if scope.is_empty() {
+        return Some("it is empty".into());
+    }
+    let bad = scope
+        .chars()
+        .find(|&c| !matches!(c, '!' | '#'..='[' | ']'..='~'))?;
+    Some(match bad {
+        ' ' => "it holds a space: a token's scopes are separated by spaces".into(),
+        c => format!("it holds {c:?}, which a scope cannot"),
+    })
 }
 
 /// A sandbox URL that is the production one (`service.publicUrl` or the document's

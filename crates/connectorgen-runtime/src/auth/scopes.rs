@@ -4,8 +4,9 @@
 //! `<service>:spend`. So a client can hold a token that cannot spend, and ask the person
 //! for more only when they want to buy something.
 //!
-//! Takes: the connector, then an operation. Returns: the scope names, and the ones a
-//! call of that operation needs (all of them).
+//! Takes: the connector (its `oauth.scopes`, else names from the service), then an
+//! operation. Returns: the scope names, and the ones a call of that operation needs (all
+//! of them).
 //! Must never: let a read scope call anything but a free read, or count a spend scope as
 //! the person's yes (consent applies on top).
 
@@ -20,14 +21,14 @@ pub(crate) struct Scopes {
 }
 
 impl Scopes {
-    /// `<service>:read`, `:change`, `:spend`, the service name in lower-case kebab
-    /// (`VidGen` → `vidgen`, `Acme Payments` → `acme-payments`).
+    /// The manifest's `oauth.scopes`, each class left out `<service>:read`, `:change` or
+    /// `:spend` (`OAuthScopes::resolved`).
     pub(crate) fn of(connector: &Connector) -> Scopes {
-        let service = kebab(&connector.service.name);
+        let [read, change, spend] = connector.oauth_scopes.resolved(&connector.service.name);
         Scopes {
-            read: format!("{service}:read"),
-            change: format!("{service}:change"),
-            spend: format!("{service}:spend"),
+            read,
+            change,
+            spend,
         }
     }
 
@@ -45,30 +46,5 @@ impl Scopes {
         } else {
             vec![&self.change]
         }
-    }
-}
-
-/// Lower case, each run of other characters than letters and digits one `-`.
-fn kebab(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn service_names_become_lower_case_kebab() {
-        assert_eq!(kebab("VidGen"), "vidgen");
-        assert_eq!(kebab("Acme Payments"), "acme-payments");
-        assert_eq!(kebab("  My__API v2 "), "my-api-v2");
     }
 }

@@ -165,10 +165,14 @@ impl Gate {
                 ));
             }
         };
+        let needed = self.needed(&body);
+        // In the classes' order (read, change, spend), as the metadata lists them.
         let missing: Vec<String> = self
-            .needed(&body)
+            .scopes
+            .all()
             .into_iter()
-            .filter(|scope| !caller.scopes.contains(scope))
+            .filter(|scope| needed.contains(*scope) && !caller.scopes.contains(*scope))
+            .map(str::to_string)
             .collect();
         if !missing.is_empty() {
             let needed = missing.join(" ");
