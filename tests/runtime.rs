@@ -27,3 +27,4 @@ mod secrets;
 mod serve;
 mod several;
 mod tasks;
+mod ts_oauth;

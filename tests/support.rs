@@ -10,6 +10,7 @@ pub(crate) mod loopback;
 pub(crate) mod markdown;
 pub(crate) mod mcp_client;
 pub(crate) mod mcp_tools;
+pub(crate) mod node;
 pub(crate) mod outputs;
 pub(crate) mod provider;
 pub(crate) mod real;

@@ -102,6 +102,20 @@ const provider = new Provider(issuer, {
   // Listing the resource scopes as the provider's own makes a static client's `scope`
   // an allow-list for them (a client limited to `x:read` is refused `x:spend`).
   scopes: [...oidcScopes, ...allowed],
+  // A client that registers itself is not held to the scope it registered with: the MCP
+  // TypeScript SDK registers with the scope of its first request (the 401's least scope)
+  // and later steps up past it (403 insufficient_scope), which oidc-provider would refuse
+  // with invalid_scope were `scope` an allow-list. What it asked for is kept as
+  // `requested_scope`; the resource server's scopes and the person's consent are the
+  // limit. Static clients (no request context) keep their allow-list.
+  extraClientMetadata: {
+    properties: ['requested_scope'],
+    validator(ctx, key, _value, metadata) {
+      if (ctx === undefined || key !== 'requested_scope' || metadata.scope === undefined) return;
+      metadata.requested_scope = metadata.scope;
+      delete metadata.scope;
+    },
+  },
   cookies: { keys: [randomBytes(32).toString('base64url')] },
   // Every authorization-code request carries a code challenge (OAuth 2.1; the MCP
   // authorization profile requires S256).

@@ -10,9 +10,8 @@
 //! keys and secrets made at its start.
 //!
 //! Installing: `npm ci` from the lockfile, once per lockfile and node version, into a
-//! cache outside the repository (`CONNECTORGEN_AUTH_SERVER_CACHE`, default
-//! `${XDG_CACHE_HOME:-~/.cache}/connectorgen-auth-server`), as scripts/real-task-clients.sh
-//! does for the real MCP clients, so `cargo test` works on a fresh machine that has node.
+//! cache outside the repository (`support::node`), so `cargo test` works on a fresh
+//! machine that has node.
 //!
 //! Must never: skip a test when node, npm or the registry is missing (it fails, saying
 //! which), mint a token itself, listen anywhere but 127.0.0.1, or outlive the test binary:
@@ -25,8 +24,8 @@ use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -34,6 +33,7 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
 use super::http::{self, Answer};
+use super::node::{self, NEEDS_NODE};
 
 /// One person: a confidential client allowed every scope.
 pub(crate) const ALICE: &str = "alice";
@@ -68,7 +68,7 @@ impl AuthServer {
     /// loopback port and waits for its issuer. Panics, with the server's stderr, when it
     /// does not start.
     pub(crate) fn start(scopes: &str) -> AuthServer {
-        let modules = installed();
+        let modules = node::installed("tests/auth");
         let work = tempfile::Builder::new()
             .prefix("connectorgen-authz-")
             .tempdir()
@@ -302,104 +302,6 @@ impl Drop for AuthServer {
 /// `tests/auth` in the repository.
 fn auth_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth")
-}
-
-/// What a test says when node or npm is missing.
-const NEEDS_NODE: &str = "the OAuth tests run oidc-provider (tests/auth) and need node >= 20 \
-     with npm on PATH (never skipped): install Node.js, e.g. `apt-get install -y nodejs npm` \
-     or from nodejs.org";
-
-/// The installed packages' `node_modules`, installed on first use in this process (and
-/// once per lockfile and node version on this machine).
-fn installed() -> &'static Path {
-    static MODULES: OnceLock<PathBuf> = OnceLock::new();
-    MODULES.get_or_init(install)
-}
-
-fn install() -> PathBuf {
-    let node = Command::new("node")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("{NEEDS_NODE} ({e})"));
-    let version = String::from_utf8_lossy(&node.stdout).trim().to_string();
-    let major: u32 = version
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    assert!(major >= 20, "{NEEDS_NODE}; found node {version:?}");
-    let package = std::fs::read(auth_dir().join("package.json")).expect("tests/auth/package.json");
-    let lock =
-        std::fs::read(auth_dir().join("package-lock.json")).expect("tests/auth/package-lock.json");
-    let cache = std::env::var_os("CONNECTORGEN_AUTH_SERVER_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("connectorgen-auth-server")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/connectorgen-auth-server")))
-        .expect("CONNECTORGEN_AUTH_SERVER_CACHE, XDG_CACHE_HOME or HOME: where to install oidc-provider");
-    let dir = cache.join(format!(
-        "node-{:016x}",
-        fnv1a(&[&package, &lock, version.as_bytes()])
-    ));
-    if dir.join(".installed").is_file() {
-        return dir.join("node_modules");
-    }
-    std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("create {}: {e}", cache.display()));
-    // Installed in a folder of its own, then renamed into place: a run killed half way
-    // leaves no half install behind, and two test binaries installing at once both end
-    // with the same complete one.
-    let tmp = tempfile::Builder::new()
-        .prefix(".node.")
-        .tempdir_in(&cache)
-        .expect("a folder to install into");
-    std::fs::write(tmp.path().join("package.json"), &package).unwrap();
-    std::fs::write(tmp.path().join("package-lock.json"), &lock).unwrap();
-    let out = Command::new("npm")
-        .args([
-            "ci",
-            "--no-audit",
-            "--no-fund",
-            "--ignore-scripts",
-            "--loglevel=error",
-        ])
-        .current_dir(tmp.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("{NEEDS_NODE} (npm: {e})"));
-    assert!(
-        out.status.success(),
-        "`npm ci` of tests/auth/package-lock.json failed (the npm registry must be reachable \
-         the first time; then {} holds it): {}{}",
-        cache.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::write(tmp.path().join(".installed"), "").unwrap();
-    let tmp = tmp.keep();
-    if std::fs::rename(&tmp, &dir).is_err() {
-        // Another process got there first; its install is the same one.
-        let _ = std::fs::remove_dir_all(&tmp);
-        assert!(
-            dir.join(".installed").is_file(),
-            "could not move the install into {}",
-            dir.display()
-        );
-    }
-    dir.join("node_modules")
-}
-
-/// FNV-1a over the parts: a cache key that stays the same across Rust releases (std's
-/// hasher does not promise to), with no hashing crate.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for byte in part.iter().chain(b"\0") {
-            hash ^= u64::from(*byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    hash
 }
 
 /// 32 hex digits from the system's randomness: a client secret of this run only.
