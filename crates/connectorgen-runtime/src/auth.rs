@@ -26,7 +26,6 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde::Deserialize;
-use sha2::{Digest as _, Sha256};
 
 use crate::client::Origin;
 
@@ -208,16 +207,7 @@ impl Verifier {
 /// The principal of the person `subject` at `issuer`: the two length-prefixed, hashed,
 /// so that two issuers' same subject are two people and neither is stored in the clear.
 pub(crate) fn principal(issuer: &str, subject: &str) -> String {
-    let mut hasher = Sha256::new();
-    for part in ["oauth", issuer, subject] {
-        hasher.update((part.len() as u64).to_be_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::digest(b"", &["oauth", issuer, subject])
 }
 
 /// The `iss` claim, read without checking the signature: only to pick which issuer's

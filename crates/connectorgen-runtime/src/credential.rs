@@ -69,9 +69,7 @@ impl Credential {
     /// Whose calls these are, for the ledger's partition (`ledger`): the SHA-256 (hex) of
     /// every part as placed (where and what), never the credential itself.
     pub(crate) fn identity(&self) -> String {
-        use sha2::{Digest as _, Sha256};
-        let mut hasher = Sha256::new();
-        hasher.update(b"connectorgen principal 1");
+        let mut parts = Vec::new();
         for placement in &self.placements {
             let (kind, name, value) = match placement {
                 Placement::Header(n, v) => ("header", n, v),
@@ -79,16 +77,9 @@ impl Credential {
                 Placement::Cookie(n, v) => ("cookie", n, v),
                 Placement::Body(n, v) => ("body", n, v),
             };
-            for part in [kind, name.as_str(), value.as_str()] {
-                hasher.update((part.len() as u64).to_be_bytes());
-                hasher.update(part.as_bytes());
-            }
+            parts.extend([kind, name.as_str(), value.as_str()]);
         }
-        hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::digest(b"connectorgen principal 1", &parts)
     }
 
     /// The credential a one-part `scheme` says, from `value` (the variable's content),

@@ -73,6 +73,22 @@ pub(crate) fn args_hash(args: &serde_json::Map<String, Value>) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// SHA-256 (hex) of `prefix` then each part length-prefixed, so that no two lists of
+/// parts hash alike: the principals' identities (a credential's, a token's person).
+pub(crate) fn digest(prefix: &[u8], parts: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prefix);
+    for part in parts {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 fn canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {

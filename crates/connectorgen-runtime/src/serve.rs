@@ -37,6 +37,22 @@ use connectorgen_core::model::Target;
 use connectorgen_core::render::mcp::mapping::{self, RequestMapping};
 
 pub(crate) use handler::Server;
+
+/// The body of the HTTP listener's own answers (and rmcp's).
+type Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
+
+/// A short plain-text answer of the listener's own (a refusal, a cap reached).
+fn plain(status: ::http::StatusCode, text: &'static str) -> ::http::Response<Body> {
+    let body = http_body_util::Full::new(bytes::Bytes::from_static(text.as_bytes()));
+    let mut response = ::http::Response::new(http_body_util::BodyExt::boxed(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        ::http::header::CONTENT_TYPE,
+        ::http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
 pub use http::HttpLimits;
 
 /// How `serve` runs.

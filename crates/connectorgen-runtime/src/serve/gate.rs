@@ -27,6 +27,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, Limited};
 use serde_json::{Value, json};
 
+use super::{Body, plain};
 use crate::auth::{AuthConfig, Caller, Introspection, Verifier, scopes::Scopes};
 
 /// The largest request body read to find what it needs: MCP requests are small; a
@@ -53,8 +54,6 @@ pub(super) struct Gate {
     /// Each tool's needed scopes, by name.
     needs: HashMap<String, Vec<String>>,
 }
-
-type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
 
 impl Gate {
     pub(super) fn new(
@@ -289,16 +288,6 @@ fn split_resource(resource: &str) -> Option<(String, String)> {
     }
     let path = if path == "/" { String::new() } else { path };
     Some((format!("{scheme}://{authority}"), path))
-}
-
-fn plain(status: http::StatusCode, text: &'static str) -> http::Response<Body> {
-    let mut response = http::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 #[cfg(test)]

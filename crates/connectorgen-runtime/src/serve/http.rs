@@ -12,11 +12,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
 use tokio::io::AsyncWriteExt as _;
 
-use super::Server;
+use super::{Body, Server, plain};
 
 /// The bounds of the HTTP listener (`--max-connections`, `--max-sessions`,
 /// `--header-timeout`).
@@ -44,18 +42,6 @@ impl Default for HttpLimits {
 /// How long the listener waits after a failed `accept()` before trying again: long
 /// enough not to spin on a full descriptor table, short enough to notice one freed.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
-
-type Body = BoxBody<Bytes, std::convert::Infallible>;
-
-fn plain(status: http::StatusCode, text: &'static str) -> http::Response<Body> {
-    let mut response = http::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
 
 /// The origins a browser page may call from: loopback on any port, and each
 /// `--allow-host` name (with its port when it names one).
