@@ -22,7 +22,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::super::{CONSENT_INPUT, Shared};
-use super::{iso8601, row_of};
+use super::states::{iso8601, row_of};
 use crate::call::argument_of;
 use connectorgen_core::render::mcp::mapping::Location;
 
