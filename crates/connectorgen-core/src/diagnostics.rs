@@ -1777,6 +1777,32 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An input's `oneOf` has alternatives one value can fit together: `serve` checks it
+    /// as "at least one".
+    ///
+    /// A document that writes a parameter as "one of these names, or any string"
+    /// (`oneOf: [{enum: [...]}, {type: string}]`) means either; read literally, `oneOf`
+    /// takes a value that fits exactly one alternative, so every known name — which fits
+    /// both — would be refused, the provider's own examples included. `connectorgen
+    /// serve` checks such a `oneOf` as `anyOf`; the outputs keep the document's schema.
+    ///
+    /// An input (a parameter or a body field) of the operation has a `oneOf` of which one
+    /// alternative takes any value of a type (it says only `type`, or nothing that
+    /// narrows it) and another takes values of that type too.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error(
+        "`{id}`: the `oneOf` of {place} has alternatives one value fits together: serve checks it as at least one of them"
+    )]
+    #[diagnostic(help(
+        "nothing to do for serve; a client that validates `oneOf` strictly refuses a value that fits both (a known name that is also a string): tell the provider `anyOf` says what it means"
+    ))]
+    OverlappingOneOf {
+        id: String,
+        place: String,
+        #[label("this operation")]
+        span: Span,
+    },
+
     /// The summary is one word or starts with a catch-all verb (Manages, Handles,
     /// Processes, Does, Deals with).
     ///

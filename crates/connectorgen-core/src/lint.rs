@@ -48,6 +48,116 @@ fn vague_reason(summary: &str) -> Option<String> {
         .map(|v| format!("starts with the catch-all \"{v}\""))
 }
 
+/// The inputs of `op` ("parameter `voice`", "the body field `voice`", "the body")
+/// whose schema holds a `oneOf` with overlapping alternatives
+/// (`schema_walk::alternatives_overlap`), each named once, in the document's order.
+fn overlapping_one_ofs(connector: &Connector, op: &Operation) -> Vec<String> {
+    let document = &connector.document;
+    let follow = |value: &serde_json::Value| -> Option<serde_json::Value> {
+        let mut value = value.clone();
+        for _ in 0..16 {
+            match value.get("$ref").and_then(serde_json::Value::as_str) {
+                Some(reference) => value = document.resolve(reference)?.clone(),
+                None => return Some(value),
+            }
+        }
+        None
+    };
+    let mut inputs: Vec<(String, serde_json::Value)> = Vec::new();
+    for parameter in op
+        .http
+        .get("parameters")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(&follow)
+    {
+        if let (Some(name), Some(schema)) = (
+            parameter.get("name").and_then(serde_json::Value::as_str),
+            parameter.get("schema"),
+        ) {
+            inputs.push((format!("parameter `{name}`"), schema.clone()));
+        }
+    }
+    let bodies = op.http.get("requestBody").and_then(&follow).and_then(|b| {
+        b.get("content")
+            .and_then(serde_json::Value::as_object)
+            .cloned()
+    });
+    for media in bodies.iter().flat_map(|content| content.values()) {
+        let Some(schema) = media.get("schema").and_then(&follow) else {
+            continue;
+        };
+        let fields = schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object);
+        for (name, field) in fields.into_iter().flatten() {
+            inputs.push((format!("the body field `{name}`"), field.clone()));
+        }
+        inputs.push(("the body".to_string(), schema));
+    }
+    let mut places: Vec<String> = Vec::new();
+    for (place, schema) in inputs {
+        let mut seen = std::collections::HashSet::new();
+        if overlaps(&schema, &follow, &mut seen, 0) && !places.contains(&place) {
+            // The body itself only when no field of it says more.
+            if place == "the body" && places.iter().any(|p| p.starts_with("the body field")) {
+                continue;
+            }
+            places.push(place);
+        }
+    }
+    places
+}
+
+/// Whether `schema`, or a schema within it (through local `$ref`s), has a `oneOf` whose
+/// alternatives overlap. Bounded: each reference once, 32 levels.
+fn overlaps(
+    schema: &serde_json::Value,
+    follow: &dyn Fn(&serde_json::Value) -> Option<serde_json::Value>,
+    seen: &mut std::collections::HashSet<String>,
+    depth: usize,
+) -> bool {
+    use crate::subschemas::{Holds, holds};
+    if depth > 32 {
+        return false;
+    }
+    let Some(map) = schema.as_object() else {
+        return false;
+    };
+    if let Some(reference) = map.get("$ref").and_then(serde_json::Value::as_str)
+        && seen.insert(reference.to_string())
+        && let Some(named) = follow(schema)
+        && overlaps(&named, follow, seen, depth + 1)
+    {
+        return true;
+    }
+    if let Some(alternatives) = map.get("oneOf").and_then(serde_json::Value::as_array) {
+        let resolved: Vec<serde_json::Value> = alternatives
+            .iter()
+            .map(|a| follow(a).unwrap_or_else(|| a.clone()))
+            .collect();
+        if crate::schema_walk::alternatives_overlap(&resolved) {
+            return true;
+        }
+    }
+    map.iter()
+        .any(|(keyword, value)| match holds(keyword, value) {
+            Some(Holds::Schema) => overlaps(value, follow, seen, depth + 1),
+            Some(Holds::List) => value
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|v| overlaps(v, follow, seen, depth + 1)),
+            Some(Holds::Map) => value
+                .as_object()
+                .into_iter()
+                .flat_map(|m| m.values())
+                .any(|v| overlaps(v, follow, seen, depth + 1)),
+            None => false,
+        })
+}
+
 /// Runs every lint that is not `allow`ed, globally or by the operation's `lintAllow`.
 pub fn run(
     connector: &Connector,
@@ -91,6 +201,13 @@ pub fn run(
                     span: origin.description,
                 });
             }
+        }
+        for place in overlapping_one_ofs(connector, op) {
+            emit(Diagnostic::OverlappingOneOf {
+                id: op.id.clone(),
+                place,
+                span: origin.entry,
+            });
         }
         if let Some(reason) = vague_reason(&op.summary) {
             emit(Diagnostic::VagueSummary {

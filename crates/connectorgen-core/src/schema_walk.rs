@@ -140,9 +140,104 @@ fn canonical(reference: &str) -> String {
         .collect()
 }
 
+/// Whether some value fits more than one of `alternatives` (a `oneOf`'s) by the plainest
+/// sign of it: one alternative takes any value of a type (it says `type: T`, or no type,
+/// and nothing that narrows it) and another takes values of that type too — the
+/// documents' "one of these names, or any string" (`oneOf: [{enum: [...]}, {type:
+/// string}]`), where every known name fits both and `oneOf`'s "exactly one" refuses the
+/// provider's own examples. `false` when nothing shows it (a `$ref`, narrowed types).
+pub fn alternatives_overlap(alternatives: &[Value]) -> bool {
+    /// Keywords that describe and do not narrow.
+    const ANNOTATIONS: [&str; 8] = [
+        "type",
+        "title",
+        "description",
+        "examples",
+        "example",
+        "default",
+        "deprecated",
+        "$comment",
+    ];
+    let open: Vec<(usize, Option<&str>)> = alternatives
+        .iter()
+        .enumerate()
+        .filter_map(|(i, alt)| {
+            let map = alt.as_object()?;
+            if !map.keys().all(|k| ANNOTATIONS.contains(&k.as_str())) {
+                return None;
+            }
+            match map.get("type") {
+                None => Some((i, None)),
+                Some(Value::String(t)) => Some((i, Some(t.as_str()))),
+                Some(_) => None,
+            }
+        })
+        .collect();
+    open.iter().any(|&(i, ty)| {
+        alternatives
+            .iter()
+            .enumerate()
+            .any(|(j, other)| j != i && takes_some_of(other, ty))
+    })
+}
+
+/// Whether `schema` takes some value of type `ty` (`None`: any value).
+fn takes_some_of(schema: &Value, ty: Option<&str>) -> bool {
+    let Some(ty) = ty else {
+        return true;
+    };
+    let Some(map) = schema.as_object() else {
+        return schema == &Value::Bool(true);
+    };
+    let of_type = |v: &Value| match (ty, v) {
+        ("string", Value::String(_)) | ("boolean", Value::Bool(_)) | ("null", Value::Null) => true,
+        ("object", Value::Object(_)) | ("array", Value::Array(_)) => true,
+        ("number", Value::Number(_)) => true,
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        _ => false,
+    };
+    if let Some(values) = map.get("enum").and_then(Value::as_array) {
+        return values.iter().any(of_type);
+    }
+    if let Some(value) = map.get("const") {
+        return of_type(value);
+    }
+    match map.get("type") {
+        Some(Value::String(t)) => t == ty || (ty == "number" && t == "integer"),
+        Some(Value::Array(ts)) => ts.iter().any(|t| t.as_str() == Some(ty)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_or_any_string_overlaps_and_narrowed_alternatives_do_not() {
+        use serde_json::json;
+        let names = json!({"enum": ["alloy", "echo"], "description": "a known voice"});
+        let any = json!({"type": "string", "description": "or any voice id"});
+        assert!(alternatives_overlap(&[names.clone(), any.clone()]));
+        assert!(alternatives_overlap(&[
+            json!({"type": "string"}),
+            json!({"const": "x"})
+        ]));
+        // Narrowed: a pattern, another type, a reference.
+        assert!(!alternatives_overlap(&[
+            names.clone(),
+            json!({"type": "string", "pattern": "^v_"})
+        ]));
+        assert!(!alternatives_overlap(&[
+            json!({"type": "integer"}),
+            json!({"type": "string"})
+        ]));
+        assert!(!alternatives_overlap(&[json!({"$ref": "#/a"}), any]));
+        assert!(!alternatives_overlap(&[
+            json!({"type": "object", "properties": {"a": {}}, "required": ["a"]}),
+            json!({"type": "object", "properties": {"b": {}}, "required": ["b"]})
+        ]));
+    }
     use serde_json::json;
 
     fn names(root: &Value, at: &str) -> Vec<(String, usize)> {

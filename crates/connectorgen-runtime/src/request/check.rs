@@ -60,6 +60,7 @@ pub(crate) fn arguments(
     }
     let mut schema = root.clone();
     closed_compositions(&root, &mut schema, 0);
+    overlapping_as_any(&mut schema, 0);
     let validator = validator(&schema).map_err(|e| RequestError::Schema(clip(&e)))?;
     let instance = Value::Object(args.clone());
     let problems: Vec<String> = validator
@@ -262,6 +263,39 @@ fn closed_compositions(root: &Value, schema: &mut Value, depth: usize) {
         Value::Array(items) => {
             for item in items {
                 closed_compositions(root, item, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A `oneOf` whose alternatives overlap (`schema_walk::alternatives_overlap`: "one of
+/// these names, or any string") checked as `anyOf`: at least one alternative, not exactly
+/// one. Taken literally, every known name fits both and is refused, though the provider
+/// takes it (issue 49: a document's own example refused, 16 parameters of one document).
+/// The provider still checks its own schema; a value that fits no alternative is still
+/// refused here, before anyone is asked. Bounded in depth, as `closed_compositions`.
+fn overlapping_as_any(schema: &mut Value, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            let overlap = !map.contains_key("anyOf")
+                && map
+                    .get("oneOf")
+                    .and_then(Value::as_array)
+                    .is_some_and(|alternatives| schema_walk::alternatives_overlap(alternatives));
+            if overlap && let Some(alternatives) = map.shift_remove("oneOf") {
+                map.insert("anyOf".into(), alternatives);
+            }
+            for value in map.values_mut() {
+                overlapping_as_any(value, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                overlapping_as_any(item, depth + 1);
             }
         }
         _ => {}

@@ -1166,3 +1166,46 @@ operations:
         Some(br#"{"memo":"gift","credits":2}"#.as_slice())
     );
 }
+
+/// A parameter written as "one of these names, or any string" (`oneOf` of an `enum` and
+/// a plain string) takes a known name, which fits both: checked as at least one
+/// alternative (issue 49), where `oneOf`'s exactly-one refused the document's own
+/// example. A value of neither alternative is still refused before anything is asked.
+#[test]
+fn a_known_name_of_a_name_or_any_string_is_taken_and_a_number_is_not() {
+    let (schema, mapping) = built_tool(
+        r#""version: 1
+service:
+  name: Speak
+  version: 1.0.0
+  description: Speak reads text aloud for the person.
+  publicUrl: https://api.speak.example
+  dashboardUrl: https://speak.example/settings/keys
+targets: [mcp]
+operations:
+  - id: createSpeech
+    method: post
+    path: /v1/speech
+    summary: Read text aloud
+    description: Returns audio of the text. Saves nothing.
+    input:
+      type: object
+      required: [text, voice]
+      properties:
+        text: { type: string }
+        voice:
+          oneOf:
+            - enum: [alloy, echo]
+              description: A built-in voice.
+            - type: string
+              description: Or the id of a voice of your own.
+"#,
+    );
+    for voice in [json!("alloy"), json!("v_custom_7")] {
+        let call = args(json!({ "text": "hi", "voice": voice }));
+        check::arguments(&schema, &mapping, &call).unwrap_or_else(|e| panic!("{voice}: {e}"));
+    }
+    let call = args(json!({ "text": "hi", "voice": 7 }));
+    let refused = check::arguments(&schema, &mapping, &call).unwrap_err();
+    assert!(refused.to_string().contains("voice"), "{refused}");
+}
