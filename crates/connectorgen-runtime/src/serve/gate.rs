@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use super::{Body, plain};
 use crate::auth::{AuthConfig, Caller, Introspection, Verifier, scopes::Scopes};
 
-/// The largest request body read to find what it needs: MCP requests are small; a
-/// larger one is refused before it is read whole.
+/// The largest request body read to find what it needs: rmcp's own bound on a request
+/// body (4 MiB), so the gate refuses nothing rmcp would take.
 const MAX_BODY: usize = 4 << 20;
 
 /// Where the person reads how this server is deployed (RFC 9728's
