@@ -10,7 +10,7 @@
 #   - goal 5: free reads/s at MANY_SESSIONS sessions (the load generator on the same
 #     machine), and each server's peak RSS (VmHWM in /proc/PID/status).
 # Each store gets a server of its own and an empty ledger (a new state folder, a new
-# database); the provider is seeded with 20 videos first, so every listVideos answers a
+# database) and a provider of its own, seeded with 20 videos, so every listVideos answers a
 # full page whatever the paid calls add.
 #
 # Usage: scripts/bench-serve.sh
@@ -25,7 +25,7 @@
 #   DELAY_MS=10            the proxy's delay each way (a round trip: twice this)
 #   PG_BIN=dir             PostgreSQL's programs (default: the newest /usr/lib/postgresql/*/bin)
 #   BENCH_REPORT=file      also write the report to this file
-# Needs: PostgreSQL's programs (initdb, pg_ctl, createdb), jq, curl. Takes about 3 minutes.
+# Needs: PostgreSQL's programs (initdb, pg_ctl, createdb), jq, curl, GNU time. Takes about 3 minutes.
 # Everything listens on 127.0.0.1 only; every process and folder it made is removed on exit.
 # Progress goes to stderr; the report alone goes to stdout.
 set -euo pipefail
@@ -42,6 +42,7 @@ pg_bin=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail 
 missing=()
 command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+[ -x /usr/bin/time ] || missing+=(time)
 [ -x "$pg_bin/initdb" ] || missing+=(postgresql)
 if ((${#missing[@]})); then
     echo "error: scripts/bench-serve.sh needs ${missing[*]}; install with: apt-get install -y ${missing[*]}" >&2
@@ -105,16 +106,22 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# The provider, accepting any credential; seeded with a full page of videos.
-"$target/examples/reference_provider" --port 0 --accept-any-credential >"$work/provider.out" 2>&1 &
-pids+=($!)
-line=$(wait_line "$work/provider.out" 'listening on' "$!")
-provider=$(sed -E 's/.*listening on ([^ ]+) \(token ([^)]+)\).*/\1/' <<<"$line")
-token=$(sed -E 's/.*listening on ([^ ]+) \(token ([^)]+)\).*/\2/' <<<"$line")
-for i in $(seq 20); do
-    curl -fsS -o /dev/null -X POST -H 'content-type: application/json' \
-        -d "{\"prompt\":\"seed $i\"}" "$provider/v1/videos"
-done
+# The provider (one per server, so that what one server's paid calls made is not in the
+# next one's listVideos), accepting any credential, seeded with a full page of videos: its
+# pid, URL and token in `provider_pid`, `provider` and `token`.
+start_provider() {
+    local line
+    "$target/examples/reference_provider" --port 0 --accept-any-credential >"$work/provider-$1.out" 2>&1 &
+    provider_pid=$!
+    pids+=("$provider_pid")
+    line=$(wait_line "$work/provider-$1.out" 'listening on' "$provider_pid")
+    provider=$(sed -E 's/.*listening on ([^ ]+) \(token ([^)]+)\).*/\1/' <<<"$line")
+    token=$(sed -E 's/.*listening on ([^ ]+) \(token ([^)]+)\).*/\2/' <<<"$line")
+    for i in $(seq 20); do
+        curl -fsS -o /dev/null -X POST -H 'content-type: application/json' \
+            -d "{\"prompt\":\"seed $i\"}" "$provider/v1/videos"
+    done
+}
 
 # A throwaway PostgreSQL on 127.0.0.1 (trust authentication, as the tests' cluster:
 # fsync and synchronous commit off, so that the figures are the server's, not the disk's).
@@ -139,6 +146,7 @@ proxy_port=$(wait_line "$work/proxy.out" '^listening' "$!" | sed -E 's/.*:([0-9]
 start_serve() {
     local name=$1
     shift
+    start_provider "$name"
     VIDGEN_TOKEN=$token "$bin" serve examples/manifests/video.yaml --http 127.0.0.1:0 \
         --base-url "$provider" --state "$work/state-$name" --no-consent "$@" \
         >/dev/null 2>"$work/serve-$name.log" &
@@ -153,8 +161,8 @@ declare -A peak_kib
 stop_serve() {
     local name=$1
     peak_kib[$name]=$(awk '/^VmHWM:/ { print $2 }' "/proc/$serve_pid/status")
-    kill "$serve_pid"
-    wait "$serve_pid" 2>/dev/null || true
+    kill "$serve_pid" "$provider_pid"
+    wait "$serve_pid" "$provider_pid" 2>/dev/null || true
 }
 
 # User + system CPU time of a process so far, in clock ticks.
@@ -163,24 +171,34 @@ cpu_ticks() {
 }
 hz=$(getconf CLK_TCK)
 
-declare -A cores instance
+declare -A cores provider_cores client_cores instance
 phases=()
 # One phase: the load generator against the running server; its JSON in $work/PHASE.json.
 phase() {
-    local name=$1 of=$2 reads=$3 paid=$4 before after
+    local name=$1 of=$2 reads=$3 paid=$4 before after p_before p_after took
     echo "== $name: $reads read and $paid paid sessions, ${window} s" >&2
     before=$(cpu_ticks "$serve_pid")
-    "$target/examples/serve_load" --url "$serve_url" --read-sessions "$reads" \
+    p_before=$(cpu_ticks "$provider_pid")
+    took=$(date +%s.%N)
+    /usr/bin/time -f '%U %S' -o "$work/$name.time" \
+        "$target/examples/serve_load" --url "$serve_url" --read-sessions "$reads" \
         --paid-sessions "$paid" --seconds "$window" --warmup-seconds "$warmup" \
         --tag "$name" >"$work/$name.json"
+    took=$(awk -v a="$took" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
     after=$(cpu_ticks "$serve_pid")
-    # Cores the server used over the phase (warm-up included): near 0 is a server waiting,
-    # near 2 one that is busy.
-    cores[$name]=$(awk -v t=$((after - before)) -v hz="$hz" -v s="$(awk -v w="$window" -v u="$warmup" 'BEGIN { print w + u }')" \
-        'BEGIN { printf "%.2f", t / hz / s }')
+    p_after=$(cpu_ticks "$provider_pid")
+    # Cores each process used over the phase (warm-up and drain included): near 0 is a
+    # process waiting; the three together near 2, the machine full.
+    cores[$name]=$(awk -v t=$((after - before)) -v hz="$hz" -v s="$took" 'BEGIN { printf "%.2f", t / hz / s }')
+    provider_cores[$name]=$(awk -v t=$((p_after - p_before)) -v hz="$hz" -v s="$took" 'BEGIN { printf "%.2f", t / hz / s }')
+    client_cores[$name]=$(awk -v s="$took" '{ printf "%.2f", ($1 + $2) / s }' "$work/$name.time")
     instance[$name]=$of
     phases+=("$name")
 }
+
+start_serve many
+phase "SQLite, $many_sessions sessions of reads" many "$many_sessions" 0
+stop_serve many
 
 start_serve sqlite
 phase "SQLite, alone" sqlite "$read_sessions" 0
@@ -197,10 +215,6 @@ phase "PostgreSQL +$((2 * delay)) ms, alone" proxied "$read_sessions" 0
 phase "PostgreSQL +$((2 * delay)) ms, beside paid calls" proxied "$read_sessions" "$paid_sessions"
 stop_serve proxied
 
-start_serve many
-phase "SQLite, $many_sessions sessions of reads" many "$many_sessions" 0
-stop_serve many
-
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 field() {
@@ -211,12 +225,12 @@ report() {
     echo "serve: $bin ($("$bin" --version)), load generator and provider of $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load $load_start at start and $load_end at the end, $(date -u '+%Y-%m-%d %H:%M') UTC"
     echo "windows of ${window} s after ${warmup} s of warm-up; proxy: +${delay} ms each way (+$((2 * delay)) ms per round trip)"
     echo
-    echo "| phase | reads | read p50 ms | read p95 ms | read p99 ms | read max ms | reads/s | paid calls | paid/s | paid p50 ms | errors | serve cores | serve peak RSS MiB |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| phase | reads | read p50 ms | read p95 ms | read p99 ms | read max ms | reads/s | paid calls | paid/s | paid p50 ms | errors | serve cores | provider cores | load generator cores | serve peak RSS MiB |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     local name errors
     for name in "${phases[@]}"; do
         errors=$(($(field "$name" .reads.errors) + $(field "$name" .paid.errors)))
-        echo "| $name | $(field "$name" .reads.count) | $(field "$name" .reads.p50Ms) | $(field "$name" .reads.p95Ms) | $(field "$name" .reads.p99Ms) | $(field "$name" .reads.maxMs) | $(field "$name" .reads.perSecond) | $(field "$name" .paid.count) | $(field "$name" .paid.perSecond) | $(field "$name" .paid.p50Ms) | $errors | ${cores[$name]} | $(awk -v k="${peak_kib[${instance[$name]}]}" 'BEGIN { printf "%.1f", k / 1024 }') |"
+        echo "| $name | $(field "$name" .reads.count) | $(field "$name" .reads.p50Ms) | $(field "$name" .reads.p95Ms) | $(field "$name" .reads.p99Ms) | $(field "$name" .reads.maxMs) | $(field "$name" .reads.perSecond) | $(field "$name" .paid.count) | $(field "$name" .paid.perSecond) | $(field "$name" .paid.p50Ms) | $errors | ${cores[$name]} | ${provider_cores[$name]} | ${client_cores[$name]} | $(awk -v k="${peak_kib[${instance[$name]}]}" 'BEGIN { printf "%.1f", k / 1024 }') |"
     done
     for name in "${phases[@]}"; do
         for kind in reads paid; do
