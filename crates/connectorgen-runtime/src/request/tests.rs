@@ -1174,7 +1174,7 @@ operations:
 #[test]
 fn a_known_name_of_a_name_or_any_string_is_taken_and_a_number_is_not() {
     let (schema, mapping) = built_tool(
-        r#"version: 1
+        r"version: 1
 service:
   name: Speak
   version: 1.0.0
@@ -1199,7 +1199,7 @@ operations:
               description: A built-in voice.
             - type: string
               description: Or the id of a voice of your own.
-"#,
+",
     );
     for voice in [json!("alloy"), json!("v_custom_7")] {
         let call = args(json!({ "text": "hi", "voice": voice }));
