@@ -21,4 +21,8 @@ pub(crate) mod sets;
 
 /// The throwaway PostgreSQL cluster, owned by the runtime crate (its `testing` feature).
 #[cfg(feature = "runtime")]
+#[allow(
+    unused_imports,
+    reason = "the integration binary uses it; the real-document suite, which includes this module too, does not"
+)]
 pub(crate) use connectorgen_runtime::testing::postgres;
