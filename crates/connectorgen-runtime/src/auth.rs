@@ -230,6 +230,14 @@ fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The bounds of every request to an authorization server (its metadata, its keys, an
+/// introspection): each is a small JSON document away.
+const AS_LIMITS: crate::client::Limits = crate::client::Limits {
+    connect_timeout: Duration::from_secs(5),
+    total_timeout: Duration::from_secs(10),
+    max_response_bytes: 1 << 20,
+};
+
 /// The most often an issuer's keys are fetched again for a key id they do not hold: a
 /// storm of tokens naming made-up key ids costs one fetch per period, not one each.
 pub(crate) const REFETCH_EVERY: Duration = Duration::from_secs(30);

@@ -9,19 +9,11 @@
 //! one from an issuer not configured, or one past its `exp` (or before its `nbf`) by
 //! more than the leeway; nor send the token anywhere but the introspection endpoint.
 
-use std::time::Duration;
-
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{Caller, LEEWAY_SECONDS, Refused, principal};
-use crate::client::{Client, HttpRequest, Limits, Origin};
-
-const LIMITS: Limits = Limits {
-    connect_timeout: Duration::from_secs(5),
-    total_timeout: Duration::from_secs(10),
-    max_response_bytes: 1 << 20,
-};
+use super::{AS_LIMITS, Caller, LEEWAY_SECONDS, Refused, principal};
+use crate::client::{Client, HttpRequest, Origin};
 
 /// The introspection endpoint and serve's credentials there.
 #[derive(Clone)]
@@ -58,8 +50,8 @@ impl Introspection {
     ) -> Result<Caller, Refused> {
         let refused = |why: &str| Refused(why.to_string());
         let origin = Origin::of(&self.url).ok_or_else(|| refused("no introspection endpoint"))?;
-        let client =
-            Client::without_redirects(LIMITS, vec![origin]).map_err(|e| Refused(e.to_string()))?;
+        let client = Client::without_redirects(AS_LIMITS, vec![origin])
+            .map_err(|e| Refused(e.to_string()))?;
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             form(&self.client_id),

@@ -11,20 +11,13 @@
 //! another algorithm or for encryption.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use jsonwebtoken::jwk::{Jwk, JwkSet, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 
-use super::REFETCH_EVERY;
-use crate::client::{Client, HttpRequest, Limits, Origin};
-
-/// The bounds of a metadata or key fetch: an issuer is a small JSON document away.
-const FETCH_LIMITS: Limits = Limits {
-    connect_timeout: Duration::from_secs(5),
-    total_timeout: Duration::from_secs(10),
-    max_response_bytes: 1 << 20,
-};
+use super::{AS_LIMITS, REFETCH_EVERY};
+use crate::client::{Client, HttpRequest, Origin};
 
 #[derive(Default)]
 struct Cached {
@@ -183,8 +176,7 @@ fn metadata_urls(issuer: &str) -> Vec<String> {
 /// origin and follows no redirect.
 async fn get(url: &str) -> Result<Vec<u8>, String> {
     let origin = Origin::of(url).ok_or_else(|| format!("{url} is not an absolute URL"))?;
-    let client =
-        Client::without_redirects(FETCH_LIMITS, vec![origin]).map_err(|e| e.to_string())?;
+    let client = Client::without_redirects(AS_LIMITS, vec![origin]).map_err(|e| e.to_string())?;
     let response = client
         .send(&HttpRequest {
             method: http::Method::GET,
