@@ -23,6 +23,8 @@ pub struct Cluster {
     bin: PathBuf,
     /// The folder holding the data and the socket.
     dir: PathBuf,
+    /// Its port: the socket's name, and the TCP port where it listens on one.
+    port: u16,
     /// The watcher's end of the pipe: closed when this process ends (never before).
     _hold: Mutex<(Child, ChildStdin)>,
 }
@@ -35,7 +37,7 @@ static DATABASES: AtomicU32 = AtomicU32::new(0);
 
 /// The cluster of this test binary, started on first use.
 pub fn cluster() -> &'static Cluster {
-    CLUSTER.get_or_init(Cluster::start)
+    CLUSTER.get_or_init(|| Cluster::start(5432, |_| Vec::new()))
 }
 
 /// Where PostgreSQL's programs are: the folder of `initdb` on PATH (through its links), or
@@ -140,7 +142,9 @@ fn stop_leftovers(bin: &Path) {
 }
 
 impl Cluster {
-    fn start() -> Cluster {
+    /// A cluster on `port`, `prepare` given its folder once `initdb` has made the data
+    /// folder in it and returning more of the server's settings (`-c name=value`).
+    fn start(port: u16, prepare: impl FnOnce(&Path) -> Vec<String>) -> Cluster {
         let bin = bin_dir();
         stop_leftovers(&bin);
         let dir =
@@ -169,17 +173,21 @@ impl Cluster {
             "--no-sync",
         ]);
         run(initdb, "initdb");
+        let settings = prepare(&dir);
         // The watcher: starts the server, waits for this process's end (its stdin
-        // closes), then stops the server and removes the folder.
+        // closes), then stops the server and removes the folder. Settings after the
+        // folder win over the ones written here.
         let script = r#"
-            "$0" -D "$1/data" -k "$1" -c listen_addresses= -c fsync=off \
+            dir=$1
+            shift
+            "$0" -D "$dir/data" -k "$dir" -c listen_addresses= -c fsync=off \
                 -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 \
-                >"$1/server.log" 2>&1 &
+                "$@" >"$dir/server.log" 2>&1 &
             pid=$!
             cat >/dev/null
             kill -INT "$pid"
             wait "$pid"
-            rm -rf "$1"
+            rm -rf "$dir"
         "#;
         let mut watcher = if root() {
             let mut c = Command::new("runuser");
@@ -193,6 +201,9 @@ impl Cluster {
         let mut child = watcher
             .arg(bin.join("postgres"))
             .arg(&dir)
+            .arg("-c")
+            .arg(format!("port={port}"))
+            .args(settings.iter().flat_map(|setting| ["-c", setting]))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -202,6 +213,7 @@ impl Cluster {
         let cluster = Cluster {
             bin,
             dir,
+            port,
             _hold: Mutex::new((child, stdin)),
         };
         cluster.wait_ready();
@@ -216,6 +228,8 @@ impl Cluster {
                 .arg("-q")
                 .arg("-h")
                 .arg(&self.dir)
+                .arg("-p")
+                .arg(self.port.to_string())
                 .stdin(Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success());
@@ -244,6 +258,8 @@ impl Cluster {
         createdb
             .arg("-h")
             .arg(&self.dir)
+            .arg("-p")
+            .arg(self.port.to_string())
             .args(["-U", "postgres", &name]);
         run(createdb, "createdb");
         let host: String = self
@@ -255,7 +271,7 @@ impl Cluster {
                 c => c.to_string(),
             })
             .collect();
-        format!("postgres://postgres@{host}/{name}")
+        format!("postgres://postgres@{host}:{}/{name}", self.port)
     }
 }
 
@@ -265,16 +281,20 @@ impl Cluster {
     pub fn sql(&self, url: &str, statement: &str) {
         let name = url.rsplit('/').next().unwrap_or_default();
         let mut psql = Command::new(self.bin.join("psql"));
-        psql.arg("-h").arg(&self.dir).args([
-            "-U",
-            "postgres",
-            "-d",
-            name,
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-c",
-            statement,
-        ]);
+        psql.arg("-h")
+            .arg(&self.dir)
+            .arg("-p")
+            .arg(self.port.to_string())
+            .args([
+                "-U",
+                "postgres",
+                "-d",
+                name,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                statement,
+            ]);
         run(psql, "psql");
     }
 }
@@ -295,6 +315,8 @@ impl Cluster {
         let mut psql = Command::new(self.bin.join("psql"))
             .arg("-h")
             .arg(&self.dir)
+            .arg("-p")
+            .arg(self.port.to_string())
             .args([
                 "-U",
                 "postgres",
