@@ -58,8 +58,10 @@
 //!
 //! The driver is tokio-postgres on a current-thread runtime of this ledger's own, which
 //! panics when started inside serve's; every call therefore runs on a scoped thread
-//! outside it, and holds serve's thread for its round trips, as SQLite's `fsync` does. No
-//! TLS: see `config`.
+//! outside it, and holds serve's thread for its round trips, as SQLite's `fsync` does.
+//! TLS (`tls`): rustls, with libpq's `sslmode` and `sslrootcert`; see `config`.
+
+mod tls;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,7 +69,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, Row, Statement};
+use tokio_postgres::{Client, Row, Statement};
 
 use super::{
     Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Retention,
@@ -436,7 +438,7 @@ pub(crate) struct PgLedger {
     /// `None` only while being dropped (see `Drop`).
     session: Mutex<Option<Session>>,
     /// How to connect again when the connection is lost (a restart of the database).
-    config: tokio_postgres::Config,
+    target: Target,
     connector: String,
     retention: Retention,
     /// Seconds a send may take, the lease a send holds its row for.
@@ -461,10 +463,10 @@ impl PgLedger {
         retention: Retention,
         lease: u64,
     ) -> Result<PgLedger, LedgerError> {
-        let config = config(url)?;
+        let target = config(url)?;
         let round_trips = Arc::new(AtomicU64::new(0));
         let session = outside_tokio(|| {
-            let (runtime, mut client) = dial(&config)?;
+            let (runtime, mut client) = dial(&target)?;
             runtime.block_on(migrate(&mut client))?;
             // The counters' row exists before the first claim reads it `FOR UPDATE`
             // (the bound's check locks it; a missing row would lock nothing).
@@ -477,7 +479,7 @@ impl PgLedger {
         })??;
         Ok(PgLedger {
             session: Mutex::new(Some(session)),
-            config,
+            target,
             connector: connector.to_string(),
             retention,
             lease: i64::try_from(lease).unwrap_or(i64::MAX),
@@ -531,12 +533,12 @@ impl PgLedger {
         let session = guard
             .as_mut()
             .ok_or_else(|| LedgerError::Store("the ledger is closed".into()))?;
-        let (config, counter) = (&self.config, &self.round_trips);
+        let (target, counter) = (&self.target, &self.round_trips);
         let ran = outside_tokio(move || {
             // A connection the database closed (a restart, an idle-transaction timeout)
             // is made again; what it held (a claim's lock) went with it.
             if session.client.is_closed() {
-                *session = connect(config, counter)?;
+                *session = connect(target, counter)?;
             }
             f(session)
         });
@@ -549,7 +551,7 @@ impl PgLedger {
             let old = guard.take();
             *guard = outside_tokio(move || {
                 drop(old);
-                connect(config, counter).ok()
+                connect(target, counter).ok()
             })
             .ok()
             .flatten();
@@ -790,12 +792,19 @@ impl From<Retry> for LedgerError {
     }
 }
 
-/// The error with the server's own message (`Display` alone says only "db error").
+/// The error with the server's own message (`Display` alone says only "db error"), or
+/// with its causes (`Display` alone says only "error performing TLS handshake").
 fn text(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
     }
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(e) = cause {
+        text.push_str(&format!(": {e}"));
+        cause = e.source();
+    }
+    text
 }
 
 /// Runs `f` on a thread of its own, where no tokio runtime is entered.
@@ -808,42 +817,63 @@ fn outside_tokio<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, LedgerError
     })
 }
 
-/// The connection settings of `url`. No TLS is built in: a URL that asks for it
-/// (`sslmode=require`) is refused, and one to a remote host must say `sslmode=disable`,
-/// so no connection goes out unencrypted without its author having said so.
-fn config(url: &str) -> Result<tokio_postgres::Config, LedgerError> {
-    use tokio_postgres::config::{Host, SslMode};
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| LedgerError::Store(format!("not a PostgreSQL URL: {e}")))?;
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(LedgerError::Store(
-            "TLS to PostgreSQL is not supported (sslmode=require): connect over a Unix \
-             socket, loopback, or a tunnel, with sslmode=disable (docs/serve.md, \"Several \
-             instances\")"
-                .into(),
-        ));
-    }
+/// Where and how a ledger connects: the driver's settings, and the TLS they are kept with.
+struct Target {
+    config: tokio_postgres::Config,
+    tls: tls::Tls,
+}
+
+/// The connection settings of `url`. TLS is what its `sslmode` and `sslrootcert` say, as
+/// libpq reads them, except that nothing goes to a remote host unencrypted, or encrypted
+/// to a certificate nobody checked, unless the URL says `sslmode=disable` (a tunnel):
+/// `tls` has the table.
+fn config(url: &str) -> Result<Target, LedgerError> {
+    use tokio_postgres::config::Host;
+    let (text, asked) = tls::read(url)?;
+    let mut config: tokio_postgres::Config = text.parse().map_err(|e: tokio_postgres::Error| {
+        // Which option, for one the driver does not know (`sslcert`) or a value it refuses:
+        // that cause names the option, never its value (which may be the password).
+        let cause = std::error::Error::source(&e)
+            .map(ToString::to_string)
+            .filter(|c| c.starts_with("unknown option") || c.starts_with("invalid value for"));
+        LedgerError::Store(format!(
+            "not a PostgreSQL URL: {}",
+            cause.unwrap_or_else(|| e.to_string())
+        ))
+    })?;
+    let (hosts, addresses) = (config.get_hosts(), config.get_hostaddrs());
     // `hostaddr` is the address actually dialled when given: `host=localhost` with a
     // remote `hostaddr` is remote.
-    let remote = config.get_hosts().iter().any(|host| match host {
+    let remote = hosts.iter().any(|host| match host {
         Host::Tcp(name) => !matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1"),
         #[cfg(unix)]
         Host::Unix(_) => false,
-    }) || config.get_hostaddrs().iter().any(|a| !a.is_loopback());
-    if remote && config.get_ssl_mode() != SslMode::Disable {
-        return Err(LedgerError::Store(
-            "a remote database would be reached without TLS, which is not supported: reach \
-             it through a tunnel (SSH, WireGuard) and add sslmode=disable to say so \
-             (docs/serve.md, \"Several instances\")"
-                .into(),
-        ));
+    }) || addresses.iter().any(|a| !a.is_loopback());
+    // The driver's attempts: the i-th over TCP when it has a `hostaddr` or a TCP host,
+    // checked against that host's name (none from a Unix socket's path).
+    let (mut unix, mut tcp, mut unnamed) = (false, false, false);
+    for i in 0..hosts.len().max(addresses.len()) {
+        let named = matches!(hosts.get(i), Some(Host::Tcp(_)));
+        if named || addresses.get(i).is_some() {
+            tcp = true;
+            unnamed |= !named;
+        } else {
+            unix = true;
+        }
     }
+    let reached = match (unix, tcp, unnamed) {
+        (_, false, _) => tls::Reached::Unix,
+        (true, true, _) => tls::Reached::Both,
+        (false, true, true) => tls::Reached::TcpByAddress,
+        (false, true, false) => tls::Reached::Tcp,
+    };
+    let tls = tls::plan(&asked, &tls::Place { remote, reached })?;
+    config.ssl_mode(tls.driver_mode());
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(std::time::Duration::from_secs(10));
     }
     config.application_name("connectorgen serve");
-    Ok(config)
+    Ok(Target { config, tls })
 }
 
 /// `url` without its password, for messages and the start-up line: the password as the
@@ -851,7 +881,11 @@ fn config(url: &str) -> Result<tokio_postgres::Config, LedgerError> {
 /// `password=` setting in either form) is masked wherever it appears, as written and
 /// percent-encoded; a value the driver cannot read is not shown at all.
 pub(crate) fn shown(url: &str) -> String {
-    let Ok(config) = url.parse::<tokio_postgres::Config>() else {
+    let parsed = tls::read(url).and_then(|(text, _)| {
+        text.parse::<tokio_postgres::Config>()
+            .map_err(|e| LedgerError::Store(e.to_string()))
+    });
+    let Ok(config) = parsed else {
         return "(the ledger's connection string, not shown: it does not parse, and it may \
                 hold a password)"
             .to_string();
@@ -982,15 +1016,16 @@ fn copy_while(
 /// A connection and the runtime that drives it, with bounds on waiting: a lock (another
 /// instance's claim of the same request) is waited for at most 10 s, and a transaction
 /// left open by a stuck instance is ended by the database after 60 s (its locks with it).
-fn dial(config: &tokio_postgres::Config) -> Result<(tokio::runtime::Runtime, Client), LedgerError> {
+fn dial(target: &Target) -> Result<(tokio::runtime::Runtime, Client), LedgerError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
         .map_err(|e| LedgerError::Store(format!("could not start the ledger's runtime: {e}")))?;
     let client = runtime.block_on(async {
-        let (client, connection) = config
-            .connect(NoTls)
+        let (client, connection) = target
+            .config
+            .connect(target.tls.clone())
             .await
             .map_err(|e| LedgerError::Store(format!("could not connect: {}", text(&e))))?;
         // Driven whenever a call waits on the runtime (`Session::pipeline`).
@@ -1019,11 +1054,8 @@ fn dial(config: &tokio_postgres::Config) -> Result<(tokio::runtime::Runtime, Cli
 }
 
 /// A new session on `config` (a connection lost is made again).
-fn connect(
-    config: &tokio_postgres::Config,
-    round_trips: &Arc<AtomicU64>,
-) -> Result<Session, LedgerError> {
-    let (runtime, client) = dial(config)?;
+fn connect(target: &Target, round_trips: &Arc<AtomicU64>) -> Result<Session, LedgerError> {
+    let (runtime, client) = dial(target)?;
     Session::new(runtime, client, round_trips)
 }
 
@@ -1225,7 +1257,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_password_never_shows_and_tls_or_a_bare_remote_host_is_refused() {
+    fn a_password_never_shows_and_an_unchecked_or_bare_remote_host_is_refused() {
         assert_eq!(
             shown("postgres://app:s3cret@db.internal:5432/ledger?sslmode=disable"),
             "postgres://app:***@db.internal:5432/ledger?sslmode=disable"
@@ -1239,11 +1271,13 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("add sslmode=disable"), "{e}");
-        let e = config("postgres://app:pw@localhost/ledger?sslmode=require")
+        // TLS whose certificate nobody checks, to a remote host (ledger/pg/tls/tests.rs has
+        // every mode).
+        let e = config("postgres://app:pw@db.internal/ledger?sslmode=require")
             .err()
             .unwrap()
             .to_string();
-        assert!(e.contains("TLS to PostgreSQL is not supported"), "{e}");
+        assert!(e.contains("checks no certificate"), "{e}");
         assert!(!e.contains("pw"), "{e}");
         assert_eq!(
             shown("postgres://app@%2Frun%2Fpg/ledger"),

@@ -12,11 +12,17 @@
 //! killed. A cluster a crashed run left anyway (its watcher killed too) is found by its
 //! pid file and stopped by the next run. Used by the ledger suite (`ledger/suite.rs`), and by the
 //! root package's tests (its dev-dependency turns on the `testing` feature).
+//!
+//! For this crate's own tests, `tls::cluster` starts a second one that also listens on
+//! 127.0.0.1 with TLS (`postgres/tls.rs`: its certificates made at each run).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
+
+#[cfg(test)]
+pub(crate) mod tls;
 
 /// The running cluster.
 pub struct Cluster {
