@@ -20,6 +20,7 @@ mod durability;
 mod echoes;
 mod oauth;
 mod probe;
+mod provider_oauth;
 mod reference;
 mod reliability;
 mod requests;

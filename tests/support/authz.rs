@@ -7,7 +7,11 @@
 //! client gets them (the client-credentials grant with an RFC 8707 `resource`), for two
 //! people (`ALICE`, `BOB`: different `sub` and `client_id`) and a resource-server client
 //! that introspects (`introspection_client`). Each `start` is a server of its own, with
-//! keys and secrets made at its start.
+//! keys and secrets made at its start. `AuthServer::provider` starts one that plays a
+//! provider's authorization server for `serve` as its OAuth client (issue 46): serve's
+//! registration there (`SERVE`, confidential, and `SERVE_PUBLIC`), logins and consent that
+//! complete by themselves for one person, refresh tokens, and `authorize`, which follows an
+//! authorization URL to the callback with plain HTTP.
 //!
 //! Installing: `npm ci` from the lockfile, once per lockfile and node version, into a
 //! cache outside the repository (`support::node`), so `cargo test` works on a fresh
@@ -43,6 +47,13 @@ pub(crate) const BOB: &str = "bob";
 /// --auth-introspection` authenticates as).
 pub(crate) const RESOURCE_SERVER: &str = "connectorgen-serve";
 
+/// serve's registration at the provider (`AuthServer::provider`): a confidential client
+/// (`client_secret_basic`) of the authorization-code flow with refresh.
+pub(crate) const SERVE: &str = "connectorgen-serve-at-provider";
+/// The same registration as a public client (no secret: PKCE alone; oidc-provider
+/// rotates its refresh tokens).
+pub(crate) const SERVE_PUBLIC: &str = "connectorgen-serve-public";
+
 /// How long the server may take to print its issuer: a bound that turns a hang into a
 /// failure, never a pacing device.
 const START: Duration = Duration::from_secs(60);
@@ -68,6 +79,36 @@ impl AuthServer {
     /// loopback port and waits for its issuer. Panics, with the server's stderr, when it
     /// does not start.
     pub(crate) fn start(scopes: &str) -> AuthServer {
+        AuthServer::launch(scopes, &[], &[])
+    }
+
+    /// A provider's authorization server, for `serve` as its OAuth client: besides
+    /// `start`'s clients, `SERVE` (with a secret) and `SERVE_PUBLIC` (without) registered
+    /// for the authorization-code flow and refresh with `redirect_uri`; every login signs
+    /// in as `subject` and grants what is asked, with no page to fill in; an
+    /// authorization request naming no resource is for `resource` (the provider's API,
+    /// its scopes `scopes`). Its token endpoint with `?format=opaque` issues opaque access
+    /// tokens, which `introspect` reads.
+    pub(crate) fn provider(
+        scopes: &str,
+        redirect_uri: &str,
+        subject: &str,
+        resource: &str,
+    ) -> AuthServer {
+        let code_clients = [
+            serde_json::json!({ "client_id": SERVE, "client_secret": random_hex(),
+                                "redirect_uris": [redirect_uri] }),
+            serde_json::json!({ "client_id": SERVE_PUBLIC, "redirect_uris": [redirect_uri] }),
+        ];
+        AuthServer::launch(
+            scopes,
+            &["--login", subject, "--default-resource", resource],
+            &code_clients,
+        )
+    }
+
+    /// `start`'s clients and `more` (each with its own secret, or none), and `args`.
+    fn launch(scopes: &str, args: &[&str], more: &[Value]) -> AuthServer {
         let modules = node::installed("tests/auth");
         let work = tempfile::Builder::new()
             .prefix("connectorgen-authz-")
@@ -82,11 +123,11 @@ impl AuthServer {
         .expect("copy tests/auth/server.mjs");
         std::os::unix::fs::symlink(modules, work.path().join("node_modules"))
             .expect("link node_modules");
-        let secrets: BTreeMap<String, String> = [ALICE, BOB, RESOURCE_SERVER]
+        let mut secrets: BTreeMap<String, String> = [ALICE, BOB, RESOURCE_SERVER]
             .iter()
             .map(|id| ((*id).to_string(), random_hex()))
             .collect();
-        let clients: Vec<Value> = secrets
+        let mut clients: Vec<Value> = secrets
             .iter()
             .map(|(id, secret)| {
                 let mut client = serde_json::json!({ "client_id": id, "client_secret": secret });
@@ -96,6 +137,15 @@ impl AuthServer {
                 client
             })
             .collect();
+        for client in more {
+            if let (Some(id), Some(secret)) = (
+                client["client_id"].as_str(),
+                client["client_secret"].as_str(),
+            ) {
+                secrets.insert(id.to_string(), secret.to_string());
+            }
+            clients.push(client.clone());
+        }
         let clients_file = work.path().join("clients.json");
         std::fs::write(&clients_file, serde_json::to_string(&clients).unwrap())
             .expect("write the clients file");
@@ -106,6 +156,7 @@ impl AuthServer {
             .arg(scopes)
             .arg("--clients")
             .arg(&clients_file)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -230,6 +281,86 @@ impl AuthServer {
         answer.json()
     }
 
+    /// The discovery document's `name` endpoint (`authorization_endpoint`,
+    /// `token_endpoint`, `revocation_endpoint`, …).
+    pub(crate) fn endpoint_url(&self, name: &str) -> String {
+        self.endpoint(name)
+    }
+
+    /// `client`'s secret, made at start (`SERVE`'s, for serve's registration).
+    pub(crate) fn client_secret(&self, client: &str) -> String {
+        self.secret(client)
+    }
+
+    /// What a person's browser does with an authorization URL on a server started by
+    /// `provider`: each answer's redirect followed, cookies kept (oidc-provider binds the
+    /// interaction to them), until one points at `redirect_uri`: that URL, the callback
+    /// with its query. Panics, with the last answer, when the flow stops elsewhere.
+    pub(crate) fn authorize(&self, url: &str, redirect_uri: &str) -> String {
+        let mut cookies: BTreeMap<String, String> = BTreeMap::new();
+        let mut url = url.to_string();
+        // Login and consent: two interactions, each a redirect there and one back.
+        for _ in 0..10 {
+            let cookie = cookies
+                .iter()
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let headers: &[(&str, &str)] = if cookie.is_empty() {
+                &[]
+            } else {
+                &[("Cookie", &cookie)]
+            };
+            let answer = http::request("GET", &url, headers, "");
+            for (name, value) in &answer.headers {
+                if name == "set-cookie"
+                    && let Some((pair, _)) = format!("{value};").split_once(';')
+                    && let Some((name, value)) = pair.split_once('=')
+                {
+                    cookies.insert(name.trim().to_string(), value.to_string());
+                }
+            }
+            let Some(location) = answer
+                .header("location")
+                .filter(|_| answer.status / 100 == 3)
+            else {
+                panic!(
+                    "the authorization flow stopped at {url}: {} {}\n{}",
+                    answer.status,
+                    answer.body,
+                    self.stderr()
+                );
+            };
+            url = if location.starts_with('/') {
+                format!("{}{location}", self.issuer)
+            } else {
+                location.to_string()
+            };
+            if url.starts_with(redirect_uri) {
+                return url;
+            }
+        }
+        panic!("no redirect to {redirect_uri} after 10 steps (the last to {url})")
+    }
+
+    /// Revokes `token` (RFC 7009) as `client` would, from outside whatever holds it:
+    /// with its secret, or with its `client_id` in the body for a public client. A
+    /// refresh token's revocation ends its grant, the grant's access tokens with it.
+    pub(crate) fn revoke_as(&self, client: &str, token: &str) {
+        let url = self.endpoint("revocation_endpoint");
+        let answer = if self.secrets.contains_key(client) {
+            self.post(&url, client, &format!("token={}", encode(token)))
+        } else {
+            http::request(
+                "POST",
+                &url,
+                &[("Content-Type", "application/x-www-form-urlencoded")],
+                &format!("token={}&client_id={}", encode(token), encode(client)),
+            )
+        };
+        assert_eq!(answer.status, 200, "revocation: {}", answer.body);
+    }
+
     /// What the server wrote on stderr so far (for a failing assertion's evidence).
     pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(self.work.path().join("stderr.log")).unwrap_or_default()
@@ -278,10 +409,9 @@ impl AuthServer {
     }
 
     fn secret(&self, client: &str) -> String {
-        self.secrets
-            .get(client)
-            .cloned()
-            .unwrap_or_else(|| panic!("no client {client:?}: use ALICE, BOB or RESOURCE_SERVER"))
+        self.secrets.get(client).cloned().unwrap_or_else(|| {
+            panic!("no client {client:?} with a secret: use ALICE, BOB, RESOURCE_SERVER or SERVE")
+        })
     }
 
     fn endpoint(&self, name: &str) -> String {

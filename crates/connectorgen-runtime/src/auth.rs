@@ -221,7 +221,7 @@ fn unverified_issuer(token: &str) -> Option<String> {
     value.get("iss")?.as_str().map(str::to_string)
 }
 
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host
             .trim_start_matches('[')
@@ -231,8 +231,8 @@ fn is_loopback(host: &str) -> bool {
 }
 
 /// The bounds of every request to an authorization server (its metadata, its keys, an
-/// introspection): each is a small JSON document away.
-const AS_LIMITS: crate::client::Limits = crate::client::Limits {
+/// introspection, a provider's token endpoint): each is a small JSON document away.
+pub(crate) const AS_LIMITS: crate::client::Limits = crate::client::Limits {
     connect_timeout: Duration::from_secs(5),
     total_timeout: Duration::from_secs(10),
     max_response_bytes: 1 << 20,

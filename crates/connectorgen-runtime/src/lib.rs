@@ -21,9 +21,11 @@
 //! provider's credential from them), `redact` (every secret replaced, by value, in
 //! everything the process writes) and `log` (the event lines, through it), `state_dir`
 //! (the state folder), `request` (a call → the exact HTTP request, its arguments checked
-//! against the served `inputSchema` first), `fuzzing` (that builder opened to the fuzz
-//! target `arguments`, nothing else), `testing` (only for tests and benchmarks, behind the
-//! `testing` feature: the throwaway PostgreSQL cluster).
+//! against the served `inputSchema` first), `provider_oauth` (serve as the provider's
+//! OAuth client: PKCE, the code exchanged, refresh, revocation; `pub` for the root
+//! package's tests against a real authorization server), `fuzzing` (that builder opened
+//! to the fuzz target `arguments`, nothing else), `testing` (only for tests and
+//! benchmarks, behind the `testing` feature: the throwaway PostgreSQL cluster).
 
 pub mod auth;
 pub(crate) mod call;
@@ -36,6 +38,7 @@ pub(crate) mod guard;
 pub(crate) mod ledger;
 pub(crate) mod log;
 pub mod probe;
+pub mod provider_oauth;
 pub(crate) mod redact;
 pub(crate) mod request;
 pub(crate) mod seal;
