@@ -23,7 +23,8 @@
 //! (the state folder), `request` (a call → the exact HTTP request, its arguments checked
 //! against the served `inputSchema` first), `fuzzing` (that builder opened to the fuzz
 //! target `arguments`, nothing else), `testing` (only for tests and benchmarks, behind the
-//! `testing` feature: the throwaway PostgreSQL cluster).
+//! `testing` feature: the throwaway PostgreSQL cluster), `vault` (people's own provider
+//! credentials sealed for the ledger, and the key ring that opens them: issue 46).
 
 pub mod auth;
 pub(crate) mod call;
@@ -43,6 +44,12 @@ pub mod serve;
 pub(crate) mod state_dir;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+// Not called by serve yet (issue 46 wires it): only its tests and the ledger's use it.
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "serve does not call it yet (issue 46)")
+)]
+pub(crate) mod vault;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
