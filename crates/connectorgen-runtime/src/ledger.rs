@@ -29,6 +29,15 @@
 //! instances"), where "being sent right now" is a lease on the row that every instance
 //! sees. `suite.rs` is the one test suite both pass. The server calls them through
 //! `handle.rs`, which runs every store call off the event loop.
+//!
+//! People's own provider credentials (issue 46) are kept here too, sealed by `vault`
+//! before they reach a store, so a store only ever holds key ids, nonces and ciphertext:
+//! one credential per principal and connector, kept until deleted (the retry window
+//! never prunes it); the state of a connection in progress between the browser's start
+//! and its callback (pending, single use, gone when it expires); and one check value per
+//! key id, which `check_credential_keys` opens at start-up. Each store keeps them in
+//! tables of their own (`sqlite/credentials.rs`, `pg/credentials.rs`), partitioned by
+//! connector like the calls.
 
 mod handle;
 mod pg;
@@ -39,6 +48,8 @@ mod suite;
 pub(crate) use handle::{Handle, OwnedClaim};
 pub(crate) use pg::{LOCK_WAIT_SECONDS, PgLedger, shown as shown_url};
 pub(crate) use sqlite::SqliteLedger;
+
+use crate::vault::{self, KeyCheckError, KeyUse, Keys, Sealed};
 
 /// Where a logical request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,6 +287,89 @@ pub(crate) trait Ledger: Send + Sync {
     /// another instance. Row ids are sequential, so guessing one must not open another
     /// person's job.
     fn entry(&self, id: i64, principal: &str) -> Result<Option<Entry>, LedgerError>;
+
+    /// Keeps `sealed` as `principal`'s credential on this store's connector, in place of
+    /// the one before, if any (the person connected again). Never pruned: it stays until
+    /// `delete_credential`.
+    fn put_credential(&self, principal: &str, sealed: &Sealed, now: u64)
+    -> Result<(), LedgerError>;
+
+    /// `principal`'s sealed credential on this connector, or `None`.
+    fn get_credential(&self, principal: &str) -> Result<Option<Sealed>, LedgerError>;
+
+    /// Writes `new` over `principal`'s credential only while the row is still `old` (the
+    /// same seal: its nonce), and returns whether it did. A stale credential re-sealed on
+    /// use (`vault::reseal`) goes through this, so it never brings back a credential the
+    /// person deleted or replaced meanwhile.
+    fn reseal_credential(
+        &self,
+        principal: &str,
+        old: &Sealed,
+        new: &Sealed,
+        now: u64,
+    ) -> Result<bool, LedgerError>;
+
+    /// Deletes `principal`'s credential on this connector; whether there was one.
+    fn delete_credential(&self, principal: &str) -> Result<bool, LedgerError>;
+
+    /// Keeps the sealed state of `principal`'s connection in progress under `flow` (the
+    /// id the browser carries to the callback: OAuth's `state`) until `expires`; pending
+    /// rows expired at `now` are deleted first. A `flow` already kept is an error
+    /// (ids are random: it is a bug or a replay).
+    fn put_pending(
+        &self,
+        flow: &str,
+        principal: &str,
+        sealed: &Sealed,
+        expires: u64,
+        now: u64,
+    ) -> Result<(), LedgerError>;
+
+    /// Takes the pending row `flow`: deleted and returned, with its principal, in one
+    /// atomic step, so of two callbacks (on this instance or another sharing the store)
+    /// one gets it and the other `None`. A row expired at `now` is not returned; every
+    /// expired row is deleted.
+    fn take_pending(&self, flow: &str, now: u64) -> Result<Option<(String, Sealed)>, LedgerError>;
+
+    /// Every key id this connector's sealed rows (credentials, pending rows not expired at
+    /// `now`) or check values name: how many rows each seals, and its check value.
+    fn key_uses(&self, now: u64) -> Result<Vec<KeyUse>, LedgerError>;
+
+    /// Records `check` as the check value of its key id unless one is recorded already,
+    /// and returns the one kept (another instance's, when it was first).
+    fn keep_key_check(&self, check: &Sealed) -> Result<Sealed, LedgerError>;
+}
+
+/// Why the credential keys were refused at start-up.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CredentialKeysError {
+    #[error(transparent)]
+    Store(#[from] LedgerError),
+    #[error(transparent)]
+    Keys(#[from] KeyCheckError),
+}
+
+/// The start-up check of `keys` against what `store` holds of `connector` (the one the
+/// store was opened for; `vault::check_keys`): an error when a row is sealed with a key the
+/// ring lacks or a key of the ring does not open its check value, so a wrong key stops
+/// the server before any credential fails to open. The current key's check value is
+/// recorded on its first use. Once, at start-up: a few statements, on the caller's thread.
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "serve does not call it yet (issue 46)")
+)]
+pub(crate) fn check_credential_keys(
+    store: &dyn Ledger,
+    keys: &Keys,
+    connector: &str,
+    now: u64,
+) -> Result<(), CredentialKeysError> {
+    let uses = store.key_uses(now)?;
+    for check in vault::check_keys(keys, connector, &uses)? {
+        let kept = store.keep_key_check(&check)?;
+        vault::confirm_check(keys, connector, &kept)?;
+    }
+    Ok(())
 }
 
 /// The decision `claim` applies. `Send`: a store may run it on a thread of its own, and

@@ -19,6 +19,7 @@
 use std::sync::Arc;
 
 use super::{Claim, Decision, Entry, Found, Ledger, LedgerError, Outcome};
+use crate::vault::{KeyUse, Sealed};
 
 /// A claim with owned fields, to move onto a thread of the pool (`Claim` borrows).
 #[derive(Debug, Clone)]
@@ -133,5 +134,75 @@ impl Handle {
         principal: String,
     ) -> Result<Option<Entry>, LedgerError> {
         self.run(move |store| store.entry(id, &principal)).await
+    }
+}
+
+/// People's sealed credentials (issue 46): `Ledger`'s methods, each one store call off the
+/// event loop. (`ledger::check_credential_keys` runs at start-up, before a handle exists.)
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "serve does not call them yet (issue 46)")
+)]
+impl Handle {
+    pub(crate) async fn put_credential(
+        &self,
+        principal: String,
+        sealed: Sealed,
+        now: u64,
+    ) -> Result<(), LedgerError> {
+        self.run(move |store| store.put_credential(&principal, &sealed, now))
+            .await
+    }
+
+    pub(crate) async fn get_credential(
+        &self,
+        principal: String,
+    ) -> Result<Option<Sealed>, LedgerError> {
+        self.run(move |store| store.get_credential(&principal))
+            .await
+    }
+
+    pub(crate) async fn reseal_credential(
+        &self,
+        principal: String,
+        old: Sealed,
+        new: Sealed,
+        now: u64,
+    ) -> Result<bool, LedgerError> {
+        self.run(move |store| store.reseal_credential(&principal, &old, &new, now))
+            .await
+    }
+
+    pub(crate) async fn delete_credential(&self, principal: String) -> Result<bool, LedgerError> {
+        self.run(move |store| store.delete_credential(&principal))
+            .await
+    }
+
+    pub(crate) async fn put_pending(
+        &self,
+        flow: String,
+        principal: String,
+        sealed: Sealed,
+        expires: u64,
+        now: u64,
+    ) -> Result<(), LedgerError> {
+        self.run(move |store| store.put_pending(&flow, &principal, &sealed, expires, now))
+            .await
+    }
+
+    pub(crate) async fn take_pending(
+        &self,
+        flow: String,
+        now: u64,
+    ) -> Result<Option<(String, Sealed)>, LedgerError> {
+        self.run(move |store| store.take_pending(&flow, now)).await
+    }
+
+    pub(crate) async fn key_uses(&self, now: u64) -> Result<Vec<KeyUse>, LedgerError> {
+        self.run(move |store| store.key_uses(now)).await
+    }
+
+    pub(crate) async fn keep_key_check(&self, check: Sealed) -> Result<Sealed, LedgerError> {
+        self.run(move |store| store.keep_key_check(&check)).await
     }
 }

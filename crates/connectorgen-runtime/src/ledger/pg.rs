@@ -60,6 +60,9 @@
 //! panics when started inside serve's; every call therefore runs on a scoped thread
 //! outside it, and holds serve's thread for its round trips, as SQLite's `fsync` does.
 //! TLS (`tls`): rustls, with libpq's `sslmode` and `sslrootcert`; see `config`.
+//!
+//! People's sealed credentials (migration 5) are in `pg/credentials.rs`: one round trip
+//! per call, statements prepared with the calls'.
 
 mod tls;
 
@@ -75,6 +78,9 @@ use super::{
     Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Retention,
     Status,
 };
+use crate::vault::{KeyUse, Sealed};
+
+mod credentials;
 
 /// The migrations' advisory lock: "CGEN" and 0, in the two-key space, which the one-key
 /// space of the requests' locks (`request`) never meets.
@@ -154,6 +160,7 @@ $$;
 CREATE TRIGGER connectorgen_counted AFTER INSERT OR DELETE OR UPDATE OF bytes
     ON connectorgen_calls FOR EACH ROW EXECUTE FUNCTION connectorgen_count();
 ",
+    credentials::MIGRATION,
 ];
 
 /// An `Entry`'s columns, as SQLite's (`sqlite.rs`) without `task`, which only
@@ -383,6 +390,8 @@ type Step<'a> = (&'a Statement, &'a [&'a (dyn ToSql + Sync)]);
 struct Session {
     client: Client,
     statements: Statements,
+    /// The credential methods' (`pg/credentials.rs`).
+    credentials: credentials::Statements,
     runtime: tokio::runtime::Runtime,
     /// The ledger's count of round trips, kept across connections.
     round_trips: Arc<AtomicU64>,
@@ -722,10 +731,15 @@ impl Session {
         client: Client,
         round_trips: &Arc<AtomicU64>,
     ) -> Result<Session, LedgerError> {
-        let statements = runtime.block_on(Statements::prepare(&client))?;
+        // Both sets prepared together: one round trip.
+        let (statements, credentials) = runtime.block_on(futures_util::future::try_join(
+            Statements::prepare(&client),
+            credentials::Statements::prepare(&client),
+        ))?;
         Ok(Session {
             client,
             statements,
+            credentials,
             runtime,
             round_trips: Arc::clone(round_trips),
         })
@@ -1249,6 +1263,59 @@ impl Ledger for PgLedger {
             session.one(&session.statements.release, &[&id, &connector, &sender])?;
             Ok(())
         });
+    }
+
+    fn put_credential(
+        &self,
+        principal: &str,
+        sealed: &Sealed,
+        now: u64,
+    ) -> Result<(), LedgerError> {
+        self.with(|session| credentials::put(session, &self.connector, principal, sealed, now))
+    }
+
+    fn get_credential(&self, principal: &str) -> Result<Option<Sealed>, LedgerError> {
+        self.with(|session| credentials::get(session, &self.connector, principal))
+    }
+
+    fn reseal_credential(
+        &self,
+        principal: &str,
+        old: &Sealed,
+        new: &Sealed,
+        now: u64,
+    ) -> Result<bool, LedgerError> {
+        self.with(|session| credentials::reseal(session, &self.connector, principal, old, new, now))
+    }
+
+    fn delete_credential(&self, principal: &str) -> Result<bool, LedgerError> {
+        self.with(|session| credentials::delete(session, &self.connector, principal))
+    }
+
+    fn put_pending(
+        &self,
+        flow: &str,
+        principal: &str,
+        sealed: &Sealed,
+        expires: u64,
+        now: u64,
+    ) -> Result<(), LedgerError> {
+        self.with(|session| {
+            let connector = &self.connector;
+            credentials::put_pending(session, connector, flow, principal, sealed, expires, now)
+        })
+    }
+
+    fn take_pending(&self, flow: &str, now: u64) -> Result<Option<(String, Sealed)>, LedgerError> {
+        self.with(|session| credentials::take_pending(session, &self.connector, flow, now))
+    }
+
+    fn key_uses(&self, now: u64) -> Result<Vec<KeyUse>, LedgerError> {
+        self.with(|session| credentials::key_uses(session, &self.connector, now))
+    }
+
+    fn keep_key_check(&self, check: &Sealed) -> Result<Sealed, LedgerError> {
+        self.with(|session| credentials::keep_key_check(session, &self.connector, check))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The ledger in one SQLite file, for one instance: the `calls` table, its migrations
 //! (each a version `step` applies once, frozen as written), the partition by connector
 //! and principal, pruning, the usage counters the triggers keep, and `Ledger` for it.
+//! People's sealed credentials (migration 5) are in `sqlite/credentials.rs`.
 //!
 //! Takes: the file's path, the connector's name and the retention (`open`), then the
 //! trait's calls. Returns: what `ledger.rs` says each call returns.
@@ -17,6 +18,9 @@ use super::{
     Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Retention,
     Status,
 };
+use crate::vault::{KeyUse, Sealed};
+
+mod credentials;
 
 impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
@@ -215,6 +219,7 @@ impl SqliteLedger {
         // A finished task's state kept with its row (issue 43: it was held in memory).
         step(&connection, 3, "ALTER TABLE calls ADD COLUMN task TEXT;")?;
         step(&connection, 4, COUNTED)?;
+        step(&connection, 5, credentials::MIGRATION)?;
         connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
@@ -298,7 +303,8 @@ fn partition(
 /// Migration `version` (`PRAGMA user_version`) when the file is older: `sql` and the new
 /// version in one transaction, the version read again under the write lock (as in
 /// `partition`: two processes opening an old file together both saw the old version).
-/// Version 2 is `NEVER_REUSED` (the table copied), 3 the `task` column, 4 `COUNTED`.
+/// Version 2 is `NEVER_REUSED` (the table copied), 3 the `task` column, 4 `COUNTED`, 5
+/// people's sealed credentials (`credentials::MIGRATION`).
 fn step(connection: &Connection, version: i64, sql: &str) -> Result<(), LedgerError> {
     let older = |connection: &Connection| -> Result<bool, rusqlite::Error> {
         let at: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
@@ -624,6 +630,65 @@ impl Ledger for SqliteLedger {
         // Deferred: a read, no lock taken on the file.
         let tx = connection.transaction()?;
         room(&tx, &self.connector, self.retention, now)
+    }
+
+    fn put_credential(
+        &self,
+        principal: &str,
+        sealed: &Sealed,
+        now: u64,
+    ) -> Result<(), LedgerError> {
+        credentials::put(&*self.lock()?, &self.connector, principal, sealed, now)
+    }
+
+    fn get_credential(&self, principal: &str) -> Result<Option<Sealed>, LedgerError> {
+        credentials::get(&*self.lock()?, &self.connector, principal)
+    }
+
+    fn reseal_credential(
+        &self,
+        principal: &str,
+        old: &Sealed,
+        new: &Sealed,
+        now: u64,
+    ) -> Result<bool, LedgerError> {
+        credentials::reseal(&*self.lock()?, &self.connector, principal, old, new, now)
+    }
+
+    fn delete_credential(&self, principal: &str) -> Result<bool, LedgerError> {
+        credentials::delete(&*self.lock()?, &self.connector, principal)
+    }
+
+    fn put_pending(
+        &self,
+        flow: &str,
+        principal: &str,
+        sealed: &Sealed,
+        expires: u64,
+        now: u64,
+    ) -> Result<(), LedgerError> {
+        let connector = &self.connector;
+        credentials::put_pending(
+            &mut *self.lock()?,
+            connector,
+            flow,
+            principal,
+            sealed,
+            expires,
+            now,
+        )
+    }
+
+    fn take_pending(&self, flow: &str, now: u64) -> Result<Option<(String, Sealed)>, LedgerError> {
+        credentials::take_pending(&mut *self.lock()?, &self.connector, flow, now)
+    }
+
+    fn key_uses(&self, now: u64) -> Result<Vec<KeyUse>, LedgerError> {
+        credentials::key_uses(&*self.lock()?, &self.connector, now)
+    }
+
+    fn keep_key_check(&self, check: &Sealed) -> Result<Sealed, LedgerError> {
+        credentials::keep_key_check(&*self.lock()?, &self.connector, check)
     }
 }
 
@@ -1065,7 +1130,7 @@ mod tests {
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 4);
+        assert_eq!(version, 5);
         drop(ledger);
         // Opened again: migrated once, nothing changes.
         let again = SqliteLedger::open(&path, "test", KEEP_ALL, &BTreeMap::new()).unwrap();

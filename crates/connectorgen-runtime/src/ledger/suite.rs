@@ -3,6 +3,8 @@
 //!
 //! Takes: a store that opens two handles on one ledger (two connections: two instances).
 //! Returns: nothing; each check panics with what differed.
+//!
+//! People's sealed credentials have their part of the suite in `suite/credentials.rs`.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +14,8 @@ use super::{
 };
 
 use crate::testing::postgres as cluster;
+
+mod credentials;
 
 const KEEP_ALL: Retention = Retention {
     window: 1 << 40,
@@ -484,7 +488,7 @@ fn postgres_migrations_are_versioned() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4]);
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
     client
         .execute(
             "INSERT INTO connectorgen_migrations (version) VALUES (99)",
