@@ -32,6 +32,8 @@
 //! deep, or transformed in another way (hashed, reversed, base64 of anything but
 //! basic's pair).
 
+use std::sync::{Arc, RwLock};
+
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
 use serde_json::Value;
@@ -86,17 +88,25 @@ pub(crate) const STRUCTURAL: &[&str] = &[
 /// How deep encodings are decoded: a URL in JSON, JSON in a URL, a URL encoded twice.
 const DEPTH: usize = 2;
 
-/// The set of secrets, ready to replace.
+/// The set of secrets, ready to replace. Clones share one set: a secret added to one
+/// (`add`: a person's own credential, loaded after start-up) is redacted by all.
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
+    shared: Arc<RwLock<Set>>,
+}
+
+#[derive(Default)]
+struct Set {
+    /// Every secret's form, as registered.
+    all: Vec<String>,
     /// Every secret, as text (leftmost-longest, so a secret that contains another is
     /// replaced whole). `None`: no secret.
-    matcher: Option<AhoCorasick>,
+    matcher: Option<Arc<AhoCorasick>>,
 }
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let count = self.matcher.as_ref().map_or(0, AhoCorasick::patterns_len);
+        let count = self.matcher().map_or(0, |m| m.patterns_len());
         write!(f, "Redactor({count} secrets: [redacted])")
     }
 }
@@ -124,7 +134,23 @@ impl Redactor {
     pub(crate) fn new<S: AsRef<str>>(
         secrets: impl IntoIterator<Item = S>,
     ) -> Result<Redactor, String> {
-        let mut all: Vec<String> = Vec::new();
+        let redactor = Redactor::default();
+        redactor.add(secrets)?;
+        Ok(redactor)
+    }
+
+    /// Adds `secrets` (each also trimmed) to the set every clone redacts. Fails, with the
+    /// set unchanged, when the matcher cannot be built: the caller then does not use the
+    /// secret (fail closed).
+    pub(crate) fn add<S: AsRef<str>>(
+        &self,
+        secrets: impl IntoIterator<Item = S>,
+    ) -> Result<(), String> {
+        let mut set = self
+            .shared
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = set.all.clone();
         for secret in secrets {
             let secret = secret.as_ref();
             for form in [secret, secret.trim()] {
@@ -133,21 +159,29 @@ impl Redactor {
                 }
             }
         }
-        if all.is_empty() {
-            return Ok(Redactor { matcher: None });
+        if all.len() == set.all.len() {
+            return Ok(());
         }
         let matcher = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostLongest)
             .build(&all)
             .map_err(|e| format!("the secrets could not be prepared for redaction ({e})"))?;
-        Ok(Redactor {
-            matcher: Some(matcher),
-        })
+        set.all = all;
+        set.matcher = Some(Arc::new(matcher));
+        Ok(())
+    }
+
+    fn matcher(&self) -> Option<Arc<AhoCorasick>> {
+        self.shared
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .matcher
+            .clone()
     }
 
     /// Whether there is nothing to redact.
     pub(crate) fn is_empty(&self) -> bool {
-        self.matcher.is_none()
+        self.matcher().is_none()
     }
 
     /// The first of `words` a secret occurs in (in any encoding): a secret that would be
@@ -175,7 +209,7 @@ impl Redactor {
 
     /// The byte ranges of `text` that hold a secret in some encoding, sorted and merged.
     fn spans(&self, text: &str) -> Vec<(usize, usize)> {
-        let Some(matcher) = &self.matcher else {
+        let Some(matcher) = self.matcher() else {
             return Vec::new();
         };
         let raw: Vec<Unit> = text
@@ -189,7 +223,7 @@ impl Redactor {
         let mut found = Vec::new();
         let mut views = vec![(raw, 0)];
         while let Some((units, depth)) = views.pop() {
-            search(matcher, &units, &mut found);
+            search(&matcher, &units, &mut found);
             if depth == DEPTH {
                 continue;
             }
