@@ -63,6 +63,13 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// With --auth-issuer: accept opaque tokens too, checked at this introspection endpoint (RFC 7662) with serve's client id and secret from <SERVICE>_INTROSPECTION_CLIENT_ID and <SERVICE>_INTROSPECTION_CLIENT_SECRET
         #[arg(long, value_name = "URL", requires = "auth_issuer")]
         auth_introspection: Option<String>,
+        #[expect(
+            clippy::doc_markdown,
+            reason = "user text: --help shows the variables' names as written"
+        )]
+        /// With auth.perPerson: the file of keys people's own credentials are sealed with, one ID:BASE64 line per 32-byte key, the first sealing new ones [default: the lines in <SERVICE>_CREDENTIAL_KEYS]
+        #[arg(long, value_name = "FILE")]
+        credential_keys: Option<PathBuf>,
         /// With --http: the most connections open at once; one more is answered 503 and closed
         #[arg(long, value_name = "N", default_value_t = connectorgen_runtime::serve::HttpLimits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..))]
         max_connections: u32,
@@ -198,6 +205,7 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
                 resource: args.resource,
                 introspection: args.auth_introspection,
             },
+            credential_keys: args.credential_keys,
             base_url: args.base_url,
             state_dir: args.state,
             // Read here, not by clap's `env`: the generator-only build keeps clap's features.

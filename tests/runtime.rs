@@ -19,6 +19,7 @@ mod credentials;
 mod durability;
 mod echoes;
 mod oauth;
+mod people;
 mod probe;
 mod provider_oauth;
 mod reference;

@@ -64,7 +64,10 @@ const REJECTED: &[&str] = &[
 /// Invalid cases the schema accepts: the rule needs more than one value, the file
 /// system, the URL or path syntax, or the chosen targets. `validate.rs` reports them.
 const ACCEPTED: &[&str] = &[
-    "empty-text--confirm-when", // blank text is a string of one character
+    "unusable-per-person",          // `checkWith` names an operation that spends
+    "unusable-per-person--oauth",   // an API key header for OAuth tokens; plain http
+    "unusable-per-person--missing", // no OAuth endpoints written or in a document
+    "empty-text--confirm-when",     // blank text is a string of one character
     "get-with-side-effect--confirm-when",
     "bad-templates-dir",
     "bad-url",

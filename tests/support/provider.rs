@@ -47,6 +47,9 @@ pub(crate) enum Auth {
     AcceptAny,
     /// Every request is a 401 (a revoked credential).
     RejectAll,
+    /// `Bearer <any of these>`: one account per person (`auth.perPerson`), told apart in
+    /// `Provider::received` by the `authorization` each request carried.
+    Tokens(Vec<String>),
 }
 
 /// What the provider does; every field can be changed while it runs (`Provider::set`).
@@ -542,6 +545,9 @@ fn admit(
         Auth::AcceptAny => true,
         Auth::RejectAll => false,
         Auth::Token(token) => authorization.as_deref() == Some(&format!("Bearer {token}")),
+        Auth::Tokens(tokens) => tokens
+            .iter()
+            .any(|token| authorization.as_deref() == Some(&format!("Bearer {token}"))),
     };
     if !authorized {
         state.counters.unauthorized += 1;

@@ -222,6 +222,23 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `auth.perPerson` cannot be carried out as written.
+    ///
+    /// Each person's own credential replaces the connection's one value on every call,
+    /// and the person connects it outside the model: an API key is kept only once a free
+    /// read answered it (a key that cannot be checked would be kept wrong and every call
+    /// refused later, at the worst time), and OAuth needs the provider's authorization
+    /// and token endpoints and a credential sent as a bearer token.
+    #[error("`auth.perPerson` cannot be used: {reason}")]
+    #[diagnostic(help(
+        "write `perPerson: {{ connect: apiKey, checkWith: <a free read taking no argument> }}` for a key each person enters, or `perPerson: {{ connect: oauth }}` for a credential sent as a bearer token, with `authorizationUrl` and `tokenUrl` where the document has no `authorizationCode` flow"
+    ))]
+    UnusablePerPerson {
+        reason: String,
+        #[label("here")]
+        span: Span,
+    },
+
     /// The manifest lists no operations.
     ///
     /// A connector without operations gives the model no tool, yet its outputs are valid

@@ -382,6 +382,45 @@ pub struct RawAuth {
         ])
     )]
     pub parts: Option<Spanned<Vec<Spanned<RawCredentialPart>>>>,
+    /// Each person connects their own credential, kept encrypted by `serve`, instead of
+    /// all calls going out with the one credential it starts with (docs/serve.md, "Each
+    /// person's own account"). Needs `serve --http --auth-issuer`.
+    #[schemars(
+        with = "Option<RawPerPerson>",
+        example = json!({ "connect": "apiKey", "checkWith": "getAccount" })
+    )]
+    pub per_person: Option<Spanned<RawPerPerson>>,
+}
+
+/// `auth.perPerson`: how a person connects their own provider account.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RawPerPerson {
+    /// `apiKey`: the person enters their key on a page `serve` serves, checked with
+    /// `checkWith` before it is kept. `oauth`: `serve` signs the person in at the
+    /// provider (OAuth 2 authorization code with PKCE) and keeps their tokens.
+    #[schemars(with = "Option<PerPersonConnectName>", example = &"apiKey")]
+    pub connect: Option<Spanned<String>>,
+    /// `apiKey`: the exposed free read (a `get`, or `read: true`, that neither spends nor
+    /// is async, taking no argument) that a key must answer before it is kept.
+    #[schemars(with = "Option<String>", example = &"getAccount")]
+    pub check_with: Option<Spanned<String>>,
+    /// `oauth`: the provider's authorization endpoint (default: the document's
+    /// `authorizationCode` flow).
+    #[schemars(with = "Option<String>", example = &"https://auth.vidgen.example/authorize")]
+    pub authorization_url: Option<Spanned<String>>,
+    /// `oauth`: the provider's token endpoint (default: the document's
+    /// `authorizationCode` flow).
+    #[schemars(with = "Option<String>", example = &"https://auth.vidgen.example/token")]
+    pub token_url: Option<Spanned<String>>,
+    /// `oauth`: the provider's token revocation endpoint (RFC 7009), called when a person
+    /// disconnects; absent: the tokens are only forgotten.
+    #[schemars(with = "Option<String>", example = &"https://auth.vidgen.example/revoke")]
+    pub revocation_url: Option<Spanned<String>>,
+    /// `oauth`: the scopes asked of the provider (default: every scope of the
+    /// document's `authorizationCode` flow).
+    #[schemars(with = "Option<Vec<String>>", example = json!(["videos.write"]))]
+    pub scopes: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// One part of a credential (`auth.parts`): a document's security scheme

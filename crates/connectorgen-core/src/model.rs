@@ -43,6 +43,36 @@ pub struct Connector {
     /// `oauth.scopes`: the scope names the author chose for the safety classes (a class
     /// left out keeps the default `serve` derives from the service name).
     pub oauth_scopes: OAuthScopes,
+    /// `auth.perPerson`: each person connects their own credential; `None`: every call
+    /// goes out with the one credential `serve` starts with.
+    pub per_person: Option<PerPerson>,
+}
+
+/// The tool `serve` adds for a connector with `auth.perPerson`: the link to the person's
+/// own connect page. No operation may take its name.
+pub const CONNECT_TOOL: &str = "connectAccount";
+
+/// The ways a person connects their own credential (`auth.perPerson.connect`).
+pub(crate) const PER_PERSON_CONNECT: [&str; 2] = ["apiKey", "oauth"];
+
+/// `auth.perPerson` as checked: how each person connects the connection's credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PerPerson {
+    /// The person enters their key on `serve`'s page; a key is kept only once the free
+    /// read `check_with` (an exposed operation's id, taking no argument) answered it.
+    ApiKey { check_with: String },
+    /// `serve` is the provider's OAuth client (authorization code with PKCE) and keeps
+    /// each person's tokens; the access token is sent as the connection's credential.
+    OAuth(ProviderOAuth),
+}
+
+/// The provider's OAuth endpoints and the scopes `serve` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderOAuth {
+    pub authorization_url: String,
+    pub token_url: String,
+    pub revocation_url: Option<String>,
+    pub scopes: Vec<String>,
 }
 
 /// `oauth.scopes` as written and checked: each one OAuth scope, the three different.

@@ -42,6 +42,7 @@ mod findings;
 mod inline;
 mod openapi_objects;
 mod operations;
+mod per_person;
 mod safety;
 mod security;
 mod settings;
@@ -60,6 +61,7 @@ use credential::{credential_targets, unique_parts};
 use document::{api_key_header, credential, inline_keys, no_inline_document_keys};
 use inline::operation::inline_operations;
 use operations::{cross_operation, ids_for_targets};
+use per_person::per_person;
 use safety::jobs::job_ids;
 use safety::tasks::job_tasks;
 use settings::{Wide, oauth_scopes, sandbox_apart, wide};
@@ -198,6 +200,7 @@ fn last_passes(
         .unwrap_or(root);
     unique_parts(v, &auth, at);
     let oauth_scopes = oauth_scopes(v, raw.oauth.as_ref(), &service.name);
+    let per_person = per_person(v, raw.auth.as_ref(), &auth, &document, &operations);
     no_errors(v)?;
     credential_targets(v, &auth, &wide.targets, at);
     if !sandbox_apart(v, &wide, raw.probe.as_ref(), &service, &document, root) {
@@ -214,6 +217,7 @@ fn last_passes(
         schema_spans: std::mem::take(&mut v.schema_spans),
         sandbox_url: wide.sandbox_url,
         oauth_scopes,
+        per_person,
     })
 }
 

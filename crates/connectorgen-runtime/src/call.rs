@@ -68,6 +68,8 @@ pub(crate) struct Served {
     pub mapping: RequestMapping,
     pub op: Operation,
     pub credential: Option<Credential>,
+    /// Goes out with the person's own credential (`auth.perPerson`), not `credential`.
+    pub per_person: bool,
     /// Whose calls these are in the ledger: the credential's identity (a hash).
     pub principal: String,
     /// Recorded in the ledger: spends, async, needs consent, or carries a retry key.
@@ -98,6 +100,8 @@ pub(crate) struct Stage {
     pub redactor: Redactor,
     /// Reads a `fixed:` input's variable from the ones read at start-up.
     pub env: Box<ReadVariable>,
+    /// Each person's own credential (`auth.perPerson`), when the connector has them.
+    pub people: Option<crate::connect::People>,
     /// The state of calls in this process (call/state.rs).
     calls: state::Calls,
 }
@@ -109,6 +113,10 @@ pub(crate) enum Outcome<L> {
     Answer { answer: Answer, row: Option<i64> },
     /// The person is asked in the caller's next round trip: what the caller sends back.
     Asking(L),
+    /// Nothing was sent: the person has not connected their own account. `link` opens
+    /// their connect page (a caller that can send the person to a URL does);
+    /// `answer` says so to the model, link included.
+    Connect { link: String, answer: Answer },
 }
 
 impl<L> Outcome<L> {
@@ -150,6 +158,7 @@ impl Stage {
             settings,
             redactor,
             env,
+            people: None,
             calls: state::Calls::default(),
         }
     }
@@ -182,8 +191,31 @@ impl Stage {
             return Ok(Outcome::answer(self.not_sent(op, &problem.to_string())));
         }
 
+        // The person's own credential: without one, nothing is sent or recorded.
+        let person = match self.person(served, principal).await {
+            Ok(Person::Ready(person)) => person,
+            Ok(Person::Connect(link)) => {
+                self.refuse(&op.id, "not-connected", json!({}));
+                let answer = reply::connect(op, &link);
+                return Ok(Outcome::Connect { link, answer });
+            }
+            Err(crate::connect::Unusable::Store(stop)) => return self.stopped(op, stop),
+            Err(unusable) => {
+                self.refuse(
+                    &op.id,
+                    "credential-unusable",
+                    json!({"problem": unusable.to_string()}),
+                );
+                return Ok(Outcome::answer(Answer::error(vec![Block::text(
+                    "NOT SENT: the account connected for you could not be read; nothing was sent. \
+                     Tell the person that whoever runs this connector must check its credential key.",
+                )])));
+            }
+        };
+        let person = person.as_ref();
+
         // Bad arguments or a foreign host: refused before anything is recorded.
-        let probe_target = self.target(served, Some("k"));
+        let probe_target = self.target(served, person, Some("k"));
         let built = request::build(&served.mapping, &args, &probe_target)
             .map_err(|e| e.to_string())
             .and_then(|r| {
@@ -197,7 +229,9 @@ impl Stage {
         }
 
         if !served.tracked {
-            return Ok(Outcome::answer(self.forward(served, &args, None).await));
+            return Ok(Outcome::answer(
+                self.forward(served, principal, person, &args, None).await,
+            ));
         }
 
         // The logical request: this tool, this principal, these arguments.
@@ -251,7 +285,7 @@ impl Stage {
             Verdict::AskConsent { .. } => Why::Fresh,
             // The person asked for a second, identical order: put that question to them.
             Verdict::Answer { .. } | Verdict::Unknown { .. } if second => Why::Second,
-            _ => return Ok(self.acted(served, principal, &args, claimed).await),
+            _ => return Ok(self.acted(served, principal, person, &args, claimed).await),
         };
         let after = claimed.after;
         drop(claimed);
@@ -287,7 +321,24 @@ impl Stage {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
-        Ok(self.acted(served, principal, &args, claimed).await)
+        Ok(self.acted(served, principal, person, &args, claimed).await)
+    }
+
+    /// The person's own credential for `served`'s call, loaded for this call (so a
+    /// disconnect on another instance holds at the next call); `Ready(None)` for a tool
+    /// that goes out with the operator's credential or none.
+    pub(crate) async fn person(
+        &self,
+        served: &Served,
+        principal: &str,
+    ) -> Result<Person, crate::connect::Unusable> {
+        let Some(people) = self.people.as_ref().filter(|_| served.per_person) else {
+            return Ok(Person::Ready(None));
+        };
+        Ok(match people.credential(principal).await? {
+            Some(credential) => Person::Ready(Some(credential)),
+            None => Person::Connect(people.link(principal)),
+        })
     }
 
     /// The answer to a call refused before anything was recorded, logged.
@@ -318,14 +369,21 @@ impl Stage {
     }
 
     /// Where the request of `served` goes and what it carries (`key`: the retry key).
+    /// `person`: the person's own credential, loaded for this call (`person`), sent by
+    /// the tools that go out with it.
     pub(crate) fn target<'a>(
         &'a self,
         served: &'a Served,
+        person: Option<&'a Credential>,
         key: Option<&'a str>,
     ) -> request::Target<'a> {
         request::Target {
             base_url: self.settings.base_url.as_deref(),
-            credential: served.credential.as_ref(),
+            credential: if served.per_person {
+                person
+            } else {
+                served.credential.as_ref()
+            },
             retry_key: key,
             env: &*self.env,
             // The arguments are checked against what the model was shown.
@@ -338,6 +396,14 @@ impl Stage {
 /// calls of a tool that goes out without one share `NO_CREDENTIAL`.
 pub(crate) fn principal(credential: Option<&Credential>) -> String {
     credential.map_or_else(|| NO_CREDENTIAL.to_string(), Credential::identity)
+}
+
+/// Whose credential a call goes out with.
+pub(crate) enum Person {
+    /// This credential (`None`: the operator's, or none).
+    Ready(Option<Credential>),
+    /// The person has not connected: the link to their connect page.
+    Connect(String),
 }
 
 /// The principal of calls made without a credential.

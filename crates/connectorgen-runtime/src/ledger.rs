@@ -354,10 +354,6 @@ pub(crate) enum CredentialKeysError {
 /// ring lacks or a key of the ring does not open its check value, so a wrong key stops
 /// the server before any credential fails to open. The current key's check value is
 /// recorded on its first use. Once, at start-up: a few statements, on the caller's thread.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "serve does not call it yet (issue 46)")
-)]
 pub(crate) fn check_credential_keys(
     store: &dyn Ledger,
     keys: &Keys,

@@ -34,6 +34,7 @@ pub mod auth;
 pub(crate) mod call;
 pub mod client;
 pub(crate) mod clock;
+pub(crate) mod connect;
 pub(crate) mod credential;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -49,11 +50,6 @@ pub mod serve;
 pub(crate) mod state_dir;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-// Not called by serve yet (issue 46 wires it): only its tests and the ledger's use it.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "serve does not call it yet (issue 46)")
-)]
 pub(crate) mod vault;
 
 use serde_json::Value;
@@ -83,6 +79,14 @@ pub(crate) fn args_hash(args: &serde_json::Map<String, Value>) -> String {
     canonical(&Value::Object(args.clone()), &mut text);
     let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// 32 random bytes, base64url: an identifier no one can guess (an OAuth `state`).
+pub(crate) fn random_token() -> Result<String, String> {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("the system gave no random bytes: {e}"))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
 /// SHA-256 (hex) of `prefix` then each part length-prefixed, so that no two lists of

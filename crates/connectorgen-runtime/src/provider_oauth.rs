@@ -321,8 +321,7 @@ impl ProviderOAuth {
         secrets: &[&str],
     ) -> Result<HttpResponse, OAuthError> {
         let registration = &self.registration;
-        let mut body = form_urlencoded::Serializer::new(String::new());
-        body.extend_pairs(form);
+        let mut pairs: Vec<(&str, &str)> = form.to_vec();
         let mut headers = vec![
             (
                 "content-type".to_string(),
@@ -339,16 +338,20 @@ impl ProviderOAuth {
                 ));
                 headers.push(("authorization".to_string(), format!("Basic {basic}")));
             }
-            None => {
-                body.append_pair("client_id", &registration.client_id);
-            }
+            None => pairs.push(("client_id", &registration.client_id)),
         }
+        // Encoded before the await: the serializer holds an encoder that is not `Sync`,
+        // and the future must be `Send` to run on serve's tasks.
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish()
+            .into_bytes();
         self.http
             .send(&HttpRequest {
                 method: http::Method::POST,
                 url: url.to_string(),
                 headers,
-                body: Some(body.finish().into_bytes()),
+                body: Some(body),
             })
             .await
             .map_err(|e| OAuthError::Unavailable(scrub(&e.to_string(), &self.secrets(secrets))))

@@ -46,6 +46,13 @@ pub(crate) enum Purpose {
     /// Relayed after "NOT SENT AGAIN": the person asked for a second, identical order.
     /// It opens only the question about that second order, never the order itself.
     Second,
+    /// The link to a person's connect page (connect.rs): whose credential it sets.
+    Connect,
+    /// The cookie a browser gets when it opens a connect link: the person it is for, so
+    /// a form or an OAuth callback from another person's browser is refused.
+    Browser,
+    /// The anti-forgery value of a connect page's form.
+    Form,
 }
 
 impl Purpose {
@@ -54,6 +61,9 @@ impl Purpose {
             Purpose::Confirmation => "confirmation",
             Purpose::RequestState => "request-state",
             Purpose::Second => "second",
+            Purpose::Connect => "connect",
+            Purpose::Browser => "browser",
+            Purpose::Form => "form",
         }
     }
 }
@@ -210,6 +220,32 @@ impl Sealer {
 }
 
 impl Sealer {
+    /// A value that names `principal` for `purpose`, good for `lifetime` seconds: the
+    /// person a browser acts for, where the browser carries no token of its own (a
+    /// connect link, its cookie, its form). Signed, not encrypted: a principal is a hash.
+    pub(crate) fn person_token(&self, purpose: Purpose, principal: &str, lifetime: u64) -> String {
+        let payload = Payload {
+            n: principal.to_string(),
+            e: self.clock.now() + lifetime,
+        };
+        let json = serde_json::to_vec(&payload).unwrap_or_default();
+        self.codec.seal(&json, &self.binding(purpose, "", "", ""))
+    }
+
+    /// The principal `token` names for `purpose`, if it is one this server made and it
+    /// has not expired.
+    pub(crate) fn person_of(&self, purpose: Purpose, token: &str) -> Result<String, Refusal> {
+        let payload: Payload = self
+            .codec
+            .open(token, &self.binding(purpose, "", "", ""))
+            .and_then(|json| serde_json::from_slice(&json).ok())
+            .ok_or(Refusal::NotForThisCall)?;
+        if self.clock.now() >= payload.e {
+            return Err(Refusal::Expired);
+        }
+        Ok(payload.n)
+    }
+
     /// What the signature covers besides the payload: the purpose, the connector, the
     /// person (the principal), the tool and the arguments.
     fn binding(&self, purpose: Purpose, principal: &str, tool: &str, args_hash: &str) -> Vec<u8> {

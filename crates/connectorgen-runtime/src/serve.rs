@@ -17,6 +17,7 @@
 //! declares elicitation, else with a one-time confirmation value the model relays.
 
 mod codec;
+mod connect;
 mod gate;
 mod handler;
 mod http;
@@ -62,6 +63,9 @@ pub struct Config {
     pub http: Option<std::net::SocketAddr>,
     /// Inbound OAuth (`--auth-issuer`, `--resource`): HTTP only.
     pub auth: crate::auth::AuthConfig,
+    /// `--credential-keys`: the key file people's own credentials are sealed with
+    /// (`auth.perPerson`); absent: `<SERVICE>_CREDENTIAL_KEYS`.
+    pub credential_keys: Option<PathBuf>,
     /// The bounds of the HTTP listener (unused on stdio).
     pub http_limits: HttpLimits,
     /// Host names (or `host:port`) accepted in the `Host` header of HTTP requests besides
@@ -163,6 +167,12 @@ pub(crate) fn prepare(
         &config.allow_env,
         config.base_url.as_deref(),
     )?;
+    // Each person's own credential: only where people are told apart, sealed with a key
+    // that is not in the database.
+    let keys = match &connector.per_person {
+        Some(_) => Some(person_keys(connector, config)?),
+        None => None,
+    };
     let introspection = match &config.auth.introspection {
         Some(url) => Some(introspection_client(connector, url, &config.allow_env)?),
         None => None,
@@ -183,6 +193,21 @@ pub(crate) fn prepare(
         })
         .collect();
     let (ledger, secret, where_kept) = open_ledger(config, &connector.service.name, &principals)?;
+    // A key ring that does not open what it sealed stops serve here, before anyone's call.
+    if let Some(keys) = &keys {
+        crate::ledger::check_credential_keys(&*ledger, keys, &connector.service.name, clock.now())
+            .map_err(|e| e.to_string())?;
+    }
+    let registration =
+        match &connector.per_person {
+            Some(connectorgen_core::model::PerPerson::OAuth(endpoints)) => Some(
+                provider_registration(connector, endpoints, &config.allow_env)?,
+            ),
+            _ => None,
+        };
+    if let Some(secret) = registration.as_ref().and_then(|r| r.client_secret.as_ref()) {
+        redactor.add([secret.as_str()])?;
+    }
     // A confirmation value opens only for the credentials it was given under: another
     // person's instance on the same store, with their own credential, refuses it.
     let mut identity = connector_identity(analysis);
@@ -226,7 +251,11 @@ pub(crate) fn prepare(
                 forwarded WITHOUT asking the person. Only for tests and sandboxes."}),
         );
     }
-    for name in environment.missing_credential() {
+    for name in environment
+        .missing_credential()
+        .into_iter()
+        .filter(|_| connector.per_person.is_none())
+    {
         let what = if environment.credential_envs.len() == 1 {
             "a credential"
         } else {
@@ -261,7 +290,81 @@ pub(crate) fn prepare(
         environment,
         descriptions: analysis.served_descriptions.clone(),
         introspection,
+        keys,
+        registration,
     })
+}
+
+/// serve's registration at the provider's authorization server (`connect: oauth`): the
+/// endpoints from the manifest, the client id and secret from `<SERVICE>_OAUTH_CLIENT_ID`
+/// and `<SERVICE>_OAUTH_CLIENT_SECRET` (a public client without a secret; the service's own
+/// prefix, or named with `--allow-env`); the redirect URI is set once the origin is known.
+fn provider_registration(
+    connector: &connectorgen_core::model::Connector,
+    endpoints: &connectorgen_core::model::ProviderOAuth,
+    allow: &[String],
+) -> Result<crate::provider_oauth::Registration, String> {
+    let prefix = connectorgen_core::model::env_prefix(&connector.service.name);
+    let own = crate::credential::own_prefix(&prefix).is_some();
+    let read = |suffix: &str| {
+        let name = format!("{prefix}OAUTH_CLIENT_{suffix}");
+        (own || allow.contains(&name))
+            .then(|| std::env::var(&name).ok())
+            .flatten()
+            .filter(|v| !v.trim().is_empty())
+    };
+    let client_id = read("ID").ok_or_else(|| {
+        format!(
+            "auth.perPerson connect: oauth needs serve's client id at the provider in \
+             {prefix}OAUTH_CLIENT_ID (and its secret, for a confidential client, in \
+             {prefix}OAUTH_CLIENT_SECRET)"
+        )
+    })?;
+    Ok(crate::provider_oauth::Registration {
+        authorization_url: endpoints.authorization_url.clone(),
+        token_url: endpoints.token_url.clone(),
+        revocation_url: endpoints.revocation_url.clone(),
+        client_id,
+        client_secret: read("SECRET"),
+        redirect_uri: String::new(),
+        scopes: endpoints.scopes.clone(),
+    })
+}
+
+/// The key ring people's own credentials are sealed with (`auth.perPerson`): from
+/// `--credential-keys FILE`, else `<SERVICE>_CREDENTIAL_KEYS`; refused without
+/// `--http --auth-issuer`, where serve cannot tell one person from another.
+fn person_keys(
+    connector: &connectorgen_core::model::Connector,
+    config: &Config,
+) -> Result<crate::vault::Keys, String> {
+    if config.http.is_none() || !config.auth.enabled() {
+        return Err(
+            "auth.perPerson: each person connects their own account, so serve must \
+             know who calls: run it with --http and --auth-issuer (docs/serve.md, \
+             \"Each person's own account\")"
+                .into(),
+        );
+    }
+    let prefix = connectorgen_core::model::env_prefix(&connector.service.name);
+    let name = format!("{prefix}CREDENTIAL_KEYS");
+    if let Some(path) = &config.credential_keys {
+        return crate::vault::Keys::from_file(path).map_err(|e| e.to_string());
+    }
+    let own = crate::credential::own_prefix(&prefix).is_some();
+    let value = (own || config.allow_env.contains(&name))
+        .then(|| std::env::var(&name).ok())
+        .flatten()
+        .filter(|v| !v.trim().is_empty());
+    match value {
+        Some(text) => crate::vault::Keys::from_env(&name, &text).map_err(|e| e.to_string()),
+        None => Err(format!(
+            "auth.perPerson keeps each person's credential sealed with a key of the \
+             operator's: give the key file with --credential-keys FILE, or its lines in {name} \
+             (one ID:BASE64 line per 32-byte key; docs/serve.md, \"Keeping people's \
+             credentials\")"
+        )),
+    }
 }
 
 /// serve's client at the introspection endpoint `url`: its id and secret from

@@ -198,6 +198,10 @@ names!(
     ApiKeyInName => crate::model::API_KEY_LOCATIONS
 );
 names!(
+    /// How a person connects their own credential (`auth.perPerson.connect`).
+    PerPersonConnectName => crate::model::PER_PERSON_CONNECT
+);
+names!(
     /// Where one part of a credential goes.
     CredentialPartInName => crate::model::CREDENTIAL_PART_LOCATIONS
 );

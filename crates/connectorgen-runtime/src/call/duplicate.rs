@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Served, Stage};
 use crate::client::HttpResponse;
+use crate::credential::Credential;
 use crate::ledger::Entry;
 use connectorgen_core::render::mcp::mapping::Location;
 
@@ -25,7 +26,12 @@ pub(super) struct Found {
 }
 
 impl Stage {
-    pub(super) async fn found_by_key(&self, served: &Served, entry: &Entry) -> Option<Found> {
+    pub(super) async fn found_by_key(
+        &self,
+        served: &Served,
+        person: Option<&Credential>,
+        entry: &Entry,
+    ) -> Option<Found> {
         let duplicate = served.op.key()?.duplicate.as_ref()?;
         let read = self
             .tools
@@ -47,7 +53,8 @@ impl Stage {
             return None;
         };
         let args = Map::from_iter([(argument.argument.clone(), Value::String(entry.key.clone()))]);
-        let http = crate::request::build(&read.mapping, &args, &self.target(read, None)).ok()?;
+        let http =
+            crate::request::build(&read.mapping, &args, &self.target(read, person, None)).ok()?;
         let (sent, uri) = self.send(&http).await;
         let mut fields = json!({
             "tool": read.op.id,

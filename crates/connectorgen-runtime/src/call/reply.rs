@@ -139,6 +139,20 @@ pub(crate) fn declined(op: &Operation) -> Answer {
     result
 }
 
+/// The person has not connected their own account at the provider: nothing was sent.
+/// The link is for the person to open, in their browser; the model only passes it on.
+pub(crate) fn connect(op: &Operation, link: &str) -> Answer {
+    let mut result = Answer::error(vec![Block::text(format!(
+        "NOT SENT: {} needs the person's own account at the provider, which they have not \
+         connected yet. Nothing was sent or charged. Ask the person to open this link in \
+         their browser and connect their account there (never ask them for a key or password \
+         in the chat): {link} . Once they say it is done, make the same call again.",
+        op.id
+    ))]);
+    result.facts = meta(json!({"connectRequired": true, "connectUrl": link}));
+    result
+}
+
 /// An identical call is out at the provider right now.
 pub(crate) fn in_flight(op: &Operation) -> Answer {
     let mut result = Answer::error(vec![Block::text(format!(

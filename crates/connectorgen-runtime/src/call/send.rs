@@ -14,6 +14,7 @@ use super::claim::Claimed;
 use super::reply;
 use super::{Answer, Block, Outcome, Served, Stage, retry_of};
 use crate::client::{HttpRequest, HttpResponse, SendError};
+use crate::credential::Credential;
 use crate::guard::Verdict;
 use crate::ledger::{self, Entry, Status};
 use crate::request;
@@ -28,6 +29,7 @@ impl Stage {
         &self,
         served: &Served,
         principal: &str,
+        person: Option<&Credential>,
         args: &Map<String, Value>,
         claimed: Claimed<'_>,
     ) -> Outcome<L> {
@@ -39,7 +41,7 @@ impl Stage {
             | Verdict::InFlight { entry } => Some(entry.id),
             _ => None,
         };
-        let answer = self.act(served, principal, args, claimed).await;
+        let answer = self.act(served, principal, person, args, claimed).await;
         Outcome::Answer { answer, row }
     }
 
@@ -64,6 +66,7 @@ impl Stage {
         &self,
         served: &Served,
         principal: &str,
+        person: Option<&Credential>,
         args: &Map<String, Value>,
         claimed: Claimed<'_>,
     ) -> Answer {
@@ -77,7 +80,9 @@ impl Stage {
         } = claimed;
         match verdict {
             Verdict::Send { entry, retry } => {
-                let result = self.forward(served, args, Some((&entry, retry))).await;
+                let result = self
+                    .forward(served, principal, person, args, Some((&entry, retry)))
+                    .await;
                 if let Some(sending) = sending {
                     // Every identical call that waited on this one gets its outcome.
                     sending.tx.send_replace(Some(result.clone()));
@@ -97,7 +102,7 @@ impl Stage {
                 let uri = request::build(
                     &served.mapping,
                     args,
-                    &self.target(served, Some(&entry.key)),
+                    &self.target(served, person, Some(&entry.key)),
                 )
                 .map(|r| r.url.split('?').next().unwrap_or_default().to_string())
                 .unwrap_or_default();
@@ -163,12 +168,14 @@ impl Stage {
     pub(super) async fn forward(
         &self,
         served: &Served,
+        principal: &str,
+        person: Option<&Credential>,
         args: &Map<String, Value>,
         tracked: Option<(&Entry, bool)>,
     ) -> Answer {
         let op = &served.op;
         let key = tracked.map(|(e, _)| e.key.as_str());
-        let http = match request::build(&served.mapping, args, &self.target(served, key)) {
+        let http = match request::build(&served.mapping, args, &self.target(served, person, key)) {
             Ok(r) => r,
             Err(e) => {
                 self.refuse(&op.id, "bad-arguments", json!({"problem": e.to_string()}));
@@ -194,7 +201,7 @@ impl Stage {
                         .and_then(|k| k.duplicate.as_ref())
                         .is_some_and(|d| d.matches(response.status, &response.body));
                 let found = match tracked {
-                    Some((entry, _)) if seen => self.found_by_key(served, entry).await,
+                    Some((entry, _)) if seen => self.found_by_key(served, person, entry).await,
                     _ => None,
                 };
                 let seen_status = response.status;
@@ -232,6 +239,9 @@ impl Stage {
                     answer =
                         reply::retry_not_success(answer, op, served.check_with.as_deref(), seen);
                 }
+                if seen_status == 401 && served.per_person {
+                    answer = self.refused_sign_in(answer, principal).await;
+                }
                 match unrecorded {
                     Some(error) => reply::unrecorded(answer, &error),
                     None => answer,
@@ -245,6 +255,43 @@ impl Stage {
                 reply::send_failed(op, &error, retry_of(served, tracked.is_some()))
             }
         }
+    }
+}
+
+impl Stage {
+    /// A person's own credential refused by the provider (`401`): their OAuth grant is
+    /// refreshed once (renewed: the call can be made again; refused: they connect again),
+    /// and an API key is theirs to replace. Never sent again on its own.
+    async fn refused_sign_in(&self, mut answer: Answer, principal: &str) -> Answer {
+        let Some(people) = &self.people else {
+            return answer;
+        };
+        let note = match &people.way {
+            connectorgen_core::model::PerPerson::OAuth(_) => {
+                match people.unauthorized(principal).await {
+                    Ok(true) => "NOTE: the provider refused the person's sign-in, and serve \
+                                 renewed it. This call did nothing; it can be made again."
+                        .to_string(),
+                    Ok(false) => format!(
+                        "NOTE: the person's connection to their account has ended. Ask them to \
+                         open this link in their browser to connect again before the next \
+                         call: {} .",
+                        people.link(principal)
+                    ),
+                    Err(e) => format!(
+                        "NOTE: the provider refused the person's sign-in, and it could not be \
+                         renewed ({e}). Try again later."
+                    ),
+                }
+            }
+            connectorgen_core::model::PerPerson::ApiKey { .. } => format!(
+                "NOTE: the provider refused the person's own key. They can replace it on their \
+                 page: {} .",
+                people.link(principal)
+            ),
+        };
+        answer.content.push(Block::text(note));
+        answer
     }
 }
 

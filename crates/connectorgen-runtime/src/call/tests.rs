@@ -116,6 +116,7 @@ fn the_job_id_is_the_poll_targets_parameter() {
         mapping: mapping.clone(),
         op: create.clone(),
         credential: None,
+        per_person: false,
         principal: "none".into(),
         tracked: true,
         poll: Some(Poll {
@@ -284,6 +285,7 @@ fn served(
         mapping: mapping.clone(),
         op: op.clone(),
         credential: None,
+        per_person: false,
         principal: "none".into(),
         tracked: true,
         poll: poll.map(|(t, p)| Poll {
@@ -414,6 +416,7 @@ fn a_forwarded_line_shows_a_key_only_when_the_request_carried_one() {
         mapping: mapping.clone(),
         op: create.clone(),
         credential: None,
+        per_person: false,
         principal: "none".into(),
         tracked: true,
         poll: None,

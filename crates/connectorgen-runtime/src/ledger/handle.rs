@@ -139,10 +139,6 @@ impl Handle {
 
 /// People's sealed credentials (issue 46): `Ledger`'s methods, each one store call off the
 /// event loop. (`ledger::check_credential_keys` runs at start-up, before a handle exists.)
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "serve does not call them yet (issue 46)")
-)]
 impl Handle {
     pub(crate) async fn put_credential(
         &self,
@@ -198,10 +194,18 @@ impl Handle {
         self.run(move |store| store.take_pending(&flow, now)).await
     }
 
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "start-up checks the keys before a handle exists")
+    )]
     pub(crate) async fn key_uses(&self, now: u64) -> Result<Vec<KeyUse>, LedgerError> {
         self.run(move |store| store.key_uses(now)).await
     }
 
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "start-up checks the keys before a handle exists")
+    )]
     pub(crate) async fn keep_key_check(&self, check: Sealed) -> Result<Sealed, LedgerError> {
         self.run(move |store| store.keep_key_check(&check)).await
     }

@@ -47,6 +47,8 @@ pub(super) struct Gate {
     metadata: Bytes,
     /// Where it is served: the URL every `WWW-Authenticate` names.
     metadata_url: String,
+    /// The resource's origin (`https://connector.example`).
+    origin: String,
     /// The paths it is served at: the bare well-known one and the one suffixed with the
     /// resource's path.
     metadata_paths: [String; 2],
@@ -86,10 +88,16 @@ impl Gate {
             verifier,
             metadata,
             metadata_url: format!("{origin}{well_known}{path}"),
+            origin: origin.clone(),
             metadata_paths: [well_known.to_string(), format!("{well_known}{path}")],
             scopes,
             needs,
         })
+    }
+
+    /// The resource's origin: where the connect pages are (serve/connect.rs).
+    pub(super) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// The resource every token must be for, and the issuers trusted (the start-up line).

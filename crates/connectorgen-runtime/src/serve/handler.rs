@@ -58,6 +58,10 @@ pub(super) struct Parts {
     /// serve's client at the authorization server's introspection endpoint
     /// (`--auth-introspection`).
     pub introspection: Option<crate::auth::Introspection>,
+    /// The key ring people's own credentials are sealed with (`auth.perPerson`).
+    pub keys: Option<crate::vault::Keys>,
+    /// serve's registration at the provider (`connect: oauth`).
+    pub registration: Option<crate::provider_oauth::Registration>,
 }
 
 struct Shared {
@@ -96,6 +100,8 @@ impl Server {
             environment,
             descriptions,
             introspection,
+            keys,
+            registration,
         } = parts;
         let mut served = Vec::new();
         let mut definitions = Vec::new();
@@ -144,7 +150,10 @@ impl Server {
                     );
                     None
                 });
+            let per_person = connector.per_person.is_some()
+                && !matches!(mapping.credential, mapping::Credential::None);
             served.push(Served {
+                per_person,
                 input_schema: (*tool.input_schema).clone(),
                 mapping,
                 op,
@@ -174,19 +183,28 @@ impl Server {
             .with_instructions(instructions(&connector, &env_name, config.enforce_consent));
         info.protocol_version = ProtocolVersion::LATEST;
         let scopes = Scopes::of(&connector);
-        let needs = served
+        let mut needs: HashMap<String, Vec<String>> = served
             .iter()
             .map(|s| {
                 let needed = scopes.needed(&s.op).into_iter().map(str::to_string);
                 (s.op.id.clone(), needed.collect())
             })
             .collect();
+        if connector.per_person.is_some() {
+            definitions.push(super::connect::tool(&connector.service.name)?);
+            needs.insert(super::connect::TOOL.to_string(), vec![scopes.read.clone()]);
+        }
         let settings = Settings {
             base_url: config.base_url.clone(),
             enforce_consent: config.enforce_consent,
             retry_window: config.retry_window,
         };
-        let stage = Stage::new(
+        // The connection's credential as placed: what each person's value becomes.
+        let scheme = served
+            .iter()
+            .find(|s| s.per_person)
+            .map(|s| s.mapping.credential.clone());
+        let mut stage = Stage::new(
             served,
             client,
             ledger,
@@ -195,6 +213,16 @@ impl Server {
             redactor,
             Box::new(move |name| environment.get(name)),
         );
+        if let (Some(way), Some(keys), Some(scheme)) = (&connector.per_person, keys, scheme) {
+            stage.people = Some(crate::connect::People::new(
+                way.clone(),
+                &connector.service.name,
+                keys,
+                registration,
+                scheme,
+                &stage,
+            ));
+        }
         Ok(Server(Arc::new(Shared {
             stage: Arc::new(stage),
             definitions,
@@ -209,6 +237,11 @@ impl Server {
 
     pub(crate) fn redactor(&self) -> &Redactor {
         &self.0.stage.redactor
+    }
+
+    /// The call stage (the connect pages, serve/connect.rs, run on it).
+    pub(crate) fn stage(&self) -> &Arc<Stage> {
+        &self.0.stage
     }
 
     /// Starts offering the ledger the outcomes it could not take (`Stage::
@@ -354,7 +387,15 @@ impl rmcp::ServerHandler for Server {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let index = *self.0.stage.by_name.get(name)?;
+        let Some(&index) = self.0.stage.by_name.get(name) else {
+            // serve's own connectAccount, listed last.
+            return self
+                .0
+                .definitions
+                .last()
+                .filter(|t| t.name == name && self.0.stage.people.is_some())
+                .cloned();
+        };
         Some(self.0.definitions[index].clone())
     }
 
@@ -363,6 +404,10 @@ impl rmcp::ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == super::connect::TOOL && self.0.stage.people.is_some() {
+            let answer = super::connect::tool_answer(&self.0.stage, who(&context));
+            return Ok(self.0.stage.redactor.response(answer.into()));
+        }
         let Some(&index) = self.0.stage.by_name.get(request.name.as_ref()) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {}", request.name),
@@ -478,6 +523,9 @@ impl Shared {
                 Ok(result(answer).into())
             }
             Ok(Outcome::Asking(response)) => Ok(response),
+            Ok(Outcome::Connect { link, answer }) => {
+                elicit::connect(context, link, result(answer).into())
+            }
             Err(Failure::Store(stop)) => Err(ErrorData::internal_error(stop.to_string(), None)),
             Err(Failure::Ask(error)) => Err(error),
         }

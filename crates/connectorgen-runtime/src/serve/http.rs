@@ -112,6 +112,11 @@ pub(super) async fn serve(
     } else {
         None
     };
+    // The connect pages (auth.perPerson) are on the resource's origin.
+    let stage = server.stage().clone();
+    if let (Some(people), Some(gate)) = (&stage.people, &gate) {
+        people.set_origin(gate.origin())?;
+    }
     let factory = move || Ok(server.clone());
     let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(factory, sessions.clone(), http_config);
@@ -170,11 +175,18 @@ pub(super) async fn serve(
         let sessions = sessions.clone();
         let max_sessions = usize::try_from(limits.max_sessions).unwrap_or(usize::MAX);
         let gate = gate.clone();
+        let stage = stage.clone();
         let handler = hyper::service::service_fn(move |request: http::Request<_>| {
             let service = service.clone();
             let sessions = sessions.clone();
             let gate = gate.clone();
+            let stage = stage.clone();
             async move {
+                // A person's browser, which carries no token: the connect pages.
+                let request = match super::connect::answer(&stage, request).await {
+                    Ok(page) => return Ok(page),
+                    Err(request) => request,
+                };
                 let full = sessions.sessions.read().await.len() >= max_sessions;
                 let Some(gate) = gate else {
                     if full && new_session(&request) {

@@ -9,7 +9,7 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitationAction,
-    ErrorData, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
+    ErrorCode, ErrorData, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -137,3 +137,62 @@ fn form(question: &str, second: bool) -> Result<ElicitRequestParams, ErrorData> 
         requested_schema: schema,
     })
 }
+
+/// JSON-RPC's code for "this request needs the person at a URL first" (MCP 2025-11-25,
+/// `URLElicitationRequiredError`).
+const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+/// The answer to a call whose person has not connected their account: URL-mode
+/// elicitation for a client that declares it (an input-required result on a revision
+/// with round trips, `URLElicitationRequiredError` before), else `answer`, the tool
+/// error whose text gives the link. Never a form: a credential is not for the client.
+pub(super) fn connect(
+    context: &RequestContext<RoleServer>,
+    link: String,
+    answer: CallToolResponse,
+) -> Result<CallToolResponse, ErrorData> {
+    let url = context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.url.is_some());
+    if !url {
+        return Ok(answer);
+    }
+    let message = "Connect your own account at the provider: open this page, sign in or enter \
+                   your key there, then come back. Nothing was sent or charged."
+        .to_string();
+    let id = crate::digest(b"connectorgen elicitation 1", &[&link]);
+    if context
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    {
+        let mut requests = InputRequests::new();
+        requests.insert(
+            CONNECT_INPUT.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message,
+                    url: link,
+                    elicitation_id: id,
+                },
+            )),
+        );
+        return Ok(InputRequiredResult::new(Some(requests), None).into());
+    }
+    Err(ErrorData::new(
+        ErrorCode(URL_ELICITATION_REQUIRED),
+        "this call needs the person's own account at the provider: nothing was sent",
+        Some(json!({
+            "elicitations": [{
+                "mode": "url",
+                "elicitationId": id,
+                "url": link,
+                "message": message,
+            }]
+        })),
+    ))
+}
+
+/// The input key of the connect page's URL elicitation.
+const CONNECT_INPUT: &str = "connect";

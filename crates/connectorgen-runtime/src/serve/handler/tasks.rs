@@ -317,7 +317,18 @@ impl Shared {
             Some(field) => Value::Object(Map::from_iter([(field.clone(), id)])),
         };
         args.insert(param.clone(), value);
-        let (task, answered) = self.poll_job(&entry, a, poll, &args, now).await;
+        // The person's own credential polls their job (`auth.perPerson`); without one
+        // (disconnected meanwhile) the poll goes out with none and is refused by the
+        // provider: the task stays working until they connect again.
+        let principal = who.unwrap_or(&served.principal);
+        let person = match self.stage.person(poll, principal).await {
+            Ok(crate::call::Person::Ready(person)) => person,
+            Ok(crate::call::Person::Connect(_)) => None,
+            Err(e) => return Err(ErrorData::internal_error(e.to_string(), None)),
+        };
+        let (task, answered) = self
+            .poll_job(&entry, a, poll, person.as_ref(), &args, now)
+            .await;
         let failures = if answered {
             0
         } else {
@@ -376,6 +387,7 @@ impl Shared {
         entry: &Entry,
         a: &Async,
         poll: &Served,
+        person: Option<&crate::credential::Credential>,
         args: &Map<String, Value>,
         now: u64,
     ) -> (DetailedTask, bool) {
@@ -385,8 +397,11 @@ impl Shared {
             task.status_message = Some(message);
             DetailedTask::new(task, TaskPayload::Working)
         };
-        let http = match crate::request::build(&poll.mapping, args, &self.stage.target(poll, None))
-        {
+        let http = match crate::request::build(
+            &poll.mapping,
+            args,
+            &self.stage.target(poll, person, None),
+        ) {
             Ok(http) => http,
             Err(e) => {
                 return (
