@@ -18,6 +18,7 @@ mod consent;
 mod credentials;
 mod durability;
 mod echoes;
+mod envelopes;
 mod oauth;
 mod people;
 mod probe;

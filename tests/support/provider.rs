@@ -153,6 +153,9 @@ pub(crate) struct Received {
 enum Kind {
     Video,
     Job,
+    /// A job answered inside an envelope, `{"batch": {"id": …, "status": …}}`, as many
+    /// batch APIs do (issue 49): `createBatch`, `getBatch`.
+    Batch,
 }
 
 impl Kind {
@@ -160,37 +163,40 @@ impl Kind {
         match self {
             Kind::Video => "createVideo",
             Kind::Job => "demoCreateJob",
+            Kind::Batch => "createBatch",
         }
     }
     fn poll(self) -> &'static str {
         match self {
             Kind::Video => "getVideo",
             Kind::Job => "demoGetJob",
+            Kind::Batch => "getBatch",
         }
     }
     fn list(self) -> &'static str {
         match self {
             Kind::Video => "listVideos",
-            Kind::Job => "demoListThings",
+            Kind::Job | Kind::Batch => "demoListThings",
         }
     }
     fn delete(self) -> &'static str {
         match self {
             Kind::Video => "deleteVideo",
-            Kind::Job => "demoDeleteJob",
+            Kind::Job | Kind::Batch => "demoDeleteJob",
         }
     }
     fn prefix(self) -> &'static str {
         match self {
             Kind::Video => "vid_",
             Kind::Job => "job_",
+            Kind::Batch => "bat_",
         }
     }
     /// The input field a create requires.
     fn field(self) -> &'static str {
         match self {
             Kind::Video => "prompt",
-            Kind::Job => "input",
+            Kind::Job | Kind::Batch => "input",
         }
     }
 }
@@ -235,6 +241,14 @@ impl Job {
                 "status": status,
                 "input": text,
                 "result": (status == "succeeded").then(|| format!("done: {}", self.id)),
+            }),
+            Kind::Batch => json!({
+                "batch": {
+                    "id": self.id,
+                    "status": status,
+                    "input": text,
+                    "result": (status == "succeeded").then(|| format!("done: {}", self.id)),
+                }
             }),
         }
     }
@@ -465,6 +479,14 @@ fn router(shared: Arc<Shared>) -> Router {
             "/v1/jobs/{id}",
             get(|s, h, u, p| poll(s, h, u, p, Kind::Job))
                 .delete(|s, h, u, p| delete(s, h, u, p, Kind::Job)),
+        )
+        .route(
+            "/v1/batches",
+            axum::routing::post(|s, h, u, b| create(s, h, u, b, Kind::Batch)),
+        )
+        .route(
+            "/v1/batches/{id}",
+            get(|s, h, u, p| poll(s, h, u, p, Kind::Batch)),
         )
         .route("/v1/things", get(|s, h, u| list(s, h, u, Kind::Job)))
         .route("/v1/videos-by-key", get(by_key))
@@ -769,7 +791,7 @@ fn list_jobs(state: &Inner, kind: Kind, query: &str, base: &str) -> Response {
     let next = (start + limit < all.len()).then(|| format!("after-{}", start + limit));
     let body = match kind {
         Kind::Video => json!({ "items": page, "nextCursor": next }),
-        Kind::Job => json!({ "things": page, "nextCursor": next }),
+        Kind::Job | Kind::Batch => json!({ "things": page, "nextCursor": next }),
     };
     ok_json(StatusCode::OK, &body)
 }

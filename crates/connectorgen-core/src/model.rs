@@ -855,6 +855,11 @@ impl JobStatus {
         }
     }
 
+    /// The status as the poll's JSON answer has it (at `field`, or inside an envelope).
+    pub fn value<'a>(&self, answer: &'a Value) -> Option<&'a Value> {
+        at_path(answer, &self.field)
+    }
+
     /// The job's state in a poll's JSON answer: `Working` when the field is missing or
     /// holds a value of neither list (a provider's `queued`, `running`, `in_progress`).
     pub fn state(&self, answer: &Value) -> JobState {

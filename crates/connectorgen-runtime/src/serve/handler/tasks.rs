@@ -485,8 +485,9 @@ impl Shared {
         }
         let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
         let state = a.status.state(&body);
-        let shown = body
-            .get(&a.status.field)
+        let shown = a
+            .status
+            .value(&body)
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
         let mut result = reply::answer(
             &poll.op,
