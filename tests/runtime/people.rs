@@ -157,6 +157,17 @@ async fn each_person_connects_their_own_key_and_their_calls_go_out_with_it() {
         )
         .await;
 
+    // The client is told where the account comes from: never the chat.
+    let instructions = alice
+        .client
+        .peer_info()
+        .and_then(|info| info.instructions.clone())
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("connectAccount") && !instructions.contains("VIDGEN_TOKEN"),
+        "{instructions}"
+    );
+
     let first = alice.call("listVideos", json!({})).await;
     assert!(is_error(&first), "{}", text_of(&first));
     let alice_link = link_of(&first);

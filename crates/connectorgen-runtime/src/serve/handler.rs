@@ -295,11 +295,22 @@ fn instructions(connector: &Connector, env_name: &str, enforce: bool) -> String 
     } else {
         "Consent enforcement is OFF on this server."
     };
+    let credential = if connector.per_person.is_some() {
+        // Each person's own account, connected on serve's page: never through the chat.
+        "Each person's calls go out with their own account, which they connect on a page of \
+         this server (connectAccount gives the link); never ask them for a key or password, \
+         and never pass one as an argument."
+            .to_string()
+    } else {
+        format!(
+            "The credential comes from the server's environment ({env_name}), never from an \
+             argument."
+        )
+    };
     format!(
         "{} ({}). {consent} Identical calls within the retry window are retries of the same \
          request; a started job is returned again instead of starting a second one: poll it. \
-         The credential comes from the server's environment ({env_name}), never from an \
-         argument.",
+         {credential}",
         connector.service.title, connector.service.description
     )
 }
