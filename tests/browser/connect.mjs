@@ -18,8 +18,9 @@
 //
 // Each answer says what the browser saw: the status, title and text of the page shown,
 // the URL after it, every request the page made (method, URL, status, Location), the
-// Content-Security-Policy, whether the HTML holds a <script>, the console's errors and
-// warnings (a CSP violation is one), the cookie, and whether any key typed so far appears
+// Content-Security-Policy, whether the HTML holds a <script>, the text of its alert (what
+// went wrong with the last form, shown apart), the console's errors and warnings (a CSP
+// violation is one), the cookie, and whether any key typed so far appears
 // in the page's HTML or text, a URL, a Location or any response's body. A command that
 // fails answers {"do":…,"error":MESSAGE}. Closing stdin closes the browser and ends the
 // script. Run by tests/runtime/browser.rs (tests/browser/README.md).
@@ -123,6 +124,7 @@ async function report(command, document, shots) {
     elsewhere: seen.requests.filter((r) => new URL(r.url).origin !== origin).map((r) => r.url),
     csp: document ? ((await document.headerValue("content-security-policy")) ?? null) : null,
     script: /<script\b/i.test(raw) || /<script\b/i.test(html),
+    alert: (await page.locator("[role=alert]").count()) ? await page.locator("[role=alert]").innerText() : null,
     keyField: (await page.locator("input#key[type=password]").count()) === 1,
     formValue: (await page.locator("input[type=hidden][name=form]").count()) === 1,
     cookies: cookies.map((c) => ({ name: c.name, path: c.path, httpOnly: c.httpOnly, sameSite: c.sameSite })),

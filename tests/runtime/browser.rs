@@ -288,10 +288,10 @@ async fn a_person_connects_their_key_in_a_real_browser_and_the_next_call_goes_ou
         .await;
     assert_eq!(wrong["status"], 200, "{wrong:#}");
     assert!(
-        wrong["text"]
+        wrong["alert"]
             .as_str()
             .is_some_and(|t| t.contains("The provider did not accept this key. Nothing was kept")),
-        "{wrong:#}"
+        "said apart from the text: {wrong:#}"
     );
     assert_eq!(wrong["keyField"], true, "the form again: {wrong:#}");
     plain_page(&wrong, &origin);
