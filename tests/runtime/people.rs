@@ -14,11 +14,11 @@ use super::mcp::{Listening, Person, is_error, serve_meta, text_of};
 use super::provider::{Auth, Provider, Switches};
 use crate::support::authz::{ALICE, AuthServer, BOB};
 
-const SCOPES: &str = "vidgen:read vidgen:change vidgen:spend";
+pub(super) const SCOPES: &str = "vidgen:read vidgen:change vidgen:spend";
 
 /// Each person's key at the provider.
-const ALICE_KEY: &str = "vg_alice_own_key_0001";
-const BOB_KEY: &str = "vg_bob_own_key_0002";
+pub(super) const ALICE_KEY: &str = "vg_alice_own_key_0001";
+pub(super) const BOB_KEY: &str = "vg_bob_own_key_0002";
 
 /// The key ring serve seals people's credentials with (one 32-byte key, base64).
 const KEYS: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
@@ -43,7 +43,7 @@ fn manifest(dir: &std::path::Path) -> PathBuf {
 
 /// The provider (a key per person), the authorization server, and serve with people's
 /// own credentials.
-async fn started() -> (Provider, AuthServer, Test, Listening, tempfile::TempDir) {
+pub(super) async fn started() -> (Provider, AuthServer, Test, Listening, tempfile::TempDir) {
     let p = Provider::start(Switches {
         auth: Auth::Tokens(vec![ALICE_KEY.into(), BOB_KEY.into()]),
         ..Switches::default()
@@ -63,7 +63,7 @@ async fn started() -> (Provider, AuthServer, Test, Listening, tempfile::TempDir)
 }
 
 /// A call from a client that is not a session of its own (`another_with`).
-async fn call(
+pub(super) async fn call(
     client: &rmcp::service::RunningService<rmcp::RoleClient, Person>,
     name: &str,
 ) -> rmcp::model::CallToolResult {
@@ -75,7 +75,7 @@ async fn call(
 }
 
 /// The connect link a call that needs the person's account answered with.
-fn link_of(answer: &rmcp::model::CallToolResult) -> String {
+pub(super) fn link_of(answer: &rmcp::model::CallToolResult) -> String {
     let meta = serve_meta(answer);
     assert_eq!(meta["connectRequired"], true, "{}", text_of(answer));
     let link = meta["connectUrl"].as_str().expect("a link").to_string();
@@ -127,7 +127,7 @@ fn post(link: &str, browser: &Browser, fields: &[(&str, &str)]) -> http::Answer 
 }
 
 /// The requests that reached the provider with `key`.
-fn with_key(p: &Provider, key: &str) -> usize {
+pub(super) fn with_key(p: &Provider, key: &str) -> usize {
     let bearer = format!("Bearer {key}");
     p.received()
         .iter()
@@ -296,7 +296,7 @@ async fn each_person_connects_their_own_key_and_their_calls_go_out_with_it() {
 }
 
 /// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+pub(super) fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();

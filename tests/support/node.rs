@@ -1,6 +1,7 @@
 //! The npm packages the tests run with node, installed from a folder of the repository
 //! that pins them (`package.json` and `package-lock.json`): `tests/auth` (oidc-provider,
-//! the authorization server) and `tests/clients` (the MCP TypeScript SDK's client).
+//! the authorization server), `tests/clients` (the MCP TypeScript SDK's client) and
+//! `tests/browser` (playwright-core, which drives the distribution's Chromium).
 //!
 //! Takes: the folder, relative to the repository. Returns: the path of its installed
 //! `node_modules`, after `npm ci --ignore-scripts` the first time: once per process, and
@@ -23,8 +24,9 @@ use std::sync::{Mutex, PoisonError};
 
 /// What a test says when node or npm is missing.
 pub(crate) const NEEDS_NODE: &str = "the OAuth tests run oidc-provider (tests/auth) and the MCP \
-     TypeScript SDK's client (tests/clients) and need node >= 20 with npm on PATH (never \
-     skipped): install Node.js, e.g. `apt-get install -y nodejs npm` or from nodejs.org";
+     TypeScript SDK's client (tests/clients), the browser test playwright-core (tests/browser), \
+     and they need node >= 20 with npm on PATH (never skipped): install Node.js, e.g. \
+     `apt-get install -y nodejs npm` or from nodejs.org";
 
 /// The installed `node_modules` of `folder` (`"tests/auth"`, `"tests/clients"`), installed
 /// on first use in this process.

@@ -125,10 +125,12 @@ struct Page<'a> {
     people: &'a People,
 }
 
-/// What a page may show besides its text: the forms, for this person.
+/// What a page may show besides its text: the forms, for this person, and what went
+/// wrong with the last one, shown apart from the text so that it stands out.
 struct Forms {
     form_value: String,
     connected: bool,
+    problem: Option<&'static str>,
 }
 
 impl Page<'_> {
@@ -167,6 +169,7 @@ impl Page<'_> {
                 Some(Forms {
                     form_value: self.people.form_value(&principal),
                     connected: true,
+                    problem: None,
                 }),
             )
         } else {
@@ -176,18 +179,20 @@ impl Page<'_> {
         response
     }
 
-    /// The page with the key form, `note` above it.
-    fn form_page(&self, principal: &str, note: Option<&str>) -> http::Response<Body> {
+    /// The page with the key form, `problem` (what was wrong with the last key) above it.
+    fn form_page(&self, principal: &str, problem: Option<&'static str>) -> http::Response<Body> {
         let forms = Forms {
             form_value: self.people.form_value(principal),
             connected: false,
+            problem,
         };
         self.say(
             http::StatusCode::OK,
             "Connect your account",
-            note.unwrap_or(
-                "Enter the key from your account at the provider. It is kept encrypted on this \
-                 server and used only for the calls you make through this connector.",
+            &format!(
+                "Enter the API key of your {} account. It is kept encrypted on this server and \
+                 used only for the calls you make through this connector.",
+                self.people.connector()
             ),
             Some(forms),
         )
@@ -311,6 +316,7 @@ impl Page<'_> {
                     Some(Forms {
                         form_value: self.people.form_value(principal),
                         connected: true,
+                        problem: None,
                     }),
                 )
             }
@@ -362,6 +368,7 @@ impl Page<'_> {
                 Some(Forms {
                     form_value: self.people.form_value(&principal),
                     connected: true,
+                    problem: None,
                 }),
             ),
             Ok(Finished::Unknown) => self.refused(
@@ -465,6 +472,12 @@ impl Page<'_> {
             text = escape(text),
         );
         if let Some(forms) = forms {
+            if let Some(problem) = forms.problem {
+                html.push_str(&format!(
+                    "<p class=\"problem\" role=\"alert\">{}</p>\n",
+                    escape(problem)
+                ));
+            }
             let value = escape(&forms.form_value);
             if matches!(self.people.way, PerPerson::ApiKey { .. }) {
                 html.push_str(&format!(
@@ -473,11 +486,16 @@ impl Page<'_> {
                      <label for=\"key\">{label}</label>\n\
                      <input id=\"key\" name=\"key\" type=\"password\" autocomplete=\"off\" \
                      spellcheck=\"false\" required minlength=\"{min}\" maxlength=\"{MAX_KEY}\">\n\
-                     <button type=\"submit\">Check and connect</button>\n</form>\n",
+                     <button type=\"submit\">{button}</button>\n</form>\n",
                     label = if forms.connected {
                         "Replace the key"
                     } else {
-                        "Your key"
+                        "Your API key"
+                    },
+                    button = if forms.connected {
+                        "Check and replace"
+                    } else {
+                        "Check and connect"
                     },
                     min = crate::redact::MIN_SECRET,
                 ));
@@ -495,14 +513,21 @@ impl Page<'_> {
     }
 }
 
-/// The page's only style: inline, so the CSP can forbid every other source.
-const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1c1e21}\
-main{max-width:32rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:8px;\
-box-shadow:0 1px 3px rgba(0,0,0,.12)}.service{color:#5f6368;margin:0}h1{font-size:1.5rem;\
-margin:.25rem 0 1rem}label{display:block;font-weight:600;margin:1rem 0 .25rem}\
+/// The page's only style: inline, so the CSP can forbid every other source. The body's
+/// padding keeps the card off the edges of a phone's screen; a problem stands out from
+/// the text (colour and a border, not colour alone); disconnecting sits apart, below a
+/// rule, so that it is not taken for the form's own button.
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:0;padding:1rem;\
+background:#f6f7f9;color:#1c1e21}main{max-width:32rem;margin:3rem auto;padding:2rem;\
+background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12)}\
+.service{color:#5f6368;margin:0}h1{font-size:1.5rem;margin:.25rem 0 1rem}\
+.problem{background:#fce8e6;color:#8c1d18;border-left:4px solid #d93025;border-radius:4px;\
+padding:.5rem .75rem}label{display:block;font-weight:600;margin:1rem 0 .25rem}\
 input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;\
 border:1px solid #9aa0a6;border-radius:4px}button{margin-top:1rem;padding:.5rem 1rem;font:inherit;\
 border:0;border-radius:4px;background:#1a73e8;color:#fff;cursor:pointer}\
+input:focus,button:focus-visible{outline:2px solid #1a73e8;outline-offset:2px}\
+.quiet{margin-top:1.5rem;border-top:1px solid #e3e5e8}\
 .quiet button{background:none;color:#1a73e8;padding:0;text-decoration:underline}";
 
 /// The answer carrying `html`, with the headers that keep it to itself.
