@@ -20,6 +20,7 @@ mod durability;
 mod echoes;
 mod oauth;
 mod people;
+mod people_oauth;
 mod probe;
 mod provider_oauth;
 mod reference;
