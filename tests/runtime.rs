@@ -22,6 +22,7 @@ mod echoes;
 mod envelopes;
 mod oauth;
 mod people;
+mod people_oauth;
 mod probe;
 mod provider_oauth;
 mod reference;

@@ -4,7 +4,7 @@
 //
 //   node server.mjs --scopes "vidgen:read vidgen:change vidgen:spend" \
 //     [--clients clients.json] [--access-token-ttl SECONDS] \
-//     [--login SUBJECT] [--default-resource URL]
+//     [--login SUBJECT] [--default-resource URL] [--journal FILE]
 //
 // Takes: the scopes every resource server allows; the static clients (a JSON array of
 // { client_id, client_secret, scope? }: confidential, client_secret_basic, grant
@@ -14,7 +14,10 @@
 // client_secret, public without). With --login, every login and consent page completes
 // by itself for that account, so a test follows redirects with plain HTTP; with
 // --default-resource, an authorization request that names no resource is for that one
-// (a provider's API, whose clients do not send RFC 8707 indicators).
+// (a provider's API, whose clients do not send RFC 8707 indicators); with --journal, every
+// token answer of the authorization-code and refresh grants is appended to FILE, one JSON
+// line each, so a test of `serve` as this server's client knows every token serve was
+// given (to find it in the calls serve makes, and nowhere in what serve writes).
 // Returns: one JSON line on stdout once listening, {"issuer": "http://127.0.0.1:<port>"};
 // everything else goes to stderr. Access tokens are ES256 JWTs; the token endpoint with
 // the query `?format=opaque` issues opaque ones (for introspection and revocation).
@@ -23,7 +26,7 @@
 // however the parent ends).
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
@@ -36,6 +39,7 @@ const { values: args } = parseArgs({
     'access-token-ttl': { type: 'string', default: '600' },
     login: { type: 'string' },
     'default-resource': { type: 'string' },
+    journal: { type: 'string' },
   },
   strict: true,
 });
@@ -207,6 +211,18 @@ const provider = new Provider(issuer, {
 // the test's output after a failure.
 provider.on('server_error', (_ctx, error) => process.stderr.write(`server_error: ${error.stack}\n`));
 const callback = provider.callback();
+
+// The journal: written when the grant succeeds, before the answer leaves, so a client
+// that holds a token finds it in the file already.
+if (args.journal !== undefined) {
+  provider.on('grant.success', (ctx) => {
+    const grant = ctx.oidc.params.grant_type;
+    if (grant !== 'authorization_code' && grant !== 'refresh_token') return;
+    const { access_token, refresh_token, expires_in } = ctx.body;
+    const line = { grant_type: grant, client_id: ctx.oidc.client.clientId, access_token, refresh_token, expires_in };
+    appendFileSync(args.journal, `${JSON.stringify(line)}\n`);
+  });
+}
 
 // With --login, the interaction page does what a person at oidc-provider's development
 // login and consent forms would: signs in as that account, then grants every scope asked

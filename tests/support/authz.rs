@@ -10,8 +10,9 @@
 //! keys and secrets made at its start. `AuthServer::provider` starts one that plays a
 //! provider's authorization server for `serve` as its OAuth client (issue 46): serve's
 //! registration there (`SERVE`, confidential, and `SERVE_PUBLIC`), logins and consent that
-//! complete by themselves for one person, refresh tokens, and `authorize`, which follows an
-//! authorization URL to the callback with plain HTTP.
+//! complete by themselves for one person, refresh tokens, optionally a short access-token
+//! lifetime (`provider_with_ttl`), `authorize`, which follows an authorization URL to the
+//! callback with plain HTTP, and `issued`, every token its grants answered with.
 //!
 //! Installing: `npm ci` from the lockfile, once per lockfile and node version, into a
 //! cache outside the repository (`support::node`), so `cargo test` works on a fresh
@@ -58,6 +59,19 @@ pub(crate) const SERVE_PUBLIC: &str = "connectorgen-serve-public";
 /// failure, never a pacing device.
 const START: Duration = Duration::from_secs(60);
 
+/// The file in the server's folder its journal of issued tokens is written to.
+const JOURNAL: &str = "issued.jsonl";
+
+/// One token answer the server gave (`AuthServer::issued`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Issued {
+    /// `authorization_code` or `refresh_token`.
+    pub grant_type: String,
+    pub client_id: String,
+    pub access_token: String,
+    pub refresh_token: Option<String>,
+}
+
 /// A running authorization server; stopped when dropped.
 pub(crate) struct AuthServer {
     child: Child,
@@ -95,16 +109,30 @@ impl AuthServer {
         subject: &str,
         resource: &str,
     ) -> AuthServer {
+        AuthServer::provider_with_ttl(scopes, redirect_uri, subject, resource, None)
+    }
+
+    /// `provider`, its access tokens good for `ttl` seconds (`None`: the server's
+    /// default, 600): a token that expires within serve's refresh margin is due at once,
+    /// so a test sees a refresh without waiting for a clock.
+    pub(crate) fn provider_with_ttl(
+        scopes: &str,
+        redirect_uri: &str,
+        subject: &str,
+        resource: &str,
+        ttl: Option<u64>,
+    ) -> AuthServer {
         let code_clients = [
             serde_json::json!({ "client_id": SERVE, "client_secret": random_hex(),
                                 "redirect_uris": [redirect_uri] }),
             serde_json::json!({ "client_id": SERVE_PUBLIC, "redirect_uris": [redirect_uri] }),
         ];
-        AuthServer::launch(
-            scopes,
-            &["--login", subject, "--default-resource", resource],
-            &code_clients,
-        )
+        let ttl = ttl.map(|seconds| seconds.to_string());
+        let mut args = vec!["--login", subject, "--default-resource", resource];
+        if let Some(ttl) = &ttl {
+            args.extend(["--access-token-ttl", ttl.as_str()]);
+        }
+        AuthServer::launch(scopes, &args, &code_clients)
     }
 
     /// `start`'s clients and `more` (each with its own secret, or none), and `args`.
@@ -156,6 +184,8 @@ impl AuthServer {
             .arg(scopes)
             .arg("--clients")
             .arg(&clients_file)
+            .arg("--journal")
+            .arg(work.path().join(JOURNAL))
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -359,6 +389,28 @@ impl AuthServer {
             )
         };
         assert_eq!(answer.status, 200, "revocation: {}", answer.body);
+    }
+
+    /// Every token answer of the authorization-code and refresh grants so far, oldest
+    /// first (the server's `--journal`): what `serve`, its client, was given.
+    pub(crate) fn issued(&self) -> Vec<Issued> {
+        std::fs::read_to_string(self.work.path().join(JOURNAL))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let said: Value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("a journal line ({e}): {line}"));
+                Issued {
+                    grant_type: said["grant_type"].as_str().unwrap_or_default().to_string(),
+                    client_id: said["client_id"].as_str().unwrap_or_default().to_string(),
+                    access_token: said["access_token"]
+                        .as_str()
+                        .expect("an access token")
+                        .to_string(),
+                    refresh_token: said["refresh_token"].as_str().map(str::to_string),
+                }
+            })
+            .collect()
     }
 
     /// What the server wrote on stderr so far (for a failing assertion's evidence).

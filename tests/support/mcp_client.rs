@@ -212,6 +212,8 @@ pub(crate) struct Serve {
     /// A program and its arguments the server is started through (`prlimit …`), the
     /// binary and its arguments following.
     pub through: Vec<String>,
+    /// Where `--http` listens: any free port unless told (`on`).
+    pub address: String,
 }
 
 impl Serve {
@@ -225,7 +227,15 @@ impl Serve {
             token: Some(TOKEN.to_string()),
             env: Vec::new(),
             through: Vec::new(),
+            address: "127.0.0.1:0".to_string(),
         }
+    }
+
+    /// Listens on `address` over HTTP: for a test that must name serve's origin before
+    /// it starts (a callback registered at an authorization server).
+    pub(crate) fn on(mut self, address: &str) -> Serve {
+        self.address = address.to_string();
+        self
     }
 
     /// Serves `manifest` instead.
@@ -284,7 +294,7 @@ impl Serve {
             cmd.env(name, value);
         }
         if transport == Transport::Http {
-            cmd.arg("--http").arg("127.0.0.1:0");
+            cmd.arg("--http").arg(&self.address);
         }
         if let Some(token) = &self.token {
             for var in ["VIDGEN_TOKEN", "EXAMPLE_TOKEN"] {

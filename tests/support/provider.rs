@@ -9,7 +9,8 @@
 //! the `Counters` of what it received (per operation, per key) and gates that hold an
 //! operation's responses until the test lets them go. It never sleeps (a slow provider
 //! is a gate, so a timeout is simulated deterministically), never binds anything but
-//! 127.0.0.1, and stops when the handle is dropped. Used by the tests
+//! 127.0.0.1, asks nothing of anyone but (under `Auth::Introspection`) the authorization
+//! server on loopback it was given, and stops when the handle is dropped. Used by the tests
 //! (`#[path = "support/provider.rs"]`, beside `support/loopback.rs`) and by
 //! `cargo run --example reference_provider` (see /work/coord/provider.md and the
 //! example's `--help`).
@@ -50,6 +51,72 @@ pub(crate) enum Auth {
     /// `Bearer <any of these>`: one account per person (`auth.perPerson`), told apart in
     /// `Provider::received` by the `authorization` each request carried.
     Tokens(Vec<String>),
+    /// `Bearer <a token the provider's own authorization server says is active, for this
+    /// provider>`, asked of that server for each request (RFC 7662), as a provider's API
+    /// checks the access tokens its sign-in issued (`auth.perPerson` with `connect:
+    /// oauth`). Each person's token is told apart in `Provider::received`.
+    Introspection(Introspection),
+}
+
+/// Where and as whom the provider asks its authorization server about a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Introspection {
+    /// The RFC 7662 endpoint, `http://127.0.0.1:…` (loopback only).
+    pub endpoint: String,
+    /// The provider's own client there (`client_secret_basic`).
+    pub client_id: String,
+    pub client_secret: String,
+    /// The `aud` a token must have: this provider's API.
+    pub audience: String,
+}
+
+impl Introspection {
+    /// Whether `token` is active and for `audience`; no answer, or any other answer, is a
+    /// no (the request is then a 401, as at a provider whose sign-in is down).
+    async fn active(&self, token: &str) -> bool {
+        match tokio::time::timeout(NO_HANG, self.ask(token)).await {
+            Ok(Ok(said)) => said["active"] == true && said["aud"] == self.audience.as_str(),
+            _ => false,
+        }
+    }
+
+    /// One `POST` over a connection of its own, read to its end: a loopback server's
+    /// JSON answer, with its length.
+    async fn ask(&self, token: &str) -> std::io::Result<Value> {
+        use base64::Engine as _;
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let invalid =
+            |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_string());
+        let rest = self
+            .endpoint
+            .strip_prefix("http://127.0.0.1:")
+            .ok_or_else(|| invalid("the endpoint is not on loopback"))?;
+        let (port, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let body = format!(
+            "token={}&token_type_hint=access_token",
+            percent_encoding::utf8_percent_encode(token, percent_encoding::NON_ALPHANUMERIC)
+        );
+        let basic = base64::engine::general_purpose::STANDARD
+            .encode(format!("{}:{}", self.client_id, self.client_secret));
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+             Authorization: Basic {basic}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Accept: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}")).await?;
+        stream.write_all(request.as_bytes()).await?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await?;
+        let raw = String::from_utf8_lossy(&raw);
+        let (head, body) = raw
+            .split_once("\r\n\r\n")
+            .ok_or_else(|| invalid("no end of headers"))?;
+        if !head.starts_with("HTTP/1.1 200") {
+            return Err(invalid(head));
+        }
+        serde_json::from_str(body).map_err(|e| invalid(&e.to_string()))
+    }
 }
 
 /// What the provider does; every field can be changed while it runs (`Provider::set`).
@@ -529,10 +596,28 @@ fn text(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
+/// Under `Auth::Introspection`, whether the request's bearer token is active (asked of
+/// the authorization server before the state is locked: the answer comes over the
+/// network); `None` under the other modes, which `admit` decides.
+async fn introspected(shared: &Shared, headers: &HeaderMap) -> Option<bool> {
+    let auth = shared.lock().switches.auth.clone();
+    let Auth::Introspection(at) = auth else {
+        return None;
+    };
+    let token = text(headers, "authorization")
+        .and_then(|value| value.strip_prefix("Bearer ").map(str::to_string));
+    Some(match token {
+        Some(token) => at.active(&token).await,
+        None => false,
+    })
+}
+
 /// Counts the request under `op` and answers the refusals every operation shares (429,
-/// then 401); `None` lets the operation proceed.
+/// then 401); `None` lets the operation proceed. `introspected`: what the authorization
+/// server said of the token (`introspected`).
 fn admit(
     state: &mut Inner,
+    introspected: Option<bool>,
     op: &'static str,
     method: &str,
     uri: &Uri,
@@ -570,6 +655,8 @@ fn admit(
         Auth::Tokens(tokens) => tokens
             .iter()
             .any(|token| authorization.as_deref() == Some(&format!("Bearer {token}"))),
+        // Switched to while the question was out: not asked, so not active.
+        Auth::Introspection(_) => introspected == Some(true),
     };
     if !authorized {
         state.counters.unauthorized += 1;
@@ -639,9 +726,10 @@ async fn create(
     kind: Kind,
 ) -> Response {
     let op = kind.create();
+    let introspected = introspected(&shared, &headers).await;
     let response = {
         let mut state = shared.lock();
-        let response = match admit(&mut state, op, "POST", &uri, &headers, &body) {
+        let response = match admit(&mut state, introspected, op, "POST", &uri, &headers, &body) {
             Some(refused) => refused,
             None => create_job(&mut state, kind, &headers, &body, &shared.base_url()),
         };
@@ -724,9 +812,12 @@ async fn poll(
 ) -> Response {
     let op = kind.poll();
     let base = shared.base_url();
+    let introspected = introspected(&shared, &headers).await;
     let response = {
         let mut state = shared.lock();
-        let response = if let Some(refused) = admit(&mut state, op, "GET", &uri, &headers, b"") {
+        let response = if let Some(refused) =
+            admit(&mut state, introspected, op, "GET", &uri, &headers, b"")
+        {
             refused
         } else {
             if state.switches.poll_creates {
@@ -752,9 +843,10 @@ async fn poll(
 async fn list(State(shared): SharedState, headers: HeaderMap, uri: Uri, kind: Kind) -> Response {
     let op = kind.list();
     let base = shared.base_url();
+    let introspected = introspected(&shared, &headers).await;
     let response = {
         let mut state = shared.lock();
-        let response = match admit(&mut state, op, "GET", &uri, &headers, b"") {
+        let response = match admit(&mut state, introspected, op, "GET", &uri, &headers, b"") {
             Some(refused) => refused,
             None => list_jobs(&state, kind, uri.query().unwrap_or(""), &base),
         };
@@ -804,9 +896,10 @@ async fn delete(
     kind: Kind,
 ) -> Response {
     let op = kind.delete();
+    let introspected = introspected(&shared, &headers).await;
     let response = {
         let mut state = shared.lock();
-        let response = match admit(&mut state, op, "DELETE", &uri, &headers, b"") {
+        let response = match admit(&mut state, introspected, op, "DELETE", &uri, &headers, b"") {
             Some(refused) => refused,
             None => match state.jobs.iter().position(|j| j.id == id && j.kind == kind) {
                 Some(index) => {
@@ -835,9 +928,12 @@ async fn delete(
 async fn by_key(State(shared): SharedState, headers: HeaderMap, uri: Uri) -> Response {
     let op = "getVideoByKey";
     let base = shared.base_url();
+    let introspected = introspected(&shared, &headers).await;
     let response = {
         let mut state = shared.lock();
-        let response = if let Some(refused) = admit(&mut state, op, "GET", &uri, &headers, b"") {
+        let response = if let Some(refused) =
+            admit(&mut state, introspected, op, "GET", &uri, &headers, b"")
+        {
             refused
         } else {
             let key = query_pairs(uri.query().unwrap_or_default())
@@ -864,9 +960,10 @@ async fn by_key(State(shared): SharedState, headers: HeaderMap, uri: Uri) -> Res
 
 async fn who_am_i(State(shared): SharedState, headers: HeaderMap, uri: Uri) -> Response {
     let op = "whoAmI";
+    let introspected = introspected(&shared, &headers).await;
     let response = {
         let mut state = shared.lock();
-        let response = match admit(&mut state, op, "GET", &uri, &headers, b"") {
+        let response = match admit(&mut state, introspected, op, "GET", &uri, &headers, b"") {
             Some(refused) => refused,
             None => ok_json(
                 StatusCode::OK,

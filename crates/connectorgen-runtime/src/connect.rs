@@ -367,7 +367,7 @@ impl People {
         if let Kept::OAuth(tokens) = &kept
             && tokens.due(now, REFRESH_MARGIN)
         {
-            match self.refresh(principal, tokens).await? {
+            match self.refresh(principal, tokens, false).await? {
                 Some(fresh) => kept = Kept::OAuth(fresh),
                 None => return Ok(None),
             }
@@ -375,22 +375,31 @@ impl People {
         self.credential_of(&kept).map(Some)
     }
 
-    /// `tokens` refreshed and kept; `None` when the provider refused the grant (the row
-    /// is forgotten: the person connects again).
-    async fn refresh(&self, principal: &str, tokens: &Tokens) -> Result<Option<Tokens>, Unusable> {
+    /// `principal`'s tokens refreshed and kept, `seen` being the ones the caller read
+    /// (`refused`: the provider refused its access token); `None` when the provider
+    /// refused the grant (the row is forgotten: the person connects again).
+    async fn refresh(
+        &self,
+        principal: &str,
+        seen: &Tokens,
+        refused: bool,
+    ) -> Result<Option<Tokens>, Unusable> {
         let Some(oauth) = self.oauth() else {
             return Ok(None);
         };
         let _turn = self.refreshing.lock().await;
         let now = self.sealer.clock().now();
-        // Another call (or instance) may have refreshed while this one waited.
-        if let Some(Kept::OAuth(current)) = self.kept(principal).await?
-            && current.access_token != tokens.access_token
-            && !current.due(now, REFRESH_MARGIN)
-        {
+        // Another call (or instance) may have refreshed while this one waited: refresh
+        // from the tokens kept now, never from the copy read before the wait. A provider
+        // that rotates refresh tokens ends the whole grant when a rotated one comes back.
+        // Disconnected meanwhile: nothing to renew, and nothing to keep again.
+        let Some(Kept::OAuth(current)) = self.kept(principal).await? else {
+            return Ok(None);
+        };
+        if current.access_token != seen.access_token && !current.due(now, REFRESH_MARGIN) {
             return Ok(Some(current));
         }
-        match oauth.refresh(tokens, now).await {
+        match oauth.refresh(&current, now).await {
             Ok(fresh) => {
                 self.keep(principal, &Kept::OAuth(fresh.clone())).await?;
                 self.redactor
@@ -406,11 +415,11 @@ impl People {
                 Ok(None)
             }
             Err(other) => {
-                let expired = tokens.expires_at.is_some_and(|at| now >= at);
-                if expired {
+                let expired = current.expires_at.is_some_and(|at| now >= at);
+                if expired || refused {
                     Err(Unusable::Renewal(other.to_string()))
                 } else {
-                    Ok(Some(tokens.clone()))
+                    Ok(Some(current))
                 }
             }
         }
@@ -423,9 +432,7 @@ impl People {
         let Some(Kept::OAuth(tokens)) = self.kept(principal).await? else {
             return Ok(false);
         };
-        let mut expired = tokens;
-        expired.expires_at = Some(0);
-        Ok(self.refresh(principal, &expired).await?.is_some())
+        Ok(self.refresh(principal, &tokens, true).await?.is_some())
     }
 
     /// The credential a kept value makes, its secrets registered with the redactor first.

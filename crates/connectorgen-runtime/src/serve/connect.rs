@@ -164,8 +164,13 @@ impl Page<'_> {
             self.say(
                 http::StatusCode::OK,
                 "Your account is connected",
-                "The calls you agree to go out with your own account. You can replace the key, \
-                 or disconnect: this connector then keeps nothing of yours.",
+                if oauth {
+                    "The calls you agree to go out with your own account. You can disconnect: \
+                     this connector then keeps nothing of yours."
+                } else {
+                    "The calls you agree to go out with your own account. You can replace the \
+                     key, or disconnect: this connector then keeps nothing of yours."
+                },
                 Some(Forms {
                     form_value: self.people.form_value(&principal),
                     connected: true,

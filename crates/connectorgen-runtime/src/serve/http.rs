@@ -117,19 +117,27 @@ pub(super) async fn serve(
     if let (Some(people), Some(gate)) = (&stage.people, &gate) {
         people.set_origin(gate.origin())?;
     }
+    // The redirect URI the operator registers at the provider (`connect: oauth`): known
+    // only now, from the resource's origin, so said here rather than left to be guessed.
+    let callback = stage
+        .people
+        .as_ref()
+        .and_then(|people| people.oauth())
+        .map(|oauth| oauth.registration().redirect_uri.clone());
     let factory = move || Ok(server.clone());
     let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(factory, sessions.clone(), http_config);
-    redactor.line(
-        "listening",
-        serde_json::json!({
-            "url": format!("http://{local}/mcp"),
-            "maxConnections": limits.max_connections,
-            "maxSessions": limits.max_sessions,
-            "headerTimeoutSeconds": limits.header_timeout.as_secs_f64(),
-            "auth": gate.as_ref().map(|g| g.describe()),
-        }),
-    );
+    let mut listening = serde_json::json!({
+        "url": format!("http://{local}/mcp"),
+        "maxConnections": limits.max_connections,
+        "maxSessions": limits.max_sessions,
+        "headerTimeoutSeconds": limits.header_timeout.as_secs_f64(),
+        "auth": gate.as_ref().map(|g| g.describe()),
+    });
+    if let Some(callback) = callback {
+        listening["connectCallback"] = serde_json::json!(callback);
+    }
+    redactor.line("listening", listening);
     let permits = Arc::new(tokio::sync::Semaphore::new(
         usize::try_from(limits.max_connections).unwrap_or(usize::MAX),
     ));
