@@ -390,3 +390,142 @@ async fn two_instances_sharing_postgresql_use_each_persons_own_key() {
     link_of(&alice_a.call("listVideos", json!({})).await);
     assert_eq!(p.received().len(), before, "{:#?}", p.received());
 }
+
+/// One JSON-RPC request over Streamable HTTP with Alice's token (and the session, once
+/// there is one): the answer, from a JSON body or an event stream's data line.
+fn rpc(url: &str, token: &str, session: Option<&str>, body: &Value) -> (http::Answer, Value) {
+    let bearer = format!("Bearer {token}");
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("authorization", bearer.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    if let Some(session) = session {
+        headers.push(("mcp-session-id", session));
+    }
+    let answer = http::request("POST", url, &headers, &body.to_string());
+    let text = answer
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .find(|data| !data.trim().is_empty())
+        .unwrap_or(&answer.body)
+        .trim()
+        .to_string();
+    let value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    (answer, value)
+}
+
+/// A 2025-11-25 client that declares URL-mode elicitation is sent to the connect page
+/// the way the specification says: `URLElicitationRequiredError` (-32042) with the page
+/// in `data.elicitations`, and nothing reaches the provider.
+#[tokio::test]
+async fn a_client_that_declares_url_elicitation_gets_the_page_as_one() {
+    let (p, auth, _t, l, _dir) = started().await;
+    let url = l.url.clone();
+    let token = auth.token(ALICE, &url, SCOPES);
+    let (opened, _) = rpc(
+        &url,
+        &token,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}, "url": {}}},
+            "clientInfo": {"name": "url-elicitation-test", "version": "1"}
+        }}),
+    );
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_string();
+    rpc(
+        &url,
+        &token,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let (raw, answer) = rpc(
+        &url,
+        &token,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "createVideo", "arguments": cat()}}),
+    );
+    assert_eq!(answer["error"]["code"], -32042, "{answer} {raw:?}");
+    let asked = &answer["error"]["data"]["elicitations"][0];
+    assert_eq!(asked["mode"], "url", "{answer}");
+    let link = asked["url"].as_str().expect("the page");
+    assert!(
+        link.starts_with(&format!("{}/connect/", url.trim_end_matches("/mcp"))),
+        "{link}"
+    );
+    assert!(
+        !asked["elicitationId"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{answer}"
+    );
+    // The page it names is this person's page.
+    let (page, _) = open(link);
+    assert!(page.body.contains("Connect your account"), "{}", page.body);
+    assert!(p.received().is_empty(), "{:#?}", p.received());
+}
+
+/// `auth.perPerson` refuses to start where it cannot keep its promises: without a key
+/// ring, without `--auth-issuer` (no way to tell people apart), and with a key that does
+/// not open what the database holds (fail closed, the key named, before any call).
+#[tokio::test]
+async fn serve_refuses_to_start_without_a_key_ring_or_people_or_with_a_wrong_key() {
+    let p = Provider::start(Switches {
+        auth: Auth::Tokens(vec![ALICE_KEY.into()]),
+        ..Switches::default()
+    });
+    let auth = AuthServer::start(SCOPES);
+    let dir = tempfile::tempdir().expect("a folder");
+    let t = Test::new(&p.url())
+        .manifest(manifest(dir.path()))
+        .arg("--auth-issuer")
+        .arg(&auth.issuer());
+
+    let (code, stderr) = t.server().refused().await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--credential-keys") && stderr.contains("VIDGEN_CREDENTIAL_KEYS"),
+        "{stderr}"
+    );
+
+    let alone = Test::new(&p.url()).manifest(manifest(dir.path()));
+    let (code, stderr) = alone
+        .server()
+        .env("VIDGEN_CREDENTIAL_KEYS", KEYS)
+        .refused()
+        .await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--auth-issuer"), "{stderr}");
+
+    // A first start records its key's check; another key under the same id is refused.
+    let first = t
+        .server()
+        .env("VIDGEN_CREDENTIAL_KEYS", KEYS)
+        .listen()
+        .await;
+    drop(first);
+    let other = "k1:ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=";
+    let (code, stderr) = t
+        .server()
+        .env("VIDGEN_CREDENTIAL_KEYS", other)
+        .refused()
+        .await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`k1`") && stderr.contains("does not open"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("ICEiIyQl"),
+        "the key is never shown: {stderr}"
+    );
+}

@@ -332,6 +332,21 @@ impl Serve {
         }
     }
 
+    /// Runs `serve --http` expecting it to refuse to start: its exit code and what it
+    /// wrote on stderr (bounded by `NO_HANG`: a server that starts instead fails the test).
+    pub(crate) async fn refused(&self) -> (Option<i32>, String) {
+        let mut cmd = self.command(Transport::Http);
+        cmd.stdin(Stdio::null());
+        let output = tokio::time::timeout(NO_HANG, cmd.output())
+            .await
+            .expect("serve started instead of refusing")
+            .expect("serve runs");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
     /// Starts the server over Streamable HTTP, and returns once it says where it listens
     /// (no session yet: a test may need the address for what it connects with).
     pub(crate) async fn listen(&self) -> Listening {
