@@ -14,6 +14,7 @@ mod answers;
 mod arguments;
 mod auth_server;
 mod bounds;
+mod budgets;
 mod consent;
 mod credentials;
 mod durability;
