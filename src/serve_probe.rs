@@ -101,6 +101,12 @@ Exit codes: 0 the client disconnected; 1 the manifest has errors; 2 could not ru
         /// The most the ledger may hold (K, M, G suffixes); at the bound new paid calls are refused, never a live row forgotten
         #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = input::parse_size)]
         ledger_max_bytes: u64,
+        /// A spending limit each person is held to, UNIT=LIMIT/WINDOW: credits=20/day, money=50/month (the manifest's currency), calls=10/hour (paid calls, their amount known or not); windows hour, day, week, month in UTC (repeatable; replaces the manifest's budgets:, `none` for no limit)
+        #[arg(long = "budget", value_name = "UNIT=LIMIT/WINDOW", value_parser = budget)]
+        budgets: Vec<Option<connectorgen_core::budget::Budget>>,
+        /// Days the ledger keeps the receipt of a paid or permanent call (its arguments, amount and status), at least; a budget's window may keep it longer
+        #[arg(long, value_name = "DAYS", default_value_t = connectorgen_runtime::serve::DEFAULT_RECEIPTS_DAYS)]
+        receipts_days: u64,
         /// Seconds to wait for a connection to the provider
         #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
         connect_timeout: f64,
@@ -216,6 +222,10 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
             enforce_consent: !args.no_consent,
             retry_window: args.retry_window,
             ledger_max_bytes: args.ledger_max_bytes,
+            // `--budget none` alone: no limit; `--budget` at all: the manifest's replaced.
+            budgets: (!args.budgets.is_empty())
+                .then(|| args.budgets.into_iter().flatten().collect()),
+            receipts_days: args.receipts_days,
             allow_env: args.allow_env,
             limits: connectorgen_runtime::client::Limits {
                 connect_timeout: std::time::Duration::from_secs_f64(args.connect_timeout),
@@ -265,6 +275,14 @@ Exit codes: 0 nothing failed; 1 a check failed, or the manifest has errors; 2 co
         } else {
             ExitCode::SUCCESS
         })
+    }
+
+    /// `--budget`: a budget (`connectorgen_core::budget::Budget::parse`), or `none`.
+    fn budget(text: &str) -> Result<Option<connectorgen_core::budget::Budget>, String> {
+        if text.trim() == "none" {
+            return Ok(None);
+        }
+        connectorgen_core::budget::Budget::parse(text).map(Some)
     }
 
     fn seconds(text: &str) -> Result<f64, String> {

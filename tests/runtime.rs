@@ -15,6 +15,7 @@ mod arguments;
 mod auth_server;
 mod bounds;
 mod browser;
+mod budgets;
 mod consent;
 mod credentials;
 mod durability;

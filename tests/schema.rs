@@ -20,6 +20,9 @@ const REJECTED: &[&str] = &[
     "missing-key--confirm-when",
     "unknown-key--confirm",
     "unknown-payer",
+    "invalid-amount",   // `amount: 0`, a quoted number, a negative `scale`
+    "invalid-currency", // `usd`: not three capitals
+    "invalid-budget",   // `credits=20/days`: not UNIT=LIMIT/WINDOW
     "wrong-type--confirm",
     "unknown-idempotency--header-name", // `:` is no header name character
     "unknown-idempotency--key-name",    // a backtick and new lines
@@ -64,10 +67,14 @@ const REJECTED: &[&str] = &[
 /// Invalid cases the schema accepts: the rule needs more than one value, the file
 /// system, the URL or path syntax, or the chosen targets. `validate.rs` reports them.
 const ACCEPTED: &[&str] = &[
-    "unusable-per-person",          // `checkWith` names an operation that spends
-    "unusable-per-person--oauth",   // an API key header for OAuth tokens; plain http
+    "unknown-amount-argument", // which inputs the operation has, and their types
+    "invalid-currency--missing", // a currency needed beside an amount of money: two values
+    "invalid-budget--uncounted", // a budget against the operations' amounts
+    "invalid-refund",          // what the named operation is
+    "unusable-per-person",     // `checkWith` names an operation that spends
+    "unusable-per-person--oauth", // an API key header for OAuth tokens; plain http
     "unusable-per-person--missing", // no OAuth endpoints written or in a document
-    "empty-text--confirm-when",     // blank text is a string of one character
+    "empty-text--confirm-when", // blank text is a string of one character
     "get-with-side-effect--confirm-when",
     "bad-templates-dir",
     "bad-url",

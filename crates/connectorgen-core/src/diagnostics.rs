@@ -506,6 +506,87 @@ pub enum Diagnostic {
         help: String,
     },
 
+    /// `spends.amount` is not a positive number or `{ argument, scale }`.
+    ///
+    /// `serve` states the amount in the question the person answers ("This costs 3
+    /// credits") and adds it up against the budgets the operator set: an amount that is
+    /// zero, negative or not a number would tell the person a wrong price, and let a budget
+    /// count less than was spent (a negative amount would even give room back).
+    #[error("`spends.amount` is not an amount: {problem}")]
+    #[diagnostic(help(
+        "write a positive number in the spend's unit (`amount: 3`), or `amount: {{ argument: <an input of the call>, scale: 0.01 }}` when the call's own input sets it; leave `amount` out when the size of the charge is not known before the call"
+    ))]
+    InvalidAmount {
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `spends.amount.argument` is not a number input of the operation.
+    ///
+    /// The amount of each call is read from that input of the call as the model sends it:
+    /// an input the operation does not have would leave every call's amount unknown (and
+    /// a budget on the amount unable to count it), and one that is not a number (a string,
+    /// an object) has no amount to read.
+    #[error("`spends.amount` of `{id}` reads {what}")]
+    UnknownAmountArgument {
+        id: String,
+        what: String,
+        #[label("this input")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// `spends.currency` is missing, not an ISO 4217 code, or on a spend of credits.
+    ///
+    /// A money amount without its currency means nothing to the person asked ("This costs
+    /// 12.50" — of what?), and a `money` budget adds amounts up: amounts in an unknown or
+    /// mistyped currency, or credits given a currency, would be counted as something they
+    /// are not.
+    #[error("`spends.currency`: {problem}")]
+    InvalidCurrency {
+        problem: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
+    /// An entry of `budgets:` is not `UNIT=LIMIT/WINDOW`, repeats another, or cannot be
+    /// counted.
+    ///
+    /// A budget is the limit the person counts on whatever the model does: one that
+    /// cannot be read, two limits on the same count in the same window, or a limit on an
+    /// amount the manifest never gives (or gives in several currencies) would be a limit
+    /// that does not hold, or holds at a number nobody wrote.
+    #[error("invalid budget: {problem}")]
+    #[diagnostic(help(
+        "write `UNIT=LIMIT/WINDOW`: the unit `credits`, `money` or `calls`, a positive limit (a whole number for `calls`), the window `hour`, `day`, `week` or `month`, e.g. `budgets: [credits=20/day, calls=10/hour]`"
+    ))]
+    InvalidBudget {
+        problem: String,
+        #[label("here")]
+        span: Span,
+    },
+
+    /// `refunds` names an operation whose purchase a call of this one cannot give back.
+    ///
+    /// `serve` gives a purchase's amount back to the person's budgets when its refund or
+    /// cancel succeeds, finding the purchase by the job id the refund takes: a target
+    /// that spends nothing, starts no job, or is the operation itself, or a refund that
+    /// names no job, would give back an amount nobody spent — and a budget could then be
+    /// passed.
+    #[error("`refunds: {target}` cannot give a purchase back: {reason}")]
+    InvalidRefund {
+        target: String,
+        reason: String,
+        #[label("here")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// `idempotency` is no short form and no mapping naming one key.
     ///
     /// The value decides whether the model is told a retry is safe and which key makes it

@@ -15,7 +15,7 @@
 //! 1. leaves, importing nothing of the crate: `diagnostics` (the one finding type),
 //!    `input` (bounded reads), `english`, `terminal`, `atomic_file`, `arguments` (the
 //!    client-safe MCP argument names), `subschemas` (which JSON Schema keywords hold
-//!    schemas);
+//!    schemas), `budget` (exact amounts, spending limits and their UTC calendar windows);
 //! 2. `model`: the validated connector, lint settings included; `lower` (checked inline
 //!    values → OpenAPI objects, and the `Idempotency-Key` header connectorgen declares),
 //!    which imports `model` and leaves alone; `schema_walk` (the one walk of a composed
@@ -55,6 +55,7 @@
 mod arguments;
 mod atomic_file;
 pub mod base;
+pub mod budget;
 pub mod check;
 pub mod diagnostics;
 pub mod diff;

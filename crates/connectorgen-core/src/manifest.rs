@@ -153,6 +153,16 @@ pub struct RawManifest {
         example = json!({ "scopes": { "read": "videos.read", "change": "videos.write", "spend": "videos.buy" } })
     )]
     pub oauth: Option<Spanned<RawOAuth>>,
+    /// The spending limits `connectorgen serve` holds each person to, unless its command
+    /// line names its own (`--budget`, which replaces this list): `UNIT=LIMIT/WINDOW`, the
+    /// unit `credits`, `money` (in the operations' `currency`) or `calls` (paid calls,
+    /// their amount known or not), the window `hour`, `day`, `week` or `month` (calendar
+    /// windows in UTC). A call that would pass one is not sent.
+    #[schemars(
+        with = "Option<Vec<BudgetText>>",
+        example = json!(["credits=20/day", "calls=10/hour"])
+    )]
+    pub budgets: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// The top-level `oauth:` key.
@@ -634,6 +644,13 @@ pub struct RawOperation {
         example = json!({ "input": { "prompt": "A two-second test pattern" } })
     )]
     pub probe: Option<Box<Spanned<RawProbe>>>,
+    /// The paid operation whose purchase a successful call of this one cancels or refunds
+    /// (its id). The purchase is the one whose job id this call takes as its last path
+    /// parameter (`POST /v1/videos/{id}/refund`), so the paid operation must start jobs;
+    /// `serve` gives its amount back to the person's budgets once the provider answers
+    /// this call with success.
+    #[schemars(with = "Option<String>", example = &"createVideo")]
+    pub refunds: Option<Spanned<String>>,
 }
 
 /// An operation's `probe:` key.
@@ -731,6 +748,18 @@ pub struct RawSpends {
     /// the person authorises it on the customer's behalf).
     #[schemars(with = "Option<PayerName>", extend("default" = "person"), example = &"customer")]
     pub payer: Option<Spanned<String>>,
+    /// What one call spends, in the spend's unit (credits, or the `currency`): a number
+    /// (`amount: 1`), or computed from an input of the call, `{ argument, scale }` (the
+    /// input's value times `scale`: `{ argument: amount_cents, scale: 0.01 }`, a rate per
+    /// second `{ argument: seconds, scale: 0.05 }`). Absent: the charge is real but its
+    /// size is not known before the call. `serve` states it in the question and counts it
+    /// against the budgets (`budgets:`, `--budget`).
+    #[schemars(with = "Option<AmountSetting>", example = 1)]
+    pub amount: Option<Spanned<serde_json::Value>>,
+    /// The ISO 4217 code of a money `amount` (`USD`, `EUR`); required with an `amount` on
+    /// `kind: money`, not allowed on `kind: credits`.
+    #[schemars(with = "Option<String>", extend("pattern" = "^[A-Z]{3}$"), example = &"USD")]
+    pub currency: Option<Spanned<String>>,
 }
 
 /// `confirm:` — `true`, `false`, or `{ when: … }` (permanent only under a condition).

@@ -46,6 +46,9 @@ pub struct Connector {
     /// `auth.perPerson`: each person connects their own credential; `None`: every call
     /// goes out with the one credential `serve` starts with.
     pub per_person: Option<PerPerson>,
+    /// `budgets:`: the spending limits `serve` enforces per person unless its command line
+    /// names its own (`--budget`), in the order written.
+    pub budgets: Vec<crate::budget::Budget>,
 }
 
 /// The tool `serve` adds for a connector with `auth.perPerson`: the link to the person's
@@ -251,6 +254,10 @@ pub struct SafetySpans {
     /// `async.cancelWith`.
     pub cancel_with: Option<Span>,
     pub idempotency: Option<Span>,
+    /// `spends.amount`'s `argument` (or the amount itself when it is a number).
+    pub amount: Option<Span>,
+    /// `refunds`.
+    pub refunds: Option<Span>,
 }
 
 impl SafetySpans {
@@ -281,7 +288,9 @@ safety_spans!(
     id_field,
     job_status,
     cancel_with,
-    idempotency
+    idempotency,
+    amount,
+    refunds
 );
 
 #[derive(Debug, Clone, Serialize)]
@@ -758,6 +767,43 @@ pub struct Spends {
     pub when: Option<String>,
     /// Whose money moves (`spends.payer`).
     pub payer: Payer,
+    /// What one call spends (`spends.amount`), when the manifest says: `serve` states it in
+    /// the question and counts it against the budgets. Not part of any generated text.
+    #[serde(skip)]
+    pub amount: Option<SpendAmount>,
+    /// `spends.currency`: the ISO 4217 code of a money amount.
+    #[serde(skip)]
+    pub currency: Option<String>,
+}
+
+/// What one call of a paid operation spends, in the spend's unit (`spends.amount`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpendAmount {
+    /// The same on every call (`amount: 3`).
+    Fixed(crate::budget::Amount),
+    /// An input of the call times a scale (`amount: { argument: amount, scale: 0.01 }`).
+    Argument(AmountArgument),
+}
+
+/// The input a call's amount is computed from, and its scale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmountArgument {
+    /// The input's HTTP name: a top-level body property or a query or header parameter
+    /// (as `args:` names inputs; `serve` finds the tool argument that carries it).
+    pub input: String,
+    pub location: KeyLocation,
+    /// What one unit of the input costs (`0.01` for cents, a rate per second).
+    pub scale: crate::budget::Decimal,
+}
+
+impl Spends {
+    /// How this spend's amounts read (`Amount::shown`).
+    pub fn amount_unit(&self) -> crate::budget::AmountUnit<'_> {
+        match self.kind {
+            SpendKind::Credits => crate::budget::AmountUnit::Credits,
+            SpendKind::Money => crate::budget::AmountUnit::Money(self.currency.as_deref()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -961,6 +1007,10 @@ pub struct Operation {
     pub omit: Vec<OmitPath>,
     /// `probe.input`: the example call `connectorgen probe` makes.
     pub probe: Option<Box<ProbeInput>>,
+    /// `refunds`: the paid operation whose purchase a successful call of this one gives
+    /// back (cancels or refunds), matched by the job id this one takes as its last path
+    /// parameter; `serve` then gives its amount back to the budgets.
+    pub refunds: Option<String>,
     pub origin: Origin,
 }
 
@@ -1070,6 +1120,18 @@ impl Operation {
 }
 
 impl Connector {
+    /// The one currency its money amounts are in (`spends.currency`), when it has any and
+    /// they agree: the currency of a `money` budget.
+    pub fn currency(&self) -> Option<&str> {
+        currency_of(&self.operations).ok().flatten()
+    }
+
+    /// Why `budgets` cannot hold for these operations, or `None` when they can
+    /// (`budget_problem`).
+    pub fn budget_problem(&self, budgets: &[crate::budget::Budget]) -> Option<String> {
+        budget_problem(&self.operations, budgets)
+    }
+
     /// The field of its poll target's request body that takes a job's id, for an
     /// operation that starts a job and polls an RPC-style read (one whose path names no
     /// job): of the properties the target's JSON body requires, the first the job's
@@ -1283,6 +1345,62 @@ impl LintConfig {
     pub fn set(&mut self, lint: Lint, level: Level) {
         self.levels[lint as usize] = level;
     }
+}
+
+/// The one currency the money amounts of `operations` are in: `Ok(None)` with none,
+/// `Err` naming two that differ.
+fn currency_of(operations: &[Operation]) -> Result<Option<&str>, (String, String)> {
+    let mut found: Option<&str> = None;
+    for currency in operations
+        .iter()
+        .filter_map(|o| o.spends.as_ref()?.currency.as_deref())
+    {
+        match found {
+            Some(first) if first != currency => return Err((first.into(), currency.into())),
+            _ => found = Some(currency),
+        }
+    }
+    Ok(found)
+}
+
+/// Why `budgets` cannot hold for `operations`: a `money` budget over amounts in two
+/// currencies, or a `credits` or `money` budget, without a `calls` one, over an operation of
+/// that kind whose amount the manifest does not give (its calls could not be counted, so
+/// the limit would not hold). `None` when every paid call is counted by some budget it
+/// falls under. (An amount read from an input the call leaves out is unknown too: `serve`
+/// refuses such a call when only an amount budget could count it.)
+pub fn budget_problem(
+    operations: &[Operation],
+    budgets: &[crate::budget::Budget],
+) -> Option<String> {
+    use crate::budget::Unit;
+    let has = |unit: Unit| budgets.iter().any(|b| b.unit == unit);
+    if has(Unit::Money)
+        && let Err((a, b)) = currency_of(operations)
+    {
+        return Some(format!(
+            "a `money` budget adds up amounts in one currency, and the operations spend both {a} and {b}"
+        ));
+    }
+    if has(Unit::Calls) {
+        return None;
+    }
+    for op in operations {
+        let Some(spends) = &op.spends else { continue };
+        let unit = match spends.kind {
+            SpendKind::Credits => Unit::Credits,
+            SpendKind::Money => Unit::Money,
+        };
+        if has(unit) && spends.amount.is_none() {
+            return Some(format!(
+                "`{}` spends {} without an `amount`, so a `{}` budget cannot count its calls: give its `spends.amount`, or add a `calls` budget (e.g. `calls=10/day`), which counts every paid call",
+                op.id,
+                unit.as_str(),
+                unit.as_str()
+            ));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

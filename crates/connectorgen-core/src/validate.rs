@@ -62,6 +62,7 @@ use document::{api_key_header, credential, inline_keys, no_inline_document_keys}
 use inline::operation::inline_operations;
 use operations::{cross_operation, ids_for_targets};
 use per_person::per_person;
+use safety::amounts;
 use safety::jobs::job_ids;
 use safety::tasks::job_tasks;
 use settings::{Wide, oauth_scopes, sandbox_apart, wide};
@@ -190,6 +191,9 @@ fn last_passes(
     // a 3.0 base upgraded).
     job_ids(v, &document, &mut operations);
     job_tasks(v, &document, &mut operations);
+    amounts::arguments(v, &document, &mut operations);
+    amounts::refunds(v, &operations);
+    let budgets = amounts::budgets(v, raw.budgets.as_ref(), &operations);
     no_errors(v)?;
     if auth.env.is_empty() {
         auth.env = crate::model::credential_env(&service.name);
@@ -218,6 +222,7 @@ fn last_passes(
         sandbox_url: wide.sandbox_url,
         oauth_scopes,
         per_person,
+        budgets,
     })
 }
 

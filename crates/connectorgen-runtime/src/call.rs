@@ -11,7 +11,9 @@
 //! durable, or take anything but the server's own sealed value or the person's accepted
 //! question as a yes.
 //!
-//! The steps, and where each lives: `ask.rs` (the consent a call carries, and asking),
+//! The steps, and where each lives: `budget.rs` (what the call costs, its receipt, and
+//! the budgets: the running totals it is asked with, the refusal past a limit, which the
+//! guard makes inside the claim), `ask.rs` (the consent a call carries, and asking),
 //! `claim.rs` (the claim, the mark that a row is being sent, outcomes held in memory),
 //! `send.rs` (carrying out a verdict: the send and its record, or the answer from the
 //! ledger), `duplicate.rs` (a retry answered as a key the provider has seen, read back by
@@ -21,6 +23,7 @@
 
 mod answer;
 mod ask;
+pub(crate) mod budget;
 mod claim;
 mod duplicate;
 pub(crate) mod output;
@@ -58,6 +61,10 @@ pub(crate) struct Settings {
     pub enforce_consent: bool,
     /// How long an identical call counts as a retry of the one before (seconds).
     pub retry_window: u64,
+    /// The spending limits each principal is held to (`--budget`, else `budgets:`).
+    pub budgets: Vec<connectorgen_core::budget::Budget>,
+    /// The currency of money amounts and of a `money` budget (`Connector::currency`).
+    pub currency: Option<String>,
 }
 
 /// A served tool, as the stage runs it.
@@ -228,11 +235,21 @@ impl Stage {
             return Ok(Outcome::answer(self.not_sent(op, &problem)));
         }
 
+        // What it spends: a negative or unreadable amount is refused here.
+        let cost = match budget::cost_of(served, &args) {
+            Ok(cost) => cost,
+            Err(problem) => return Ok(Outcome::answer(self.not_sent(op, &problem))),
+        };
+
         if !served.tracked {
-            return Ok(Outcome::answer(
-                self.forward(served, principal, person, &args, None).await,
-            ));
+            let answer = self.forward(served, principal, person, &args, None).await;
+            let answer = self.given_back(served, who, &args, answer).await;
+            return Ok(Outcome::answer(answer));
         }
+        let charge = claim::Charge {
+            cost,
+            receipt: budget::receipt(op, &args, cost, &self.redactor),
+        };
 
         // The logical request: this tool, this principal, these arguments.
         let hash = crate::args_hash(&args);
@@ -267,12 +284,16 @@ impl Stage {
                 nonce.as_deref(),
                 needs_consent,
                 retry_safe,
+                &charge,
             )
             .await
         {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
+        if let Some(answer) = self.over_budget(op, cost.as_ref(), &claimed, second) {
+            return Ok(Outcome::answer(answer));
+        }
         let why = match &claimed.verdict {
             Verdict::AskConsent { spent: true } => {
                 self.refuse(&op.id, "confirmation-spent", json!({}));
@@ -285,9 +306,22 @@ impl Stage {
             Verdict::AskConsent { .. } => Why::Fresh,
             // The person asked for a second, identical order: put that question to them.
             Verdict::Answer { .. } | Verdict::Unknown { .. } if second => Why::Second,
-            _ => return Ok(self.acted(served, principal, person, &args, claimed).await),
+            _ => {
+                let outcome = self.acted(served, principal, person, &args, claimed).await;
+                return Ok(self.given_back_outcome(served, who, &args, outcome).await);
+            }
         };
         let after = claimed.after;
+        // The question states the amount and where the call would leave each budget.
+        let priced = cost.map(|cost| {
+            budget::priced(
+                &cost,
+                &self.settings.budgets,
+                &claimed.spent,
+                self.settings.currency.as_deref(),
+                self.sealer.clock().now(),
+            )
+        });
         drop(claimed);
         // A person is never asked about a call the ledger has no room to record.
         if let Err(stop) = self.ledger.room(self.sealer.clock().now()).await {
@@ -295,7 +329,15 @@ impl Stage {
         }
         let nonce = if needs_consent {
             match self
-                .ask(served, principal, &args, &hash, ask, why, after)
+                .ask(
+                    served,
+                    principal,
+                    &args,
+                    &hash,
+                    ask,
+                    (why, priced.as_deref()),
+                    after,
+                )
                 .await?
             {
                 Asked::Later(later) => return Ok(Outcome::Asking(later)),
@@ -315,13 +357,19 @@ impl Stage {
                 Some(&nonce),
                 needs_consent,
                 retry_safe,
+                &charge,
             )
             .await
         {
             Ok(claimed) => claimed,
             Err(stop) => return self.stopped(op, stop),
         };
-        Ok(self.acted(served, principal, person, &args, claimed).await)
+        // Another of this person's calls may have taken the room since the question.
+        if let Some(answer) = self.over_budget(op, cost.as_ref(), &claimed, false) {
+            return Ok(Outcome::answer(answer));
+        }
+        let outcome = self.acted(served, principal, person, &args, claimed).await;
+        Ok(self.given_back_outcome(served, who, &args, outcome).await)
     }
 
     /// The person's own credential for `served`'s call, loaded for this call (so a

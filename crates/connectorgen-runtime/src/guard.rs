@@ -20,9 +20,15 @@
 //!   provider answered with anything but success (`Status::Unknown`: a reused key may be
 //!   answered `409` or `422 … must be unique` when the first attempt went through) → not
 //!   sent again on its own either;
-//! - nothing in the window: a new request, which needs consent if the tool does.
+//! - nothing in the window: a new request, which needs consent if the tool does;
+//! - a new request of a paid call is made only when it fits every budget (docs/serve.md,
+//!   "Budgets and receipts"): with what the ledger counted under the principal's budget
+//!   lock, in the claim's transaction, so racing calls never both take the last room.
+//!   A call that would pass one is not sent and never asked about (`Verdict::OverBudget`),
+//!   whatever consent it carries: only the operator can raise a limit.
 
 use super::ledger::{Decision, Entry, Found, Status};
+use connectorgen_core::budget::{Amount, Budget, Unit};
 
 /// What the server does with a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +48,66 @@ pub(crate) enum Verdict {
     /// Do not send: the person must agree first. `spent` when the consent the call
     /// carried was used already by a request the provider refused.
     AskConsent { spent: bool },
+    /// Do not send, and do not ask: a new request would pass a budget.
+    OverBudget(Over),
+}
+
+/// What a paid call spends, and the budgets it must fit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spend<'a> {
+    /// `Unit::Credits` or `Unit::Money`.
+    pub unit: Unit,
+    /// `None`: not known before the call (no `spends.amount`, or its input left out).
+    pub amount: Option<Amount>,
+    /// The budgets in force; `Found::spent[i]` is what the ledger counted for `limits[i]`.
+    pub limits: &'a [Budget],
+}
+
+/// The budget a new request would pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Over {
+    pub budget: Budget,
+    /// What was spent of it in its window, this call left out.
+    pub spent: Amount,
+    /// The call's amount is not known, and only budgets of amounts could count it.
+    pub unknown: bool,
+}
+
+/// The first budget a new request of `spend` would pass, given what was counted of each
+/// (`spent`, in the order of `spend.limits`): a count of calls takes one more; an amount of
+/// the call's unit takes its amount; a call whose amount is unknown is refused by an amount
+/// budget of its unit unless a budget of calls counts it.
+pub(crate) fn over(spend: &Spend<'_>, spent: &[Amount]) -> Option<Over> {
+    let counted = spend.limits.iter().any(|b| b.unit == Unit::Calls);
+    for (i, budget) in spend.limits.iter().enumerate() {
+        let so_far = spent.get(i).copied().unwrap_or_default();
+        let adds = match budget.unit {
+            Unit::Calls => Amount::units(1),
+            unit if unit != spend.unit => continue,
+            _ => match spend.amount {
+                Some(amount) => amount,
+                None if counted => continue,
+                None => {
+                    return Some(Over {
+                        budget: *budget,
+                        spent: so_far,
+                        unknown: true,
+                    });
+                }
+            },
+        };
+        if so_far
+            .checked_add(adds)
+            .is_none_or(|total| total > budget.limit)
+        {
+            return Some(Over {
+                budget: *budget,
+                spent: so_far,
+                unknown: false,
+            });
+        }
+    }
+    None
 }
 
 /// What one call brings to the decision.
@@ -58,10 +124,25 @@ pub(crate) struct Call<'a> {
     /// Whether a repeat of this call reaches the provider as the same request: the same
     /// retry key is sent again, or the operation is `inherent`.
     pub retry_safe: bool,
+    /// A paid call under budgets: a new request must fit them.
+    pub spend: Option<Spend<'a>>,
 }
 
 /// The ledger decision for `call` given `found`, and how to read the claim's result.
 pub(crate) fn decide(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
+    let (decision, plan) = decide_request(call, found);
+    // A new request, or the question that would lead to one: not past a budget.
+    let new = matches!(decision, Decision::Insert { .. });
+    if (new || matches!(plan, Plan::AskConsent { .. }))
+        && let Some(over) = call.spend.as_ref().and_then(|s| over(s, &found.spent))
+    {
+        return (Decision::Nothing, Plan::OverBudget(over));
+    }
+    (decision, plan)
+}
+
+/// `decide`, budgets aside.
+fn decide_request(call: &Call<'_>, found: &Found) -> (Decision, Plan) {
     let new = |nonce: Option<&str>| Decision::Insert {
         key: call.new_key.clone(),
         nonce: nonce.map(str::to_string),
@@ -105,6 +186,7 @@ pub(crate) enum Plan {
     InFlight(Entry),
     Unknown(Entry),
     AskConsent { spent: bool },
+    OverBudget(Over),
 }
 
 impl Plan {
@@ -123,6 +205,7 @@ impl Plan {
             Plan::InFlight(entry) => Verdict::InFlight { entry },
             Plan::Unknown(entry) => Verdict::Unknown { entry },
             Plan::AskConsent { spent } => Verdict::AskConsent { spent },
+            Plan::OverBudget(over) => Verdict::OverBudget(over),
         })
     }
 }
@@ -148,6 +231,7 @@ mod tests {
             new_key: key.to_string(),
             in_flight: &in_flight,
             retry_safe: !key.starts_with("unkeyed"),
+            spend: None,
         };
         let claim = Claim {
             tool: "createVideo",
@@ -157,6 +241,8 @@ mod tests {
             now,
             since: now.saturating_sub(3_600),
             busy: &[],
+            receipt: None,
+            tallies: &[],
         };
         let mut plan = None;
         let (_, written) = ledger

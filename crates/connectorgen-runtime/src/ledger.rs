@@ -18,6 +18,15 @@
 //! fit is recorded without its body (the status, which is what stops a second send, is
 //! always recorded).
 //!
+//! Budgets and receipts (issue 47; docs/serve.md, "Budgets and receipts"): the row of a
+//! call that needs consent is a receipt, holding the arguments as agreed and, for a paid
+//! call, what it spends (`Receipt`); a claim of a paid call counts what its principal
+//! spent in each budget's window (`Claim::tallies` → `Found::spent`) in the transaction
+//! that writes the row, under the principal's budget lock, so the guard's refusal of a
+//! row past a limit holds across instances. A receipt is kept past the retry window for
+//! `Retention::receipts`, its stored answer dropped once it decides no call; `refund`
+//! marks a purchase given back.
+//!
 //! Rows are partitioned by connector (its service name) and by principal: the SHA-256 of
 //! the credential a call goes out with (`credential::Credential::identity`), never the
 //! credential. A claim sees only its own partition, so two credentials sharing a store
@@ -45,11 +54,12 @@ mod sqlite;
 #[cfg(test)]
 mod suite;
 
-pub(crate) use handle::{Handle, OwnedClaim};
+pub(crate) use handle::{Handle, OwnedClaim, OwnedReceipt};
 pub(crate) use pg::{LOCK_WAIT_SECONDS, PgLedger, shown as shown_url};
 pub(crate) use sqlite::SqliteLedger;
 
 use crate::vault::{self, KeyCheckError, KeyUse, Keys, Sealed};
+use connectorgen_core::budget::{Amount, Unit};
 
 /// Where a logical request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +142,28 @@ impl Entry {
     }
 }
 
+/// What a new row of a call that needs consent keeps besides its identity: the receipt of
+/// what the person agreed to (docs/serve.md, "Budgets and receipts").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Receipt<'a> {
+    /// The arguments as agreed: canonical JSON, every secret redacted.
+    pub args: &'a str,
+    /// What a paid call spends: `credits` or `money`; `None` for a permanent call that
+    /// spends nothing.
+    pub unit: Option<Unit>,
+    pub currency: Option<&'a str>,
+    /// The amount, when known before the call.
+    pub amount: Option<Amount>,
+}
+
+/// One count a claim of a paid call makes: what this principal spent of `unit` in the
+/// rows created at or after `since` (`Unit::Calls`: their number, in whole units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub unit: Unit,
+    pub since: u64,
+}
+
 /// What `claim` looks for.
 #[derive(Debug, Clone)]
 pub(crate) struct Claim<'a> {
@@ -147,6 +179,12 @@ pub(crate) struct Claim<'a> {
     pub since: u64,
     /// Rows being sent right now by this process: never pruned, whatever their age.
     pub busy: &'a [i64],
+    /// What a new row keeps for the receipt (a call that needs consent), if any.
+    pub receipt: Option<Receipt<'a>>,
+    /// The counts the decision weighs a paid call against (`Found::spent`, in this order),
+    /// made under the principal's budget lock: no other claim of theirs writes a paid row
+    /// between the count and this claim's write. Empty for any other call.
+    pub tallies: &'a [Tally],
 }
 
 /// What `claim` found, handed to the decision.
@@ -160,6 +198,10 @@ pub(crate) struct Found {
     /// The newest row of this tool and these arguments of any age and status: the next
     /// logical request's consent nonce is derived from it (`seal::Sealer::nonce_for`).
     pub last_id: Option<i64>,
+    /// Each of `Claim::tallies`, counted: the amounts of this principal's paid rows of
+    /// its unit created since its start, refused ones and ones given back left out (for
+    /// `Unit::Calls`, how many paid rows, refused ones left out).
+    pub spent: Vec<Amount>,
 }
 
 /// What the decision asks the ledger to do.
@@ -217,6 +259,11 @@ pub(crate) struct Retention {
     /// The most bytes the rows may hold: `ROW_BYTES` each plus their stored answers
     /// (`--ledger-max-bytes`).
     pub max_bytes: u64,
+    /// Seconds a receipt (a row made for a call that needs consent) is kept after its
+    /// last write: the longer of `--receipts-days` and the longest budget window, so a
+    /// paid call is counted as long as a window can hold it. Past `keep`, its stored
+    /// answer and task state are dropped (it decides no call any more), its receipt kept.
+    pub receipts: u64,
 }
 
 impl Retention {
@@ -228,7 +275,8 @@ impl Retention {
     }
 
     /// Seconds after its last write a row is deleted: the window, or for a row with a
-    /// nonce the longer of the window and a consent value's life.
+    /// nonce the longer of the window and a consent value's life. (A receipt's answer is
+    /// dropped then, and the receipt kept for `kept_receipts`.)
     fn keep(self, nonce: bool) -> u64 {
         if nonce {
             self.window.max(self.consent)
@@ -236,6 +284,22 @@ impl Retention {
             self.window
         }
     }
+
+    /// Seconds after its last write a receipt is deleted: never before a row without one
+    /// would be.
+    fn kept_receipts(self) -> u64 {
+        self.receipts.max(self.keep(true))
+    }
+}
+
+/// A paid call given back: `Ledger::refund`'s look-up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Refund<'a> {
+    pub principal: &'a str,
+    /// The paid operation whose purchase is given back.
+    pub tool: &'a str,
+    pub job_id: &'a str,
+    pub now: u64,
 }
 
 /// What one row counts for besides its stored answer: its fixed fields (ids, hash,
@@ -259,6 +323,11 @@ pub(crate) trait Ledger: Send + Sync {
     /// Records how an attempt ended (an answer that would pass the bound without its
     /// body). An error means the outcome is not recorded: the row stays as it was.
     fn finish(&self, id: i64, outcome: &Outcome, now: u64) -> Result<(), LedgerError>;
+
+    /// Marks the newest paid row of `refund.tool` with `refund.job_id`, of this principal
+    /// and connector, as given back (its amount no longer counts against the budgets);
+    /// whether one was (a row given back already, or none, changes nothing).
+    fn refund(&self, refund: &Refund<'_>) -> Result<bool, LedgerError>;
 
     /// `LedgerError::Full` when a new row would not fit now: checked before the person is
     /// asked, so no one agrees to a call that cannot be recorded. (`claim` checks again:

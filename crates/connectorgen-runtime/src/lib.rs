@@ -16,7 +16,8 @@
 //! (one-time confirmation values bound to a tool and its exact arguments), `ledger` (the
 //! durable record of tracked calls, behind a small trait, in SQLite or, shared by several
 //! instances, in PostgreSQL, every store call off the event loop), `guard` (the decision:
-//! send, retry with the same key, answer from the ledger, or ask first), `client` (the one
+//! send, retry with the same key, answer from the ledger, ask first, or refuse a new paid
+//! request past a budget), `client` (the one
 //! bounded HTTP client), `credential` (which environment variables may be read, and the
 //! provider's credential from them), `redact` (every secret replaced, by value, in
 //! everything the process writes) and `log` (the event lines, through it), `state_dir`
@@ -75,10 +76,17 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> std::io::Result<F::
 /// identical means"). A default left out and the same default written out are not: what
 /// is sent differs.
 pub(crate) fn args_hash(args: &serde_json::Map<String, Value>) -> String {
-    let mut text = String::new();
-    canonical(&Value::Object(args.clone()), &mut text);
+    let text = canonical_json(args);
     let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The arguments as canonical JSON (keys sorted, no spaces): what their hash is of, and
+/// what a receipt keeps.
+pub(crate) fn canonical_json(args: &serde_json::Map<String, Value>) -> String {
+    let mut text = String::new();
+    canonical(&Value::Object(args.clone()), &mut text);
+    text
 }
 
 /// 32 random bytes, base64url: an identifier no one can guess (an OAuth `state`).

@@ -6,7 +6,8 @@
 //! those, their request mapping included), and the command line's settings. Returns:
 //! when the client goes away (stdio) or the process is stopped (HTTP).
 //! Must never: forward a call that needs consent without a fresh yes bound to that tool
-//! and those arguments (unless `--no-consent`, announced at start-up), take the
+//! and those arguments (unless `--no-consent`, announced at start-up), or a paid call
+//! that would pass a budget in force (`--budget`, else the manifest's `budgets:`), take the
 //! credential from a tool argument, write anything but MCP to stdout, or contact a host
 //! that is not the connector's.
 //!
@@ -82,6 +83,12 @@ pub struct Config {
     pub retry_window: u64,
     /// The most bytes the ledger's rows may hold (`--ledger-max-bytes`).
     pub ledger_max_bytes: u64,
+    /// `--budget`, when given (an empty list: `--budget none`): replaces the manifest's
+    /// `budgets:`. `None`: the manifest's.
+    pub budgets: Option<Vec<connectorgen_core::budget::Budget>>,
+    /// `--receipts-days`: how long a receipt is kept after its last write, at least (a
+    /// budget's window may keep it longer).
+    pub receipts_days: u64,
     pub limits: Limits,
     /// Environment variables the manifest may read besides the service's own
     /// (`<SERVICE>_…`): `--allow-env NAME`.
@@ -98,6 +105,37 @@ pub const DEFAULT_RETRY_WINDOW: u64 = 3600;
 /// that calls without end cannot fill the disk. At the bound new paid calls are refused,
 /// never a live row forgotten (docs/serve.md, "What the ledger keeps").
 pub const DEFAULT_LEDGER_MAX_BYTES: u64 = 64 << 20;
+
+/// Default `--receipts-days`: a month of receipts, what a person looks back on to check a
+/// statement, and as long as a monthly budget needs its paid calls anyway. A receipt
+/// weighs 512 bytes and its arguments on `--ledger-max-bytes` (its stored answer is
+/// dropped once the retry window is past), so the default 64 MiB holds about 100,000.
+pub const DEFAULT_RECEIPTS_DAYS: u64 = 30;
+
+/// The budgets in force: `--budget` when given, else the manifest's `budgets:`; refused
+/// when two limit one count in one window, or when the operations let one not hold
+/// (`Connector::budget_problem`).
+fn budgets(
+    connector: &connectorgen_core::model::Connector,
+    config: &Config,
+) -> Result<Vec<connectorgen_core::budget::Budget>, String> {
+    let (list, from) = match &config.budgets {
+        Some(list) => (list.clone(), "--budget"),
+        None => (connector.budgets.clone(), "the manifest's budgets:"),
+    };
+    if let Some(i) = connectorgen_core::budget::repeated(&list) {
+        return Err(format!(
+            "{from}: {} is a second limit on {} per {}: keep one",
+            list[i],
+            list[i].unit.as_str(),
+            list[i].window.as_str()
+        ));
+    }
+    if let Some(problem) = connector.budget_problem(&list) {
+        return Err(format!("{from}: {problem}"));
+    }
+    Ok(list)
+}
 
 /// Runs the server until the client disconnects (stdio) or the process ends (HTTP).
 /// The error (exit 2) has every secret redacted.
@@ -192,7 +230,15 @@ pub(crate) fn prepare(
             (name, crate::call::principal(credential.as_ref()))
         })
         .collect();
-    let (ledger, secret, where_kept) = open_ledger(config, &connector.service.name, &principals)?;
+    let budgets = budgets(connector, config)?;
+    let receipts = budgets
+        .iter()
+        .map(|b| b.window.longest())
+        .max()
+        .unwrap_or(0)
+        .max(config.receipts_days.saturating_mul(86_400));
+    let (ledger, secret, where_kept) =
+        open_ledger(config, &connector.service.name, &principals, receipts)?;
     // A key ring that does not open what it sealed stops serve here, before anyone's call.
     if let Some(keys) = &keys {
         crate::ledger::check_credential_keys(&*ledger, keys, &connector.service.name, clock.now())
@@ -237,6 +283,8 @@ pub(crate) fn prepare(
             "state": where_kept,
             "retryWindowSeconds": config.retry_window,
             "ledgerMaxBytes": config.ledger_max_bytes,
+            "budgets": budgets.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "receiptsDays": config.receipts_days,
             "credentialEnv": env_name,
             "credentialEnvs": environment.credential_envs,
             "credentialSet": environment.credential_set(),
@@ -277,6 +325,10 @@ pub(crate) fn prepare(
         );
     }
 
+    let config = Config {
+        budgets: Some(budgets),
+        ..config.clone()
+    };
     Server::new(handler::Parts {
         connector: connector.clone(),
         tools,
@@ -284,7 +336,7 @@ pub(crate) fn prepare(
         client,
         ledger,
         sealer,
-        config: config.clone(),
+        config,
         redactor,
         env_name,
         environment,
@@ -421,11 +473,13 @@ fn open_ledger(
     config: &Config,
     service: &str,
     principals: &std::collections::BTreeMap<String, String>,
+    receipts: u64,
 ) -> Result<Opened, String> {
     let retention = Retention {
         window: config.retry_window,
         consent: crate::seal::TOKEN_LIFETIME_SECONDS,
         max_bytes: config.ledger_max_bytes,
+        receipts,
     };
     if let Some(url) = &config.ledger {
         let shown = crate::ledger::shown_url(url);

@@ -443,8 +443,15 @@ impl Blank for RawSpends {
             note,
             when,
             payer,
+            amount,
+            currency,
         } = self;
-        kind.is_none() && note.is_none() && when.is_none() && payer.is_none()
+        kind.is_none()
+            && note.is_none()
+            && when.is_none()
+            && payer.is_none()
+            && amount.is_none()
+            && currency.is_none()
     }
 }
 
@@ -557,6 +564,8 @@ fn operation_mapping(
                 note: None,
                 when: None,
                 payer: None,
+                amount: None,
+                currency: None,
             };
             for m in members {
                 match m.key.as_str() {
@@ -564,6 +573,12 @@ fn operation_mapping(
                     "note" => s.note = Some(m.string(at)?),
                     "when" => s.when = Some(m.string(at)?),
                     "payer" => s.payer = Some(m.string(at)?),
+                    "currency" => s.currency = Some(m.string(at)?),
+                    // A number, as the parser reads it; a mapping is the typed parse's.
+                    "amount" if m.value.is_number() => {
+                        let value = m.value.clone();
+                        s.amount = Some(m.spanned(at, value)?);
+                    }
                     _ => return None,
                 }
             }

@@ -54,6 +54,60 @@ names!(
     /// Whose money a paid operation moves.
     PayerName => Payer::names()
 );
+/// `spends.amount:` — a number, or an input of the call times a scale.
+pub(crate) struct AmountSetting;
+
+impl JsonSchema for AmountSetting {
+    fn schema_name() -> Cow<'static, str> {
+        "AmountSetting".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [
+                { "type": "number", "exclusiveMinimum": 0 },
+                {
+                    "type": "object",
+                    "properties": {
+                        "argument": {
+                            "description": "The input (a top-level body property, a query or header parameter, by its HTTP name) whose number the amount is computed from.",
+                            "type": "string",
+                            "minLength": 1,
+                            "examples": ["amount_cents"]
+                        },
+                        "scale": {
+                            "description": "What one unit of the input costs (default 1): `0.01` for cents, a rate per second.",
+                            "type": "number",
+                            "exclusiveMinimum": 0,
+                            "default": 1,
+                            "examples": [0.01]
+                        }
+                    },
+                    "required": ["argument"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
+/// One entry of `budgets:` — `UNIT=LIMIT/WINDOW`, as `serve --budget` takes it.
+pub(crate) struct BudgetText;
+
+impl JsonSchema for BudgetText {
+    fn schema_name() -> Cow<'static, str> {
+        "BudgetText".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^ *(credits|money|calls) *= *[0-9]*\\.?[0-9]+ */ *(hour|day|week|month) *$",
+            "examples": ["credits=20/day"]
+        })
+    }
+}
+
 /// `confirm:` — a flag, or the condition under which a call cannot be undone.
 pub(crate) struct ConfirmSetting;
 

@@ -7,12 +7,14 @@
 //! from both together the model `Operation` (`operation`). `spends.rs`, `jobs.rs`
 //! (`async`, and the poll targets across operations), `tasks.rs` (what serve reads to
 //! follow a job as a task: `async.status`, `async.cancelWith`), `inputs.rs` (`args`, `fixed`,
-//! `probe`), `idempotency.rs` (the retry keys) and `candidates.rs` (the keys an
-//! operation could retry by) hold each part.
+//! `probe`), `idempotency.rs` (the retry keys), `candidates.rs` (the keys an
+//! operation could retry by) and `amounts.rs` (what `spends.amount` reads and what
+//! `refunds` gives back, across operations) hold each part.
 //! Must never: let a read (a GET, or `read: true`) spend, start a job or ask for a yes;
 //! depend on the mode beyond what the caller hands in; build an `Operation` anywhere but
 //! `operation`.
 
+pub(super) mod amounts;
 pub(super) mod candidates;
 pub(super) mod idempotency;
 pub(super) mod inputs;
@@ -64,6 +66,9 @@ pub(in crate::validate) struct Safety {
     pub fixed: Vec<Fixed>,
     pub omit: Vec<OmitPath>,
     pub probe: Option<ProbeInput>,
+    /// `refunds`, when it names something (checked against the operations by
+    /// `amounts::refunds`).
+    pub refunds: Option<String>,
 }
 
 impl Safety {
@@ -167,6 +172,7 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         fixed: safety.fixed,
         omit: safety.omit,
         probe: safety.probe.map(Box::new),
+        refunds: safety.refunds,
         origin,
     }
 }
@@ -229,6 +235,14 @@ pub(in crate::validate) fn safety(
     let fixed = fixed(v, raw);
     let probe = probe(v, raw);
     let confirm_when = raw.confirm.as_ref().and_then(|c| confirm_when(v, c));
+    let refunds = raw.refunds.as_ref().and_then(|r| {
+        non_empty(
+            v,
+            r,
+            "refunds",
+            "name the paid operation whose purchase this call cancels or refunds, e.g. `refunds: createVideo`, or remove `refunds`",
+        )
+    });
     Safety {
         spends,
         async_,
@@ -251,6 +265,7 @@ pub(in crate::validate) fn safety(
             })
             .collect(),
         probe,
+        refunds,
     }
 }
 
@@ -345,6 +360,12 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
             job_status: async_part(raw, |a| a.status.as_ref().map(span)),
             cancel_with: async_part(raw, |a| a.cancel_with.as_ref().map(span)),
             idempotency: raw.idempotency.as_deref().map(span),
+            amount: raw
+                .spends
+                .as_ref()
+                .and_then(|s| s.value.amount.as_ref())
+                .map(span),
+            refunds: raw.refunds.as_ref().map(span),
         }
         .boxed(),
         // Where the schemas are defined: a schema reused through a YAML alias is one

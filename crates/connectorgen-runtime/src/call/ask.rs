@@ -170,12 +170,12 @@ impl Stage {
         args: &Map<String, Value>,
         hash: &str,
         ask: &A,
-        why: Why,
+        (why, priced): (Why, Option<&str>),
         after: Option<i64>,
     ) -> Result<Asked<A::Later>, Failure<A::Error>> {
         let op = &served.op;
         let second = why == Why::Second;
-        let question = reply::consent_question(op, args, second);
+        let question = reply::consent_question(op, args, second, priced);
         let nonce = self.sealer.nonce_for(principal, &op.id, hash, after);
         match ask.way() {
             Way::Token => {

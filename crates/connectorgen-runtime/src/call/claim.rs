@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{Answer, InFlight, Served, Stage};
+use super::{Answer, InFlight, Served, Stage, budget};
 use crate::guard::{self, Verdict};
-use crate::ledger::{Entry, Found, LedgerError, Outcome, OwnedClaim, Status};
+use crate::ledger::{Entry, Found, LedgerError, Outcome, OwnedClaim, OwnedReceipt, Status};
+use connectorgen_core::budget::Amount;
 
 /// How often outcomes held in memory are offered to the ledger again (docs/serve.md,
 /// "A crash between send and record" and "Several instances"): well inside the shortest
@@ -32,6 +33,17 @@ pub(super) struct Claimed<'a> {
     pub sending: Option<Sending<'a>>,
     /// `InFlight`: the outcome of the identical call being sent.
     pub waiting: Option<InFlight>,
+    /// For a paid call under budgets: what the ledger counted (`Claim::tallies`, in the
+    /// order `budget::tallies` makes them), for the question's running totals.
+    pub spent: Vec<Amount>,
+}
+
+/// What a tracked call brings to its claim besides its identity: its amount and the
+/// budgets it must fit, and the receipt its new row keeps.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Charge {
+    pub cost: Option<budget::Cost>,
+    pub receipt: Option<OwnedReceipt>,
 }
 
 /// A row being sent by this process. Dropping it (the send finished, or the call was
@@ -107,6 +119,10 @@ impl Stage {
     /// The guard's verdict on the call, made and marked in one step: no other identical
     /// call sees the ledger between this call's claim and its being marked in flight
     /// (otherwise two parallel calls with one yes could both be sent).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the call's identity, its consent and what it spends: all decided in one step"
+    )]
     pub(super) async fn claim(
         &self,
         served: &Served,
@@ -115,6 +131,7 @@ impl Stage {
         nonce: Option<&str>,
         needs_consent: bool,
         retry_safe: bool,
+        charge: &Charge,
     ) -> Result<Claimed<'_>, LedgerError> {
         let op = &served.op;
         // Before this call is decided: an outcome held in memory may be taken now.
@@ -125,6 +142,11 @@ impl Stage {
         let _turn = self.calls.claim_turn().await;
         let now = self.sealer.clock().now();
         let busy: Vec<i64> = self.calls.in_flight().keys().copied().collect();
+        let limits = self.settings.budgets.clone();
+        let spend = charge.cost.filter(|_| !limits.is_empty());
+        let tallies = spend
+            .map(|s| budget::tallies(&limits, s.unit, now))
+            .unwrap_or_default();
         let claim = OwnedClaim {
             tool: op.id.clone(),
             args_hash: hash.to_string(),
@@ -133,6 +155,8 @@ impl Stage {
             now,
             since: now.saturating_sub(self.settings.retry_window),
             busy: busy.clone(),
+            receipt: charge.receipt.clone(),
+            tallies,
         };
         let new_key = uuid::Uuid::new_v4().to_string();
         let nonce = nonce.map(str::to_string);
@@ -147,6 +171,11 @@ impl Stage {
                     new_key: new_key.clone(),
                     in_flight: &in_flight,
                     retry_safe,
+                    spend: spend.map(|s| guard::Spend {
+                        unit: s.unit,
+                        amount: s.amount,
+                        limits: &limits,
+                    }),
                 };
                 guard::decide(&call, &overlay(found, &held))
             })
@@ -159,6 +188,7 @@ impl Stage {
             verdict,
             sending: None,
             waiting: None,
+            spent: found.spent,
         };
         let mut flying = self.calls.in_flight();
         match &claimed.verdict {
@@ -198,5 +228,6 @@ fn overlay(found: &Found, held: &HashMap<i64, (Outcome, String)>) -> Found {
         // As the ledger's query: a refused request is no call's latest.
         latest: apply(&found.latest).filter(|e| e.status != Status::Rejected),
         last_id: found.last_id,
+        spent: found.spent.clone(),
     }
 }

@@ -34,7 +34,14 @@ fn meta(value: Value) -> Map<String, Value> {
 }
 
 /// What the person is asked, in the manifest's words.
-pub(crate) fn consent_question(op: &Operation, args: &Map<String, Value>, second: bool) -> String {
+/// `priced`: the amount and the running totals of the budgets (`call::budget::priced`),
+/// for a paid call.
+pub(crate) fn consent_question(
+    op: &Operation,
+    args: &Map<String, Value>,
+    second: bool,
+    priced: Option<&str>,
+) -> String {
     let mut parts = Vec::new();
     if second {
         parts.push(format!(
@@ -61,6 +68,7 @@ pub(crate) fn consent_question(op: &Operation, args: &Map<String, Value>, second
             sentence.push_str(&format!(" (only when: {})", when.trim()));
         }
         parts.push(sentence);
+        parts.extend(priced.map(str::to_string));
     }
     if op.confirm {
         parts.push(match &op.confirm_when {

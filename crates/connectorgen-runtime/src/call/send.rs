@@ -77,6 +77,7 @@ impl Stage {
             after,
             sending,
             waiting,
+            ..
         } = claimed;
         match verdict {
             Verdict::Send { entry, retry } => {
@@ -144,6 +145,14 @@ impl Stage {
                 // `run` asks before acting; reaching here means a second claim asked again.
                 self.refuse(&op.id, "consent-required", json!({}));
                 reply::declined(op)
+            }
+            Verdict::OverBudget(_) => {
+                // `run` answers a call over a budget before acting: not reached.
+                self.refuse(&op.id, "over-budget", json!({}));
+                Answer::error(vec![Block::text(format!(
+                    "NOT SENT: {} would pass a spending limit. Nothing was sent or charged.",
+                    op.id
+                ))])
             }
         }
     }

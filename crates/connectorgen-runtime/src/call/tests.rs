@@ -307,11 +307,11 @@ fn the_question_quotes_the_manifest_and_the_arguments() {
         .find(|o| o.id == "createVideo")
         .unwrap();
     let args = serde_json::json!({"prompt": "a cat"});
-    let q = reply::consent_question(create, args.as_object().unwrap(), false);
+    let q = reply::consent_question(create, args.as_object().unwrap(), false, None);
     assert!(q.contains("Costs 1 generation credit."), "{q}");
     assert!(q.contains("\"prompt\": \"a cat\""), "{q}");
     assert!(!q.contains("second"));
-    let again = reply::consent_question(create, args.as_object().unwrap(), true);
+    let again = reply::consent_question(create, args.as_object().unwrap(), true, None);
     assert!(
         again.contains("this would be a second, identical one"),
         "{again}"
@@ -379,7 +379,7 @@ fn the_question_names_whose_money_moves_and_when_it_is_permanent() {
     let op = |id: &str| connector.operations.iter().find(|o| o.id == id).unwrap();
     let args = serde_json::json!({});
     let args = args.as_object().unwrap();
-    let refund = reply::consent_question(op("refundBuyer"), args, false);
+    let refund = reply::consent_question(op("refundBuyer"), args, false, None);
     assert!(
         refund.contains("This call costs money from your customer, not from you: you authorise it on their behalf"),
         "{refund}"
@@ -388,10 +388,10 @@ fn the_question_names_whose_money_moves_and_when_it_is_permanent() {
         refund.contains("It cannot be undone when: the order was paid by bank transfer."),
         "{refund}"
     );
-    let label = reply::consent_question(op("buyLabel"), args, false);
+    let label = reply::consent_question(op("buyLabel"), args, false, None);
     assert!(label.contains("This call costs money: "), "{label}");
     assert!(!label.contains("customer"), "{label}");
-    let action = reply::consent_question(op("runServerAction"), args, false);
+    let action = reply::consent_question(op("runServerAction"), args, false, None);
     assert!(
         action.contains("It cannot be undone when: type is rebuild or restore."),
         "{action}"

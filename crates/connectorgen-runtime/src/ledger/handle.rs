@@ -18,8 +18,9 @@
 
 use std::sync::Arc;
 
-use super::{Claim, Decision, Entry, Found, Ledger, LedgerError, Outcome};
+use super::{Claim, Decision, Entry, Found, Ledger, LedgerError, Outcome, Receipt, Refund, Tally};
 use crate::vault::{KeyUse, Sealed};
+use connectorgen_core::budget::{Amount, Unit};
 
 /// A claim with owned fields, to move onto a thread of the pool (`Claim` borrows).
 #[derive(Debug, Clone)]
@@ -31,6 +32,17 @@ pub(crate) struct OwnedClaim {
     pub now: u64,
     pub since: u64,
     pub busy: Vec<i64>,
+    pub receipt: Option<OwnedReceipt>,
+    pub tallies: Vec<Tally>,
+}
+
+/// A receipt with owned fields (`Receipt` borrows).
+#[derive(Debug, Clone)]
+pub(crate) struct OwnedReceipt {
+    pub args: String,
+    pub unit: Option<Unit>,
+    pub currency: Option<String>,
+    pub amount: Option<Amount>,
 }
 
 impl OwnedClaim {
@@ -43,6 +55,13 @@ impl OwnedClaim {
             now: self.now,
             since: self.since,
             busy: &self.busy,
+            receipt: self.receipt.as_ref().map(|r| Receipt {
+                args: &r.args,
+                unit: r.unit,
+                currency: r.currency.as_deref(),
+                amount: r.amount,
+            }),
+            tallies: &self.tallies,
         }
     }
 }
@@ -97,6 +116,25 @@ impl Handle {
         now: u64,
     ) -> Result<(), LedgerError> {
         self.run(move |store| store.finish(id, &outcome, now)).await
+    }
+
+    /// `Ledger::refund`: the newest paid row of `tool` with `job_id` given back.
+    pub(crate) async fn refund(
+        &self,
+        principal: String,
+        tool: String,
+        job_id: String,
+        now: u64,
+    ) -> Result<bool, LedgerError> {
+        self.run(move |store| {
+            store.refund(&Refund {
+                principal: &principal,
+                tool: &tool,
+                job_id: &job_id,
+                now,
+            })
+        })
+        .await
     }
 
     pub(crate) async fn room(&self, now: u64) -> Result<(), LedgerError> {

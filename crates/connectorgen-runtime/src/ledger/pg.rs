@@ -19,6 +19,11 @@
 //!   as the connector-wide lock under `SERIALIZABLE` made them, without serialization
 //!   failures to run again. Claims of different requests never wait on each other (a
 //!   hash collision only makes two requests take turns).
+//! - A claim of a paid call (`Claim::tallies` not empty) then takes its principal's
+//!   budget lock (`pg_advisory_xact_lock` on connector and principal, seed 1, apart from
+//!   the requests' keys) before it counts what they spent: their paid claims take turns
+//!   from the count to the commit, so two instances never both take a budget's last room
+//!   (issue 47). No one holding it waits on a request's lock, so the two never deadlock.
 //! - The nonce is unique within a connector and principal by the table's `UNIQUE`
 //!   constraint, whatever the isolation: a second insert under a nonce waits for the
 //!   first and fails. (A nonce names one logical request, `seal::Sealer::nonce_for`
@@ -36,7 +41,8 @@
 //! - Pruning is a transaction of its own, sent just before the claim's, and deletes a
 //!   row only when it gets that row's request lock at once (`pg_try_advisory_xact_lock`),
 //!   its age and lease checked again on its newest version: a row a claim, an outcome or
-//!   a task is being written for stays, and pruning never waits on a request.
+//!   a task is being written for stays, and pruning never waits on a request. The same
+//!   holds for dropping the stored answer of a receipt past its keeping (`strip`).
 //!
 //! Round trips: every statement is prepared once per connection (`Statements`), and the
 //! statements of a step are all sent before any answer is read (the driver's pipelining,
@@ -75,10 +81,11 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 
 use super::{
-    Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Retention,
-    Status,
+    Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Refund,
+    Retention, Status,
 };
 use crate::vault::{KeyUse, Sealed};
+use connectorgen_core::budget::{Amount, Unit};
 
 mod credentials;
 
@@ -161,6 +168,21 @@ CREATE TRIGGER connectorgen_counted AFTER INSERT OR DELETE OR UPDATE OF bytes
     ON connectorgen_calls FOR EACH ROW EXECUTE FUNCTION connectorgen_count();
 ",
     credentials::MIGRATION,
+    "
+ALTER TABLE connectorgen_calls
+    ADD COLUMN receipt BOOLEAN NOT NULL DEFAULT FALSE,
+    ADD COLUMN args TEXT,
+    ADD COLUMN unit TEXT CHECK (unit IN ('credits', 'money')),
+    ADD COLUMN currency TEXT,
+    ADD COLUMN amount BIGINT,
+    ADD COLUMN refunded BIGINT;
+CREATE INDEX connectorgen_calls_by_receipt_age
+    ON connectorgen_calls (connector, receipt, updated);
+CREATE INDEX connectorgen_calls_to_strip ON connectorgen_calls (connector, updated)
+    WHERE receipt AND (result IS NOT NULL OR task IS NOT NULL);
+CREATE INDEX connectorgen_calls_spent ON connectorgen_calls (connector, principal, created)
+    WHERE unit IS NOT NULL;
+",
 ];
 
 /// An `Entry`'s columns, as SQLite's (`sqlite.rs`) without `task`, which only
@@ -211,7 +233,14 @@ struct Statements {
     lock: Statement,
     /// The lock of row $1's request (connector $2).
     lock_row: Statement,
+    /// A paid call's claim: the lock on its principal's ($2) budgets on connector $1.
+    budget_lock: Statement,
     prune: Statement,
+    /// The stored answers of receipts past their keeping dropped (the receipts kept).
+    strip: Statement,
+    /// Each tally counted: units $3 and starts $4, for principal $2.
+    spent: Statement,
+    refund: Statement,
     look: Statement,
     insert: Statement,
     retry: Statement,
@@ -225,12 +254,24 @@ struct Statements {
 
 impl Statements {
     async fn prepare(client: &Client) -> Result<Statements, tokio_postgres::Error> {
-        // Rows past their keeping ($2 without a nonce, $3 with one), none in this
-        // process's sends ($4) or leased by anyone; checked again on the row deleted,
+        // Rows past their keeping ($2 without a nonce, $3 with one, $5 a receipt), none in
+        // this process's sends ($4) or leased by anyone; checked again on the row deleted,
         // which is its newest version.
         let aged = |t: &str| {
             format!(
-                "{t}.connector = $1 AND (({t}.nonce IS NULL AND {t}.updated < $2::BIGINT) \
+                "{t}.connector = $1 AND ((NOT {t}.receipt AND (({t}.nonce IS NULL \
+                 AND {t}.updated < $2::BIGINT) OR ({t}.nonce IS NOT NULL \
+                 AND {t}.updated < $3::BIGINT))) OR ({t}.receipt AND {t}.updated < $5::BIGINT)) \
+                 AND NOT ({t}.id = ANY($4::BIGINT[])) \
+                 AND ({t}.sending_until IS NULL OR {t}.sending_until <= {NOW})"
+            )
+        };
+        // Receipts past a row's keeping ($2, $3) whose answer or task state is still kept.
+        let stale = |t: &str| {
+            format!(
+                "{t}.connector = $1 AND {t}.receipt \
+                 AND ({t}.result IS NOT NULL OR {t}.task IS NOT NULL) \
+                 AND (({t}.nonce IS NULL AND {t}.updated < $2::BIGINT) \
                  OR ({t}.nonce IS NOT NULL AND {t}.updated < $3::BIGINT)) \
                  AND NOT ({t}.id = ANY($4::BIGINT[])) \
                  AND ({t}.sending_until IS NULL OR {t}.sending_until <= {NOW})"
@@ -248,17 +289,47 @@ impl Statements {
                  WHERE c.id = $1 AND c.connector = $2",
                 row_request("c")
             ),
+            // Seed 1: a key of its own, apart from the requests' (seed 0).
+            "SELECT pg_advisory_xact_lock(hashtextextended(concat_ws(chr(31), $1::TEXT, \
+             $2::TEXT), 1))"
+                .to_string(),
             // `OFFSET 0` keeps the candidates a subquery of their own, so only they are
-            // tried for their request's lock.
+            // tried for their request's lock. Receipts and other rows are found through
+            // the index on (connector, receipt, updated), each by its own age.
             format!(
                 "DELETE FROM connectorgen_calls AS c USING (SELECT o.id, {} AS request \
                  FROM connectorgen_calls AS o WHERE {} \
-                 AND o.updated < GREATEST($2::BIGINT, $3::BIGINT) OFFSET 0) AS old \
+                 AND ((NOT o.receipt AND o.updated < GREATEST($2::BIGINT, $3::BIGINT)) \
+                 OR (o.receipt AND o.updated < $5::BIGINT)) OFFSET 0) AS old \
                  WHERE c.id = old.id AND {} AND pg_try_advisory_xact_lock(old.request)",
                 row_request("o"),
                 aged("o"),
                 aged("c")
             ),
+            format!(
+                "UPDATE connectorgen_calls AS c SET result = NULL, task = NULL, \
+                 bytes = COALESCE(octet_length(c.args), 0) \
+                 FROM (SELECT o.id, {} AS request FROM connectorgen_calls AS o \
+                 WHERE {} OFFSET 0) AS old \
+                 WHERE c.id = old.id AND {} AND pg_try_advisory_xact_lock(old.request)",
+                row_request("o"),
+                stale("o"),
+                stale("c")
+            ),
+            "SELECT (SELECT CASE WHEN t.unit = 'calls' THEN COUNT(*) * 1000000 \
+             ELSE COALESCE(SUM(c.amount), 0) END FROM connectorgen_calls AS c \
+             WHERE c.connector = $1 AND c.principal = $2 AND c.unit IS NOT NULL \
+             AND c.created >= t.since AND c.status <> 'rejected' \
+             AND (t.unit = 'calls' OR (c.unit = t.unit AND c.amount IS NOT NULL \
+             AND c.refunded IS NULL)))::BIGINT \
+             FROM unnest($3::TEXT[], $4::BIGINT[]) WITH ORDINALITY AS t(unit, since, i) \
+             ORDER BY t.i"
+                .to_string(),
+            "UPDATE connectorgen_calls SET refunded = $5 WHERE id = (SELECT id \
+             FROM connectorgen_calls WHERE connector = $1 AND principal = $2 AND tool = $3 \
+             AND job_id = $4 AND unit IS NOT NULL AND refunded IS NULL \
+             ORDER BY id DESC LIMIT 1) RETURNING id"
+                .to_string(),
             format!(
                 "SELECT n.*, l.*, (SELECT MAX(id) FROM connectorgen_calls WHERE connector = $1 \
                  AND principal = $2 AND tool = $3 AND args_hash = $4) \
@@ -272,10 +343,13 @@ impl Statements {
             format!(
                 "WITH used AS ({}) \
                  INSERT INTO connectorgen_calls (connector, principal, tool, args_hash, key, \
-                 nonce, status, created, updated, sending_until, sender) \
-                 SELECT $1, $2, $3, $4, $5, $6, 'pending', $7, $7, {NOW} + $8, $9 \
+                 nonce, status, created, updated, sending_until, sender, receipt, args, unit, \
+                 currency, amount, bytes) \
+                 SELECT $1, $2, $3, $4, $5, $6, 'pending', $7, $7, {NOW} + $8, $9, $12, $13, \
+                 $14, $15, $16, COALESCE(octet_length($13::TEXT), 0) \
                  FROM (SELECT 1) AS one LEFT JOIN used ON TRUE \
-                 WHERE COALESCE(used.bytes, 0) + $10 <= $11 RETURNING {COLUMNS}",
+                 WHERE COALESCE(used.bytes, 0) + $10 + COALESCE(octet_length($13::TEXT), 0) \
+                 <= $11 RETURNING {COLUMNS}",
                 used.replace("$ROW", "$10").replace("$CONNECTOR", "$1")
             ),
             format!(
@@ -287,9 +361,11 @@ impl Statements {
             // ledger with room never looks past its counters.
             "SELECT COALESCE(u.rows, 0), COALESCE(u.bytes, 0), bound.refused, \
              CASE WHEN bound.refused THEN (SELECT MIN(updated) FROM connectorgen_calls \
-             WHERE connector = $1 AND nonce IS NULL) END, \
+             WHERE connector = $1 AND NOT receipt AND nonce IS NULL) END, \
              CASE WHEN bound.refused THEN (SELECT MIN(updated) FROM connectorgen_calls \
-             WHERE connector = $1 AND nonce IS NOT NULL) END \
+             WHERE connector = $1 AND NOT receipt AND nonce IS NOT NULL) END, \
+             CASE WHEN bound.refused THEN (SELECT MIN(updated) FROM connectorgen_calls \
+             WHERE connector = $1 AND receipt) END \
              FROM (SELECT 1) AS one \
              LEFT JOIN connectorgen_usage AS u ON u.connector = $1 \
              CROSS JOIN LATERAL (SELECT COALESCE(u.rows, 0) * $2 + COALESCE(u.bytes, 0) + $2 \
@@ -299,7 +375,8 @@ impl Statements {
             format!(
                 "WITH used AS ({}), fit AS (SELECT c.id, $5::TEXT IS NOT NULL \
                  AND COALESCE((SELECT bytes FROM used), 0) - c.bytes + octet_length($5::TEXT) \
-                 + COALESCE(octet_length(c.task), 0) <= $11 AS fits \
+                 + COALESCE(octet_length(c.task), 0) + COALESCE(octet_length(c.args), 0) \
+                 <= $11 AS fits \
                  FROM connectorgen_calls AS c WHERE c.id = $1 AND c.connector = $2) \
                  UPDATE connectorgen_calls AS c SET status = $3, http_status = $4, \
                  job_id = COALESCE($6, c.job_id), \
@@ -307,7 +384,7 @@ impl Statements {
                  media_type = COALESCE($8, c.media_type), \
                  bytes = CASE WHEN fit.fits \
                  THEN octet_length($5::TEXT) + COALESCE(octet_length(c.task), 0) \
-                 ELSE c.bytes END, \
+                 + COALESCE(octet_length(c.args), 0) ELSE c.bytes END, \
                  sending_until = CASE WHEN c.sender = $9 THEN NULL ELSE c.sending_until END \
                  FROM fit WHERE c.id = fit.id RETURNING c.id",
                 used.replace("$ROW", "$10").replace("$CONNECTOR", "$2")
@@ -347,7 +424,11 @@ impl Statements {
                 rollback,
                 lock,
                 lock_row,
+                budget_lock,
                 prune,
+                strip,
+                spent,
+                refund,
                 look,
                 insert,
                 retry,
@@ -358,7 +439,7 @@ impl Statements {
                 renew,
                 entry,
             ],
-        ) = <[Statement; 15]>::try_from(prepared)
+        ) = <[Statement; 19]>::try_from(prepared)
         else {
             unreachable!("one statement prepared for each text");
         };
@@ -368,7 +449,11 @@ impl Statements {
             rollback,
             lock,
             lock_row,
+            budget_lock,
             prune,
+            strip,
+            spent,
+            refund,
             look,
             insert,
             retry,
@@ -605,11 +690,14 @@ impl PgLedger {
             return Ok(None);
         }
         let mut soonest = u64::MAX;
-        for (nonce, column) in [(false, 3), (true, 4)] {
+        let keeps = [
+            self.retention.keep(false),
+            self.retention.keep(true),
+            self.retention.kept_receipts(),
+        ];
+        for (keep, column) in keeps.into_iter().zip(3..) {
             if let Some(updated) = row.get::<_, Option<i64>>(column) {
-                let at = u64::try_from(updated)
-                    .unwrap_or(0)
-                    .saturating_add(self.retention.keep(nonce));
+                let at = u64::try_from(updated).unwrap_or(0).saturating_add(keep);
                 soonest = soonest.min(at.saturating_sub(now));
             }
         }
@@ -637,29 +725,56 @@ impl PgLedger {
                 .map(seconds)
         };
         let (plain, nonced) = (before(false), before(true));
+        let receipts = claim
+            .now
+            .checked_sub(self.retention.kept_receipts())
+            .map(seconds);
         let busy: Vec<i64> = claim.busy.to_vec();
         let since = seconds(claim.since);
         let request: [&(dyn ToSql + Sync); 4] =
             [&connector, &claim.principal, &claim.tool, &claim.args_hash];
-        let answers = session.pipeline(&[
-            (&s.prune, &[&connector, &plain, &nonced, &busy]),
+        let units: Vec<&str> = claim.tallies.iter().map(|t| t.unit.as_str()).collect();
+        let starts: Vec<i64> = claim.tallies.iter().map(|t| seconds(t.since)).collect();
+        let budgets: [&(dyn ToSql + Sync); 2] = [&connector, &claim.principal];
+        let counted: [&(dyn ToSql + Sync); 4] = [&connector, &claim.principal, &units, &starts];
+        let look: [&(dyn ToSql + Sync); 6] = [
+            &connector,
+            &claim.principal,
+            &claim.tool,
+            &claim.args_hash,
+            &claim.nonce,
+            &since,
+        ];
+        let pruned: [&(dyn ToSql + Sync); 5] = [&connector, &plain, &nonced, &busy, &receipts];
+        let stripped: [&(dyn ToSql + Sync); 4] = [&connector, &plain, &nonced, &busy];
+        let mut steps: Vec<Step<'_>> = vec![
+            (&s.prune, &pruned),
+            (&s.strip, &stripped),
             (&s.begin, &[]),
             (&s.lock, &request),
-            (
-                &s.look,
-                &[
-                    &connector,
-                    &claim.principal,
-                    &claim.tool,
-                    &claim.args_hash,
-                    &claim.nonce,
-                    &since,
-                ],
-            ),
-        ]);
-        let opened = answers.get(1).is_some_and(Result::is_ok);
-        let looked = match answers.into_iter().collect::<Result<Vec<_>, _>>() {
-            Ok(mut answers) => answers.pop().unwrap_or_default(),
+        ];
+        // A paid call: its principal's claims of paid calls take turns from here to the
+        // commit, so a count and the write it allows are one step (issue 47: N calls raced
+        // over several instances against a budget of K send exactly what fits).
+        let paid = !claim.tallies.is_empty();
+        if paid {
+            steps.push((&s.budget_lock, &budgets));
+        }
+        steps.push((&s.look, &look));
+        if paid {
+            steps.push((&s.spent, &counted));
+        }
+        let answers = session.pipeline(&steps);
+        let opened = answers.get(2).is_some_and(Result::is_ok);
+        let (looked, counts) = match answers.into_iter().collect::<Result<Vec<_>, _>>() {
+            Ok(mut answers) => {
+                let counts = if paid {
+                    answers.pop().unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                (answers.pop().unwrap_or_default(), counts)
+            }
             Err(e) => {
                 if opened {
                     // The lock or the look-up failed inside the transaction: end it.
@@ -675,6 +790,10 @@ impl PgLedger {
             by_nonce: entry(row, 0),
             latest: entry(row, WIDTH),
             last_id: row.get(2 * WIDTH),
+            spent: counts
+                .iter()
+                .map(|row| Amount::from_micros(row.get(0)))
+                .collect(),
         };
         let now = seconds(claim.now);
         let (lease, sender) = (self.lease, self.sender.as_str());
@@ -682,6 +801,11 @@ impl PgLedger {
             Decision::Insert { key, nonce } => {
                 let row_bytes = seconds(ROW_BYTES);
                 let max = seconds(self.retention.max_bytes);
+                let r = claim.receipt;
+                let (receipt, args) = (r.is_some(), r.map(|r| r.args));
+                let unit = r.and_then(|r| r.unit).map(Unit::as_str);
+                let currency = r.and_then(|r| r.currency);
+                let amount = r.and_then(|r| r.amount).map(Amount::micros);
                 let rows = session.transaction_end(&[(
                     &s.insert,
                     &[
@@ -696,6 +820,11 @@ impl PgLedger {
                         &sender,
                         &row_bytes,
                         &max,
+                        &receipt,
+                        &args,
+                        &unit,
+                        &currency,
+                        &amount,
                     ],
                 )])?;
                 match rows.first() {
@@ -1207,6 +1336,24 @@ impl Ledger for PgLedger {
         }
         cleared.insert(id);
         Ok(())
+    }
+
+    fn refund(&self, refund: &Refund<'_>) -> Result<bool, LedgerError> {
+        let connector = self.connector.as_str();
+        let now = seconds(refund.now);
+        let rows = self.with(|session| {
+            Ok(session.one(
+                &session.statements.refund,
+                &[
+                    &connector,
+                    &refund.principal,
+                    &refund.tool,
+                    &refund.job_id,
+                    &now,
+                ],
+            )?)
+        })?;
+        Ok(!rows.is_empty())
     }
 
     fn room(&self, now: u64) -> Result<(), LedgerError> {

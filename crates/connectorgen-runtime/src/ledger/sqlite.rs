@@ -1,7 +1,8 @@
 //! The ledger in one SQLite file, for one instance: the `calls` table, its migrations
 //! (each a version `step` applies once, frozen as written), the partition by connector
 //! and principal, pruning, the usage counters the triggers keep, and `Ledger` for it.
-//! People's sealed credentials (migration 5) are in `sqlite/credentials.rs`.
+//! People's sealed credentials (migration 5) are in `sqlite/credentials.rs`; receipts and
+//! what paid calls spend are migration 6 (`RECEIPTS`).
 //!
 //! Takes: the file's path, the connector's name and the retention (`open`), then the
 //! trait's calls. Returns: what `ledger.rs` says each call returns.
@@ -15,10 +16,11 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Retention,
-    Status,
+    Claim, Decide, Decision, Entry, Found, Ledger, LedgerError, Outcome, ROW_BYTES, Refund,
+    Retention, Status, Tally,
 };
 use crate::vault::{KeyUse, Sealed};
+use connectorgen_core::budget::{Amount, Unit};
 
 mod credentials;
 
@@ -132,6 +134,26 @@ CREATE TRIGGER calls_counted_again AFTER UPDATE OF bytes ON calls BEGIN
 END;
 ";
 
+/// Version 6: receipts and budgets (issue 47). A row made for a call that needs consent
+/// is a receipt (`receipt = 1`) holding the arguments as agreed (`args`); a paid call's
+/// row holds what it spends (`unit` `credits` or `money`, `currency`, and `amount` in
+/// millionths, `NULL` when not known before the call), and `refunded` (when) once a
+/// refund or cancel the manifest marks gave it back. Receipts are pruned by their own
+/// age (`Retention::receipts`); the indexes keep pruning, the strip of an old receipt's
+/// answer and a budget's count to the rows they concern.
+const RECEIPTS: &str = "
+ALTER TABLE calls ADD COLUMN receipt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE calls ADD COLUMN args TEXT;
+ALTER TABLE calls ADD COLUMN unit TEXT CHECK (unit IN ('credits', 'money'));
+ALTER TABLE calls ADD COLUMN currency TEXT;
+ALTER TABLE calls ADD COLUMN amount INTEGER;
+ALTER TABLE calls ADD COLUMN refunded INTEGER;
+CREATE INDEX calls_by_receipt_age ON calls (connector, receipt, updated);
+CREATE INDEX calls_to_strip ON calls (connector, updated)
+    WHERE receipt = 1 AND (result IS NOT NULL OR task IS NOT NULL);
+CREATE INDEX calls_spent ON calls (connector, principal, created) WHERE unit IS NOT NULL;
+";
+
 /// After the migrations.
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS calls_by_call ON calls (connector, principal, tool, args_hash, created);
@@ -170,6 +192,7 @@ impl SqliteLedger {
             window: u64::MAX,
             consent: u64::MAX,
             max_bytes: u64::MAX,
+            receipts: u64::MAX,
         };
         Self::with(
             Connection::open_in_memory()?,
@@ -220,6 +243,7 @@ impl SqliteLedger {
         step(&connection, 3, "ALTER TABLE calls ADD COLUMN task TEXT;")?;
         step(&connection, 4, COUNTED)?;
         step(&connection, 5, credentials::MIGRATION)?;
+        step(&connection, 6, RECEIPTS)?;
         connection.execute_batch(INDEXES)?;
         Ok(SqliteLedger {
             connection: Mutex::new(connection),
@@ -304,7 +328,7 @@ fn partition(
 /// version in one transaction, the version read again under the write lock (as in
 /// `partition`: two processes opening an old file together both saw the old version).
 /// Version 2 is `NEVER_REUSED` (the table copied), 3 the `task` column, 4 `COUNTED`, 5
-/// people's sealed credentials (`credentials::MIGRATION`).
+/// people's sealed credentials (`credentials::MIGRATION`), 6 `RECEIPTS`.
 fn step(connection: &Connection, version: i64, sql: &str) -> Result<(), LedgerError> {
     let older = |connection: &Connection| -> Result<bool, rusqlite::Error> {
         let at: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
@@ -331,7 +355,8 @@ fn step(connection: &Connection, version: i64, sql: &str) -> Result<(), LedgerEr
 }
 
 /// Deletes the rows that can no longer decide a call (`Retention::keep` after their last
-/// write), except those in `busy`.
+/// write), except those in `busy`; of a receipt past that, only its stored answer and task
+/// state go, and the receipt itself past `Retention::kept_receipts`.
 fn prune(
     tx: &rusqlite::Transaction<'_>,
     connector: &str,
@@ -348,13 +373,68 @@ fn prune(
         };
         tx.execute(
             &format!(
-                "DELETE FROM calls WHERE connector = ?2 AND updated < ?1 AND nonce {test} \
+                "DELETE FROM calls WHERE connector = ?2 AND receipt = 0 AND updated < ?1 \
+                 AND nonce {test} AND id NOT IN ({busy})"
+            ),
+            params![seconds(before), connector],
+        )?;
+        tx.execute(
+            &format!(
+                "UPDATE calls SET result = NULL, task = NULL, \
+                 bytes = COALESCE(LENGTH(CAST(args AS BLOB)), 0) \
+                 WHERE connector = ?2 AND updated < ?1 \
+                 AND receipt = 1 AND (result IS NOT NULL OR task IS NOT NULL) \
+                 AND nonce {test} AND id NOT IN ({busy})"
+            ),
+            params![seconds(before), connector],
+        )?;
+    }
+    if let Some(before) = now.checked_sub(retention.kept_receipts()) {
+        tx.execute(
+            &format!(
+                "DELETE FROM calls WHERE connector = ?2 AND receipt = 1 AND updated < ?1 \
                  AND id NOT IN ({busy})"
             ),
             params![seconds(before), connector],
         )?;
     }
     Ok(())
+}
+
+/// Each tally counted (`Found::spent`): this principal's paid rows created since its
+/// start, refused ones left out; for an amount, those of its unit with an amount known
+/// and not given back.
+fn spent(
+    tx: &rusqlite::Transaction<'_>,
+    connector: &str,
+    principal: &str,
+    tallies: &[Tally],
+) -> Result<Vec<Amount>, LedgerError> {
+    let mut out = Vec::with_capacity(tallies.len());
+    for tally in tallies {
+        let since = seconds(tally.since);
+        let value: i64 = if tally.unit == Unit::Calls {
+            let n: i64 = tx
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM calls WHERE connector = ?1 AND principal = ?2 \
+                     AND unit IS NOT NULL AND created >= ?3 AND status != 'rejected'",
+                )?
+                .query_row(params![connector, principal, since], |row| row.get(0))?;
+            Amount::units(n).micros()
+        } else {
+            tx.prepare_cached(
+                "SELECT COALESCE(SUM(amount), 0) FROM calls WHERE connector = ?1 \
+                 AND principal = ?2 AND unit IS NOT NULL AND unit = ?4 AND created >= ?3 \
+                 AND status != 'rejected' AND amount IS NOT NULL AND refunded IS NULL",
+            )?
+            .query_row(
+                params![connector, principal, since, tally.unit.as_str()],
+                |row| row.get(0),
+            )?
+        };
+        out.push(Amount::from_micros(value));
+    }
+    Ok(out)
 }
 
 /// The rows' count and the bytes they hold (`ROW_BYTES` each plus their answers), from
@@ -400,17 +480,19 @@ fn wait(
 ) -> Result<u64, LedgerError> {
     let oldest = |test: &str| -> Result<Option<i64>, LedgerError> {
         Ok(tx.query_row(
-            &format!("SELECT MIN(updated) FROM calls WHERE connector = ?1 AND nonce {test}"),
+            &format!("SELECT MIN(updated) FROM calls WHERE connector = ?1 AND {test}"),
             params![connector],
             |row| row.get::<_, Option<i64>>(0),
         )?)
     };
     let mut soonest = u64::MAX;
-    for (nonce, test) in [(false, "IS NULL"), (true, "IS NOT NULL")] {
+    for (keep, test) in [
+        (retention.keep(false), "receipt = 0 AND nonce IS NULL"),
+        (retention.keep(true), "receipt = 0 AND nonce IS NOT NULL"),
+        (retention.kept_receipts(), "receipt = 1"),
+    ] {
         if let Some(updated) = oldest(test)? {
-            let at = u64::try_from(updated)
-                .unwrap_or(0)
-                .saturating_add(retention.keep(nonce));
+            let at = u64::try_from(updated).unwrap_or(0).saturating_add(keep);
             soonest = soonest.min(at.saturating_sub(now));
         }
     }
@@ -493,17 +575,23 @@ impl Ledger for SqliteLedger {
             params![claim.tool, claim.args_hash, connector, claim.principal],
             |row| row.get::<_, Option<i64>>(0),
         )?;
+        let spent = spent(&tx, connector, claim.principal, claim.tallies)?;
         let found = Found {
             by_nonce,
             latest,
             last_id,
+            spent,
         };
         let written = match decide(&found) {
             Decision::Insert { key, nonce } => {
                 room(&tx, connector, self.retention, claim.now)?;
+                let receipt = claim.receipt;
+                let args = receipt.map(|r| r.args);
                 tx.execute(
                     "INSERT INTO calls (connector, principal, tool, args_hash, key, nonce, \
-                     status, created, updated) VALUES (?6, ?7, ?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
+                     status, created, updated, receipt, args, unit, currency, amount, bytes) \
+                     VALUES (?6, ?7, ?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?8, ?9, ?10, ?11, ?12, \
+                     COALESCE(LENGTH(CAST(?9 AS BLOB)), 0))",
                     params![
                         claim.tool,
                         claim.args_hash,
@@ -511,7 +599,12 @@ impl Ledger for SqliteLedger {
                         nonce,
                         seconds(claim.now),
                         connector,
-                        claim.principal
+                        claim.principal,
+                        receipt.is_some(),
+                        args,
+                        receipt.and_then(|r| r.unit).map(Unit::as_str),
+                        receipt.and_then(|r| r.currency),
+                        receipt.and_then(|r| r.amount).map(Amount::micros),
                     ],
                 )?;
                 let id = tx.last_insert_rowid();
@@ -543,9 +636,12 @@ impl Ledger for SqliteLedger {
         let mut connection = self.lock()?;
         let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let (_, used) = usage(&tx, &self.connector)?;
-        let (kept, task): (i64, i64) = tx
+        // `others`: what the row holds besides its answer (its task's state, its receipt's
+        // arguments), counted with the new answer.
+        let (kept, others): (i64, i64) = tx
             .query_row(
-                "SELECT bytes, COALESCE(LENGTH(CAST(task AS BLOB)), 0) FROM calls WHERE id = ?1",
+                "SELECT bytes, COALESCE(LENGTH(CAST(task AS BLOB)), 0) \
+                 + COALESCE(LENGTH(CAST(args AS BLOB)), 0) FROM calls WHERE id = ?1",
                 params![id],
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
@@ -557,13 +653,13 @@ impl Ledger for SqliteLedger {
             self.retention.fits(
                 used,
                 kept.unsigned_abs(),
-                (text.len() as u64).saturating_add(task.unsigned_abs()),
+                (text.len() as u64).saturating_add(others.unsigned_abs()),
             )
         });
         let bytes = result.map_or(kept, |text| {
             i64::try_from(text.len())
                 .unwrap_or(i64::MAX)
-                .saturating_add(task)
+                .saturating_add(others)
         });
         tx.execute(
             "UPDATE calls SET status = ?2, http_status = ?3, job_id = COALESCE(?4, job_id), \
@@ -623,6 +719,23 @@ impl Ledger for SqliteLedger {
                 entry,
             )
             .optional()?)
+    }
+
+    fn refund(&self, refund: &Refund<'_>) -> Result<bool, LedgerError> {
+        let connection = self.lock()?;
+        let changed = connection.execute(
+            "UPDATE calls SET refunded = ?5 WHERE id = (SELECT id FROM calls \
+             WHERE connector = ?1 AND principal = ?2 AND tool = ?3 AND job_id = ?4 \
+             AND unit IS NOT NULL AND refunded IS NULL ORDER BY id DESC LIMIT 1)",
+            params![
+                self.connector,
+                refund.principal,
+                refund.tool,
+                refund.job_id,
+                seconds(refund.now)
+            ],
+        )?;
+        Ok(changed > 0)
     }
 
     fn room(&self, now: u64) -> Result<(), LedgerError> {
@@ -700,6 +813,7 @@ mod tests {
         window: u64::MAX,
         consent: u64::MAX,
         max_bytes: u64::MAX,
+        receipts: 0,
     };
 
     /// The principal the suite's claims use, for every tool: the old rows become theirs.
@@ -716,6 +830,8 @@ mod tests {
             now,
             since: now.saturating_sub(100),
             busy: &[],
+            receipt: None,
+            tallies: &[],
         }
     }
 
@@ -885,6 +1001,8 @@ mod tests {
             now,
             since: now.saturating_sub(window),
             busy,
+            receipt: None,
+            tallies: &[],
         }
     }
 
@@ -917,6 +1035,7 @@ mod tests {
             window: 1,
             consent: 600,
             max_bytes: 64 << 20,
+            receipts: 0,
         };
         let ledger = SqliteLedger::open(&path, "test", retention, &BTreeMap::new()).unwrap();
         let mut largest = 0;
@@ -981,6 +1100,7 @@ mod tests {
                 window: 1,
                 consent: 1,
                 max_bytes: 1 << 20,
+                receipts: 0,
             },
             &BTreeMap::new(),
         )
@@ -1012,6 +1132,7 @@ mod tests {
                 window: 3_600,
                 consent: 600,
                 max_bytes: 3 * ROW_BYTES + 100,
+                receipts: 0,
             },
             &BTreeMap::new(),
         )
@@ -1130,7 +1251,7 @@ mod tests {
             .unwrap()
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 5);
+        assert_eq!(version, 6);
         drop(ledger);
         // Opened again: migrated once, nothing changes.
         let again = SqliteLedger::open(&path, "test", KEEP_ALL, &BTreeMap::new()).unwrap();

@@ -4,7 +4,8 @@
 //! Takes: a store that opens two handles on one ledger (two connections: two instances).
 //! Returns: nothing; each check panics with what differed.
 //!
-//! People's sealed credentials have their part of the suite in `suite/credentials.rs`.
+//! People's sealed credentials have their part of the suite in `suite/credentials.rs`,
+//! budgets and receipts theirs in `suite/budgets.rs`.
 
 use std::collections::BTreeMap;
 
@@ -15,39 +16,52 @@ use super::{
 
 use crate::testing::postgres as cluster;
 
+mod budgets;
 mod credentials;
 
 const KEEP_ALL: Retention = Retention {
     window: 1 << 40,
     consent: 1 << 40,
     max_bytes: 1 << 40,
+    receipts: 0,
 };
 
 /// A store under test: two handles on one new ledger with these bounds.
 trait Store {
     /// Whether a handle sees the other's sends on the row (`Entry::sending`).
     const SHARES_SENDS: bool;
-    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>);
+    /// `n` handles on one new ledger (`n` connections: `n` instances).
+    fn handles(retention: Retention, n: usize) -> Vec<Box<dyn Ledger>>;
+
+    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>) {
+        let mut two = Self::handles(retention, 2);
+        let b = two.pop().unwrap();
+        (two.pop().unwrap(), b)
+    }
 }
 
 struct Sqlite;
 impl Store for Sqlite {
     const SHARES_SENDS: bool = false;
-    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>) {
+    fn handles(retention: Retention, n: usize) -> Vec<Box<dyn Ledger>> {
         let dir = tempfile::tempdir().unwrap().keep();
         let path = dir.join("l.sqlite3");
         let open = || SqliteLedger::open(&path, "test", retention, &BTreeMap::new()).unwrap();
-        (Box::new(open()), Box::new(open()))
+        (0..n)
+            .map(|_| Box::new(open()) as Box<dyn Ledger>)
+            .collect()
     }
 }
 
 struct Postgres;
 impl Store for Postgres {
     const SHARES_SENDS: bool = true;
-    fn pair(retention: Retention) -> (Box<dyn Ledger>, Box<dyn Ledger>) {
+    fn handles(retention: Retention, n: usize) -> Vec<Box<dyn Ledger>> {
         let url = cluster::cluster().database();
         let open = || PgLedger::open(&url, "test", retention, 60).unwrap();
-        (Box::new(open()), Box::new(open()))
+        (0..n)
+            .map(|_| Box::new(open()) as Box<dyn Ledger>)
+            .collect()
     }
 }
 
@@ -60,6 +74,8 @@ fn claim<'a>(principal: &'a str, hash: &'a str, nonce: Option<&'a str>, now: u64
         now,
         since: now.saturating_sub(100),
         busy: &[],
+        receipt: None,
+        tallies: &[],
     }
 }
 
@@ -192,6 +208,7 @@ fn a_full_ledger_refuses_new_requests_and_forgets_nothing<S: Store>() {
         window: 3_600,
         consent: 600,
         max_bytes: 2 * ROW_BYTES + 100,
+        receipts: 0,
     });
     let window = |hash: &'static str, now: u64| Claim {
         since: now.saturating_sub(3_600),
@@ -264,6 +281,7 @@ fn a_send_is_seen_by_the_other_instance<S: Store>() {
         window: 1,
         consent: 1,
         max_bytes: 1 << 20,
+        receipts: 0,
     });
     let row = new_row(&*a, &claim("p", "slow", None, 1_000), "k");
     assert!(row.sending == S::SHARES_SENDS);
@@ -280,6 +298,8 @@ fn a_send_is_seen_by_the_other_instance<S: Store>() {
         b.claim(&now, &mut move |_| Decision::Retry(id)).unwrap();
         let later = Claim {
             busy: &[],
+            receipt: None,
+            tallies: &[],
             ..claim("p", "other", None, 5_000)
         };
         look(&*a, &later);
@@ -316,6 +336,7 @@ fn a_pruned_rows_id_is_never_given_again<S: Store>() {
         window: 10,
         consent: 10,
         max_bytes: 1 << 20,
+        receipts: 0,
     });
     let first = new_row(&*a, &claim("p", "h1", None, 1_000), "k1");
     a.finish(first.id, &outcome(Status::Job, None), 1_000)
@@ -346,6 +367,7 @@ fn a_finished_task_is_kept_with_its_row<S: Store>() {
         window: 10,
         consent: 10,
         max_bytes: 2 * ROW_BYTES + 100,
+        receipts: 0,
     });
     let row = new_row(&*a, &claim("p", "h", None, 1_000), "k");
     a.finish(row.id, &outcome(Status::Job, Some(10)), 1_000)
@@ -382,6 +404,7 @@ fn the_counters_follow_every_write<S: Store>() {
         window: 10,
         consent: 10,
         max_bytes: bound,
+        receipts: 0,
     });
     let first = new_row(&*a, &claim("p", "h1", None, 1_000), "k1");
     a.finish(first.id, &outcome(Status::Done, Some(200)), 1_000)
@@ -488,7 +511,7 @@ fn postgres_migrations_are_versioned() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4, 5]);
+    assert_eq!(versions, [1, 2, 3, 4, 5, 6]);
     client
         .execute(
             "INSERT INTO connectorgen_migrations (version) VALUES (99)",

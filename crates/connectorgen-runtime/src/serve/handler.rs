@@ -198,6 +198,9 @@ impl Server {
             base_url: config.base_url.clone(),
             enforce_consent: config.enforce_consent,
             retry_window: config.retry_window,
+            // `serve::prepare` put the budgets in force here.
+            budgets: config.budgets.clone().unwrap_or_default(),
+            currency: connector.currency().map(str::to_string),
         };
         // The connection's credential as placed: what each person's value becomes.
         let scheme = served

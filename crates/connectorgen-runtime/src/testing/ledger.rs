@@ -26,6 +26,7 @@ const RETENTION: Retention = Retention {
     window: 3_600,
     consent: 600,
     max_bytes: 1 << 34,
+    receipts: 0,
 };
 
 /// A ledger opened for the benchmark.
@@ -77,6 +78,8 @@ impl PaidCalls {
             now,
             since: now.saturating_sub(RETENTION.window),
             busy: &[],
+            receipt: None,
+            tallies: &[],
         };
         let error = |e: LedgerError| e.to_string();
         // The first claim finds no row: the person is asked (nothing written).

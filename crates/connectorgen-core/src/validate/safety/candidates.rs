@@ -20,6 +20,10 @@ use crate::model::{
 /// A header, query parameter or top-level body property of an operation, which could
 /// be its retry key.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "four separate facts about one input, each read on its own (no states to merge)"
+)]
 pub struct Candidate {
     pub location: KeyLocation,
     pub name: String,
@@ -27,6 +31,8 @@ pub struct Candidate {
     pub description: String,
     /// Whether its schema says it is a string (as a retry key is).
     pub string: bool,
+    /// Whether its schema says it is a number (`number` or `integer`): an amount's input.
+    pub number: bool,
     /// Whether the document retires it: `deprecated: true`, or a description that says it
     /// is deprecated or no longer used. Never the default key (issue 31: a provider's old
     /// `idempotency_key` field, kept in the schema, "no longer used").
@@ -117,6 +123,9 @@ pub(crate) fn candidates<'a>(
             string: p
                 .get("schema")
                 .is_some_and(|schema| is_string(follow(resolve, schema))),
+            number: p
+                .get("schema")
+                .is_some_and(|schema| is_number(follow(resolve, schema))),
             deprecated: retired(p)
                 || p.get("schema")
                     .is_some_and(|schema| retired(follow(resolve, schema))),
@@ -194,6 +203,7 @@ fn properties<'a>(
                 required: required.contains(name.as_str()),
                 description: text_of(property),
                 string: is_string(property),
+                number: is_number(property),
                 deprecated: retired(property),
             });
         }
@@ -210,6 +220,16 @@ fn is_string(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        _ => false,
+    }
+}
+
+/// Whether a schema's `type` is `number` or `integer` (or a list of types holding one).
+fn is_number(schema: &Value) -> bool {
+    let number = |t: &Value| t == "number" || t == "integer";
+    match schema.get("type") {
+        Some(t @ Value::String(_)) => number(t),
+        Some(Value::Array(types)) => types.iter().any(number),
         _ => false,
     }
 }
@@ -339,6 +359,7 @@ mod tests {
             required: false,
             description: description.to_string(),
             string,
+            number: false,
             deprecated: false,
         }
     }

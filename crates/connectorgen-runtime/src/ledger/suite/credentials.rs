@@ -156,6 +156,7 @@ fn kept_replaced_and_deleted_never_pruned<S: Raw>() {
         window: 1,
         consent: 1,
         max_bytes: 1 << 40,
+        receipts: 0,
     });
     assert_eq!(a.get_credential("alice").unwrap(), None);
     a.put_credential("alice", &made_up(1), 1_000).unwrap();

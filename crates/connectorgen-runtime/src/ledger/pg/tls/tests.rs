@@ -11,6 +11,7 @@ const KEEP: Retention = Retention {
     window: 3_600,
     consent: 600,
     max_bytes: 1 << 30,
+    receipts: 0,
 };
 
 fn refused(url: &str) -> String {
@@ -55,6 +56,8 @@ fn claims(ledger: &PgLedger) {
         now: 1_000,
         since: 0,
         busy: &[],
+        receipt: None,
+        tallies: &[],
     };
     let (_, entry) = ledger
         .claim(&claim, &mut |_| Decision::Insert {
