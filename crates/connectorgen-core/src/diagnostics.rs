@@ -1820,6 +1820,26 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// An exposed operation is called on the Base URL's host but under another path.
+    ///
+    /// llms.txt gives one Base URL; an operation whose server is that host with another
+    /// path (`/v2` beside a Base URL ending in `/v1`) is listed with its own URL, but its
+    /// path looks like the Base URL's, and an agent that joins the two calls an address
+    /// the provider does not serve, or serves otherwise. Clients built from the OpenAPI
+    /// documents and `serve` call the operation's own server.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error("`{id}` is called at {url}: the Base URL's host, but not the Base URL ({base})")]
+    #[diagnostic(help(
+        "llms.txt gives this operation its own URL, which the agent must use instead of the Base URL: `lintAllow: [same-host-other-path]` here accepts that; for one Base URL, expose the operations of one server only (`service.publicUrl` would send this operation there too)"
+    ))]
+    SameHostOtherPath {
+        id: String,
+        url: String,
+        base: String,
+        #[label("called at {url}")]
+        span: Span,
+    },
+
     /// The summary is one word or starts with a catch-all verb (Manages, Handles,
     /// Processes, Does, Deals with).
     ///
