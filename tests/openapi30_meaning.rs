@@ -25,7 +25,7 @@ const FORMS: [&str; 9] = [
     r##"{ "type": "object", "properties": { "code": { "oneOf": [{ "$ref": "#/components/schemas/Code" }, { "type": "null" }] } } }"##,
 ];
 
-fn manifest() -> String {
+fn manifest(forms: &[&str]) -> String {
     let mut y = String::from(
         "version: 1\nservice:\n  name: Forms\n  version: 1.0.0\n  \
          description: Reads forms.\n  publicUrl: https://api.forms.example\n  \
@@ -37,7 +37,7 @@ fn manifest() -> String {
          Either: {anyOf: [{type: string}, {type: integer}]}\n\
          operations:\n",
     );
-    for (i, form) in FORMS.iter().enumerate() {
+    for (i, form) in forms.iter().enumerate() {
         y += &format!(
             "  - id: read{i}\n    method: get\n    path: /v1/forms{i}\n    \
              summary: Read form {i}\n    description: Read-only. Changes nothing.\n    \
@@ -62,6 +62,24 @@ fn from_30(value: &Value) -> Value {
                 && let Some(Value::String(t)) = map.get("type")
             {
                 out.insert("type".into(), json!([t, "null"]));
+            }
+            // 3.0's boolean `exclusiveMinimum`/`exclusiveMaximum` make the bound beside
+            // them exclusive: 2020-12 says it with the number.
+            for (exclusive, bound) in [
+                ("exclusiveMinimum", "minimum"),
+                ("exclusiveMaximum", "maximum"),
+            ] {
+                match map.get(exclusive) {
+                    Some(Value::Bool(true)) => {
+                        if let Some(b) = out.remove(bound) {
+                            out.insert(exclusive.into(), b);
+                        }
+                    }
+                    Some(Value::Bool(false)) => {
+                        out.remove(exclusive);
+                    }
+                    _ => {}
+                }
             }
             Value::Object(out)
         }
@@ -92,17 +110,70 @@ fn output_schema(doc: &Value, i: usize) -> &Value {
         ["schema"]
 }
 
-#[test]
-fn every_or_null_form_accepts_the_same_values_in_3_0() {
+/// The 3.1 and the 3.0 document of a manifest with one output schema per form, the
+/// 3.0 one read as 2020-12 (`from_30`), and the codes of the findings about the 3.0
+/// target.
+fn both(forms: &[&str]) -> (Value, Value, Vec<String>) {
     let options = Options {
         targets: Some(vec![Target::Muse, Target::Openapi30]),
         ..Options::default()
     };
-    let analysis = analyze_with("connector.yaml", Arc::new(manifest()), &options).expect("runs");
+    let analysis =
+        analyze_with("connector.yaml", Arc::new(manifest(forms)), &options).expect("runs");
+    let findings = analysis
+        .diagnostics
+        .items()
+        .iter()
+        .map(|f| f.diagnostic.code_str())
+        .filter(|c| c.starts_with("openapi30"))
+        .collect();
     let outputs = analysis.outputs.expect("the manifest is valid");
     let v31: Value = serde_json::from_str(&outputs["openapi.json"]).unwrap();
     let v30: Value = serde_json::from_str(&outputs["openapi.3.0.json"]).unwrap();
-    let v30 = from_30(&v30);
+    (v31, from_30(&v30), findings)
+}
+
+/// Exact rewrites: a schema of null alone (3.0 has no `null` type) and a numeric
+/// exclusive bound beside an inclusive one of the same side (3.0 has one number per
+/// side) accept the same values, with no finding.
+#[test]
+fn exact_rewrites_accept_the_same_values_in_3_0() {
+    let forms = [
+        r#"{ "type": "null" }"#,
+        r#"{ "type": ["null"] }"#,
+        r#"{ "type": "number", "minimum": 2, "exclusiveMinimum": 1 }"#,
+        r#"{ "type": "number", "exclusiveMinimum": 2, "minimum": 2 }"#,
+        r#"{ "type": "number", "maximum": 7, "exclusiveMaximum": 7 }"#,
+        r#"{ "type": "number", "exclusiveMaximum": 7, "maximum": 1.5 }"#,
+    ];
+    let (v31, v30, findings) = both(&forms);
+    assert!(findings.is_empty(), "{findings:?}");
+    let samples = [
+        Value::Null,
+        json!(0),
+        json!(1),
+        json!(1.5),
+        json!(2),
+        json!(2.5),
+        json!(7),
+        json!(8),
+        json!("2"),
+    ];
+    for (i, form) in forms.iter().enumerate() {
+        let want = accepted(&v31, output_schema(&v31, i), &samples);
+        let got = accepted(&v30, output_schema(&v30, i), &samples);
+        assert_eq!(
+            got,
+            want,
+            "form {i}: {form} became {}",
+            output_schema(&v30, i)
+        );
+    }
+}
+
+#[test]
+fn every_or_null_form_accepts_the_same_values_in_3_0() {
+    let (v31, v30, _) = both(&FORMS);
     let samples = [
         Value::Null,
         json!("abc"),

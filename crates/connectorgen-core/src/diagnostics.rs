@@ -1023,26 +1023,52 @@ pub enum Diagnostic {
         span: Span,
     },
 
-    /// A JSON Schema uses a construct OpenAPI 3.0 cannot express.
+    /// A construct OpenAPI 3.0 cannot express without changing a request.
     ///
-    /// The `openapi30` target is for platforms that read only OpenAPI 3.0: a JSON Schema
-    /// construct 3.0 has no word for (`$defs`, `prefixItems`, `if`/`then`) would be refused
-    /// by them, or ignored, giving the model a looser schema than the provider checks, so
-    /// it sends values the provider refuses. What can be rewritten with the same meaning is
-    /// (`const` becomes a one-value `enum`); dropping only an annotation (`examples`) is a
-    /// warning; anything else is an error (docs/targets.md).
-    #[strum_discriminants(strum(props(severity = "error or warning")))]
+    /// The `openapi30` target is for platforms that read only OpenAPI 3.0. What 3.0 cannot
+    /// say is written the nearest way it can be, or left out, with an
+    /// `openapi30-approximated` warning; this error is kept for what would change the
+    /// requests a 3.0 client makes: a `mutualTLS` security scheme (3.0 has no such type,
+    /// so its client would call without the certificate). Nothing of any target is
+    /// written while it stands (docs/targets.md).
+    #[strum_discriminants(strum(props(severity = "error")))]
     #[error(
         "`{id}`: {pointer} uses {construct}, which OpenAPI 3.0 (the openapi30 target) cannot express"
     )]
     #[diagnostic(help(
-        "rewrite the schema with 3.0-compatible keywords, or leave the openapi30 target out: remove it from `targets`, or pass `--target` without it for one run (e.g. `--target muse,mcp`)"
+        "a 3.0 client would send other requests than the provider takes (without the client certificate a `mutualTLS` scheme asks for): leave the openapi30 target out — remove it from `targets`, or pass `--target` without it for one run (e.g. `--target muse,mcp`)"
     ))]
     Openapi30Unsupported {
         id: String,
         pointer: String,
         construct: String,
-        #[label("in this schema")]
+        #[label("here")]
+        span: Span,
+    },
+
+    /// OpenAPI 3.0 cannot express a construct: openapi.3.0.json writes the nearest form, or
+    /// leaves it out.
+    ///
+    /// The `openapi30` target is for platforms that read only OpenAPI 3.0. A JSON Schema
+    /// keyword 3.0 lacks (`patternProperties`, `prefixItems`, `if`/`then`, `$defs`), or a
+    /// 3.1 construct it has no place for (`info.summary`, an operation without
+    /// `responses`), would have the whole document refused by them; written the nearest
+    /// way (`patternProperties` as `additionalProperties` of the union of its schemas, a
+    /// keyword as an `x-` key a 3.0 reader ignores), a 3.0 reader checks less there than
+    /// the provider does, and the warning says where. No request changes, and the other
+    /// targets keep the construct as written.
+    #[strum_discriminants(strum(props(severity = "warning")))]
+    #[error("`{id}`: OpenAPI 3.0 cannot express {construct} at {pointer}: openapi.3.0.json {what}")]
+    #[diagnostic(help(
+        "nothing to do for the other targets, which keep it as written; a 3.0 reader checks less here. If no tool of yours reads OpenAPI 3.0, leave the openapi30 target out of `targets`"
+    ))]
+    Openapi30Approximated {
+        id: String,
+        pointer: String,
+        construct: String,
+        /// What openapi.3.0.json does instead.
+        what: String,
+        #[label("here")]
         span: Span,
     },
 
@@ -1898,6 +1924,26 @@ pub enum Diagnostic {
         id: String,
         place: String,
         #[label("this operation")]
+        span: Span,
+    },
+
+    /// An exposed operation is called on the Base URL's host but under another path.
+    ///
+    /// llms.txt gives one Base URL; an operation whose server is that host with another
+    /// path (`/v2` beside a Base URL ending in `/v1`) is listed with its own URL, but its
+    /// path looks like the Base URL's, and an agent that joins the two calls an address
+    /// the provider does not serve, or serves otherwise. Clients built from the OpenAPI
+    /// documents and `serve` call the operation's own server.
+    #[strum_discriminants(strum(props(level = "warn")))]
+    #[error("`{id}` is called at {url}: the Base URL's host, but not the Base URL ({base})")]
+    #[diagnostic(help(
+        "llms.txt gives this operation its own URL, which the agent must use instead of the Base URL: `lintAllow: [same-host-other-path]` here accepts that; for one Base URL, expose the operations of one server only (`service.publicUrl` would send this operation there too)"
+    ))]
+    SameHostOtherPath {
+        id: String,
+        url: String,
+        base: String,
+        #[label("called at {url}")]
         span: Span,
     },
 

@@ -209,6 +209,20 @@ pub fn run(
                 span: origin.entry,
             });
         }
+        // Only llms.txt gives one Base URL: every other output says each operation's own.
+        if connector.targets.contains(&crate::model::Target::Muse)
+            && let Some(url) = connector
+                .document
+                .other_server(op, &connector.service.public_url)
+            && crate::model::origin(&url) == crate::model::origin(&connector.service.public_url)
+        {
+            emit(Diagnostic::SameHostOtherPath {
+                id: op.id.clone(),
+                url,
+                base: connector.service.public_url.clone(),
+                span: origin.entry,
+            });
+        }
         if let Some(reason) = vague_reason(&op.summary) {
             emit(Diagnostic::VagueSummary {
                 id: op.id.clone(),

@@ -131,6 +131,75 @@ impl Document {
     pub(crate) fn path_item(&self, path: &str) -> Option<&Map<String, Value>> {
         self.root.get("paths")?.get(path)?.as_object()
     }
+
+    /// The Server Objects `op` is called at, by OpenAPI's rules: its own `servers`, else
+    /// its path item's, else the document's (the first is the one a client uses); empty
+    /// when none applies. The one reading of those rules: the request mapping, the
+    /// `mixed-servers` check and llms.txt all ask it.
+    pub(crate) fn servers_of<'a>(&'a self, op: &'a Operation) -> &'a [Value] {
+        op.http
+            .get("servers")
+            .or_else(|| self.path_item(&op.path).and_then(|i| i.get("servers")))
+            .or_else(|| self.root.get("servers"))
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Where `op` is called when that is not `base` (the Base URL llms.txt gives, without
+    /// a trailing slash): its first server's URL, variables at their defaults, as the
+    /// document writes it; none when it is `base` up to a trailing slash and the case of
+    /// the scheme and host, or when no server applies.
+    pub(crate) fn other_server(&self, op: &Operation, base: &str) -> Option<String> {
+        let url = server_url(self.servers_of(op).first()?);
+        (!same_server(&url, base)).then_some(url)
+    }
+}
+
+/// Whether two server URLs are one: equal up to a trailing slash and the case of the
+/// scheme and host.
+fn same_server(a: &str, b: &str) -> bool {
+    origin(a) == origin(b) && path_of(a).trim_end_matches('/') == path_of(b).trim_end_matches('/')
+}
+
+/// A Server Object's URL with each `{variable}` at its default (not checked).
+pub(crate) fn server_url(server: &Value) -> String {
+    let mut url = server
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    for (name, variable) in server
+        .get("variables")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(default) = variable.get("default").and_then(Value::as_str) {
+            url = url.replace(&format!("{{{name}}}"), default);
+        }
+    }
+    url
+}
+
+/// The origin of a URL, `scheme://host[:port]` in lower case; a relative URL as written
+/// (it is resolved against wherever the document is served, which is not known here).
+pub(crate) fn origin(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            format!("{scheme}://{authority}").to_ascii_lowercase()
+        }
+        None => url.to_string(),
+    }
+}
+
+/// What follows the origin of an absolute URL (`/v2` of `https://api.example/v2`);
+/// a relative URL whole.
+pub(crate) fn path_of(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("", |at| &rest[at..]),
+        None => url,
+    }
 }
 
 /// The value a local reference (`#/a/b`, segments percent- and `~`-escaped) points at
@@ -1405,7 +1474,20 @@ pub fn budget_problem(
 
 #[cfg(test)]
 mod tests {
-    use super::{OAuthScopes, credential_env};
+    use super::{OAuthScopes, credential_env, same_server};
+
+    #[test]
+    fn a_server_is_the_same_up_to_a_trailing_slash_and_the_hosts_case() {
+        let base = "https://api.example/v1";
+        assert!(same_server("https://api.example/v1/", base));
+        assert!(same_server("HTTPS://API.Example/v1", base));
+        assert!(!same_server("https://api.example/V1", base));
+        assert!(!same_server("https://api.example/v2", base));
+        assert!(!same_server("https://api.example", base));
+        assert!(!same_server("https://api.example:8443/v1", base));
+        assert!(!same_server("/v1", base));
+        assert!(same_server("https://api.example/", "https://api.example"));
+    }
 
     #[test]
     fn scope_names_default_to_the_service_in_lower_case_kebab() {

@@ -491,6 +491,25 @@ pub fn load(name: &str, text: Arc<String>) -> Result<Connector, Diagnostics> {
         .map_err(|invalid| invalid.diagnostics)
 }
 
+/// `load` of a manifest file, its base document read beside it as the case tests read
+/// it (`../specs/`); for the crate's own tests.
+#[cfg(test)]
+pub(crate) fn load_file(path: &str) -> Connector {
+    let path = std::path::Path::new(path);
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let options = Options {
+        manifest_dir: Some(dir.to_path_buf()),
+        allow_read: vec![dir.join("../specs")],
+        ..Options::default()
+    };
+    let text = Arc::new(std::fs::read_to_string(path).expect("a readable manifest"));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    match validated(&name, &text, &options) {
+        Ok(valid) => valid.connector,
+        Err(invalid) => panic!("{}: {:?}", path.display(), invalid.diagnostics),
+    }
+}
+
 /// Why the base document could not be used: the finding, and the document's name and
 /// text when the finding points into it.
 type BaseFailure = (Finding, Option<(String, Arc<String>)>);

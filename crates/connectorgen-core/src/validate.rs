@@ -51,7 +51,7 @@ mod syntax;
 use serde_saphyr::Spanned;
 
 // What `import` predicts about a base document, by the same rules validation applies.
-pub use base::service::{first_server, server_url};
+pub use base::service::first_server;
 pub use safety::candidates::{base_candidates, declared_key, retired_key};
 pub use syntax::{check_url, is_identifier};
 

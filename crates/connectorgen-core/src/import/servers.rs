@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::yaml::{comment, scalar};
 use crate::base::Base;
-use crate::validate::{check_url, server_url};
+use crate::model::server_url;
+use crate::validate::check_url;
 
 /// Words that mark a sandbox in a server's host labels or description.
 const SANDBOX_WORDS: &[&str] = &[

@@ -1,15 +1,22 @@
 //! Connector → `openapi.3.0.json`, for tools that only read OpenAPI 3.0.
 //!
 //! Takes: the OpenAPI 3.1 document (`openapi::document`) and the connector (for spans).
-//! Returns: the 3.0.3 JSON text and a finding for every 3.1-only construct: an error
-//! where it cannot be expressed in 3.0, a warning where expressing it loses something
-//! (extra `examples`); and a warning for each keyword no vocabulary defines (`embed`),
-//! carried as an `x-` key (`x-embed`), which is what JSON Schema's "ignore unknown
-//! keywords" means in a 3.0 Schema Object, where every key must be known.
+//! Returns: the 3.0.3 JSON text and its findings. What 3.0 cannot express is written the
+//! nearest way it can be, or left out, each with an `openapi30-approximated` warning
+//! naming the place, so that the target never stops the others' outputs:
+//! `patternProperties` → `additionalProperties` of the union of their schemas; `items` as
+//! a list → `items` of their union; a JSON Schema keyword 3.0 lacks (`prefixItems`, `if`,
+//! `$defs`) → an `x-` key, as a keyword no vocabulary defines (`embed` → `x-embed`, an
+//! `openapi30-extension` warning), which is what JSON Schema's "ignore unknown keywords"
+//! means in a 3.0 Schema Object, where every key must be known; extra `examples`,
+//! `info.summary`, `jsonSchemaDialect` → left out; no `responses` → a `default` one. An
+//! error (`openapi30-unsupported`) only where a 3.0 client's request would change: a
+//! `mutualTLS` security scheme.
 //! Must never: drop a schema keyword silently. Exact rewrites: `type: [T, "null"]` →
-//! `type: T, nullable: true`; several types → `anyOf`; `const` → one-value `enum`;
-//! `examples` → `example`; numeric `exclusiveMinimum/Maximum` → `minimum/maximum` +
-//! boolean; boolean schemas → `{}` / `{not: {}}`.
+//! `type: T, nullable: true`; several types → `anyOf`; `type: null` → `enum: [null]`;
+//! `const` → one-value `enum`; `examples` → `example`; numeric
+//! `exclusiveMinimum/Maximum` → `minimum/maximum` + boolean (beside a bound of its own
+//! side, the stricter of the two); boolean schemas → `{}` / `{not: {}}`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -22,6 +29,12 @@ use crate::model::{Connector, Operation, escape};
 use crate::subschemas::{KEYWORDS, KEYWORDS_30};
 
 use super::openapi;
+
+mod document;
+mod unions;
+
+use document::{document_level, reference_siblings};
+use unions::{nullable_union, ref_with_siblings};
 
 /// Where a schema is, for findings: the name and field shown in the message, and the
 /// place (in the manifest, or in the base document).
@@ -48,25 +61,32 @@ struct Converter<'a> {
 }
 
 impl Converter<'_> {
-    fn report(&mut self, pointer: &str, construct: String, severity: Severity) {
+    /// Where `pointer` (within the schema being converted) is, for a finding; `None`
+    /// when `construct` was reported there already.
+    fn once(&mut self, pointer: &str, construct: &str) -> Option<Span> {
         let span = match self.base {
             Some(base) => base.span(&format!("{}{pointer}", self.location)),
             None => self.place.span,
         };
-        if !self
-            .seen
-            .insert((span.offset(), pointer.to_string(), construct.clone()))
-        {
+        self.seen
+            .insert((span.offset(), pointer.to_string(), construct.to_string()))
+            .then_some(span)
+    }
+
+    /// What 3.0 cannot say, written the nearest way (`what`: how), or left out.
+    fn approximated(&mut self, pointer: &str, construct: String, what: &str) {
+        let Some(span) = self.once(pointer, &construct) else {
             return;
-        }
+        };
         self.findings.push(Finding {
-            diagnostic: Diagnostic::Openapi30Unsupported {
+            diagnostic: Diagnostic::Openapi30Approximated {
                 id: self.place.id.clone(),
                 pointer: format!("`{}{pointer}`", self.place.field),
                 construct,
+                what: what.to_string(),
                 span,
             },
-            severity,
+            severity: Severity::Warning,
             source: self.place.source,
         });
     }
@@ -74,16 +94,9 @@ impl Converter<'_> {
     /// A keyword no vocabulary defines, carried as `x-<keyword>` (or, when the schema has
     /// that key already, left out): either way a warning.
     fn extension(&mut self, pointer: &str, keyword: &str, what: String) {
-        let span = match self.base {
-            Some(base) => base.span(&format!("{}{pointer}", self.location)),
-            None => self.place.span,
-        };
-        if !self
-            .seen
-            .insert((span.offset(), pointer.to_string(), keyword.to_string()))
-        {
+        let Some(span) = self.once(pointer, keyword) else {
             return;
-        }
+        };
         self.findings.push(Finding {
             diagnostic: Diagnostic::Openapi30Extension {
                 id: self.place.id.clone(),
@@ -103,12 +116,12 @@ impl Converter<'_> {
             Value::Bool(false) => return json!({ "not": {} }),
             Value::Object(map) => map,
             other => {
-                self.report(
+                self.approximated(
                     pointer,
                     format!("{} where a schema belongs", kind(other)),
-                    Severity::Error,
+                    "writes `{}` (any value) in its place",
                 );
-                return other.clone();
+                return json!({});
             }
         };
         // 3.1 spellings 3.0 has an exact (or conventional) form for.
@@ -120,7 +133,7 @@ impl Converter<'_> {
         for (key, value) in map {
             let here = format!("{pointer}/{}", escape(key));
             match key.as_str() {
-                "type" => self.type_(value, &here, &mut out),
+                "type" => Self::type_(value, &mut out),
                 "const" if !map.contains_key("enum") => {
                     out.insert("enum".into(), json!([value]));
                 }
@@ -128,46 +141,34 @@ impl Converter<'_> {
                     Some(list) if !list.is_empty() => {
                         let kept = usize::from(!map.contains_key("example"));
                         if list.len() > kept {
-                            self.report(
+                            self.approximated(
                                 &here,
-                                format!(
-                                    "{} `examples` where 3.0 has one `example`, so {} dropped",
-                                    list.len(),
-                                    if kept == 1 {
-                                        "all but the first are"
-                                    } else {
-                                        "they are (`example` is kept)"
-                                    }
-                                ),
-                                Severity::Warning,
+                                format!("{} `examples` (3.0 has one `example`)", list.len()),
+                                if kept == 1 {
+                                    "keeps the first as `example` and leaves the others out"
+                                } else {
+                                    "keeps `example` and leaves them out"
+                                },
                             );
                         }
                         out.entry("example").or_insert_with(|| list[0].clone());
                     }
                     Some(_) => {}
-                    None => self.report(
+                    None => self.approximated(
                         &here,
                         format!("`examples` as {}, not a list", kind(value)),
-                        Severity::Error,
+                        "leaves it out",
                     ),
                 },
                 "exclusiveMinimum" | "exclusiveMaximum" if value.is_number() => {
-                    let bound = if key == "exclusiveMinimum" {
-                        "minimum"
-                    } else {
-                        "maximum"
-                    };
-                    if map.contains_key(bound) {
-                        self.report(
-                            &here,
-                            format!("a numeric `{key}` beside `{bound}`"),
-                            Severity::Error,
-                        );
-                    } else {
-                        out.insert(bound.into(), value.clone());
-                        out.insert(key.clone(), json!(true));
-                    }
+                    self.exclusive(map, key, value, &here, &mut out);
                 }
+                // Written with their numeric `exclusive…` counterpart, whichever binds.
+                "minimum" | "maximum"
+                    if value.is_number()
+                        && map
+                            .get(&format!("exclusive{}", capitalised(key)))
+                            .is_some_and(Value::is_number) => {}
                 "exclusiveMinimum" | "exclusiveMaximum" => {
                     out.insert(key.clone(), value.clone());
                 }
@@ -185,12 +186,26 @@ impl Converter<'_> {
                             .collect::<Map<_, _>>();
                         out.insert(key.clone(), Value::Object(props));
                     }
-                    None => self.report(
+                    None => self.approximated(
                         &here,
                         format!("`properties` as {}, not a mapping", kind(value)),
-                        Severity::Error,
+                        "leaves it out",
                     ),
                 },
+                "patternProperties" => match value.as_object() {
+                    Some(patterns) => self.pattern_properties(map, patterns, pointer, &mut out),
+                    None => self.approximated(
+                        &here,
+                        format!("`patternProperties` as {}, not a mapping", kind(value)),
+                        "leaves it out",
+                    ),
+                },
+                // With `patternProperties`, written by it (the union of both).
+                "additionalProperties"
+                    if map.get("patternProperties").is_some_and(Value::is_object) => {}
+                "items" if value.is_array() => {
+                    self.items_list(value, &here, &mut out);
+                }
                 "items" | "not" => {
                     let converted = self.schema(value, &here);
                     out.insert(key.clone(), converted);
@@ -211,10 +226,10 @@ impl Converter<'_> {
                             .collect();
                         out.insert(key.clone(), Value::Array(list));
                     }
-                    None => self.report(
+                    None => self.approximated(
                         &here,
                         format!("`{key}` as {}, not a list", kind(value)),
-                        Severity::Error,
+                        "leaves it out",
                     ),
                 },
                 // 3.0 says "binary" and "byte" with `format`.
@@ -243,7 +258,18 @@ impl Converter<'_> {
                     };
                     self.extension(&here, k, what);
                 }
-                k => self.report(&here, format!("`{k}`"), Severity::Error),
+                // A JSON Schema keyword 3.0 lacks (`prefixItems`, `if`, `$defs`): carried
+                // the same way, so nothing is lost, but a 3.0 reader does not check it.
+                k => {
+                    let extension = format!("x-{k}");
+                    let what = if map.contains_key(&extension) {
+                        format!("leaves it out (`{extension}` is taken)")
+                    } else {
+                        out.insert(extension.clone(), value.clone());
+                        format!("writes it as `{extension}`, which a 3.0 reader does not check")
+                    };
+                    self.approximated(&here, format!("`{k}`"), &what);
+                }
             }
         }
         // A list of types became an `anyOf` of them; the schema's own `anyOf` must hold
@@ -274,10 +300,128 @@ impl Converter<'_> {
         Value::Object(out)
     }
 
-    fn type_(&mut self, value: &Value, pointer: &str, out: &mut Map<String, Value>) {
+    /// A numeric `exclusiveMinimum`/`exclusiveMaximum` (`key`): 3.0's bound with the
+    /// boolean form. Beside a numeric bound of the same side, the stricter of the two is
+    /// written, which accepts the same numbers.
+    fn exclusive(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        value: &Value,
+        pointer: &str,
+        out: &mut Map<String, Value>,
+    ) {
+        let lower = key == "exclusiveMinimum";
+        let bound = if lower { "minimum" } else { "maximum" };
+        let exclusive = value.as_f64().unwrap_or_default();
+        let inclusive = match map.get(bound) {
+            None => None,
+            Some(b) if b.is_number() => b.as_f64(),
+            Some(other) => {
+                // Not a number: the bound is kept as written, and this one left out.
+                self.approximated(
+                    pointer,
+                    format!(
+                        "a numeric `{key}` beside a `{bound}` that is {}",
+                        kind(other)
+                    ),
+                    "leaves it out",
+                );
+                return;
+            }
+        };
+        let exclusive_binds = inclusive.is_none_or(|b| {
+            if lower {
+                exclusive >= b
+            } else {
+                exclusive <= b
+            }
+        });
+        if exclusive_binds {
+            out.insert(bound.into(), value.clone());
+            out.insert(key.into(), json!(true));
+        } else if let Some(b) = map.get(bound) {
+            out.insert(bound.into(), b.clone());
+        }
+    }
+
+    /// `patternProperties` → `additionalProperties` of the union of their schemas and of
+    /// the schema's own `additionalProperties` (unless that is `true`, which already takes
+    /// every value): 3.0 cannot check a name against a pattern.
+    fn pattern_properties(
+        &mut self,
+        map: &Map<String, Value>,
+        patterns: &Map<String, Value>,
+        pointer: &str,
+        out: &mut Map<String, Value>,
+    ) {
+        let here = format!("{pointer}/patternProperties");
+        let additional = map.get("additionalProperties");
+        if additional == Some(&Value::Bool(true)) {
+            out.insert("additionalProperties".into(), json!(true));
+            self.approximated(
+                &here,
+                "`patternProperties`".to_string(),
+                "leaves it out: `additionalProperties: true` beside it takes every other property",
+            );
+            return;
+        }
+        let mut union: Vec<Value> = patterns
+            .iter()
+            .map(|(pattern, s)| self.schema(s, &format!("{here}/{}", escape(pattern))))
+            .collect();
+        if let Some(own) = additional.filter(|a| a.is_object()) {
+            union.push(self.schema(own, &format!("{pointer}/additionalProperties")));
+        }
+        let what = match additional {
+            Some(a) if a.is_object() => {
+                "writes `additionalProperties` as the union of their schemas and its own; names are not checked against the patterns"
+            }
+            _ => {
+                "writes `additionalProperties` as the union of their schemas; names are not checked against the patterns"
+            }
+        };
+        let written = match union.len() {
+            0 => additional.cloned().unwrap_or(json!({})),
+            1 => union.remove(0),
+            _ => json!({ "anyOf": union }),
+        };
+        out.insert("additionalProperties".into(), written);
+        self.approximated(&here, "`patternProperties`".to_string(), what);
+    }
+
+    /// `items` as a list (a tuple, as drafts before 2020-12 wrote it): 3.0's `items` is one
+    /// schema, so each item may be any of them.
+    fn items_list(&mut self, value: &Value, pointer: &str, out: &mut Map<String, Value>) {
+        let mut list: Vec<Value> = value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, s)| self.schema(s, &format!("{pointer}/{i}")))
+            .collect();
+        let written = match list.len() {
+            0 => json!({}),
+            1 => list.remove(0),
+            _ => json!({ "anyOf": list }),
+        };
+        out.insert("items".into(), written);
+        self.approximated(
+            pointer,
+            "`items` as a list".to_string(),
+            "writes `items` as the union of its schemas; each position is not checked against its own",
+        );
+    }
+
+    fn type_(value: &Value, out: &mut Map<String, Value>) {
+        // 3.0 has no `null` type: a schema of null alone is a one-value `enum`, which
+        // takes exactly null (as the "or null" unions' null branch is written).
+        let only_null = |out: &mut Map<String, Value>| {
+            out.entry("enum").or_insert_with(|| json!([null]));
+        };
         let Some(list) = value.as_array() else {
             if value == "null" {
-                self.report(pointer, "`type: null`".to_string(), Severity::Error);
+                only_null(out);
             } else {
                 out.insert("type".into(), value.clone());
             }
@@ -286,7 +430,7 @@ impl Converter<'_> {
         let nullable = list.iter().any(|t| t == "null");
         let types: Vec<&Value> = list.iter().filter(|t| *t != "null").collect();
         match types.as_slice() {
-            [] => self.report(pointer, "`type: [null]`".to_string(), Severity::Error),
+            [] => only_null(out),
             [one] => {
                 out.insert("type".into(), (*one).clone());
             }
@@ -316,6 +460,14 @@ impl Converter<'_> {
 /// keywords are all converted (not a keyword anyone writes: it has a space).
 const TYPE_UNION: &str = "type union";
 
+/// `minimum` → `Minimum`.
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 /// What a JSON value is, for messages.
 fn kind(value: &Value) -> &'static str {
     match value {
@@ -326,135 +478,6 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
-}
-
-/// `anyOf`/`oneOf` of schemas and `{type: "null"}` (the 3.1 way to say "or null") → the
-/// 3.0 form that accepts the same values. 3.0.3 reads `nullable: true` only beside
-/// `type`, and it adds null to that `type` alone: every other keyword (an `allOf`
-/// around a `$ref` included) still refuses null. So an inline schema with a type takes
-/// `nullable: true` itself (one branch: merged into the outer schema; several: each
-/// branch, the first only for `oneOf`, where a value must match exactly one); anything
-/// else (a `$ref`, a schema of no single type, keywords that clash with the outer ones)
-/// keeps its union, with `{type: "null"}` written as a schema that accepts only null.
-fn nullable_union(
-    map: &Map<String, Value>,
-    types: &HashMap<String, Value>,
-) -> Option<Map<String, Value>> {
-    let (key, list) = ["anyOf", "oneOf"]
-        .iter()
-        .find_map(|k| map.get(*k).and_then(Value::as_array).map(|l| (*k, l)))?;
-    let is_null = |s: &Value| {
-        s.get("type").and_then(Value::as_str) == Some("null")
-            && s.as_object().is_some_and(|o| o.len() == 1)
-    };
-    if list.iter().filter(|s| is_null(s)).count() != 1 || list.len() < 2 {
-        return None;
-    }
-    let rest: Vec<&Value> = list.iter().filter(|s| !is_null(s)).collect();
-    let mut out: Map<String, Value> = map
-        .iter()
-        .filter(|(k, _)| *k != key)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let common = rest
-        .iter()
-        .map(|s| type_of(s, types))
-        .reduce(|a, b| if a == b { a } else { None })
-        .flatten();
-    if let [inner] = rest.as_slice() {
-        if let Some(inner) = own_type(inner)
-            && inner.keys().all(|k| !out.contains_key(k))
-        {
-            out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
-            out.insert("nullable".into(), json!(true));
-            return Some(out);
-        }
-    } else {
-        let mut branches: Vec<Value> = rest.iter().map(|s| (*s).clone()).collect();
-        let typed = branches.iter_mut().enumerate().all(|(i, branch)| {
-            if key == "oneOf" && i > 0 {
-                return true;
-            }
-            nullable_branch(branch).map(|b| *branch = b).is_some()
-        });
-        if typed {
-            out.insert(key.into(), Value::Array(branches));
-            return Some(out);
-        }
-    }
-    let only_null = match common {
-        Some(t) => json!({ "type": t, "nullable": true, "enum": [null] }),
-        None => json!({ "enum": [null] }),
-    };
-    let branches = list
-        .iter()
-        .map(|s| {
-            if is_null(s) {
-                only_null.clone()
-            } else {
-                s.clone()
-            }
-        })
-        .collect();
-    out.insert(key.into(), Value::Array(branches));
-    Some(out)
-}
-
-/// A schema's single `type`: its own, its reference's, or the one all its `anyOf`/
-/// `oneOf`/`allOf` branches share.
-fn type_of(schema: &Value, types: &HashMap<String, Value>) -> Option<Value> {
-    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        return types.get(reference).cloned();
-    }
-    if let Some(t) = schema.get("type").filter(|t| t.is_string()) {
-        return Some(t.clone());
-    }
-    let branches = ["anyOf", "oneOf", "allOf"]
-        .iter()
-        .find_map(|k| schema.get(*k).and_then(Value::as_array))?;
-    branches
-        .iter()
-        .map(|b| type_of(b, types))
-        .reduce(|a, b| if a == b { a } else { None })
-        .flatten()
-}
-
-/// A schema that `nullable: true` makes accept null in 3.0: an inline one with a
-/// single `type` of its own and nothing else that refuses null whatever `nullable`
-/// says (a `$ref`, `allOf`/`anyOf`/`oneOf`, `not`).
-fn own_type(schema: &Value) -> Option<&Map<String, Value>> {
-    schema.as_object().filter(|m| {
-        m.get("type").is_some_and(Value::is_string)
-            && ["$ref", "allOf", "anyOf", "oneOf", "not"]
-                .iter()
-                .all(|k| !m.contains_key(*k))
-    })
-}
-
-/// One branch of a nullable union, made to accept null itself (3.0 style), when
-/// `nullable` can say it there.
-fn nullable_branch(branch: &Value) -> Option<Value> {
-    let mut out = own_type(branch)?.clone();
-    out.insert("nullable".into(), json!(true));
-    Some(Value::Object(out))
-}
-
-/// `{$ref, description, …}` (3.1 applies keywords beside `$ref`; 3.0 ignores them) →
-/// `{allOf: [{$ref}], description, …}`, which means the same in 3.0.
-fn ref_with_siblings(map: &Map<String, Value>) -> Option<Map<String, Value>> {
-    let reference = map.get("$ref")?;
-    if map.len() == 1 || map.contains_key("allOf") {
-        return None;
-    }
-    let mut out = Map::new();
-    for (k, v) in map {
-        if k == "$ref" {
-            out.insert("allOf".into(), json!([{ "$ref": reference }]));
-        } else {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    Some(out)
 }
 
 pub(super) fn render(
@@ -508,137 +531,6 @@ pub(super) fn render(
         reference_siblings(connector, base, &mut doc, &place.pointer, &mut findings);
     }
     (super::json_text(&doc), findings)
-}
-
-/// The 3.1 constructs outside schemas: `info.license.identifier` becomes the SPDX page
-/// as `url`; `info.summary` and `jsonSchemaDialect`, which 3.0 has no place for, are
-/// dropped with a warning; `components.pathItems` cannot be expressed.
-fn document_level(
-    connector: &Connector,
-    base: Option<&Base>,
-    doc: &mut Value,
-    findings: &mut Vec<Finding>,
-) {
-    // 3.1 lets an operation leave out `responses`; 3.0 requires them.
-    for op in &connector.operations {
-        if !op.http.contains_key("responses") {
-            let construct = "no `responses` (3.0 requires them on every operation)";
-            let mut finding = document_finding(
-                connector,
-                base,
-                &op.pointer(),
-                construct.to_string(),
-                Severity::Error,
-            );
-            if let Diagnostic::Openapi30Unsupported { id, .. } = &mut finding.diagnostic {
-                id.clone_from(&op.id);
-            }
-            findings.push(finding);
-        }
-    }
-    let mut report = |pointer: &str, construct: String, severity| {
-        findings.push(document_finding(
-            connector, base, pointer, construct, severity,
-        ));
-    };
-    if let Some(license) = doc
-        .pointer_mut("/info/license")
-        .and_then(Value::as_object_mut)
-        && let Some(identifier) = license.remove("identifier")
-        && !license.contains_key("url")
-    {
-        let id = identifier.as_str().unwrap_or_default();
-        license.insert(
-            "url".into(),
-            json!(format!("https://spdx.org/licenses/{id}.html")),
-        );
-    }
-    if let Some(info) = doc.get_mut("info").and_then(Value::as_object_mut)
-        && info.remove("summary").is_some()
-    {
-        report(
-            "/info/summary",
-            "`info.summary`, which 3.0 has no place for; it is dropped".to_string(),
-            Severity::Warning,
-        );
-    }
-    if let Some(root) = doc.as_object_mut()
-        && root.remove("jsonSchemaDialect").is_some()
-    {
-        report(
-            "/jsonSchemaDialect",
-            "`jsonSchemaDialect`, which 3.0 has no place for; it is dropped".to_string(),
-            Severity::Warning,
-        );
-    }
-    if doc.pointer("/components/pathItems").is_some() {
-        report(
-            "/components/pathItems",
-            "`components.pathItems`".to_string(),
-            Severity::Error,
-        );
-    }
-}
-
-/// A Reference Object outside schemas with keys beside `$ref` (3.1 allows `summary`
-/// and `description` there; 3.0 allows nothing): the extra keys are dropped with a
-/// warning. A path item's `$ref` is one of its fields in 3.0 too, so it is not one.
-fn reference_siblings(
-    connector: &Connector,
-    base: Option<&Base>,
-    doc: &mut Value,
-    pointer: &str,
-    findings: &mut Vec<Finding>,
-) {
-    let Some(map) = doc.pointer_mut(pointer).and_then(Value::as_object_mut) else {
-        return;
-    };
-    if map.len() < 2 {
-        return;
-    }
-    let dropped: Vec<String> = map
-        .keys()
-        .filter(|k| *k != "$ref")
-        .map(|k| format!("`{k}`"))
-        .collect();
-    map.retain(|k, _| k == "$ref");
-    findings.push(document_finding(
-        connector,
-        base,
-        pointer,
-        format!(
-            "{} beside `$ref` in a reference, which 3.0 does not allow; dropped",
-            dropped.join(", ")
-        ),
-        Severity::Warning,
-    ));
-}
-
-/// A finding about a construct outside schemas, at its place.
-fn document_finding(
-    connector: &Connector,
-    base: Option<&Base>,
-    pointer: &str,
-    construct: String,
-    severity: Severity,
-) -> Finding {
-    let (id, span, source) = if let Some(base) = base {
-        ("document".to_string(), base.span(pointer), Source::Base)
-    } else {
-        let first = connector.operations.first();
-        let span = first.map_or(Span::from((0, 0)), |op| op.origin.entry);
-        ("document".to_string(), span, Source::Manifest)
-    };
-    Finding {
-        diagnostic: Diagnostic::Openapi30Unsupported {
-            id,
-            pointer: format!("`{pointer}`"),
-            construct,
-            span,
-        },
-        severity,
-        source,
-    }
 }
 
 /// Where the schema at `pointer` came from. Base mode: the same pointer in the base

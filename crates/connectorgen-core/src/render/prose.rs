@@ -55,11 +55,12 @@ struct OperationObject {
 }
 
 /// The keys of an operation value, in the order its fields were serialised.
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 14] = [
     "id",
     "method",
     "path",
     "pathParams",
+    "server",
     "summary",
     "description",
     "spends",
@@ -70,7 +71,7 @@ const FIELDS: [&str; 13] = [
     "confirmWhen",
     "read",
 ];
-const RETRY: usize = 9;
+const RETRY: usize = 10;
 
 /// The empty `pathParams`, shared: a list made per operation is an allocation each.
 static NO_PATH_PARAMS: LazyLock<Value> = LazyLock::new(|| Value::from(Vec::<Value>::new()));
@@ -98,6 +99,12 @@ impl OperationObject {
                         .map(Value::from)
                         .collect()
                 },
+                optional(
+                    connector
+                        .document
+                        .other_server(op, &connector.service.public_url)
+                        .map(Value::from),
+                ),
                 Value::from(Arc::clone(&op.summary)),
                 Value::from(Arc::clone(&op.description)),
                 optional(op.spends.as_ref().map(|s| Value::from(Serde(s)))),
@@ -154,6 +161,8 @@ struct TemplateOperation<'a> {
     method: crate::model::Method,
     path: &'a str,
     path_params: &'a [String],
+    /// Where it is called when that is not `service.publicUrl` (llms.txt's Base URL).
+    server: Option<String>,
     summary: &'a str,
     description: &'a str,
     spends: &'a Option<crate::model::Spends>,
@@ -334,6 +343,9 @@ impl<'a> TemplateOperation<'a> {
             method: op.method,
             path: &op.path,
             path_params: &op.path_params,
+            server: connector
+                .document
+                .other_server(op, &connector.service.public_url),
             summary: &op.summary,
             description: &op.description,
             spends: &op.spends,
@@ -441,7 +453,7 @@ struct FileOperation {
 
 /// The keys of `FileOperation`: `FIELDS` and its two own, sorted as minijinja sorts
 /// string keys (by their bytes).
-const FILE_FIELDS: [&str; 15] = [
+const FILE_FIELDS: [&str; 16] = [
     "async",
     "confirm",
     "confirmWhen",
@@ -455,6 +467,7 @@ const FILE_FIELDS: [&str; 15] = [
     "pathParams",
     "read",
     "retry",
+    "server",
     "spends",
     "summary",
 ];
@@ -967,10 +980,10 @@ mod tests {
         }
     }
 
-    /// Inline manifests that between them have every kind of operation: spends (both
-    /// payers, `when`), async (jobs and changes, `listWith`), every retry rule and key
-    /// location, `confirm` with and without `when`.
-    const MANIFESTS: [&str; 6] = [
+    /// Manifests that between them have every kind of operation: spends (both payers,
+    /// `when`), async (jobs and changes, `listWith`), every retry rule and key location,
+    /// `confirm` with and without `when`, a `server` other than the Base URL.
+    const MANIFESTS: [&str; 7] = [
         concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../examples/manifests/video.yaml"
@@ -995,6 +1008,10 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/cases/valid/mcp-args-and-fixed.yaml"
         ),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/cases/valid/base-per-operation-servers.yaml"
+        ),
     ];
 
     /// The object must show templates what serde's conversion of `TemplateOperation`
@@ -1002,10 +1019,9 @@ mod tests {
     /// printed, for every operation and flavour.
     #[test]
     fn operation_object_matches_serde() {
-        let mut seen = 0;
+        let (mut seen, mut others) = (0, 0);
         for path in MANIFESTS {
-            let text = std::fs::read_to_string(path).unwrap();
-            let connector = crate::load(path, std::sync::Arc::new(text)).unwrap();
+            let connector = crate::pipeline::load_file(path);
             let reads = GetsByPath::new(&connector);
             for op in &connector.operations {
                 for flavour in [
@@ -1041,10 +1057,15 @@ mod tests {
                         assert_eq!(got.kind(), want.kind());
                     }
                     seen += 1;
+                    others += usize::from(value.get_attr("server").unwrap().is_true());
                 }
             }
         }
         assert!(seen > 30, "only {seen} operations compared");
+        assert!(
+            others > 0,
+            "no operation called at another server than the Base URL"
+        );
     }
 
     /// Rendered through a template, both values give the same text: printing the
@@ -1115,8 +1136,7 @@ mod tests {
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         let mut nonempty = [false; 4];
         for path in MANIFESTS {
-            let text = std::fs::read_to_string(path).unwrap();
-            let connector = crate::load(path, std::sync::Arc::new(text)).unwrap();
+            let connector = crate::pipeline::load_file(path);
             let reads = GetsByPath::new(&connector);
             let values = operation_values(&connector, &reads);
             let descriptions = Arc::new(vec![String::new(); values.len()]);

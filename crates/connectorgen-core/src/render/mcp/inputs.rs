@@ -260,16 +260,11 @@ fn write_arguments(op: &Operation, inputs: Vec<Input>, names: Vec<String>) -> Wr
     written
 }
 
-/// The operation's servers, else its path item's, else the document's.
+/// The operation's servers, else its path item's, else the document's
+/// (`Document::servers_of`).
 pub(super) fn servers(doc: &Document, op: &Operation) -> Vec<ServerUrl> {
-    let list = op
-        .http
-        .get("servers")
-        .or_else(|| doc.path_item(&op.path).and_then(|i| i.get("servers")))
-        .or_else(|| doc.root.get("servers"))
-        .and_then(Value::as_array);
-    list.into_iter()
-        .flatten()
+    doc.servers_of(op)
+        .iter()
         .filter_map(|s| {
             let url = s.get("url")?.as_str()?.to_string();
             let variables = s

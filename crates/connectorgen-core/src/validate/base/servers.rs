@@ -8,10 +8,10 @@
 //! resolve to different origins. Must never: change an operation's path, parameters or
 //! body, or the document's own `servers` list (`publicUrl` already comes first there).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, Finding};
-use crate::model::{Document, Operation};
+use crate::model::{Document, Operation, origin, server_url};
 
 /// How many operation ids the warning names per origin before "and N more".
 const NAMED: usize = 3;
@@ -73,45 +73,11 @@ pub(in crate::validate) fn mixed(document: &Document, operations: &[Operation]) 
     }))
 }
 
-/// The origin (`scheme://host[:port]`, lower case) of the first server that applies to
-/// `op`: its own, else its path item's, else the document's. A relative URL is kept as
-/// written: it is resolved against wherever the document is served.
+/// The origin of the first server that applies to `op` (`Document::servers_of`),
+/// variables at their defaults.
 fn effective_origin(document: &Document, op: &Operation) -> Option<String> {
-    let server = op
-        .http
-        .get("servers")
-        .or_else(|| document.path_item(&op.path).and_then(|i| i.get("servers")))
-        .or_else(|| document.root.get("servers"))
-        .and_then(Value::as_array)
-        .and_then(|list| list.first())?;
-    let url = with_defaults(server);
-    Some(match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-            format!("{scheme}://{authority}").to_ascii_lowercase()
-        }
-        None => url,
-    })
-}
-
-/// A Server Object's URL with each `{variable}` at its default.
-fn with_defaults(server: &Value) -> String {
-    let mut url = server
-        .get("url")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let empty = Map::new();
-    let variables = server
-        .get("variables")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    for (name, variable) in variables {
-        if let Some(default) = variable.get("default").and_then(Value::as_str) {
-            url = url.replace(&format!("{{{name}}}"), default);
-        }
-    }
-    url
+    let server = document.servers_of(op).first()?;
+    Some(origin(&server_url(server)))
 }
 
 /// "`a`", "`a` and `b`", "`a`, `b` and 2 more".

@@ -4,7 +4,7 @@
 //!
 //! Takes: the raw `service:` and the parsed `Base`. Returns (through `Validator`): the
 //! `Service`, and whether `publicUrl` was given (then the outputs call it instead of
-//! the document's servers). `first_server` and `server_url` are what `import` reads too.
+//! the document's servers). `first_server` is what `import` reads too.
 //! Must never: invent a value the base document does not hold and the author did not
 //! write; let the document's Markdown reach llms.txt's summary as structure.
 
@@ -14,7 +14,7 @@ use serde_saphyr::Spanned;
 use crate::base::Base;
 use crate::diagnostics::Span;
 use crate::manifest::{RawService, span};
-use crate::model::Service;
+use crate::model::{Service, server_url};
 use crate::validate::context::Validator;
 use crate::validate::context::{checked_url, link, missing, non_empty, url};
 use crate::validate::syntax::check_url;
@@ -305,26 +305,6 @@ pub fn first_server(base: &Base) -> Result<String, String> {
     check_url(&url).map_err(|reason| {
         format!("the base document's first server `{url}` is not a usable base URL: {reason}")
     })
-}
-
-/// A Server Object's URL with its variables at their defaults (not yet checked).
-pub fn server_url(server: &Value) -> String {
-    let mut url = server
-        .get("url")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    for (name, variable) in server
-        .get("variables")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(default) = variable.get("default").and_then(Value::as_str) {
-            url = url.replace(&format!("{{{name}}}"), default);
-        }
-    }
-    url
 }
 
 #[cfg(test)]
