@@ -320,6 +320,8 @@ pub struct SafetySpans {
     /// `async.cancelWith`.
     pub cancel_with: Option<Span>,
     pub idempotency: Option<Span>,
+    /// `mcp.output` (`None`: the manifest's default applies).
+    pub mcp_output: Option<Span>,
 }
 
 impl SafetySpans {
@@ -350,7 +352,8 @@ safety_spans!(
     id_field,
     job_status,
     cancel_with,
-    idempotency
+    idempotency,
+    mcp_output
 );
 
 #[derive(Debug, Clone, Serialize)]
@@ -623,6 +626,30 @@ pub enum Returns {
     /// A change to something that exists (a cancel, a refund) which settles in the
     /// background: polling shows the result, calling again does not make it faster.
     Change,
+}
+
+/// How much of the answer's schema an operation's MCP tool declares as its `outputSchema`
+/// (`mcp.output`, render/mcp/output.rs).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
+pub enum McpOutput {
+    /// The whole schema (what fits `OUTPUT_SCHEMA_MAX`).
+    #[default]
+    Full,
+    /// The top-level properties the safety text and the poll read, with their types.
+    Summary,
+    /// No `outputSchema`.
+    None,
 }
 
 /// How the provider recognises a repeat of an operation, so that a retry after a
@@ -1028,6 +1055,9 @@ pub struct Operation {
     pub fixed: Vec<Fixed>,
     /// `mcp.omit`: optional inputs the MCP tool leaves out (render/mcp/omit.rs).
     pub omit: Vec<OmitPath>,
+    /// `mcp.output`, else the manifest's: how much of the answer's schema the MCP tool
+    /// declares.
+    pub mcp_output: McpOutput,
     /// `probe.input`: the example call `connectorgen probe` makes.
     pub probe: Option<Box<ProbeInput>>,
     pub origin: Origin,
