@@ -57,6 +57,7 @@ const REJECTED: &[&str] = &[
     "unknown-spend-kind",
     "spend-kind-irreversible", // `irreversible` is not a spend kind any more
     "unknown-async-returns",   // `returns: changes`
+    "unknown-mcp-output",      // `output: summery`, `output: nothing`
     "unknown-target",
     "unsafe-poll-target--among-many-problems", // among them `kind: credit`, `typicalSeconds: -5`
     "unsupported-version",

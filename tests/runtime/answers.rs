@@ -40,6 +40,30 @@ operations:
       properties: { id: { type: string }, tracking: { type: string } }
       required: [id]
     spends: { kind: money, note: "Costs 5 USD per label." }
+  - id: buyLightLabel
+    method: post
+    path: /v1/light-labels
+    summary: Buy a shipping label, with a light tool
+    description: Buys one label for one parcel. Ships nothing by itself.
+    input: { type: object, properties: { to: { type: string } }, required: [to] }
+    output:
+      type: object
+      properties: { id: { type: string }, tracking: { type: string } }
+      required: [id]
+    spends: { kind: money, note: "Costs 5 USD per label." }
+    mcp: { output: summary }
+  - id: buyOddLabel
+    method: post
+    path: /v1/odd-labels
+    summary: Buy a shipping label from an odd provider
+    description: Buys one label for one parcel. Ships nothing by itself.
+    input: { type: object, properties: { to: { type: string } }, required: [to] }
+    output:
+      type: object
+      properties: { id: { type: string }, tracking: { type: string } }
+      required: [id]
+    spends: { kind: money, note: "Costs 5 USD per label." }
+    mcp: { output: summary }
   - id: speak
     method: post
     path: /v1/speech
@@ -145,7 +169,11 @@ async fn answer(path: &str) -> Response {
             .into_response()
     };
     match path {
-        "/v1/labels" => json(StatusCode::OK, json!({ "id": "lbl_1", "tracking": null })),
+        "/v1/labels" | "/v1/light-labels" => {
+            json(StatusCode::OK, json!({ "id": "lbl_1", "tracking": null }))
+        }
+        // An id of the wrong type: what a summary still declares, and checks.
+        "/v1/odd-labels" => json(StatusCode::OK, json!({ "id": 7, "tracking": "1Z" })),
         "/v1/speech" => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "audio/mpeg")],
@@ -217,6 +245,49 @@ async fn an_answer_that_does_not_match_the_output_schema_goes_out_as_text() {
         assert_eq!(serve_meta(result)["outputSchemaMismatch"], true, "{what}");
     }
     assert_eq!(serve_meta(&replay)["notSent"], true, "{replay:?}");
+    s.close().await;
+}
+
+/// `mcp.output: summary` (issue 49): the tool declares only `id` of the answer, so the
+/// `null` tracking number the whole schema refuses goes out as `structuredContent`; an
+/// id of the wrong type, which the summary declares, is still refused as above.
+#[tokio::test]
+async fn a_summary_output_schema_is_what_serve_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = manifest(dir.path());
+    let provider = Careless::start();
+    let state = tempfile::tempdir().unwrap();
+    let s = serve(&manifest, &provider.url(), state.path(), &[]).await;
+    let tools = s.client.list_all_tools().await.expect("tools/list");
+    let light = tools.iter().find(|t| t.name == "buyLightLabel").unwrap();
+    assert_eq!(
+        light
+            .output_schema
+            .as_deref()
+            .map(|o| Value::Object(o.clone())),
+        Some(json!({
+            "type": "object",
+            "properties": { "id": { "type": "string" } },
+            "required": ["id"]
+        })),
+        "{light:?}"
+    );
+    let args = json!({ "to": "Ada Lovelace, 12 St James's Square" });
+    let light = s.call("buyLightLabel", args.clone()).await;
+    assert!(!is_error(&light), "{light:?}");
+    assert_eq!(
+        light.structured_content,
+        Some(json!({ "id": "lbl_1", "tracking": null })),
+        "{light:?}"
+    );
+    let odd = s.call("buyOddLabel", args).await;
+    assert!(is_error(&odd), "{odd:?}");
+    assert!(odd.structured_content.is_none(), "{odd:?}");
+    assert_eq!(serve_meta(&odd)["outputSchemaMismatch"], true, "{odd:?}");
+    let problem = serve_meta(&odd)["outputSchemaProblem"].to_string();
+    assert!(problem.contains("/id"), "{problem}");
+    assert_eq!(provider.of("/v1/light-labels"), 1);
+    assert_eq!(provider.of("/v1/odd-labels"), 1);
     s.close().await;
 }
 

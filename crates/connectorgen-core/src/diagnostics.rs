@@ -961,6 +961,20 @@ pub enum Diagnostic {
         span: Span,
     },
 
+    /// `mcp.output` is not full, summary or none.
+    ///
+    /// `mcp.output` says how much of the answer's schema an MCP tool declares, and so what
+    /// `serve` checks its answers against. A value read as none of the three would leave
+    /// the tool declaring more, or less, than the author chose.
+    #[error("unknown `mcp.output` value `{value}`")]
+    UnknownMcpOutput {
+        value: String,
+        #[label("not full, summary or none")]
+        span: Span,
+        #[help]
+        help: String,
+    },
+
     /// A tool name over 64 characters or outside [A-Za-z0-9_-].
     ///
     /// With the `mcp` target, a tool name some MCP client refuses: Claude Desktop,

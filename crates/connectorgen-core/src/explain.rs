@@ -96,10 +96,11 @@ pub fn list(connector: &Connector) -> String {
 
 /// Each MCP tool's size (`explain --list --stats`), read back from `mcp-tools.json`: its
 /// compact JSON bytes without `_meta` (as a server sends it in `tools/list`, less the
-/// request mapping clients keep from the model), about a quarter of that in tokens, and
-/// its three heaviest parts; under a tool `mcp.omit` trims, a line with its size without
-/// the trim and what the trim saves; then the total (and, when a tool is trimmed, the
-/// total without the trims).
+/// request mapping clients keep from the model), about a quarter of that in tokens, the
+/// bytes of its `inputSchema` and of its `outputSchema` (`-`: none), and its three
+/// heaviest parts; under a tool `mcp.omit` or `mcp.output` trims, a line with its size
+/// without the trims and what they save; then the total (and, when a tool is trimmed,
+/// the total without the trims).
 pub fn stats(connector: &Connector, outputs: &Outputs) -> Result<String, String> {
     let tools = json(outputs, model::MCP_TOOLS_JSON)
         .ok_or("no mcp-tools.json in this build: add `mcp` to `targets`, or pass `--target mcp`")?;
@@ -122,19 +123,28 @@ pub fn stats(connector: &Connector, outputs: &Outputs) -> Result<String, String>
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:width$}  {:>8}  {:>7}  heaviest parts",
-        "tool", "bytes", "~tokens"
+        "{:width$}  {:>8}  {:>7}  {:>7}  {:>7}  heaviest parts",
+        "tool", "bytes", "~tokens", "input", "output"
     );
+    let output = |w: &crate::render::mcp::ToolWeight| {
+        w.output.map_or_else(|| "-".to_string(), |o| o.to_string())
+    };
     let mut total = 0;
+    let (mut input_total, mut output_total) = (0, 0);
     let mut untrimmed_total = 0;
-    let mut trimmed = false;
+    // Which trims the tools use, for the totals' line.
+    let (mut omits, mut outputs) = (false, false);
     for (i, (name, w)) in weights.iter().enumerate() {
         total += w.bytes;
+        input_total += w.input;
+        output_total += w.output.unwrap_or(0);
         let parts: Vec<String> = w.parts.iter().map(|(p, b)| format!("{p} {b}")).collect();
         let line = format!(
-            "{name:width$}  {:>8}  {:>7}  {}",
+            "{name:width$}  {:>8}  {:>7}  {:>7}  {:>7}  {}",
             w.bytes,
             w.bytes.div_ceil(4),
+            w.input,
+            output(w),
             parts.join(", ")
         );
         let _ = writeln!(out, "{}", escape(&line));
@@ -145,14 +155,27 @@ pub fn stats(connector: &Connector, outputs: &Outputs) -> Result<String, String>
         let untrimmed = crate::render::mcp::untrimmed_weight(connector, i, description);
         untrimmed_total += untrimmed.as_ref().map_or(w.bytes, |u| u.bytes);
         if let Some(u) = untrimmed {
-            trimmed = true;
-            let paths = connector.operations[i].omit.len();
+            let op = &connector.operations[i];
+            let paths = op.omit.len();
+            let mut trims = Vec::new();
+            if paths > 0 {
+                omits = true;
+                let unit = if paths == 1 { "path" } else { "paths" };
+                trims.push(format!("mcp.omit ({paths} {unit})"));
+            }
+            if op.mcp_output != model::McpOutput::Full {
+                outputs = true;
+                let mode: &str = op.mcp_output.into();
+                trims.push(format!("mcp.output ({mode})"));
+            }
             let line = format!(
-                "{:width$}  {:>8}  {:>7}  without mcp.omit ({paths} {}): {} bytes saved (~{} tokens)",
+                "{:width$}  {:>8}  {:>7}  {:>7}  {:>7}  without {}: {} bytes saved (~{} tokens)",
                 "",
                 u.bytes,
                 u.bytes.div_ceil(4),
-                if paths == 1 { "path" } else { "paths" },
+                u.input,
+                output(&u),
+                trims.join(" and "),
                 u.bytes.saturating_sub(w.bytes),
                 u.bytes.saturating_sub(w.bytes).div_ceil(4),
             );
@@ -161,16 +184,23 @@ pub fn stats(connector: &Connector, outputs: &Outputs) -> Result<String, String>
     }
     let _ = writeln!(
         out,
-        "{:width$}  {total:>8}  {:>7}",
+        "{:width$}  {total:>8}  {:>7}  {input_total:>7}  {output_total:>7}",
         "total",
         total.div_ceil(4)
     );
-    if trimmed {
+    if omits || outputs {
+        let trims = match (omits, outputs) {
+            (true, true) => "mcp.omit and mcp.output",
+            (true, false) => "mcp.omit",
+            _ => "mcp.output",
+        };
         let _ = writeln!(
             out,
-            "{:width$}  {untrimmed_total:>8}  {:>7}  without mcp.omit",
+            "{:width$}  {untrimmed_total:>8}  {:>7}  {:>7}  {:>7}  without {trims}",
             "",
-            untrimmed_total.div_ceil(4)
+            untrimmed_total.div_ceil(4),
+            "",
+            "",
         );
     }
     Ok(out)

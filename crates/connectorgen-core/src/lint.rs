@@ -288,7 +288,7 @@ pub fn run(
                 max: config.mcp_tool_max,
                 span: origin.entry,
                 help: format!(
-                    "the heaviest parts: {}. Every tool travels in each tools/list answer: leave optional inputs out of it with `mcp: {{ omit: [...] }}` (dotted paths; `explain --list --stats` shows the effect), expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
+                    "the heaviest parts: {}. Every tool travels in each tools/list answer: leave optional inputs out of it with `mcp: {{ omit: [...] }}` (dotted paths), declare less of its answer with `mcp: {{ output: summary }}` (`explain --list --stats` shows the effect of both), expose a narrower operation, or accept the size with `lint: {{ mcp-tool-too-large: {{ max: … }} }}` or `lintAllow: [mcp-tool-too-large]` here",
                     parts.join(", ")
                 ),
             });

@@ -163,6 +163,26 @@ pub struct RawManifest {
         example = json!(["credits=20/day", "calls=10/hour"])
     )]
     pub budgets: Option<Spanned<Vec<Spanned<String>>>>,
+    /// What every operation's MCP tool does differently unless its own `mcp:` says
+    /// otherwise: `output`, how much of the answer's schema the tool declares.
+    #[schemars(
+        with = "Option<RawMcpDefaults>",
+        example = json!({ "output": "summary" })
+    )]
+    pub mcp: Option<Spanned<RawMcpDefaults>>,
+}
+
+/// The top-level `mcp:` key: the defaults of the operations' `mcp:`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcpDefaults {
+    /// Every tool's `outputSchema` (default `full`), as an operation's `mcp.output`.
+    #[schemars(
+        with = "Option<names::McpOutputName>",
+        extend("default" = "full"),
+        example = &"summary"
+    )]
+    pub output: Option<Spanned<String>>,
 }
 
 /// The top-level `oauth:` key.
@@ -587,10 +607,11 @@ pub struct RawOperation {
     )]
     pub fixed: Option<IndexMap<Spanned<String>, Spanned<RawFixed>>>,
     /// The MCP tool only (`mcp-tools.json` and `serve`), never the HTTP: `omit` lists
-    /// optional inputs the tool leaves out, to make a heavy tool lighter.
+    /// optional inputs the tool leaves out, `output` how much of the answer's schema it
+    /// declares, to make a heavy tool lighter.
     #[schemars(
         with = "Option<RawMcp>",
-        example = json!({ "omit": ["metadata", "billing_details.address.line2"] })
+        example = json!({ "omit": ["metadata", "billing_details.address.line2"], "output": "summary" })
     )]
     pub mcp: Option<Spanned<RawMcp>>,
     /// The request body's media type (default `application/json`): e.g.
@@ -682,6 +703,18 @@ pub struct RawMcp {
         example = json!(["metadata", "billing_details.address.line2"])
     )]
     pub omit: Option<Vec<Spanned<String>>>,
+    /// How much of the answer's schema the tool declares as its `outputSchema` (default:
+    /// the manifest's `mcp.output`, else `full`): `full`, all of it; `summary`, only the
+    /// top-level properties the safety text and the poll read (the job's id and status
+    /// where `async` says, `id`, `status`, `state`, `amount`, `currency`) with their
+    /// types; `none`, no `outputSchema`. `serve` checks answers against what the tool
+    /// declares; the OpenAPI outputs keep the whole schema.
+    #[schemars(
+        with = "Option<names::McpOutputName>",
+        extend("default" = "full"),
+        example = &"summary"
+    )]
+    pub output: Option<Spanned<String>>,
 }
 
 /// One entry of `fixed:`: where the value comes from (exactly one key).

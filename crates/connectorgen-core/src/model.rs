@@ -327,6 +327,8 @@ pub struct SafetySpans {
     pub amount: Option<Span>,
     /// `refunds`.
     pub refunds: Option<Span>,
+    /// `mcp.output` (`None`: the manifest's default applies).
+    pub mcp_output: Option<Span>,
 }
 
 impl SafetySpans {
@@ -359,7 +361,8 @@ safety_spans!(
     cancel_with,
     idempotency,
     amount,
-    refunds
+    refunds,
+    mcp_output
 );
 
 #[derive(Debug, Clone, Serialize)]
@@ -632,6 +635,30 @@ pub enum Returns {
     /// A change to something that exists (a cancel, a refund) which settles in the
     /// background: polling shows the result, calling again does not make it faster.
     Change,
+}
+
+/// How much of the answer's schema an operation's MCP tool declares as its `outputSchema`
+/// (`mcp.output`, render/mcp/output.rs).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "lowercase")]
+pub enum McpOutput {
+    /// The whole schema (what fits `OUTPUT_SCHEMA_MAX`).
+    #[default]
+    Full,
+    /// The top-level properties the safety text and the poll read, with their types.
+    Summary,
+    /// No `outputSchema`.
+    None,
 }
 
 /// How the provider recognises a repeat of an operation, so that a retry after a
@@ -1074,6 +1101,9 @@ pub struct Operation {
     pub fixed: Vec<Fixed>,
     /// `mcp.omit`: optional inputs the MCP tool leaves out (render/mcp/omit.rs).
     pub omit: Vec<OmitPath>,
+    /// `mcp.output`, else the manifest's: how much of the answer's schema the MCP tool
+    /// declares.
+    pub mcp_output: McpOutput,
     /// `probe.input`: the example call `connectorgen probe` makes.
     pub probe: Option<Box<ProbeInput>>,
     /// `refunds`: the paid operation whose purchase a successful call of this one gives

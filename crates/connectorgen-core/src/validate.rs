@@ -121,6 +121,7 @@ fn inline_passes(v: &mut Validator, raw: &mut RawManifest, root: Span) -> Option
         raw.probe.as_ref(),
         raw.lint.as_ref(),
         raw.targets.as_ref(),
+        raw.mcp.as_ref(),
     );
     ids_for_targets(v, &checked, &wide.targets);
     let operations = linked(checked);
@@ -152,6 +153,7 @@ fn base_passes(v: &mut Validator, raw: &mut RawManifest, root: Span, base: &Base
         raw.probe.as_ref(),
         raw.lint.as_ref(),
         raw.targets.as_ref(),
+        raw.mcp.as_ref(),
     );
     ids_for_targets(v, &checked, &wide.targets);
     let mut operations = linked(checked);
@@ -189,6 +191,13 @@ fn last_passes(
     } = built;
     // The answers' schemas are final only in the built document (references resolved,
     // a 3.0 base upgraded).
+    // The manifest's `mcp.output` where an operation writes none.
+    for op in operations
+        .iter_mut()
+        .filter(|op| op.origin.mcp_output().is_none())
+    {
+        op.mcp_output = wide.mcp_output;
+    }
     job_ids(v, &document, &mut operations);
     job_tasks(v, &document, &mut operations);
     amounts::arguments(v, &document, &mut operations);

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::RawLintSetting;
 use crate::model::{
-    Idempotency, Level, Lint, Method, Names as _, Payer, Returns, SpendKind, Target,
+    Idempotency, Level, Lint, McpOutput, Method, Names as _, Payer, Returns, SpendKind, Target,
 };
 
 /// A string that is one of `names`.
@@ -140,6 +140,10 @@ impl JsonSchema for ConfirmSetting {
 names!(
     /// What an async operation hands back.
     ReturnsName => Returns::names()
+);
+names!(
+    /// How much of the answer's schema an MCP tool declares.
+    McpOutputName => McpOutput::names()
 );
 /// `idempotency:` — a short form, or a mapping naming the provider's key.
 pub(crate) struct IdempotencySetting;

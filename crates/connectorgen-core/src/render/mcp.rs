@@ -31,6 +31,7 @@ mod document;
 mod inputs;
 pub mod mapping;
 mod omit;
+mod output;
 mod schema;
 
 use serde_json::{Map, Value, json};
@@ -38,7 +39,9 @@ use serde_json::{Map, Value, json};
 use super::prose::md_code;
 use crate::arguments;
 use crate::diagnostics::{Diagnostic, Finding};
-use crate::model::{Connector, Document, IdempotencyKey, KeyLocation, Method, Operation};
+use crate::model::{
+    Connector, Document, IdempotencyKey, KeyLocation, McpOutput, Method, Operation,
+};
 use document::{Defs, pick_media, resolved};
 use inputs::input_schema;
 use mapping::Location;
@@ -191,9 +194,9 @@ pub(crate) fn definitions(connector: &Connector) -> Vec<Value> {
         .collect()
 }
 
-/// What the tool of operation `index` would weigh without its `mcp.omit` (for
-/// `explain --list --stats`), with the description it was written with; `None` for an
-/// operation without `mcp.omit` or out of range.
+/// What the tool of operation `index` would weigh without its `mcp.omit` and
+/// `mcp.output` (for `explain --list --stats`), with the description it was written
+/// with; `None` for an operation that trims neither, or out of range.
 pub(crate) fn untrimmed_weight(
     connector: &Connector,
     index: usize,
@@ -202,7 +205,7 @@ pub(crate) fn untrimmed_weight(
     let op = connector
         .operations
         .get(index)
-        .filter(|op| !op.omit.is_empty())?;
+        .filter(|op| !op.omit.is_empty() || op.mcp_output != McpOutput::Full)?;
     let definition = tool(connector, op, description, &mut Vec::new(), false);
     Some(schema::weight(index, &definition))
 }
@@ -280,7 +283,7 @@ impl std::io::Write for Counter {
     }
 }
 
-/// One operation's tool; `trim`: with its `mcp.omit` applied.
+/// One operation's tool; `trim`: with its `mcp.omit` and `mcp.output` applied.
 fn tool(
     connector: &Connector,
     op: &Operation,
@@ -297,7 +300,19 @@ fn tool(
     tool.insert("title".into(), json!(&*op.summary));
     tool.insert("description".into(), json!(description));
     tool.insert("inputSchema".into(), input_schema);
-    let output = output_schema(doc, op);
+    let output = match op.mcp_output {
+        _ if !trim => output_schema(doc, op),
+        McpOutput::Full => output_schema(doc, op),
+        McpOutput::None => None,
+        // Only an object's properties are trimmed; any other answer keeps its schema.
+        McpOutput::Summary => output_schema(doc, op).map(|(schema, object)| match &schema {
+            Value::Object(full) if object => (
+                output::summary(full, &output::kept_paths(connector, op)),
+                object,
+            ),
+            _ => (schema, object),
+        }),
+    };
     let mut later = None;
     match output {
         Some((schema, true)) => {

@@ -13,7 +13,8 @@
 //! short form (about 135 characters for an operation that spends, cannot be undone, is
 //! async and has a retry key, besides the ids and the author's words: a 100-character
 //! note always fits) and the author's prose is shortened first, keeping the sentence that
-//! says what the call will not do, down to 60 characters. When even that does not fit,
+//! says what the call will not do, then as much of its first sentence (what the call
+//! does) as fits, down to 60 characters. When even that does not fit,
 //! the author's words inside the sentences (`spends.note`, `spends.when`,
 //! `confirm.when`) are shortened, the longest first, down to 100 characters together;
 //! then the conditions further, so that the prose keeps the start of its limit sentence
@@ -128,7 +129,7 @@ fn fit(
             "the author's description",
             prose_len,
             room,
-            "keeps its limit sentence and shortens the rest",
+            "keeps its limit sentence, then what the call does, and shortens the rest",
             op.origin.description,
             findings,
         );
@@ -363,9 +364,11 @@ fn report(
 }
 
 /// The author's prose in at most `max` characters: the sentence that says what the call
-/// will not do comes first in the budget, then the other sentences in their order as
-/// long as they fit (the kept ones stay in the author's order); a sentence too long
-/// for what is left is cut at a word, with "…".
+/// will not do comes first in the budget, then the first sentence, which says what the
+/// call does (cut at a word, with "…", when only part of it fits, and at least
+/// `DOES_MIN` characters of it can), then the other sentences in their order as long as
+/// they fit (the kept ones stay in the author's order); a limit sentence too long for the
+/// budget is cut at a word, with "…".
 pub(crate) fn fit_prose(text: &str, max: usize) -> String {
     let len = |s: &str| s.chars().count();
     if len(text) <= max {
@@ -379,26 +382,33 @@ pub(crate) fn fit_prose(text: &str, max: usize) -> String {
         .iter()
         .position(|s| crate::english::states_limit(s))
         .unwrap_or(0);
-    let mut kept = vec![false; sentences.len()];
+    // Each sentence as kept: whole, cut, or not at all.
+    let mut kept: Vec<Option<String>> = vec![None; sentences.len()];
     let mut used = 0;
     for i in std::iter::once(first).chain((0..sentences.len()).filter(|&i| i != first)) {
         let cost = len(sentences[i]) + usize::from(used > 0);
         if used + cost <= max {
-            kept[i] = true;
+            kept[i] = Some(sentences[i].to_string());
             used += cost;
+        } else if i == 0 && i != first {
+            // What the call does, cut to the room left, rather than left out.
+            let room = max.saturating_sub(used + 1);
+            if room >= DOES_MIN {
+                let cut = crate::english::clip(sentences[0], room);
+                used += len(&cut) + 1;
+                kept[0] = Some(cut);
+            }
         }
     }
-    if !kept[first] {
+    if kept[first].is_none() {
         return crate::english::clip(sentences[first], max);
     }
-    sentences
-        .iter()
-        .zip(&kept)
-        .filter(|(_, k)| **k)
-        .map(|(s, _)| *s)
-        .collect::<Vec<_>>()
-        .join(" ")
+    kept.into_iter().flatten().collect::<Vec<_>>().join(" ")
 }
+
+/// The fewest characters of the first sentence (what the call does) `fit_prose` keeps
+/// when it cuts it: fewer say too little of it to be worth the room.
+const DOES_MIN: usize = 20;
 
 /// Shortens every parameter description over OpenAI's limit: the operations' own, their
 /// path items' shared ones and the document's reusable ones (the last two exist only in
@@ -644,13 +654,20 @@ mod tests {
     use crate::english::clip as shorten;
 
     #[test]
-    fn prose_keeps_its_limit_sentence_first() {
+    fn prose_keeps_its_limit_sentence_first_then_what_the_call_does() {
         let text = "Starts a generation of a very long video. Returns a job to track. Does not publish the video.";
         assert_eq!(fit_prose(text, 200), text);
+        // What the call does comes next, cut rather than left out (issue 49).
         assert_eq!(
             fit_prose(text, 60),
-            "Returns a job to track. Does not publish the video."
+            "Starts a generation of a very… Does not publish the video."
         );
+        assert_eq!(
+            fit_prose(text, 75),
+            "Starts a generation of a very long video. Does not publish the video."
+        );
+        // Too little room to say what it does: the limit sentence alone.
+        assert_eq!(fit_prose(text, 40), "Does not publish the video.");
         assert_eq!(fit_prose(text, 30), "Does not publish the video.");
         assert_eq!(fit_prose(text, 20), "Does not publish…");
         assert!(

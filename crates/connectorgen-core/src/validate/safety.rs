@@ -28,8 +28,8 @@ use serde_saphyr::Spanned;
 use crate::diagnostics::{Diagnostic, Span};
 use crate::manifest::{RawAsync, RawConfirm, RawOperation, RawSpends, span, span_of};
 use crate::model::{
-    ArgName, Async, Fixed, Idempotency, Lint, Method, OmitPath, Operation, Origin, ProbeInput,
-    Returns, SafetySpans, Spends, Unsupported,
+    ArgName, Async, Fixed, Idempotency, Lint, McpOutput, Method, OmitPath, Operation, Origin,
+    ProbeInput, Returns, SafetySpans, Spends, Unsupported,
 };
 use crate::validate::context::Validator;
 use crate::validate::context::{missing, non_empty};
@@ -37,7 +37,7 @@ use crate::validate::safety::idempotency::written_idempotency;
 use crate::validate::safety::inputs::{args, fixed, probe};
 use crate::validate::safety::jobs::async_;
 use crate::validate::safety::spends::spends;
-use crate::validate::settings::lint_id;
+use crate::validate::settings::{lint_id, mcp_output};
 
 pub(in crate::validate) use idempotency::{Written, inline_idempotency, needs_idempotency_key};
 pub(in crate::validate) use inputs::is_env_name;
@@ -65,6 +65,8 @@ pub(in crate::validate) struct Safety {
     pub args: Vec<ArgName>,
     pub fixed: Vec<Fixed>,
     pub omit: Vec<OmitPath>,
+    /// `mcp.output` as written (the manifest's default is applied last).
+    pub mcp_output: Option<McpOutput>,
     pub probe: Option<ProbeInput>,
     /// `refunds`, when it names something (checked against the operations by
     /// `amounts::refunds`).
@@ -171,6 +173,7 @@ pub(in crate::validate) fn operation(head: Head, body: Option<Body>) -> Operatio
         args: safety.args,
         fixed: safety.fixed,
         omit: safety.omit,
+        mcp_output: safety.mcp_output.unwrap_or_default(),
         probe: safety.probe.map(Box::new),
         refunds: safety.refunds,
         origin,
@@ -264,6 +267,11 @@ pub(in crate::validate) fn safety(
                 span: span(p),
             })
             .collect(),
+        mcp_output: raw
+            .mcp
+            .as_ref()
+            .and_then(|m| m.value.output.as_ref())
+            .and_then(|o| mcp_output(v, o)),
         probe,
         refunds,
     }
@@ -366,6 +374,11 @@ pub(in crate::validate) fn origin(op: &Spanned<RawOperation>) -> Origin {
                 .and_then(|s| s.value.amount.as_ref())
                 .map(span),
             refunds: raw.refunds.as_ref().map(span),
+            mcp_output: raw
+                .mcp
+                .as_ref()
+                .and_then(|m| m.value.output.as_ref())
+                .map(span),
         }
         .boxed(),
         // Where the schemas are defined: a schema reused through a YAML alias is one

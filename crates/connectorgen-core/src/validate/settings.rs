@@ -1,4 +1,4 @@
-//! Manifest-wide settings: `targets:` and `lint:`, and `Settings`, what the manifest-wide
+//! Manifest-wide settings: `targets:`, `lint:` and `mcp.output`, and `Settings`, what the manifest-wide
 //! keys say that each inline operation is checked against.
 //!
 //! Takes: the raw settings. Returns (through `Validator`): the targets in a fixed order
@@ -10,8 +10,8 @@ use serde_saphyr::Spanned;
 use super::context::{Validator, checked_url};
 use crate::diagnostics::{Diagnostic, Finding, Span, suggest};
 use crate::lower::Errors;
-use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, RawOAuth, span};
-use crate::model::{Document, Level, Lint, LintConfig, OAuthScopes, Service};
+use crate::manifest::{RawLintSetting, RawLints, RawManifestProbe, RawMcpDefaults, RawOAuth, span};
+use crate::model::{Document, Level, Lint, LintConfig, McpOutput, OAuthScopes, Service};
 use crate::model::{Names as _, Target};
 
 /// What the manifest-wide keys say that inline operations are checked against, set
@@ -24,6 +24,35 @@ pub(super) struct Settings {
     pub error_responses: Errors,
     /// The header an inline API key travels in, which no operation may declare again.
     pub api_key_header: Option<String>,
+}
+
+/// An `mcp.output` value (an operation's, or the manifest's default): a known name, or
+/// `None` with the finding.
+pub(in crate::validate) fn mcp_output(
+    v: &mut Validator,
+    raw: &Spanned<String>,
+) -> Option<McpOutput> {
+    let written = raw.value.trim();
+    McpOutput::named(written).or_else(|| {
+        let suggestion = suggest(written, McpOutput::names());
+        let stop = if suggestion.ends_with('?') { "" } else { "." };
+        v.findings.push(Diagnostic::UnknownMcpOutput {
+            value: raw.value.clone(),
+            span: span(raw),
+            help: format!(
+                "{suggestion}{stop} `full` declares the whole answer, `summary` only the top-level properties the safety text and the poll read (ids, status, amount) with their types, `none` no `outputSchema`"
+            ),
+        });
+        None
+    })
+}
+
+/// The manifest's `mcp.output`, the default of every operation that does not write its
+/// own (`full` when not written, or not valid: reported).
+fn mcp_output_default(v: &mut Validator, raw: Option<&Spanned<RawMcpDefaults>>) -> McpOutput {
+    raw.and_then(|m| m.value.output.as_ref())
+        .and_then(|o| mcp_output(v, o))
+        .unwrap_or_default()
 }
 
 /// `targets:` — known names, at least one; kept in a fixed order without repeats so
@@ -160,14 +189,17 @@ pub(super) struct Wide {
     pub sandbox_url: Option<String>,
     pub lint: LintConfig,
     pub targets: Vec<Target>,
+    /// `mcp.output`: the default of the operations that do not write their own.
+    pub mcp_output: McpOutput,
 }
 
-/// `probe.sandboxUrl` (a URL), `lint:` and `targets:`, in this order.
+/// `probe.sandboxUrl` (a URL), `lint:`, `targets:` and `mcp.output`, in this order.
 pub(super) fn wide(
     v: &mut Validator,
     probe: Option<&Spanned<RawManifestProbe>>,
     lint: Option<&Spanned<RawLints>>,
     raw_targets: Option<&Spanned<Vec<Spanned<String>>>>,
+    mcp: Option<&Spanned<RawMcpDefaults>>,
 ) -> Wide {
     let sandbox_url = probe
         .and_then(|p| p.value.sandbox_url.as_ref())
@@ -176,6 +208,7 @@ pub(super) fn wide(
         sandbox_url,
         lint: lint_config(v, lint),
         targets: targets(v, raw_targets),
+        mcp_output: mcp_output_default(v, mcp),
     }
 }
 

@@ -182,6 +182,10 @@ pub struct ToolWeight {
     /// The operation's index in the connector.
     pub index: usize,
     pub bytes: usize,
+    /// Of `bytes`, the `inputSchema`'s and the `outputSchema`'s (`None`: the tool has
+    /// none).
+    pub input: usize,
+    pub output: Option<usize>,
     /// The three heaviest of: each argument, each `$defs` entry of `inputSchema`,
     /// `outputSchema`, the description — heaviest first, with their bytes.
     pub parts: Vec<(String, usize)>,
@@ -222,6 +226,8 @@ pub(crate) fn weight(index: usize, tool: &Value) -> ToolWeight {
     ToolWeight {
         index,
         bytes: size(tool) - meta,
+        input: size(input),
+        output: tool.get("outputSchema").map(size),
         parts,
     }
 }
