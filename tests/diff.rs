@@ -93,6 +93,18 @@ fn diff_cases() {
     );
 }
 
+/// A poll target renamed in the change (issue 49): the rename is one finding, not also a
+/// `poll-target-changed` and a `safety-text-changed` for each operation that polls it.
+#[test]
+fn a_renamed_poll_target_is_reported_once() {
+    let dir = root().join("tests/cases/diff/operation-renamed--poll-target");
+    let report = diff::diff(
+        side(&dir, "old.yaml").as_ref(),
+        side(&dir, "new.yaml").as_ref(),
+    );
+    assert_eq!(report.codes(), ["operation-renamed"]);
+}
+
 /// Every diff rule has a case folder named after it (`tests/cases.rs` checks the other
 /// rules' case files).
 #[test]

@@ -217,7 +217,20 @@ fn sentences(case: &Case, note: Option<&str>) -> Vec<String> {
         }
         None => {}
     }
-    let seconds = |s: Option<u32>| s.map(|s| format!(" (~{s}s)")).unwrap_or_default();
+    // As a person says a wait (issue 49): seconds under two minutes, then minutes, then
+    // hours and minutes.
+    let seconds = |s: Option<u32>| {
+        s.map(|s| {
+            let minutes = (s + 30) / 60;
+            match (s, minutes / 60, minutes % 60) {
+                (s, _, _) if s < 120 => format!(" (~{s}s)"),
+                (_, 0, m) => format!(" (~{m} min)"),
+                (_, h, 0) => format!(" (~{h} h)"),
+                (_, h, m) => format!(" (~{h} h {m} min)"),
+            }
+        })
+        .unwrap_or_default()
+    };
     let named = matches!(case.retry, Retry::Query | Retry::Body);
     match case.async_ {
         Some((Returns::Job, s)) => out.push(format!(

@@ -48,7 +48,14 @@ struct Pair<'a> {
     new: &'a Operation,
     old_tool: &'a Tool,
     new_tool: &'a Tool,
+    /// Every operation renamed in this change, old id → new id: an operation that only
+    /// follows a renamed one (its poll target) has not changed itself.
+    renames: &'a Renames,
 }
+
+/// Old id → new id, of the operations this change renames (`operation-renamed` reports
+/// each once).
+type Renames = BTreeMap<String, String>;
 
 /// What the passes find: a diagnostic, the side it points into, and the operation whose
 /// `lintAllow` may silence it.
@@ -70,12 +77,19 @@ pub fn diff(old: Option<&Side>, new: Option<&Side>) -> Report {
     let old_ops = old.map_or(&empty, |s| &s.connector.operations);
     let new_ops = new.map_or(&empty, |s| &s.connector.operations);
     let (pairs, removed, added) = pairs(old, new);
+    let renames: Renames = pairs
+        .iter()
+        .map(|(o, n)| (&old_ops[*o].id, &new_ops[*n].id))
+        .filter(|(o, n)| o != n)
+        .map(|(o, n)| (o.clone(), n.clone()))
+        .collect();
     for (o, n) in &pairs {
         let pair = Pair {
             old: &old_ops[*o],
             new: &new_ops[*n],
             old_tool: &old.expect("a pair has an old side").tools[*o],
             new_tool: &new.expect("a pair has a new side").tools[*n],
+            renames: &renames,
         };
         if pair.old.id != pair.new.id {
             found.push(Found {
@@ -105,7 +119,7 @@ pub fn diff(old: Option<&Side>, new: Option<&Side>) -> Report {
         surface::added(&new_ops[n], &mut found);
     }
     if let (Some(old), Some(new)) = (old, new) {
-        text::compare(old, new, &pairs, &mut found);
+        text::compare(old, new, &pairs, &renames, &mut found);
     }
     // The levels and `lintAllow` of the old side (see the module doc).
     let config_side = old.or(new);

@@ -259,21 +259,41 @@ pub fn explain(
     }
     section(&mut out, "retry rule, by target");
     indent(&mut out, &rules.join("\n"));
+    // The document's own `x-` keys (code samples, a vendor's flags) are the same in every
+    // target and can be kilobytes each: named once below, with their size, not printed.
+    let mut own: Vec<String> = Vec::new();
     for (file, label, doc) in &documents {
         let Some(object) = operation_object(doc, op) else {
             continue;
         };
         section(&mut out, &format!("{label}: {file}, description"));
         indent(&mut out, object["description"].as_str().unwrap_or_default());
-        let hints: Vec<String> = object
+        let extensions = object
             .as_object()
             .into_iter()
             .flatten()
-            .filter(|(k, _)| k.starts_with("x-"))
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
+            .filter(|(k, _)| k.starts_with("x-"));
+        let (hints, others): (Vec<_>, Vec<_>) =
+            extensions.partition(|(k, _)| model::HINT_KEYS.contains(&k.as_str()));
+        let hints: Vec<String> = hints.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         section(&mut out, &format!("{label}: {file}, hints"));
         indent(&mut out, &hints.join("\n"));
+        if own.is_empty() {
+            own = others
+                .iter()
+                .map(|(k, v)| {
+                    let bytes = serde_json::to_vec(v).map_or(0, |b| b.len());
+                    format!("{k}: {bytes} bytes")
+                })
+                .collect();
+        }
+    }
+    if !own.is_empty() {
+        section(
+            &mut out,
+            "the document's own `x-` keys, in every OpenAPI output (not the model's text)",
+        );
+        indent(&mut out, &own.join("\n"));
     }
     if let Some(llms) = outputs.get(model::LLMS_TXT) {
         let needle = format!("`{}`", op.id);

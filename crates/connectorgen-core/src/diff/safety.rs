@@ -6,7 +6,8 @@
 //! `confirm-removed`, `async-removed`, `poll-target-changed`, `retry-key-removed`,
 //! `retry-key-optional`, `retry-key-changed`, `idempotency-unsupported`.
 //! Must never: report a change that makes the operation safer (a key added, `spends:`
-//! added) as a weakening.
+//! added) as a weakening, or a poll target renamed in the same change as a new one
+//! (`operation-renamed` says it, once).
 
 use super::{Found, Pair, Which, at};
 use crate::diagnostics::Diagnostic;
@@ -70,12 +71,18 @@ pub(super) fn compare(pair: &Pair, found: &mut Vec<Found>) {
             poll: o.poll_with.clone(),
             span: new.origin.entry,
         }),
-        (Some(o), Some(n)) if o.poll_with != n.poll_with => push(Diagnostic::PollTargetChanged {
-            id: id(),
-            old: o.poll_with.clone(),
-            new: n.poll_with.clone(),
-            span: at(new.origin.poll_with(), new),
-        }),
+        // The same poll target under its new id is the rename, reported once.
+        (Some(o), Some(n))
+            if o.poll_with != n.poll_with
+                && pair.renames.get(&o.poll_with) != Some(&n.poll_with) =>
+        {
+            push(Diagnostic::PollTargetChanged {
+                id: id(),
+                old: o.poll_with.clone(),
+                new: n.poll_with.clone(),
+                span: at(new.origin.poll_with(), new),
+            });
+        }
         _ => {}
     }
     let span = at(new.origin.idempotency(), new);

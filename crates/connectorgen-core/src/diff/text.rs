@@ -5,13 +5,36 @@
 //! once per operation, naming the files whose sentences changed, with the
 //! sentences before and after (of the first such file).
 //! Must never: report a change to the author's own description (it is not a generated
-//! sentence), or a file only one side builds (a target added or removed is not a
-//! change to what that target's model reads).
+//! sentence), a file only one side builds (a target added or removed is not a change
+//! to what that target's model reads), or sentences that only name a renamed operation
+//! by its new id (`operation-renamed` reports the rename, once).
 
-use super::{Found, Side, Which};
+use super::{Found, Renames, Side, Which};
 use crate::diagnostics::Diagnostic;
 
-pub(super) fn compare(old: &Side, new: &Side, pairs: &[(usize, usize)], found: &mut Vec<Found>) {
+/// `text` with every operation id renamed in this change written as its new id, where
+/// the sentences name it (in a code span: `` `getRender` ``): a sentence that changed only
+/// so is the rename, which `operation-renamed` reports once.
+fn renamed(text: &str, renames: &Renames) -> String {
+    // One pass over the code spans (every other piece between backticks), so that a
+    // chain of renames (`a` → `b`, `b` → `c`) is not followed twice.
+    text.split('`')
+        .enumerate()
+        .map(|(i, piece)| match renames.get(piece) {
+            Some(new) if i % 2 == 1 => new.as_str(),
+            _ => piece,
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+pub(super) fn compare(
+    old: &Side,
+    new: &Side,
+    pairs: &[(usize, usize)],
+    renames: &Renames,
+    found: &mut Vec<Found>,
+) {
     let shown = |s: &str| {
         if s.is_empty() {
             "(none)".to_string()
@@ -34,7 +57,7 @@ pub(super) fn compare(old: &Side, new: &Side, pairs: &[(usize, usize)], found: &
             else {
                 continue;
             };
-            if before != after {
+            if before != after && renamed(before, renames) != *after {
                 files.push(*file);
                 first.get_or_insert((before, after));
             }
@@ -51,5 +74,22 @@ pub(super) fn compare(old: &Side, new: &Side, pairs: &[(usize, usize)], found: &
                 },
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renamed_ids_are_read_once_and_only_in_code_spans() {
+        let renames: Renames = [("a", "b"), ("b", "c")]
+            .into_iter()
+            .map(|(o, n)| (o.to_string(), n.to_string()))
+            .collect();
+        assert_eq!(
+            renamed("poll `a`, then `b`; a and b stay", &renames),
+            "poll `b`, then `c`; a and b stay"
+        );
     }
 }

@@ -534,6 +534,7 @@ impl Prose {
         env.add_filter("fence", fence);
         env.add_filter("sentence", sentence);
         env.add_filter("md_url", md_url);
+        env.add_filter("duration", duration);
         env.add_filter("a", |text: &str| crate::english::with_article(text));
         for (name, source) in sources {
             // The built-in templates nest a few levels (nesting.rs's tests check each),
@@ -840,6 +841,22 @@ pub(super) fn sentence(text: &str) -> String {
     }
 }
 
+/// A typical wait in the units a person says it in: seconds under two minutes (`90s`),
+/// minutes under an hour (`10 min`), then hours and minutes (`1 h`, `1 h 30 min`),
+/// rounded to the minute: "about 3600s" reads as a number to work out.
+pub(super) fn duration(seconds: u64) -> String {
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = (seconds + 30) / 60;
+    let (hours, minutes) = (minutes / 60, minutes % 60);
+    match (hours, minutes) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
 /// A URL as a Markdown link destination: the parentheses that would end the link are
 /// percent-encoded (the URL means the same). Validation has refused spaces, `<` and `>`.
 pub(super) fn md_url(url: &str) -> String {
@@ -939,6 +956,26 @@ mod tests {
         assert_eq!(md_inline("  <!-- x"), "\\<!-- x");
         assert_eq!(md_inline("plain"), "plain");
         assert_eq!(md_inline(""), "");
+    }
+
+    #[test]
+    fn durations_read_in_seconds_minutes_or_hours() {
+        let cases = [
+            (1, "1s"),
+            (90, "90s"),
+            (119, "119s"),
+            (120, "2 min"),
+            (150, "3 min"),
+            (600, "10 min"),
+            (3569, "59 min"),
+            (3570, "1 h"),
+            (3600, "1 h"),
+            (5400, "1 h 30 min"),
+            (86_400, "24 h"),
+        ];
+        for (seconds, text) in cases {
+            assert_eq!(duration(seconds), text, "{seconds}");
+        }
     }
 
     #[test]
