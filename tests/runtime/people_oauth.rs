@@ -281,20 +281,6 @@ fn back(browser: Option<&Browser>, url: &str) -> http::Answer {
     http::request("GET", url, headers, "")
 }
 
-/// Every file under `dir`.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// Two people on one instance: a person who has not signed in gets a link and nothing is
 /// sent; following it in a browser through the provider's sign-in connects them; each
 /// call then reaches the provider with that person's own access token (counted by the
@@ -427,7 +413,7 @@ async fn each_person_signs_in_at_the_provider_and_their_calls_go_out_with_their_
         .join("\n");
     assert!(log.contains(r#""via":"oauth""#), "the log is read: {log}");
     let mut stored = Vec::new();
-    for entry in walk(w.test.state()) {
+    for entry in super::people::walk(w.test.state()) {
         stored.extend(std::fs::read(entry).unwrap_or_default());
     }
     assert!(!stored.is_empty(), "the state folder is read");
