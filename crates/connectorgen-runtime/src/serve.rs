@@ -357,14 +357,8 @@ fn provider_registration(
     allow: &[String],
 ) -> Result<crate::provider_oauth::Registration, String> {
     let prefix = connectorgen_core::model::env_prefix(&connector.service.name);
-    let own = crate::credential::own_prefix(&prefix).is_some();
-    let read = |suffix: &str| {
-        let name = format!("{prefix}OAUTH_CLIENT_{suffix}");
-        (own || allow.contains(&name))
-            .then(|| std::env::var(&name).ok())
-            .flatten()
-            .filter(|v| !v.trim().is_empty())
-    };
+    let read =
+        |suffix: &str| serve_variable(&format!("{prefix}OAUTH_CLIENT_{suffix}"), &prefix, allow);
     let client_id = read("ID").ok_or_else(|| {
         format!(
             "auth.perPerson connect: oauth needs serve's client id at the provider in \
@@ -403,12 +397,7 @@ fn person_keys(
     if let Some(path) = &config.credential_keys {
         return crate::vault::Keys::from_file(path).map_err(|e| e.to_string());
     }
-    let own = crate::credential::own_prefix(&prefix).is_some();
-    let value = (own || config.allow_env.contains(&name))
-        .then(|| std::env::var(&name).ok())
-        .flatten()
-        .filter(|v| !v.trim().is_empty());
-    match value {
+    match serve_variable(&name, &prefix, &config.allow_env) {
         Some(text) => crate::vault::Keys::from_env(&name, &text).map_err(|e| e.to_string()),
         None => Err(format!(
             "auth.perPerson keeps each person's credential sealed with a key of the \
@@ -439,22 +428,18 @@ fn introspection_client(
     let prefix = connectorgen_core::model::env_prefix(&connector.service.name);
     let read = |suffix: &str| -> Result<String, String> {
         let name = format!("{prefix}INTROSPECTION_CLIENT_{suffix}");
-        let own = crate::credential::own_prefix(&prefix).is_some();
-        if !own && !allow.contains(&name) {
+        if !may_read(&name, &prefix, allow) {
             return Err(format!(
                 "--auth-introspection needs {name}, which is read only with --allow-env {name}"
             ));
         }
-        std::env::var(&name)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .ok_or_else(|| {
-                format!(
-                    "--auth-introspection needs serve's client credentials at the \
-                     authorization server in {prefix}INTROSPECTION_CLIENT_ID and \
-                     {prefix}INTROSPECTION_CLIENT_SECRET; {name} is not set"
-                )
-            })
+        serve_variable(&name, &prefix, allow).ok_or_else(|| {
+            format!(
+                "--auth-introspection needs serve's client credentials at the \
+                 authorization server in {prefix}INTROSPECTION_CLIENT_ID and \
+                 {prefix}INTROSPECTION_CLIENT_SECRET; {name} is not set"
+            )
+        })
     };
     let id = read("ID")?;
     let secret = read("SECRET")?;
@@ -550,4 +535,19 @@ async fn serve_stdio(server: Server) -> Result<(), String> {
         .await
         .map_err(|e| format!("the server stopped: {e}"))?;
     Ok(())
+}
+
+/// Whether serve may read its own variable `name`: the service's own prefix (`prefix`,
+/// when it is one of its own: `credential::own_prefix`), or named with `--allow-env`.
+fn may_read(name: &str, prefix: &str, allow: &[String]) -> bool {
+    crate::credential::own_prefix(prefix).is_some() || allow.iter().any(|a| a == name)
+}
+
+/// serve's own variable `name` (its secrets at an authorization server, the credential
+/// key ring): `None` when it may not be read (`may_read`), is not set, or is blank.
+fn serve_variable(name: &str, prefix: &str, allow: &[String]) -> Option<String> {
+    may_read(name, prefix, allow)
+        .then(|| std::env::var(name).ok())
+        .flatten()
+        .filter(|v| !v.trim().is_empty())
 }
